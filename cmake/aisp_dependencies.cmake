@@ -1,0 +1,7 @@
+# Header-only or static dependencies only: the binary must run on the GPU machine unchanged.
+find_package(CUDAToolkit REQUIRED)
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 QUIET CONFIG)
+find_path(AISP_CLI11_INCLUDE CLI/CLI.hpp REQUIRED)
+find_path(AISP_FMT_INCLUDE fmt/format.h REQUIRED)

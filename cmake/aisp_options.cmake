@@ -1,0 +1,34 @@
+# Build options, CUDA architectures and warnings.
+option(AISP_BUILD_TESTS "Build the test suites" ON)
+set(AISP_CUDA_ARCHS "90a" CACHE STRING "CUDA architectures, ';'-separated (e.g. 90a;100a). Each becomes -gencode=arch=compute_X,code=sm_X")
+
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+# CMake 3.25 does not know that nvcc 12+ speaks C++20: teach it the flag.
+set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+set(CMAKE_CUDA_STANDARD 20)
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release)
+endif()
+
+# Explicit -gencode flags: 'a' targets (sm_90a: wgmma, setmaxnreg) need the arch-specific form.
+set(CMAKE_CUDA_ARCHITECTURES OFF)
+foreach(arch IN LISTS AISP_CUDA_ARCHS)
+  string(APPEND CMAKE_CUDA_FLAGS " -gencode=arch=compute_${arch},code=sm_${arch}")
+endforeach()
+string(APPEND CMAKE_CUDA_FLAGS " -lineinfo -Xptxas=--warn-on-spills --expt-relaxed-constexpr")
+
+find_program(AISP_CCACHE ccache)
+if(AISP_CCACHE)
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${AISP_CCACHE})
+  set(CMAKE_CUDA_COMPILER_LAUNCHER ${AISP_CCACHE})
+endif()
+
+function(aisp_apply_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wshadow -Wconversion -Werror>
+    $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra -Werror=all-warnings>)
+endfunction()

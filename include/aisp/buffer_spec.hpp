@@ -1,0 +1,33 @@
+// A buffer that a pair declares and the harness owns: allocates, fills, poisons and compares.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "aisp/dtype.hpp"
+#include "aisp/workload.hpp"
+
+namespace aisp {
+
+enum class buffer_role : std::uint8_t { input, output, scratch };
+
+// How the harness fills an input. Never zeros or constants: they hide unwritten outputs.
+enum class init_distribution : std::uint8_t {
+  uniform_signed,    // uniform in [-1, 1)
+  uniform_unit,      // uniform in [0, 1)
+  small_integers,    // integers in [-8, 8]: exact in every float type, for bitwise checks
+  index_permutation  // a random permutation of 0..n-1 (integer buffers: gathers, scatters)
+};
+
+using element_count_fn = std::function<std::int64_t(const workload&)>;
+
+struct buffer_spec {
+  std::string name;
+  dtype type = dtype::f32;
+  buffer_role role = buffer_role::input;
+  element_count_fn num_elements;
+  init_distribution init = init_distribution::uniform_signed;
+};
+
+}  // namespace aisp

@@ -1,0 +1,18 @@
+// Element types that the harness can own, fill, poison and compare.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace aisp {
+
+enum class dtype : std::uint8_t { f64, f32, f16, bf16, i32, i64, u8 };
+
+[[nodiscard]] std::size_t dtype_size(dtype type);
+[[nodiscard]] std::string_view dtype_name(dtype type);
+[[nodiscard]] bool dtype_is_float(dtype type);
+// Throws contract_error for an unknown name.
+[[nodiscard]] dtype dtype_from_name(std::string_view name);
+
+}  // namespace aisp

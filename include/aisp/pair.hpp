@@ -1,0 +1,135 @@
+// The benchmark contract: a pair declares its workload, buffers, work, reference and variants.
+// See docs/architecture.md §4. A pair file builds one `pair` and registers it with AISP_REGISTER.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "aisp/buffer_spec.hpp"
+#include "aisp/run_context.hpp"
+#include "aisp/workload.hpp"
+
+namespace aisp {
+
+enum class backend : std::uint8_t { cuda, host };
+enum class goal : std::uint8_t { speed, memory, throughput, latency };
+
+// The work one iteration must do: the fewest bytes through memory and the FLOPs.
+struct work_amount {
+  double bytes = 0;
+  double flops = 0;
+};
+
+// A tolerance looser than the dtype default must say why; the reason is recorded.
+struct tolerance {
+  double rtol = 0;
+  double atol = 0;
+  double max_rel_l2 = 0;
+  std::string reason;
+};
+
+// The reference sees inputs and writes outputs as fp64, whatever the buffers' dtypes.
+class reference_io {
+ public:
+  virtual ~reference_io() = default;
+  [[nodiscard]] virtual const workload& work() const = 0;
+  [[nodiscard]] virtual std::span<const double> input(std::string_view name) const = 0;
+  [[nodiscard]] virtual std::span<double> output(std::string_view name) = 0;
+  [[nodiscard]] std::int64_t param(std::string_view name) const { return work().get(name); }
+};
+
+using stage_fn = std::function<void(run_context&)>;
+using reference_fn = std::function<void(reference_io&)>;
+using work_fn = std::function<work_amount(const workload&)>;
+
+struct variant {
+  std::string name;     // baseline, optimized, optimized_<step>
+  std::string summary;  // one line: what changed against the previous variant
+  stage_fn run;         // timed: one iteration on ctx.stream()
+  stage_fn setup;       // untimed, optional: handles, plans; must not touch outputs
+  stage_fn teardown;    // optional: releases what setup made
+};
+
+using param_map = std::map<std::string, std::int64_t, std::less<>>;
+
+class pair {
+ public:
+  explicit pair(std::string target);
+
+  pair& summary(std::string text);
+  pair& on(backend where);
+  pair& benchmark_size(param_map params);
+  pair& validation_size(param_map params);
+  pair& held_out_size(param_map params);
+  pair& input(std::string name, dtype type, element_count_fn count,
+              init_distribution init = init_distribution::uniform_signed);
+  pair& output(std::string name, dtype type, element_count_fn count);
+  pair& scratch(std::string name, dtype type, element_count_fn count);
+  pair& work(work_fn fn);
+  pair& reference(reference_fn fn);
+  pair& tolerance_override(tolerance tol);
+  pair& pursue(goal what);
+  pair& world_size(int gpus);
+  pair& tag(std::string name);
+  pair& add_variant(variant v);
+  pair& add_variant(std::string name, std::string what_changed, stage_fn run);
+
+  // Read side, used by the harness.
+  [[nodiscard]] const std::string& target() const { return target_; }
+  [[nodiscard]] const std::string& summary_text() const { return summary_; }
+  [[nodiscard]] backend where() const { return backend_; }
+  [[nodiscard]] const std::vector<workload>& workloads() const { return workloads_; }
+  [[nodiscard]] const workload& benchmark_workload() const;
+  [[nodiscard]] const std::vector<buffer_spec>& buffers() const { return buffers_; }
+  [[nodiscard]] const work_fn& work_of() const { return work_; }
+  [[nodiscard]] const reference_fn& reference_of() const { return reference_; }
+  [[nodiscard]] const std::optional<tolerance>& tolerance_of() const { return tolerance_; }
+  [[nodiscard]] goal goal_of() const { return goal_; }
+  [[nodiscard]] int gpus() const { return world_size_; }
+  [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
+  [[nodiscard]] const std::vector<variant>& variants() const { return variants_; }
+  // Throws contract_error when absent.
+  [[nodiscard]] const variant& find_variant(std::string_view name) const;
+  [[nodiscard]] const buffer_spec& find_buffer(std::string_view name) const;
+  // "ch07" for "ch07:copy", "labs/host" for "labs/host:sum".
+  [[nodiscard]] std::string group() const;
+  [[nodiscard]] std::string short_name() const;
+
+  // Throws contract_error listing every gap: no reference, no validation size, no baseline...
+  void validate() const;
+
+ private:
+  pair& add_buffer(std::string name, dtype type, buffer_role role, element_count_fn count,
+                   init_distribution init);
+
+  std::string target_;
+  std::string summary_;
+  backend backend_ = backend::cuda;
+  std::vector<workload> workloads_;
+  std::vector<buffer_spec> buffers_;
+  work_fn work_;
+  reference_fn reference_;
+  std::optional<tolerance> tolerance_;
+  goal goal_ = goal::speed;
+  int world_size_ = 1;
+  std::vector<std::string> tags_;
+  std::vector<variant> variants_;
+};
+
+// Registration happens at static-initialization time, one statement per pair file.
+struct registrar {
+  explicit registrar(pair declared);
+};
+
+}  // namespace aisp
+
+#define AISP_CONCAT_INNER(a, b) a##b
+#define AISP_CONCAT(a, b) AISP_CONCAT_INNER(a, b)
+#define AISP_REGISTER(pair_expression) \
+  static const ::aisp::registrar AISP_CONCAT(aisp_registrar_, __LINE__){pair_expression}

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build needs. Idempotent: installs only what is missing, and
+# does nothing (no network) when everything is present. The CUDA toolkit is expected at
+# /usr/local/cuda (CUDA 13.0); it is not a Debian package.
+set -euo pipefail
+
+packages=(cmake ninja-build g++ ccache libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "setup: the CUDA toolkit (nvcc) is not installed at /usr/local/cuda" >&2
+  exit 1
+fi

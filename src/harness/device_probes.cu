@@ -1,0 +1,89 @@
+#include "harness/device_probes.hpp"
+
+#include "aisp/check.hpp"
+
+namespace aisp {
+namespace {
+
+__global__ void l2_flush_kernel(std::uint32_t* scratch, std::size_t words,
+                                std::uint32_t generation) {
+  // A new value each flush so the writes are never elided; 16-byte stores fill HBM bandwidth.
+  const std::size_t vectors = words / 4;
+  auto* scratch4 = reinterpret_cast<uint4*>(scratch);
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+       i < vectors; i += stride) {
+    const auto v = static_cast<std::uint32_t>(i) ^ generation;
+    scratch4[i] = make_uint4(v, v + 1, v + 2, v + 3);
+  }
+}
+
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+__global__ void clock_probe_kernel(long long spin_cycles, long long* result) {
+  const unsigned long long start_ns = global_timer_ns();
+  const long long start_cycles = clock64();
+  long long now = start_cycles;
+  while (now - start_cycles < spin_cycles) now = clock64();
+  const unsigned long long end_ns = global_timer_ns();
+  result[0] = now - start_cycles;
+  result[1] = static_cast<long long>(end_ns - start_ns);
+}
+
+__global__ void spin_kernel(long long cycles, long long* span_ns) {
+  const unsigned long long start_ns = global_timer_ns();
+  const long long start_cycles = clock64();
+  while (clock64() - start_cycles < cycles) {
+  }
+  *span_ns = static_cast<long long>(global_timer_ns() - start_ns);
+}
+
+}  // namespace
+
+l2_flusher::l2_flusher() {
+  int device = 0;
+  int l2_bytes = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
+  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+  bytes_ = 2 * static_cast<std::size_t>(l2_bytes) + (16u << 20);  // 2x L2 plus margin
+  AISP_CUDA_CHECK(cudaMalloc(&scratch_, bytes_));
+}
+
+l2_flusher::~l2_flusher() { cudaFree(scratch_); }
+
+void l2_flusher::flush(cudaStream_t stream) {
+  ++generation_;
+  l2_flush_kernel<<<1024, 256, 0, stream>>>(scratch_, bytes_ / sizeof(std::uint32_t), generation_);
+  AISP_CHECK_LAUNCH();
+}
+
+sm_clock_probe::sm_clock_probe(std::int64_t spin_cycles) : spin_cycles_(spin_cycles) {
+  AISP_CUDA_CHECK(cudaMalloc(&device_result_, 2 * sizeof(long long)));
+  AISP_CUDA_CHECK(cudaMallocHost(&host_result_, 2 * sizeof(long long)));
+}
+
+sm_clock_probe::~sm_clock_probe() {
+  cudaFree(device_result_);
+  cudaFreeHost(host_result_);
+}
+
+double sm_clock_probe::measure_mhz(cudaStream_t stream) {
+  clock_probe_kernel<<<1, 1, 0, stream>>>(spin_cycles_, device_result_);
+  AISP_CHECK_LAUNCH();
+  AISP_CUDA_CHECK(cudaMemcpyAsync(host_result_, device_result_, 2 * sizeof(long long),
+                                  cudaMemcpyDeviceToHost, stream));
+  AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (host_result_[1] <= 0) return 0;
+  return static_cast<double>(host_result_[0]) / static_cast<double>(host_result_[1]) * 1e3;
+}
+
+void launch_spin_kernel(std::int64_t cycles, long long* span_ns, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(cycles, span_ns);
+  AISP_CHECK_LAUNCH();
+}
+
+}  // namespace aisp

@@ -1,0 +1,130 @@
+#include <chrono>
+#include <string>
+
+#include "aisp/check.hpp"
+#include "harness/device_probes.hpp"
+#include "harness/timing.hpp"
+
+namespace aisp {
+
+std::string_view timing_mode_name(timing_mode mode) {
+  switch (mode) {
+    case timing_mode::cold: return "cold";
+    case timing_mode::hot: return "hot";
+    case timing_mode::graph: return "graph";
+  }
+  return "?";
+}
+
+std::optional<timing_mode> parse_timing_mode(std::string_view text) {
+  for (auto mode : {timing_mode::cold, timing_mode::hot, timing_mode::graph}) {
+    if (timing_mode_name(mode) == text) return mode;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+class cuda_event {
+ public:
+  cuda_event() { AISP_CUDA_CHECK(cudaEventCreate(&event_)); }
+  ~cuda_event() { cudaEventDestroy(event_); }
+  cuda_event(const cuda_event&) = delete;
+  cuda_event& operator=(const cuda_event&) = delete;
+  [[nodiscard]] cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class device_sampler final : public sampler {
+ public:
+  device_sampler(timing_mode mode, cudaStream_t stream) : mode_(mode), stream_(stream) {}
+  ~device_sampler() override { release_graph(); }
+
+  void prepare(std::function<void()> one_call, int calls_per_sample) override {
+    AISP_EXPECTS(calls_per_sample >= 1, "a sample needs at least one call");
+    one_call_ = std::move(one_call);
+    calls_ = calls_per_sample;
+    release_graph();
+    if (mode_ == timing_mode::graph) capture_graph();
+  }
+
+  sample_record take() override {
+    if (mode_ != timing_mode::hot) {
+      AISP_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+      flusher_.flush(stream_);
+    }
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto host_start = std::chrono::steady_clock::now();
+    AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
+    run_batch();
+    AISP_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+    // The whole device, not the stream: work a variant hid on another stream still lands
+    // inside the host span (T1), and any asynchronous fault surfaces here.
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto host_stop = std::chrono::steady_clock::now();
+    float elapsed_ms = 0;
+    AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
+    sample_record record;
+    record.calls = calls_;
+    record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
+    record.host_wall_s = std::chrono::duration<double>(host_stop - host_start).count();
+    record.sm_clock_mhz = clock_probe_.measure_mhz(stream_);
+    return record;
+  }
+
+  void run_prepared_once() override {
+    run_batch();
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+ private:
+  void run_batch() {
+    if (graph_exec_ != nullptr) {
+      AISP_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+      return;
+    }
+    for (int call = 0; call < calls_; ++call) one_call_();
+  }
+
+  void capture_graph() {
+    AISP_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int call = 0; call < calls_; ++call) one_call_();
+    } catch (...) {
+      cudaGraph_t abandoned = nullptr;
+      cudaStreamEndCapture(stream_, &abandoned);
+      if (abandoned != nullptr) cudaGraphDestroy(abandoned);
+      throw;
+    }
+    AISP_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
+    AISP_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph_, 0));
+  }
+
+  void release_graph() {
+    if (graph_exec_ != nullptr) cudaGraphExecDestroy(graph_exec_);
+    if (graph_ != nullptr) cudaGraphDestroy(graph_);
+    graph_exec_ = nullptr;
+    graph_ = nullptr;
+  }
+
+  timing_mode mode_;
+  cudaStream_t stream_;
+  std::function<void()> one_call_;
+  int calls_ = 1;
+  l2_flusher flusher_;
+  sm_clock_probe clock_probe_;
+  cuda_event start_;
+  cuda_event stop_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream) {
+  return std::make_unique<device_sampler>(mode, stream);
+}
+
+}  // namespace aisp

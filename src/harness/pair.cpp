@@ -1,0 +1,145 @@
+#include "aisp/pair.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "aisp/check.hpp"
+#include "aisp/registry.hpp"
+
+namespace aisp {
+
+pair::pair(std::string target) : target_(std::move(target)) {}
+
+pair& pair::summary(std::string text) {
+  summary_ = std::move(text);
+  return *this;
+}
+pair& pair::on(backend where) {
+  backend_ = where;
+  return *this;
+}
+pair& pair::benchmark_size(param_map params) {
+  workloads_.push_back(workload{workload_kind::benchmark, std::move(params)});
+  return *this;
+}
+pair& pair::validation_size(param_map params) {
+  workloads_.push_back(workload{workload_kind::validation, std::move(params)});
+  return *this;
+}
+pair& pair::held_out_size(param_map params) {
+  workloads_.push_back(workload{workload_kind::held_out, std::move(params)});
+  return *this;
+}
+pair& pair::add_buffer(std::string name, dtype type, buffer_role role, element_count_fn count,
+                       init_distribution init) {
+  buffers_.push_back(buffer_spec{std::move(name), type, role, std::move(count), init});
+  return *this;
+}
+pair& pair::input(std::string name, dtype type, element_count_fn count, init_distribution init) {
+  return add_buffer(std::move(name), type, buffer_role::input, std::move(count), init);
+}
+pair& pair::output(std::string name, dtype type, element_count_fn count) {
+  return add_buffer(std::move(name), type, buffer_role::output, std::move(count),
+                    init_distribution::uniform_signed);
+}
+pair& pair::scratch(std::string name, dtype type, element_count_fn count) {
+  return add_buffer(std::move(name), type, buffer_role::scratch, std::move(count),
+                    init_distribution::uniform_signed);
+}
+pair& pair::work(work_fn fn) {
+  work_ = std::move(fn);
+  return *this;
+}
+pair& pair::reference(reference_fn fn) {
+  reference_ = std::move(fn);
+  return *this;
+}
+pair& pair::tolerance_override(tolerance tol) {
+  tolerance_ = std::move(tol);
+  return *this;
+}
+pair& pair::pursue(goal what) {
+  goal_ = what;
+  return *this;
+}
+pair& pair::world_size(int gpus) {
+  world_size_ = gpus;
+  return *this;
+}
+pair& pair::tag(std::string name) {
+  tags_.push_back(std::move(name));
+  return *this;
+}
+pair& pair::add_variant(variant v) {
+  variants_.push_back(std::move(v));
+  return *this;
+}
+pair& pair::add_variant(std::string name, std::string what_changed, stage_fn run) {
+  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}});
+}
+
+const workload& pair::benchmark_workload() const {
+  for (const auto& w : workloads_) {
+    if (w.kind == workload_kind::benchmark) return w;
+  }
+  AISP_EXPECTS(false, target_ + " declares no benchmark size");
+  return workloads_.front();
+}
+
+const variant& pair::find_variant(std::string_view name) const {
+  for (const auto& v : variants_) {
+    if (v.name == name) return v;
+  }
+  AISP_EXPECTS(false, target_ + " has no variant '" + std::string(name) + "'");
+  return variants_.front();
+}
+
+const buffer_spec& pair::find_buffer(std::string_view name) const {
+  for (const auto& b : buffers_) {
+    if (b.name == name) return b;
+  }
+  AISP_EXPECTS(false, target_ + " declares no buffer '" + std::string(name) + "'");
+  return buffers_.front();
+}
+
+std::string pair::group() const { return target_.substr(0, target_.find(':')); }
+
+std::string pair::short_name() const {
+  const auto colon = target_.find(':');
+  return colon == std::string::npos ? target_ : target_.substr(colon + 1);
+}
+
+void pair::validate() const {
+  std::string gaps;
+  const auto gap = [&gaps](const std::string& what) { gaps += (gaps.empty() ? "" : "; ") + what; };
+  if (target_.find(':') == std::string::npos) gap("target must be group:name");
+  const auto count_kind = [this](workload_kind kind) {
+    return std::count_if(workloads_.begin(), workloads_.end(),
+                         [kind](const workload& w) { return w.kind == kind; });
+  };
+  if (count_kind(workload_kind::benchmark) != 1) gap("exactly one benchmark size is required");
+  if (count_kind(workload_kind::validation) < 1) gap("at least one validation size is required");
+  if (count_kind(workload_kind::held_out) < 1) gap("at least one held-out size is required");
+  if (!reference_) gap("no reference");
+  if (!work_) gap("no declared work (bytes, FLOPs)");
+  if (std::none_of(buffers_.begin(), buffers_.end(),
+                   [](const buffer_spec& b) { return b.role == buffer_role::output; }))
+    gap("no output buffer");
+  bool has_baseline = false;
+  bool has_optimized = false;
+  for (const auto& v : variants_) {
+    if (!v.run) gap("variant " + v.name + " has no run()");
+    if (v.name == "baseline") has_baseline = true;
+    else if (v.name == "optimized" || v.name.starts_with("optimized_")) has_optimized = true;
+    else gap("variant name '" + v.name + "' is not baseline, optimized or optimized_<step>");
+  }
+  if (!has_baseline) gap("no baseline variant");
+  if (!has_optimized) gap("no optimized variant");
+  if (tolerance_ && tolerance_->reason.empty()) gap("a tolerance override needs a reason");
+  if (world_size_ != 1) gap("multi-GPU pairs (world size > 1) are not supported yet");
+  AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
+}
+
+registrar::registrar(pair declared) { registry::instance().add(std::move(declared)); }
+
+}  // namespace aisp

@@ -1,0 +1,41 @@
+// Timing modes and what one sample records. See Note [cold L2 flush] in device_probes.hpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include <cuda_runtime_api.h>
+
+namespace aisp {
+
+// cold:  per sample, reset persisting L2, flush L2, device sync, events around the calls.
+// hot:   no flush; a batch of back-to-back calls per sample, for microsecond kernels.
+// graph: the batch of calls is captured once into a CUDA graph and replayed, after a flush.
+enum class timing_mode { cold, hot, graph };
+
+[[nodiscard]] std::string_view timing_mode_name(timing_mode mode);
+[[nodiscard]] std::optional<timing_mode> parse_timing_mode(std::string_view text);
+
+struct sample_record {
+  double duration_s = 0;     // per call: event (or steady-clock, on host) time / calls
+  double host_wall_s = 0;    // host clock around the whole sample, sync included
+  double sm_clock_mhz = 0;   // 0 on host
+  int calls = 1;
+};
+
+// Takes samples of `calls_per_sample` back-to-back calls of `one_call`.
+class sampler {
+ public:
+  virtual ~sampler() = default;
+  virtual void prepare(std::function<void()> one_call, int calls_per_sample) = 0;
+  virtual sample_record take() = 0;
+  // Runs the prepared batch once, untimed, on the timed path (graph replay in graph mode).
+  virtual void run_prepared_once() = 0;
+};
+
+[[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream);
+[[nodiscard]] std::unique_ptr<sampler> make_host_sampler();
+
+}  // namespace aisp

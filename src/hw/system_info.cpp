@@ -1,0 +1,136 @@
+#include "hw/system_info.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#ifndef AISP_VERSION
+#define AISP_VERSION "0.0.0-dev"
+#endif
+
+namespace aisp {
+namespace {
+
+std::string format_uuid(const cudaUUID_t& uuid) {
+  std::string text = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    text += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
+    if (i == 3 || i == 5 || i == 7 || i == 9) text += '-';
+  }
+  return text;
+}
+
+int attribute(cudaDeviceAttr which, int device) {
+  int value = 0;
+  return cudaDeviceGetAttribute(&value, which, device) == cudaSuccess ? value : 0;
+}
+
+host_info probe_host() {
+  host_info host;
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0) host.hostname = name;
+  host.logical_cpus = std::thread::hardware_concurrency();
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.starts_with("model name")) {
+      host.cpu_model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kib = 0;
+  if (meminfo >> key >> kib && key == "MemTotal:") host.memory_bytes = kib * 1024;
+  utsname uts{};
+  if (uname(&uts) == 0) host.kernel = std::string(uts.sysname) + " " + uts.release;
+  return host;
+}
+
+}  // namespace
+
+std::string aisp_version() { return AISP_VERSION; }
+
+system_info probe_system() {
+  system_info info;
+  info.aisp_version = aisp_version();
+  info.host = probe_host();
+  cudaRuntimeGetVersion(&info.cuda_runtime_version);
+  cudaDriverGetVersion(&info.cuda_driver_version);
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    info.gpu_absence_reason = status != cudaSuccess
+                                  ? fmt::format("no usable CUDA GPU ({}: {})", cudaGetErrorName(status), cudaGetErrorString(status))
+                                  : "no CUDA GPU on this machine";
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    return info;
+  }
+  for (int device = 0; device < count; ++device) {
+    cudaDeviceProp props{};
+    if (cudaGetDeviceProperties(&props, device) != cudaSuccess) continue;
+    gpu_info gpu;
+    gpu.index = device;
+    gpu.name = props.name;
+    gpu.uuid = format_uuid(props.uuid);
+    gpu.compute_major = props.major;
+    gpu.compute_minor = props.minor;
+    gpu.sm_count = props.multiProcessorCount;
+    gpu.l2_bytes = static_cast<std::size_t>(props.l2CacheSize);
+    gpu.persisting_l2_max_bytes = static_cast<std::size_t>(props.persistingL2CacheMaxSize);
+    gpu.memory_bytes = props.totalGlobalMem;
+    gpu.memory_bus_bits = props.memoryBusWidth;
+    gpu.max_sm_clock_mhz = attribute(cudaDevAttrClockRate, device) / 1e3;
+    gpu.max_memory_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device) / 1e3;
+    info.gpus.push_back(gpu);
+  }
+  return info;
+}
+
+nlohmann::json to_json(const system_info& info) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : info.gpus) {
+    gpus.push_back({{"index", g.index}, {"name", g.name}, {"uuid", g.uuid},
+                    {"compute_capability", fmt::format("{}.{}", g.compute_major, g.compute_minor)},
+                    {"sm_count", g.sm_count}, {"l2_bytes", g.l2_bytes},
+                    {"persisting_l2_max_bytes", g.persisting_l2_max_bytes},
+                    {"memory_bytes", g.memory_bytes}, {"memory_bus_bits", g.memory_bus_bits},
+                    {"max_sm_clock_mhz", g.max_sm_clock_mhz},
+                    {"max_memory_clock_mhz", g.max_memory_clock_mhz}});
+  }
+  return {{"aisp_version", info.aisp_version},
+          {"cuda_driver_version", info.cuda_driver_version},
+          {"cuda_runtime_version", info.cuda_runtime_version},
+          {"gpus", gpus},
+          {"gpu_absence_reason", info.gpu_absence_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.gpu_absence_reason)},
+          {"host", {{"hostname", info.host.hostname}, {"cpu_model", info.host.cpu_model},
+                    {"logical_cpus", info.host.logical_cpus}, {"memory_bytes", info.host.memory_bytes},
+                    {"kernel", info.host.kernel}}}};
+}
+
+static double in_units(std::size_t bytes, double unit) { return static_cast<double>(bytes) / unit; }
+
+std::string render_text(const system_info& info) {
+  const auto version = [](int v) { return v == 0 ? std::string("none") : fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
+  std::string text = fmt::format("aisp {}\nCUDA driver {}, runtime {}\n", info.aisp_version,
+                                 version(info.cuda_driver_version), version(info.cuda_runtime_version));
+  if (info.gpus.empty()) text += "GPU: none — " + info.gpu_absence_reason + "\n";
+  for (const auto& g : info.gpus) {
+    text += fmt::format("GPU {}: {} (sm_{}{}), {} SMs, L2 {:.0f} MiB (persisting max {:.0f} MiB), {:.1f} GiB, {}-bit bus, "
+                        "max SM clock {:.0f} MHz, memory clock {:.0f} MHz\n  {}\n",
+                        g.index, g.name, g.compute_major, g.compute_minor, g.sm_count, in_units(g.l2_bytes, 1048576.0),
+                        in_units(g.persisting_l2_max_bytes, 1048576.0), in_units(g.memory_bytes, 1073741824.0), g.memory_bus_bits,
+                        g.max_sm_clock_mhz, g.max_memory_clock_mhz, g.uuid);
+  }
+  text += fmt::format("Host: {}, {} logical CPUs ({}), {:.1f} GiB memory, {}\n", info.host.hostname,
+                      info.host.logical_cpus, info.host.cpu_model, in_units(info.host.memory_bytes, 1073741824.0),
+                      info.host.kernel);
+  return text;
+}
+
+}  // namespace aisp

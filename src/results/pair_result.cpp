@@ -1,0 +1,12 @@
+#include "results/pair_result.hpp"
+
+namespace aisp {
+
+bool suite_result::any_failed() const {
+  for (const auto& p : pairs) {
+    if (p.status == "fail") return true;
+  }
+  return false;
+}
+
+}  // namespace aisp

@@ -1,0 +1,84 @@
+// The result of one suite run, in SI units. Every view (terminal table, JSON, Markdown) formats
+// this one struct; none of them computes anything.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "aisp/pair.hpp"
+#include "harness/timing.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/median_ci.hpp"
+#include "stats/summary.hpp"
+
+namespace aisp {
+
+inline constexpr int result_schema_version = 1;
+
+// One validity check: which, its VALIDITY.md code, whether it passed, and the evidence.
+struct check_result {
+  std::string check;        // e.g. "reference:validation n=7", "baseline-match"
+  std::string code;         // reason code when failed (O3, O10, ...), "" when passed
+  bool passed = true;
+  std::string variant;
+  std::string detail;
+};
+
+struct variant_result {
+  std::string name;
+  std::string summary;
+  std::vector<sample_record> samples;
+  stats::sample_summary stats;
+  stats::interval median_ci;
+  std::string stop_reason;
+  double sampling_s = 0;
+  int calls_per_sample = 1;
+  double setup_s = 0;
+  double warmup_s = 0;
+  double sm_clock_median_mhz = 0;
+  std::size_t low_clock_samples = 0;  // below 75% of the default SM clock (E2, E7)
+  double achieved_bytes_per_s = 0;
+  double achieved_flops_per_s = 0;
+  bool verified = false;
+};
+
+struct speedup_result {
+  std::string variant;  // against the baseline
+  stats::ratio_estimate speedup;
+  std::string verdict;  // faster | slower | no-difference | inconclusive | invalid
+};
+
+struct pair_result {
+  std::string target;
+  std::string status = "pass";   // pass | fail | skip
+  std::string failure_kind;      // verify | cuda | timeout | crash | exception | contract
+  std::string message;           // why it failed or was skipped
+  std::string backend;
+  std::string mode;
+  workload benchmark;
+  work_amount work;
+  std::vector<variant_result> variants;
+  std::optional<stats::ratio_estimate> noise;  // baseline vs itself
+  double noise_floor = 0;
+  std::vector<speedup_result> speedups;
+  std::vector<check_result> checks;
+  double wall_s = 0;
+  bool aa_test = false;  // the optimized slot ran the baseline again
+};
+
+struct suite_result {
+  std::string aisp_version;
+  std::string started_at;  // ISO 8601, UTC
+  std::string command;
+  std::string artifacts_dir;
+  nlohmann::json config;
+  nlohmann::json device;
+  std::vector<pair_result> pairs;
+  [[nodiscard]] bool any_failed() const;
+};
+
+}  // namespace aisp

@@ -1,0 +1,116 @@
+#include "results/result_json.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include "aisp/check.hpp"
+
+namespace aisp {
+namespace {
+
+using nlohmann::json;
+
+json to_json(const stats::ratio_estimate& r) { return {{"point", r.point}, {"low", r.low}, {"high", r.high}}; }
+
+json to_json(const variant_result& v) {
+  json samples = json::array();
+  json clocks = json::array();
+  json walls = json::array();
+  for (const auto& s : v.samples) {
+    samples.push_back(s.duration_s);
+    walls.push_back(s.host_wall_s);
+    clocks.push_back(s.sm_clock_mhz);
+  }
+  return {
+      {"name", v.name},
+      {"summary", v.summary},
+      {"verified", v.verified},
+      {"stop_reason", v.stop_reason},
+      {"sample_count", v.stats.count},
+      {"calls_per_sample", v.calls_per_sample},
+      {"median_s", v.stats.median},
+      {"median_ci_s", {{"low", v.median_ci.low}, {"high", v.median_ci.high}}},
+      {"q1_s", v.stats.q1},
+      {"q3_s", v.stats.q3},
+      {"iqr_s", v.stats.iqr},
+      {"min_s", v.stats.min},
+      {"max_s", v.stats.max},
+      {"mean_s", v.stats.mean},
+      {"cv", v.stats.cv},
+      {"robust_cv", v.stats.robust_cv},
+      {"outliers", v.stats.outliers},
+      {"sampling_s", v.sampling_s},
+      {"setup_s", v.setup_s},
+      {"warmup_s", v.warmup_s},
+      {"sm_clock_median_mhz", v.sm_clock_median_mhz},
+      {"low_clock_samples", v.low_clock_samples},
+      {"achieved_bytes_per_s", v.achieved_bytes_per_s},
+      {"achieved_flops_per_s", v.achieved_flops_per_s},
+      {"samples_s", samples},
+      {"sample_host_wall_s", walls},
+      {"sample_sm_clock_mhz", clocks},
+  };
+}
+
+}  // namespace
+
+json to_json(const pair_result& result) {
+  json variants = json::array();
+  for (const auto& v : result.variants) variants.push_back(to_json(v));
+  json speedups = json::array();
+  for (const auto& s : result.speedups) {
+    speedups.push_back({{"variant", s.variant}, {"speedup", to_json(s.speedup)}, {"verdict", s.verdict}});
+  }
+  json checks = json::array();
+  for (const auto& c : result.checks) {
+    checks.push_back({{"check", c.check}, {"variant", c.variant}, {"passed", c.passed},
+                      {"code", c.code}, {"detail", c.detail}});
+  }
+  json params = json::object();
+  for (const auto& [name, value] : result.benchmark.params) params[name] = value;
+  json out = {
+      {"target", result.target},
+      {"status", result.status},
+      {"failure_kind", result.failure_kind},
+      {"message", result.message},
+      {"backend", result.backend},
+      {"timing_mode", result.mode},
+      {"aa_test", result.aa_test},
+      {"workload", params},
+      {"work", {{"bytes", result.work.bytes}, {"flops", result.work.flops}}},
+      {"variants", variants},
+      {"speedups", speedups},
+      {"noise_floor", result.noise_floor},
+      {"checks", checks},
+      {"wall_s", result.wall_s},
+  };
+  out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);
+  return out;
+}
+
+json to_json(const suite_result& suite) {
+  json pairs = json::array();
+  for (const auto& p : suite.pairs) pairs.push_back(to_json(p));
+  return {{"schema", "aisp.bench.run"},
+          {"schema_version", result_schema_version},
+          {"aisp_version", suite.aisp_version},
+          {"started_at", suite.started_at},
+          {"command", suite.command},
+          {"artifacts_dir", suite.artifacts_dir},
+          {"config", suite.config},
+          {"device", suite.device},
+          {"pairs", pairs}};
+}
+
+void write_json_file(const std::string& path, const json& document) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream file(temporary);
+    AISP_EXPECTS(file.good(), "cannot write " + temporary);
+    file << document.dump(1) << '\n';
+    AISP_EXPECTS(file.good(), "failed writing " + temporary);
+  }
+  AISP_EXPECTS(std::rename(temporary.c_str(), path.c_str()) == 0, "cannot rename " + temporary + " to " + path);
+}
+
+}  // namespace aisp

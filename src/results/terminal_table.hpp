@@ -1,0 +1,14 @@
+// The terminal view of a suite result: one row per candidate variant. Formats only.
+#pragma once
+
+#include <string>
+
+#include "results/pair_result.hpp"
+
+namespace aisp {
+
+[[nodiscard]] std::string render_table(const suite_result& suite);
+// "7.12 us", "1.234 ms", "2.5 s"
+[[nodiscard]] std::string format_duration(double seconds);
+
+}  // namespace aisp

@@ -1,0 +1,172 @@
+#include "runner/pair_runner.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "aisp/check.hpp"
+#include "runner/sampling_rounds.hpp"
+#include "runner/verification_phase.hpp"
+#include "runner/worker_protocol.hpp"
+#include "stats/verdict.hpp"
+
+namespace aisp {
+namespace {
+
+std::string file_safe(std::string text) {
+  std::replace_if(text.begin(), text.end(), [](char c) { return c == ':' || c == '/'; }, '_');
+  return text;
+}
+
+std::vector<variant_slot> plan_slots(const pair_request& request, const run_config& config) {
+  const pair& declared = *request.declared;
+  std::vector<variant_slot> slots;
+  const auto add = [&](std::string label, const variant& runs, slot_role role) {
+    variant_slot slot;
+    slot.label = std::move(label);
+    slot.runs = &runs;
+    slot.role = role;
+    slot.rule = stats::stopping_rule(config.stopping);
+    slot.result.name = slot.label;
+    slot.result.summary = runs.summary;
+    slots.push_back(std::move(slot));
+  };
+  const variant& baseline = declared.find_variant("baseline");
+  add("baseline", baseline, slot_role::baseline);
+  if (config.aa_test) {
+    add("baseline_as_candidate", baseline, slot_role::candidate);
+  } else {
+    for (const auto& v : declared.variants()) {
+      if (v.name == "baseline") continue;
+      const bool chosen = request.candidates.empty() ||
+                          std::find(request.candidates.begin(), request.candidates.end(), v.name) != request.candidates.end();
+      if (chosen) add(v.name, v, slot_role::candidate);
+    }
+  }
+  // Note [noise floor]: a second baseline worker, with its own buffers exactly as a candidate
+  // has, measures how different two identical variants look in this very run.
+  add("baseline_twin", baseline, slot_role::noise_twin);
+  return slots;
+}
+
+void start_workers(const pair& declared, std::vector<variant_slot>& slots, const run_config& config,
+                   const std::string& pair_dir) {
+  for (auto& slot : slots) {
+    slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
+    slot.worker->request({{"op", "init"},
+                          {"target", declared.target()},
+                          {"variant", slot.runs->name},
+                          {"mode", timing_mode_name(config.mode)},
+                          {"seed", config.seed},
+                          {"device", config.device}},
+                         config.worker_timeout_s);
+  }
+}
+
+void load_benchmark(const pair& declared, std::vector<variant_slot>& slots, const run_config& config) {
+  const auto work = protocol::workload_to_json(declared.benchmark_workload());
+  for (auto& slot : slots) {
+    const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}}, config.worker_timeout_s);
+    const auto& load = reply.at("load");
+    slot.result.setup_s = load.at("setup_s").get<double>();
+    slot.result.warmup_s = load.at("warmup_s").get<double>();
+    slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
+  }
+}
+
+void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots, const run_config& config) {
+  const variant_slot* baseline = nullptr;
+  const variant_slot* twin = nullptr;
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::baseline) baseline = &slot;
+    if (slot.role == slot_role::noise_twin) twin = &slot;
+  }
+  const auto durations = [](const variant_slot& slot) {
+    std::vector<double> values;
+    for (const auto& s : slot.result.samples) values.push_back(s.duration_s);
+    return values;
+  };
+  const auto baseline_times = durations(*baseline);
+  stats::bootstrap_config bootstrap;
+  bootstrap.seed = config.seed;
+  result.noise = stats::bootstrap_median_ratio(baseline_times, durations(*twin), bootstrap);
+  result.noise_floor = stats::noise_floor_of(*result.noise);
+  for (const auto& slot : slots) {
+    if (slot.role != slot_role::candidate) continue;
+    speedup_result speedup;
+    speedup.variant = slot.label;
+    speedup.speedup = stats::bootstrap_median_ratio(baseline_times, durations(slot), bootstrap);
+    const bool invalid = !slot.result.verified || !baseline->result.verified;
+    speedup.verdict = invalid ? "invalid"
+                              : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
+    result.speedups.push_back(speedup);
+  }
+}
+
+void mark_verification(pair_result& result, std::vector<variant_slot>& slots) {
+  for (auto& slot : slots) {
+    slot.result.verified = slot.role != slot_role::noise_twin;
+    for (const auto& check : result.checks) {
+      if (check.variant == slot.label && !check.passed) slot.result.verified = false;
+    }
+    if (!slot.result.verified && slot.role != slot_role::noise_twin) {
+      result.status = "fail";
+      result.failure_kind = "verify";
+      if (result.message.empty()) result.message = slot.label + " failed verification";
+    }
+  }
+}
+
+}  // namespace
+
+pair_result run_pair(const pair_request& request, const run_config& config,
+                     const device_availability& device, const progress_fn& progress) {
+  const pair& declared = *request.declared;
+  const auto started = std::chrono::steady_clock::now();
+  pair_result result;
+  result.target = declared.target();
+  result.backend = declared.where() == backend::cuda ? "cuda" : "host";
+  result.mode = declared.where() == backend::cuda ? std::string(timing_mode_name(config.mode)) : "host";
+  result.benchmark = declared.benchmark_workload();
+  result.work = declared.work_of()(result.benchmark);
+  result.aa_test = config.aa_test;
+  if (declared.where() == backend::cuda && !device.absence_reason.empty()) {
+    result.status = "skip";
+    result.message = device.absence_reason;
+    return result;
+  }
+  const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
+  std::filesystem::create_directories(pair_dir);
+  auto slots = plan_slots(request, config);
+  try {
+    start_workers(declared, slots, config, pair_dir);
+    progress(fmt::format("{}: verifying on {} small sizes", declared.target(), declared.workloads().size() - 1));
+    verify_against_reference(declared, slots, config, pair_dir, result.checks);
+    load_benchmark(declared, slots, config);
+    progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
+    run_sampling_rounds(slots, config, result.checks);
+    verify_against_baseline(declared, slots, config, pair_dir, result.checks);
+    mark_verification(result, slots);
+    for (auto& slot : slots) summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
+    decide_verdicts(result, slots, config);
+  } catch (const worker_failure& failure) {
+    result.status = "fail";
+    result.failure_kind = std::string(worker_failure_name(failure.kind()));
+    result.message = failure.what();
+  } catch (const std::exception& error) {
+    result.status = "fail";
+    result.failure_kind = "exception";
+    result.message = error.what();
+  }
+  for (auto& slot : slots) {
+    if (slot.worker) slot.worker->shutdown();
+    result.variants.push_back(std::move(slot.result));
+  }
+  result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace aisp

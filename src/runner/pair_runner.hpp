@@ -1,0 +1,30 @@
+// Runs one pair end to end: workers, verification, interleaved sampling, statistics, verdicts.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "aisp/pair.hpp"
+#include "results/pair_result.hpp"
+#include "runner/run_config.hpp"
+
+namespace aisp {
+
+struct pair_request {
+  const pair* declared = nullptr;
+  std::vector<std::string> candidates;  // variants compared with the baseline; empty = all
+};
+
+// Why CUDA pairs cannot run here ("" when a GPU is usable), and the default SM clock.
+struct device_availability {
+  std::string absence_reason;
+  double default_sm_clock_mhz = 0;
+};
+
+using progress_fn = std::function<void(const std::string& line)>;
+
+[[nodiscard]] pair_result run_pair(const pair_request& request, const run_config& config,
+                                   const device_availability& device, const progress_fn& progress);
+
+}  // namespace aisp

@@ -1,0 +1,27 @@
+// Everything the user chose for a suite run. The benchmark code never sees or changes it (V6).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "harness/timing.hpp"
+#include "stats/stopping_rule.hpp"
+#include "stats/verdict.hpp"
+
+namespace aisp {
+
+struct run_config {
+  timing_mode mode = timing_mode::cold;
+  std::uint64_t seed = 42;
+  stats::stopping_config stopping;
+  stats::verdict_config verdicts;
+  double worker_timeout_s = 60;   // one request (load, one visit of samples, outputs)
+  double visit_target_s = 0.01;   // how long one variant samples before the next takes over
+  int device = 0;
+  bool aa_test = false;           // run the baseline in the optimized slot (noise check)
+  std::string artifacts_dir;
+  std::string executable;         // the aisp binary that workers run
+  bool progress = true;
+};
+
+}  // namespace aisp

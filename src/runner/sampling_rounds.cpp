@@ -1,0 +1,108 @@
+#include "runner/sampling_rounds.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "runner/worker_protocol.hpp"
+#include "stats/median_ci.hpp"
+#include "stats/summary.hpp"
+
+namespace aisp {
+namespace {
+
+// Every visit of a round lasts about as long as the slowest variant's single sample (or
+// visit_target_s if longer), so all variants spend their sampling time at the same pace and
+// reach their time limits together: a fast variant must not keep a slow one sampling for ages.
+double round_visit_s(const std::vector<variant_slot>& slots, const run_config& config) {
+  double longest = config.visit_target_s;
+  for (const auto& slot : slots) longest = std::max(longest, slot.sample_wall_estimate_s);
+  return longest;
+}
+
+int visit_size(const variant_slot& slot, double visit_s) {
+  if (slot.sample_wall_estimate_s <= 0) return 2;
+  const double count = std::floor(visit_s / slot.sample_wall_estimate_s);
+  return static_cast<int>(std::clamp(count, 1.0, 256.0));
+}
+
+// Note [wall-clock cross-check]: the worker times itself, so the judge checks it could not have
+// reported more device time than the request took on the judge's own clock (T3, V1).
+void visit(variant_slot& slot, double visit_s, const run_config& config,
+           std::vector<check_result>& checks) {
+  const int count = visit_size(slot, visit_s);
+  const auto start = std::chrono::steady_clock::now();
+  const auto reply = slot.worker->request({{"op", "sample"}, {"count", count}}, config.worker_timeout_s);
+  const double judge_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double reported_s = 0;
+  double wall_s = 0;
+  for (const auto& item : reply.at("samples")) {
+    const auto record = protocol::sample_from_json(item);
+    reported_s += record.duration_s * record.calls;
+    wall_s += record.host_wall_s;
+    slot.result.samples.push_back(record);
+  }
+  slot.result.sampling_s += wall_s;
+  slot.sample_wall_estimate_s = wall_s / count;
+  if (reported_s > judge_wall_s) {
+    checks.push_back({"wall-clock cross-check", "T3", false, slot.label,
+                      fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s",
+                                  reported_s, judge_wall_s)});
+  }
+}
+
+std::vector<double> durations_of(const variant_slot& slot) {
+  std::vector<double> values;
+  values.reserve(slot.result.samples.size());
+  for (const auto& s : slot.result.samples) values.push_back(s.duration_s);
+  return values;
+}
+
+}  // namespace
+
+void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
+                         std::vector<check_result>& checks) {
+  for (int round = 0;; ++round) {
+    const double visit_s = round_visit_s(slots, config);
+    if (round % 2 == 0) {
+      for (auto& slot : slots) visit(slot, visit_s, config, checks);
+    } else {
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, checks);
+    }
+    bool all_decided = true;
+    for (auto& slot : slots) {
+      if (slot.stopped == stats::stop_reason::keep_going) {
+        slot.stopped = slot.rule.update(durations_of(slot), slot.result.sampling_s);
+        if (slot.stopped != stats::stop_reason::keep_going) {
+          slot.result.stop_reason = std::string(stats::stop_reason_name(slot.stopped));
+        }
+      }
+      all_decided = all_decided && slot.stopped != stats::stop_reason::keep_going;
+    }
+    if (all_decided) return;
+  }
+}
+
+void summarize_slot(variant_slot& slot, const work_amount& work, double default_sm_clock_mhz,
+                    double confidence) {
+  auto& result = slot.result;
+  if (result.samples.empty()) return;
+  const auto values = durations_of(slot);
+  result.stats = stats::summarize(values);
+  result.median_ci = stats::median_confidence_interval(values, confidence);
+  std::vector<double> clocks;
+  for (const auto& s : result.samples) {
+    if (s.sm_clock_mhz <= 0) continue;
+    clocks.push_back(s.sm_clock_mhz);
+    if (default_sm_clock_mhz > 0 && s.sm_clock_mhz < 0.75 * default_sm_clock_mhz) ++result.low_clock_samples;
+  }
+  if (!clocks.empty()) result.sm_clock_median_mhz = stats::summarize(clocks).median;
+  if (result.stats.median > 0) {
+    result.achieved_bytes_per_s = work.bytes / result.stats.median;
+    result.achieved_flops_per_s = work.flops / result.stats.median;
+  }
+}
+
+}  // namespace aisp

@@ -1,0 +1,20 @@
+// Interleaved sampling: every worker takes a short visit of samples in turn, forward on even
+// rounds and backward on odd ones (A B B A ...), so that neither variant always goes first and
+// drift or heat hit all of them. It ends when every worker's stopping rule has decided.
+#pragma once
+
+#include <vector>
+
+#include "runner/run_config.hpp"
+#include "runner/variant_slot.hpp"
+
+namespace aisp {
+
+void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
+                         std::vector<check_result>& checks);
+
+// Fills the slot's summary, CI, clock statistics and achieved rates from its samples.
+void summarize_slot(variant_slot& slot, const work_amount& work, double default_sm_clock_mhz,
+                    double confidence);
+
+}  // namespace aisp

@@ -1,0 +1,56 @@
+#include "runner/suite_runner.hpp"
+
+#include <fmt/format.h>
+
+#include "results/result_json.hpp"
+#include "results/terminal_table.hpp"
+
+namespace aisp {
+namespace {
+
+void save(const suite_result& suite, const suite_outputs& outputs) {
+  const auto document = to_json(suite);
+  write_json_file(outputs.results_path, document);
+  if (!outputs.extra_json_path.empty()) write_json_file(outputs.extra_json_path, document);
+}
+
+std::string one_line_outcome(const pair_result& result) {
+  if (result.status == "skip") return "skipped: " + result.message;
+  if (result.status == "fail" && result.failure_kind != "verify")
+    return "FAILED (" + result.failure_kind + "): " + result.message;
+  std::string text;
+  for (const auto& s : result.speedups) {
+    text += fmt::format("{}{} {:.3f}x [{:.3f}, {:.3f}] {}", text.empty() ? "" : "; ", s.variant,
+                        s.speedup.point, s.speedup.low, s.speedup.high, s.verdict);
+  }
+  return text + fmt::format(" ({:.1f} s)", result.wall_s);
+}
+
+}  // namespace
+
+suite_result run_suite(const std::vector<pair_request>& requests, const run_config& config,
+                       const system_info& system, suite_result header, const suite_outputs& outputs,
+                       const progress_fn& progress) {
+  suite_result suite = std::move(header);
+  device_availability device;
+  device.absence_reason = system.gpu_absence_reason;
+  if (device.absence_reason.empty()) {
+    const auto chosen = static_cast<std::size_t>(config.device);
+    if (chosen >= system.gpus.size()) {
+      device.absence_reason = fmt::format("--device {} does not exist ({} GPUs)", config.device, system.gpus.size());
+    } else {
+      device.default_sm_clock_mhz = system.gpus[chosen].max_sm_clock_mhz;
+    }
+  }
+  save(suite, outputs);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& target = requests[i].declared->target();
+    progress(fmt::format("[{}/{}] {}", i + 1, requests.size(), target));
+    suite.pairs.push_back(run_pair(requests[i], config, device, progress));
+    progress(fmt::format("[{}/{}] {}: {}", i + 1, requests.size(), target, one_line_outcome(suite.pairs.back())));
+    save(suite, outputs);
+  }
+  return suite;
+}
+
+}  // namespace aisp

@@ -1,0 +1,120 @@
+#include "runner/worker_main.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "aisp/check.hpp"
+#include "aisp/registry.hpp"
+#include "harness/variant_session.hpp"
+#include "runner/worker_protocol.hpp"
+
+namespace aisp {
+namespace {
+
+using nlohmann::json;
+
+class reply_channel {
+ public:
+  // Keep a private copy of stdout for answers, then point fd 1 at stderr.
+  reply_channel() : file_(fdopen(dup(STDOUT_FILENO), "w")) {
+    std::fflush(stdout);
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+  }
+  ~reply_channel() {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+  reply_channel(const reply_channel&) = delete;
+  reply_channel& operator=(const reply_channel&) = delete;
+  void send(const json& message) {
+    const std::string line = message.dump() + "\n";
+    std::fwrite(line.data(), 1, line.size(), file_);
+    std::fflush(file_);
+  }
+
+ private:
+  std::FILE* file_;
+};
+
+json load_report_to_json(const load_report& report) {
+  return {{"setup_s", report.setup_s},         {"warmup_s", report.warmup_s},
+          {"warmup_calls", report.warmup_calls}, {"calls_per_sample", report.calls_per_sample},
+          {"estimated_call_s", report.estimated_call_s}, {"buffer_bytes", report.buffer_bytes}};
+}
+
+class worker {
+ public:
+  json handle(const json& request) {
+    const auto op = request.at("op").get<std::string>();
+    if (op == "init") return init(request);
+    AISP_EXPECTS(session_ != nullptr, "request '" + op + "' before init");
+    if (op == "load") {
+      return {{"ok", true}, {"load", load_report_to_json(session_->load(protocol::workload_from_json(request.at("workload"))))}};
+    }
+    if (op == "sample") {
+      json samples = json::array();
+      for (const auto& s : session_->sample(request.at("count").get<int>()))
+        samples.push_back(protocol::sample_to_json(s));
+      return {{"ok", true}, {"samples", samples}};
+    }
+    if (op == "outputs") {
+      return {{"ok", true}, {"files", session_->dump_outputs(request.at("prefix").get<std::string>())}};
+    }
+    AISP_EXPECTS(false, "unknown request '" + op + "'");
+    return {};
+  }
+
+ private:
+  json init(const json& request) {
+    const auto target = request.at("target").get<std::string>();
+    const pair* declared = registry::instance().find(target);
+    AISP_EXPECTS(declared != nullptr, "unknown target " + target);
+    const auto mode = parse_timing_mode(request.at("mode").get<std::string>());
+    AISP_EXPECTS(mode.has_value(), "unknown timing mode");
+    session_options options;
+    options.mode = *mode;
+    options.seed = request.at("seed").get<std::uint64_t>();
+    if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(request.value("device", 0)));
+    session_ = std::make_unique<variant_session>(
+        *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
+    return {{"ok", true}, {"pid", static_cast<long>(getpid())}};
+  }
+
+  std::unique_ptr<variant_session> session_;
+};
+
+}  // namespace
+
+int run_worker() {
+  reply_channel replies;
+  worker state;
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    json request;
+    try {
+      request = json::parse(line);
+      if (request.at("op") == "exit") {
+        replies.send({{"ok", true}});
+        return 0;
+      }
+      replies.send(state.handle(request));
+    } catch (const cuda_error& error) {
+      // A CUDA fault leaves the context unusable: report it and end the worker.
+      replies.send({{"ok", false}, {"kind", "cuda"}, {"message", error.what()}});
+      return 3;
+    } catch (const contract_error& error) {
+      replies.send({{"ok", false}, {"kind", "contract"}, {"message", error.what()}});
+    } catch (const std::exception& error) {
+      replies.send({{"ok", false}, {"kind", "exception"}, {"message", error.what()}});
+    }
+  }
+  return 0;
+}
+
+}  // namespace aisp

@@ -1,0 +1,58 @@
+// The parent's handle on one worker process: spawn, request with a deadline, kill.
+#pragma once
+
+#include <sys/types.h>
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp {
+
+// Why a worker could not answer: the pair's failure kind in the results.
+enum class worker_failure_kind { timeout, crash, cuda, contract, exception };
+
+[[nodiscard]] std::string_view worker_failure_name(worker_failure_kind kind);
+
+class worker_failure : public std::runtime_error {
+ public:
+  worker_failure(worker_failure_kind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  [[nodiscard]] worker_failure_kind kind() const { return kind_; }
+
+ private:
+  worker_failure_kind kind_;
+};
+
+class worker_process {
+ public:
+  // Starts `executable worker`, its stderr appended to `log_path`.
+  worker_process(const std::string& executable, const std::string& log_path);
+  ~worker_process();
+  worker_process(const worker_process&) = delete;
+  worker_process& operator=(const worker_process&) = delete;
+
+  // Sends one request and waits at most `timeout_s` for the answer. An {"ok":false} answer,
+  // a timeout (the worker is killed) or a dead worker throw worker_failure.
+  nlohmann::json request(const nlohmann::json& message, double timeout_s);
+  // Asks the worker to exit, then reaps it (killing it if it does not leave in time).
+  void shutdown();
+  [[nodiscard]] pid_t pid() const { return pid_; }
+
+ private:
+  [[noreturn]] void fail_dead(const std::string& while_doing);
+  void kill_and_reap();
+  [[nodiscard]] std::string log_tail() const;
+
+  std::string log_path_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  std::string pending_;
+};
+
+// The path of the running executable, for spawning workers of the same build.
+[[nodiscard]] std::string current_executable();
+
+}  // namespace aisp

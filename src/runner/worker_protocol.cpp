@@ -1,0 +1,38 @@
+#include "runner/worker_protocol.hpp"
+
+#include "aisp/check.hpp"
+
+namespace aisp::protocol {
+
+nlohmann::json workload_to_json(const workload& work) {
+  nlohmann::json params = nlohmann::json::object();
+  for (const auto& [name, value] : work.params) params[name] = value;
+  return {{"kind", workload_kind_name(work.kind)}, {"params", params}};
+}
+
+workload workload_from_json(const nlohmann::json& j) {
+  workload work;
+  const auto kind = j.at("kind").get<std::string>();
+  if (kind == "benchmark") work.kind = workload_kind::benchmark;
+  else if (kind == "validation") work.kind = workload_kind::validation;
+  else if (kind == "held_out") work.kind = workload_kind::held_out;
+  else AISP_EXPECTS(false, "unknown workload kind '" + kind + "'");
+  for (const auto& [name, value] : j.at("params").items()) work.params[name] = value.get<std::int64_t>();
+  return work;
+}
+
+nlohmann::json sample_to_json(const sample_record& record) {
+  return {{"t", record.duration_s}, {"wall", record.host_wall_s}, {"mhz", record.sm_clock_mhz},
+          {"calls", record.calls}};
+}
+
+sample_record sample_from_json(const nlohmann::json& j) {
+  sample_record record;
+  record.duration_s = j.at("t").get<double>();
+  record.host_wall_s = j.at("wall").get<double>();
+  record.sm_clock_mhz = j.at("mhz").get<double>();
+  record.calls = j.at("calls").get<int>();
+  return record;
+}
+
+}  // namespace aisp::protocol

@@ -1,0 +1,25 @@
+// The judge-worker protocol: one JSON object per line. The parent writes requests to the
+// worker's stdin; the worker answers on a private copy of its stdout (fd 1 itself is pointed at
+// stderr, so nothing a variant or a library prints can forge an answer).
+//
+//   {"op":"init","target":T,"variant":V,"mode":"cold","seed":N,"device":0}  -> {"ok":true}
+//   {"op":"load","workload":{"kind":"validation","params":{...}}}           -> {"ok":true,"load":{...}}
+//   {"op":"sample","count":K}                                               -> {"ok":true,"samples":[...]}
+//   {"op":"outputs","prefix":P}                                             -> {"ok":true,"files":{...}}
+//   {"op":"exit"}                                                           -> {"ok":true}
+//   any failure                                            -> {"ok":false,"kind":"cuda|contract|exception","message":M}
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "aisp/workload.hpp"
+#include "harness/timing.hpp"
+
+namespace aisp::protocol {
+
+[[nodiscard]] nlohmann::json workload_to_json(const workload& work);
+[[nodiscard]] workload workload_from_json(const nlohmann::json& j);
+[[nodiscard]] nlohmann::json sample_to_json(const sample_record& record);
+[[nodiscard]] sample_record sample_from_json(const nlohmann::json& j);
+
+}  // namespace aisp::protocol

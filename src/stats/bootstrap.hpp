@@ -1,0 +1,28 @@
+// Bootstrap confidence interval of a ratio of medians (the speedup).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+namespace aisp::stats {
+
+struct ratio_estimate {
+  double point = 0;  // median(numerator) / median(denominator), on all samples
+  double low = 0;    // percentile bootstrap bounds
+  double high = 0;
+};
+
+struct bootstrap_config {
+  int resamples = 2000;
+  double confidence = 0.95;
+  std::uint64_t seed = 0x5eed;
+};
+
+// Resamples each side independently (the variants ran in separate processes), so the ratio
+// CI carries both sides' uncertainty. Throws contract_error on an empty side.
+// speedup = bootstrap_median_ratio(baseline_times, optimized_times).
+[[nodiscard]] ratio_estimate bootstrap_median_ratio(std::span<const double> numerator,
+                                                    std::span<const double> denominator,
+                                                    const bootstrap_config& config = {});
+
+}  // namespace aisp::stats

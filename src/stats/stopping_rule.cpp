@@ -1,0 +1,69 @@
+#include "stats/stopping_rule.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "stats/median_ci.hpp"
+#include "stats/summary.hpp"
+
+namespace aisp::stats {
+
+std::string_view stop_reason_name(stop_reason reason) {
+  switch (reason) {
+    case stop_reason::keep_going: return "keep-going";
+    case stop_reason::converged: return "converged";
+    case stop_reason::stalled: return "stalled";
+    case stop_reason::timed_out: return "timed-out";
+  }
+  return "unknown";
+}
+
+stopping_rule::stopping_rule(stopping_config config) : config_(config) {
+  AISP_EXPECTS(config_.confidence > 0.0 && config_.confidence < 1.0,
+               "confidence must lie in (0, 1)");
+  AISP_EXPECTS(config_.target_rel_half_width > 0, "target half-width must be positive");
+  AISP_EXPECTS(config_.stall_ratio > 0, "stall ratio must be positive");
+}
+
+stop_reason stopping_rule::update(std::span<const double> samples, double elapsed_s) {
+  if (decided_ != stop_reason::keep_going) return decided_;
+
+  const bool out_of_time = elapsed_s >= config_.max_time_s;
+  const bool minimums_met =
+      samples.size() >= config_.min_samples && elapsed_s >= config_.min_time_s;
+  if (!minimums_met || samples.empty()) {
+    if (out_of_time) decided_ = stop_reason::timed_out;
+    return decided_;
+  }
+
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  const double median = quantile_of_sorted(sorted, 0.5);
+  AISP_EXPECTS(median > 0, "the stopping rule needs a positive median");
+  const interval ci = median_confidence_interval(sorted, config_.confidence);
+  last_rel_half_width_ = ci.half_width() / median;
+
+  // Priority when several hold at once: converged, then stalled, then timed out.
+  if (last_rel_half_width_ <= config_.target_rel_half_width) {
+    decided_ = stop_reason::converged;
+    return decided_;
+  }
+  if (checkpoint_count_ == 0) {
+    checkpoint_count_ = samples.size();
+    checkpoint_rel_half_width_ = last_rel_half_width_;
+  } else if (samples.size() >= 2 * checkpoint_count_) {
+    // Doubling n should shrink the half-width by about 1/sqrt(2); if it did not, more samples
+    // only buy drift (thermal, clocks), not precision.
+    if (last_rel_half_width_ > config_.stall_ratio * checkpoint_rel_half_width_) {
+      decided_ = stop_reason::stalled;
+      return decided_;
+    }
+    checkpoint_count_ = samples.size();
+    checkpoint_rel_half_width_ = last_rel_half_width_;
+  }
+  if (out_of_time) decided_ = stop_reason::timed_out;
+  return decided_;
+}
+
+}  // namespace aisp::stats

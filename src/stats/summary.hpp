@@ -1,0 +1,30 @@
+// Robust summary of one variant's samples (seconds per iteration).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+namespace aisp::stats {
+
+struct sample_summary {
+  std::size_t count = 0;
+  double median = 0;
+  double q1 = 0;
+  double q3 = 0;
+  double iqr = 0;
+  double min = 0;
+  double max = 0;
+  double mean = 0;
+  double cv = 0;         // stddev / mean
+  double robust_cv = 0;  // (iqr / 1.349) / median: the spread of a normal with that IQR
+  std::size_t outliers = 0;  // samples beyond the 1.5 IQR fences (reported, never dropped: S2)
+};
+
+// Throws contract_error on an empty span.
+[[nodiscard]] sample_summary summarize(std::span<const double> samples);
+
+// Quantile with linear interpolation between order statistics (Hyndman-Fan type 7).
+// `sorted` must be sorted ascending and non-empty; q in [0, 1].
+[[nodiscard]] double quantile_of_sorted(std::span<const double> sorted, double q);
+
+}  // namespace aisp::stats

@@ -1,0 +1,37 @@
+#include "stats/verdict.hpp"
+
+#include <algorithm>
+
+#include "aisp/check.hpp"
+
+namespace aisp::stats {
+
+std::string_view verdict_name(verdict v) {
+  switch (v) {
+    case verdict::faster: return "faster";
+    case verdict::slower: return "slower";
+    case verdict::no_difference: return "no-difference";
+    case verdict::inconclusive: return "inconclusive";
+  }
+  return "unknown";
+}
+
+double noise_floor_of(const ratio_estimate& baseline_vs_itself) {
+  return std::max({baseline_vs_itself.high - 1, 1 - baseline_vs_itself.low, 0.0});
+}
+
+verdict decide(const ratio_estimate& speedup, double noise_floor, const verdict_config& config) {
+  AISP_EXPECTS(noise_floor >= 0, "the noise floor cannot be negative");
+  AISP_EXPECTS(config.equivalence_margin >= 0, "the equivalence margin cannot be negative");
+  AISP_EXPECTS(speedup.low <= speedup.high, "a ratio CI needs low <= high");
+
+  if (speedup.low > 1 + noise_floor) return verdict::faster;
+  if (speedup.high < 1 / (1 + noise_floor)) return verdict::slower;
+  // The equivalence band is never narrower than twice the noise floor: claiming "no difference"
+  // more finely than the measurement can resolve would be a guess.
+  const double margin = std::max(config.equivalence_margin, 2 * noise_floor);
+  if (speedup.low >= 1 / (1 + margin) && speedup.high <= 1 + margin) return verdict::no_difference;
+  return verdict::inconclusive;
+}
+
+}  // namespace aisp::stats

@@ -1,0 +1,48 @@
+#include "aisp/dtype.hpp"
+
+#include <string>
+
+#include "aisp/check.hpp"
+
+namespace aisp {
+
+std::size_t dtype_size(dtype type) {
+  switch (type) {
+    case dtype::f64: return 8;
+    case dtype::f32: return 4;
+    case dtype::f16: return 2;
+    case dtype::bf16: return 2;
+    case dtype::i32: return 4;
+    case dtype::i64: return 8;
+    case dtype::u8: return 1;
+  }
+  return 0;
+}
+
+std::string_view dtype_name(dtype type) {
+  switch (type) {
+    case dtype::f64: return "f64";
+    case dtype::f32: return "f32";
+    case dtype::f16: return "f16";
+    case dtype::bf16: return "bf16";
+    case dtype::i32: return "i32";
+    case dtype::i64: return "i64";
+    case dtype::u8: return "u8";
+  }
+  return "?";
+}
+
+bool dtype_is_float(dtype type) {
+  return type == dtype::f64 || type == dtype::f32 || type == dtype::f16 || type == dtype::bf16;
+}
+
+dtype dtype_from_name(std::string_view name) {
+  for (dtype candidate : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32,
+                          dtype::i64, dtype::u8}) {
+    if (dtype_name(candidate) == name) return candidate;
+  }
+  AISP_EXPECTS(false, "unknown dtype '" + std::string(name) + "'");
+  return dtype::f32;
+}
+
+}  // namespace aisp

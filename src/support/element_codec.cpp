@@ -1,0 +1,132 @@
+#include "support/element_codec.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+namespace aisp {
+namespace {
+
+constexpr std::uint32_t f32_poison_bits = 0x7FC0DEADu;
+constexpr std::uint64_t f64_poison_bits = 0x7FF8DEADDEADDEADull;
+constexpr std::uint16_t f16_poison_bits = 0x7EADu;
+constexpr std::uint16_t bf16_poison_bits = 0x7FADu;
+constexpr std::int32_t i32_poison = static_cast<std::int32_t>(0xDEADBEEFu);
+constexpr std::int64_t i64_poison = static_cast<std::int64_t>(0xDEADBEEFDEADBEEFull);
+constexpr std::uint8_t u8_poison = 0xA5u;
+
+template <class T>
+T read_at(const void* base, std::size_t index) {
+  T value;
+  std::memcpy(&value, static_cast<const unsigned char*>(base) + index * sizeof(T), sizeof(T));
+  return value;
+}
+
+template <class T>
+void write_at(void* base, std::size_t index, T value) {
+  std::memcpy(static_cast<unsigned char*>(base) + index * sizeof(T), &value, sizeof(T));
+}
+
+template <class T>
+void fill_with(void* base, std::size_t count, T value) {
+  for (std::size_t i = 0; i < count; ++i) write_at(base, i, value);
+}
+
+}  // namespace
+
+std::uint16_t float_to_half_bits(float value) {
+  // Round to nearest even, with subnormals, infinities and NaN.
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  const std::uint32_t sign = (bits >> 16) & 0x8000u;
+  const std::uint32_t abs_bits = bits & 0x7FFFFFFFu;
+  if (abs_bits >= 0x7F800000u) {
+    return static_cast<std::uint16_t>(sign | (abs_bits > 0x7F800000u ? 0x7E00u : 0x7C00u));
+  }
+  if (abs_bits >= 0x477FF000u) return static_cast<std::uint16_t>(sign | 0x7C00u);  // overflow
+  if (abs_bits < 0x38800000u) {  // subnormal or zero in half
+    const float magnitude = std::bit_cast<float>(abs_bits);
+    const auto scaled = static_cast<std::uint32_t>(std::nearbyint(magnitude * 16777216.0f));
+    return static_cast<std::uint16_t>(sign | scaled);
+  }
+  const std::uint32_t rounded = abs_bits + 0x0FFFu + ((abs_bits >> 13) & 1u);
+  return static_cast<std::uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
+}
+
+float half_bits_to_float(std::uint16_t bits) {
+  const std::uint32_t sign = (static_cast<std::uint32_t>(bits) & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1Fu;
+  const std::uint32_t mantissa = bits & 0x3FFu;
+  if (exponent == 0) {
+    const float magnitude = static_cast<float>(mantissa) / 16777216.0f;
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7F800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+std::uint16_t float_to_bf16_bits(float value) {
+  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  const std::uint32_t rounded = bits + 0x7FFFu + ((bits >> 16) & 1u);
+  return static_cast<std::uint16_t>(rounded >> 16);
+}
+
+float bf16_bits_to_float(std::uint16_t bits) {
+  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+double load_as_double(dtype type, const void* base, std::size_t index) {
+  switch (type) {
+    case dtype::f64: return read_at<double>(base, index);
+    case dtype::f32: return read_at<float>(base, index);
+    case dtype::f16: return half_bits_to_float(read_at<std::uint16_t>(base, index));
+    case dtype::bf16: return bf16_bits_to_float(read_at<std::uint16_t>(base, index));
+    case dtype::i32: return read_at<std::int32_t>(base, index);
+    case dtype::i64: return static_cast<double>(read_at<std::int64_t>(base, index));
+    case dtype::u8: return read_at<std::uint8_t>(base, index);
+  }
+  return 0;
+}
+
+void store_from_double(dtype type, void* base, std::size_t index, double value) {
+  switch (type) {
+    case dtype::f64: write_at(base, index, value); return;
+    case dtype::f32: write_at(base, index, static_cast<float>(value)); return;
+    case dtype::f16:
+      write_at(base, index, float_to_half_bits(static_cast<float>(value)));
+      return;
+    case dtype::bf16:
+      write_at(base, index, float_to_bf16_bits(static_cast<float>(value)));
+      return;
+    case dtype::i32: write_at(base, index, static_cast<std::int32_t>(value)); return;
+    case dtype::i64: write_at(base, index, static_cast<std::int64_t>(value)); return;
+    case dtype::u8: write_at(base, index, static_cast<std::uint8_t>(value)); return;
+  }
+}
+
+void fill_poison(dtype type, void* base, std::size_t count) {
+  switch (type) {
+    case dtype::f64: fill_with(base, count, f64_poison_bits); return;
+    case dtype::f32: fill_with(base, count, f32_poison_bits); return;
+    case dtype::f16: fill_with(base, count, f16_poison_bits); return;
+    case dtype::bf16: fill_with(base, count, bf16_poison_bits); return;
+    case dtype::i32: fill_with(base, count, i32_poison); return;
+    case dtype::i64: fill_with(base, count, i64_poison); return;
+    case dtype::u8: fill_with(base, count, u8_poison); return;
+  }
+}
+
+bool is_poison(dtype type, const void* base, std::size_t index) {
+  switch (type) {
+    case dtype::f64: return read_at<std::uint64_t>(base, index) == f64_poison_bits;
+    case dtype::f32: return read_at<std::uint32_t>(base, index) == f32_poison_bits;
+    case dtype::f16: return read_at<std::uint16_t>(base, index) == f16_poison_bits;
+    case dtype::bf16: return read_at<std::uint16_t>(base, index) == bf16_poison_bits;
+    case dtype::i32: return read_at<std::int32_t>(base, index) == i32_poison;
+    case dtype::i64: return read_at<std::int64_t>(base, index) == i64_poison;
+    case dtype::u8: return read_at<std::uint8_t>(base, index) == u8_poison;
+  }
+  return false;
+}
+
+}  // namespace aisp

@@ -1,0 +1,26 @@
+// Converts between a buffer's dtype and fp64, element by element, and knows each dtype's
+// poison pattern. Host-only: no CUDA headers, so the verifier is unit-tested without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "aisp/dtype.hpp"
+
+namespace aisp {
+
+[[nodiscard]] double load_as_double(dtype type, const void* base, std::size_t index);
+void store_from_double(dtype type, void* base, std::size_t index, double value);
+
+// Note [poison]: outputs are filled with this pattern before each verified call; an element
+// that still holds it was never written (O10). Floats get a NaN with a recognisable payload, so
+// even a comparison that forgot the poison check fails on NaN.
+void fill_poison(dtype type, void* base, std::size_t count);
+[[nodiscard]] bool is_poison(dtype type, const void* base, std::size_t index);
+
+[[nodiscard]] std::uint16_t float_to_half_bits(float value);
+[[nodiscard]] float half_bits_to_float(std::uint16_t bits);
+[[nodiscard]] std::uint16_t float_to_bf16_bits(float value);
+[[nodiscard]] float bf16_bits_to_float(std::uint16_t bits);
+
+}  // namespace aisp

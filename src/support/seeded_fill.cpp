@@ -1,0 +1,62 @@
+#include "support/seeded_fill.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "support/element_codec.hpp"
+
+namespace aisp {
+namespace {
+
+// splitmix64: a counter-based mixer; statistically fine for test data, and trivially parallel.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+double unit_double(std::uint64_t stream_id, std::size_t index) {
+  return static_cast<double>(mix(stream_id ^ mix(index)) >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+std::uint64_t buffer_stream_id(std::uint64_t seed, std::string_view buffer_name) {
+  std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the name
+  for (char c : buffer_name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return mix(seed ^ hash);
+}
+
+void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
+                 std::size_t count) {
+  switch (init) {
+    case init_distribution::uniform_signed:
+      for (std::size_t i = 0; i < count; ++i)
+        store_from_double(type, base, i, 2.0 * unit_double(stream_id, i) - 1.0);
+      return;
+    case init_distribution::uniform_unit:
+      for (std::size_t i = 0; i < count; ++i)
+        store_from_double(type, base, i, unit_double(stream_id, i));
+      return;
+    case init_distribution::small_integers:
+      for (std::size_t i = 0; i < count; ++i)
+        store_from_double(type, base, i, std::floor(17.0 * unit_double(stream_id, i)) - 8.0);
+      return;
+    case init_distribution::index_permutation: {
+      AISP_EXPECTS(!dtype_is_float(type), "index_permutation needs an integer buffer");
+      std::vector<std::int64_t> order(count);
+      for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<std::int64_t>(i);
+      for (std::size_t i = count; i > 1; --i) {  // Fisher-Yates, counter-based draws
+        const auto j = static_cast<std::size_t>(unit_double(stream_id, i) * static_cast<double>(i));
+        std::swap(order[i - 1], order[j]);
+      }
+      for (std::size_t i = 0; i < count; ++i)
+        store_from_double(type, base, i, static_cast<double>(order[i]));
+      return;
+    }
+  }
+}
+
+}  // namespace aisp

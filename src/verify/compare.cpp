@@ -1,0 +1,93 @@
+#include "verify/compare.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "aisp/check.hpp"
+#include "support/element_codec.hpp"
+
+namespace aisp::verify {
+
+std::vector<double> widen(dtype type, std::span<const unsigned char> raw) {
+  const std::size_t count = raw.size() / dtype_size(type);
+  std::vector<double> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = load_as_double(type, raw.data(), i);
+  return values;
+}
+
+comparison compare_output(const std::string& buffer, dtype type,
+                          std::span<const unsigned char> actual, std::span<const double> expected,
+                          const tolerance& tol) {
+  const std::size_t count = actual.size() / dtype_size(type);
+  AISP_EXPECTS(count == expected.size(),
+               fmt::format("{}: {} elements produced, {} expected", buffer, count, expected.size()));
+  comparison result;
+  result.buffer = buffer;
+  result.elements = count;
+  double error_squared = 0;
+  double expected_squared = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double want = expected[i];
+    bool bad = false;
+    if (is_poison(type, actual.data(), i)) {
+      ++result.unwritten;
+      bad = true;
+    }
+    const double got = load_as_double(type, actual.data(), i);
+    if (!bad && std::isnan(got)) {
+      ++result.nan_count;
+      bad = true;
+    } else if (!bad && std::isinf(got) && got != want) {
+      ++result.inf_count;
+      bad = true;
+    }
+    if (!bad && !(std::isinf(got) && got == want)) {
+      const double abs_error = std::abs(got - want);
+      const double allowed = tol.atol + tol.rtol * std::abs(want);
+      result.max_abs_error = std::max(result.max_abs_error, abs_error);
+      if (want != 0) result.max_rel_error = std::max(result.max_rel_error, abs_error / std::abs(want));
+      if (allowed > 0) {
+        result.worst_tolerance_fraction =
+            std::max(result.worst_tolerance_fraction, abs_error / allowed);
+      } else if (abs_error > 0) {
+        result.worst_tolerance_fraction = INFINITY;
+      }
+      error_squared += abs_error * abs_error;
+      expected_squared += want * want;
+      bad = abs_error > allowed;
+    }
+    if (bad) {
+      ++result.failing;
+      if (result.first_mismatches.size() < 8) result.first_mismatches.push_back({i, want, got});
+    }
+  }
+  result.rel_l2_error = expected_squared > 0 ? std::sqrt(error_squared / expected_squared)
+                                             : std::sqrt(error_squared);
+  const bool rel_l2_failed = tol.max_rel_l2 > 0 && result.rel_l2_error > tol.max_rel_l2;
+  if (result.unwritten > 0) result.reason_code = "O10";
+  else if (result.nan_count > 0) result.reason_code = "O4";
+  else if (result.inf_count > 0) result.reason_code = "O5";
+  else if (result.failing > 0 || rel_l2_failed) result.reason_code = "O3";
+  return result;
+}
+
+std::string comparison::describe() const {
+  if (passed()) {
+    return fmt::format("{}: {} elements ok, max abs err {:.3g}, rel-L2 {:.3g}, {:.0f}% of tolerance",
+                       buffer, elements, max_abs_error, rel_l2_error,
+                       100 * worst_tolerance_fraction);
+  }
+  std::string text = fmt::format("{} [{}]: {} of {} elements fail ({} unwritten, {} NaN, {} Inf), "
+                                 "max abs err {:.3g}, rel-L2 {:.3g}",
+                                 buffer, reason_code, failing, elements, unwritten, nan_count,
+                                 inf_count, max_abs_error, rel_l2_error);
+  if (!first_mismatches.empty()) {
+    const auto& first = first_mismatches.front();
+    text += fmt::format("; first at [{}]: expected {:.9g}, got {:.9g}", first.index, first.expected,
+                        first.actual);
+  }
+  return text;
+}
+
+}  // namespace aisp::verify

@@ -1,0 +1,23 @@
+#include "verify/tolerance.hpp"
+
+namespace aisp::verify {
+
+tolerance default_tolerance(dtype type) {
+  switch (type) {
+    case dtype::f64: return {1e-9, 1e-12, 1e-9, "fp64 default"};
+    case dtype::f32: return {1e-5, 1e-8, 1e-5, "fp32 default"};
+    case dtype::f16: return {1e-3, 1e-5, 1e-2, "fp16 default"};
+    case dtype::bf16: return {1.6e-2, 1e-5, 1e-2, "bf16 default"};
+    case dtype::i32:
+    case dtype::i64:
+    case dtype::u8: return {0, 0, 0, "integers are exact"};
+  }
+  return {};
+}
+
+tolerance effective_tolerance(const pair& declared, dtype output_type) {
+  if (declared.tolerance_of()) return *declared.tolerance_of();
+  return default_tolerance(output_type);
+}
+
+}  // namespace aisp::verify

@@ -1,0 +1,133 @@
+// Drives the real aisp binary end to end on the host pairs: plan -> workers -> verify -> stats ->
+// artifacts. Runs in CI, where there is no GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+std::string fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_it_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+json read_json(const std::string& path) {
+  std::ifstream file(path);
+  return json::parse(file);
+}
+
+bool gpu_present() {
+  const auto info = run_command(std::string(AISP_BINARY) + " info --json");
+  const auto parsed = json::parse(info.output, nullptr, false);
+  return !parsed.is_discarded() && !parsed["gpus"].empty();
+}
+
+TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
+  const auto dir = fresh_dir("host");
+  const auto json_path = dir + "/copy.json";
+  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host --max-time 3 --min-time 0.2 --artifacts-dir " + dir + " --json " + json_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("labs/host:matrix_sum"), std::string::npos) << run.output;
+
+  const auto results = read_json(dir + "/results.json");
+  EXPECT_EQ(results, read_json(json_path)) << "--json must hold the same document as the artifacts";
+  EXPECT_EQ(results["schema_version"], 1);
+  ASSERT_EQ(results["pairs"].size(), 2u);
+  for (const auto& pair : results["pairs"]) {
+    SCOPED_TRACE(pair["target"].get<std::string>());
+    EXPECT_EQ(pair["status"], "pass");
+    EXPECT_EQ(pair["backend"], "host");
+    std::set<std::string> variants;
+    for (const auto& v : pair["variants"]) {
+      variants.insert(v["name"].get<std::string>());
+      EXPECT_GE(v["sample_count"].get<int>(), 10);
+      EXPECT_EQ(v["samples_s"].size(), v["sample_count"].get<std::size_t>()) << "all raw samples are kept";
+      EXPECT_GT(v["median_s"].get<double>(), 0);
+      EXPECT_LE(v["min_s"].get<double>(), v["median_s"].get<double>());
+      EXPECT_FALSE(v["stop_reason"].get<std::string>().empty());
+    }
+    EXPECT_TRUE(variants.count("baseline") && variants.count("optimized") && variants.count("baseline_twin"));
+    ASSERT_EQ(pair["speedups"].size(), 1u);
+    const auto& speedup = pair["speedups"][0]["speedup"];
+    EXPECT_LE(speedup["low"].get<double>(), speedup["point"].get<double>());
+    EXPECT_LE(speedup["point"].get<double>(), speedup["high"].get<double>());
+    EXPECT_EQ(pair["speedups"][0]["verdict"], "faster") << "cache-friendly traversal is several times faster";
+    ASSERT_FALSE(pair["checks"].empty());
+    for (const auto& check : pair["checks"]) EXPECT_TRUE(check["passed"].get<bool>()) << check.dump();
+    EXPECT_FALSE(pair["noise"].is_null());
+  }
+}
+
+TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
+  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets ch99:nothing");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("unknown target 'ch99:nothing'"), std::string::npos) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+}
+
+TEST(bench_run, an_unknown_variant_names_the_variants_that_exist) {
+  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host:matrix_sum:turbo");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.output.find("has: baseline, optimized"), std::string::npos) << run.output;
+}
+
+TEST(bench_run, a_bad_option_value_is_a_one_line_error_with_exit_code_2) {
+  for (const char* args : {"--mode lukewarm", "--max-time -1", "--seed banana", "--frobnicate"}) {
+    const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host " + args);
+    EXPECT_EQ(run.exit_code, 2) << args << ": " << run.output;
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << args << ": " << run.output;
+  }
+}
+
+TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present: the GPU tests cover ch07";
+  const auto dir = fresh_dir("nogpu");
+  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets ch07 --artifacts-dir " + dir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto results = read_json(dir + "/results.json");
+  ASSERT_GE(results["pairs"].size(), 4u);
+  for (const auto& pair : results["pairs"]) {
+    EXPECT_EQ(pair["status"], "skip");
+    EXPECT_NE(pair["message"].get<std::string>().find("GPU"), std::string::npos);
+  }
+  EXPECT_NE(run.output.find("skipped"), std::string::npos);
+}
+
+TEST(list_targets, lists_every_chapter_pair_as_json) {
+  const auto run = run_command(std::string(AISP_BINARY) + " bench list-targets --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::set<std::string> targets;
+  for (const auto& item : json::parse(run.output)) targets.insert(item["target"].get<std::string>());
+  for (const char* expected : {"ch07:coalesced_copy", "ch07:vectorized_copy", "ch07:transpose",
+                               "ch07:block_reduce", "labs/host:matrix_sum", "labs/host:transpose"}) {
+    EXPECT_TRUE(targets.count(expected)) << expected;
+  }
+}
+
+TEST(list_targets, an_unknown_chapter_is_an_error) {
+  const auto run = run_command(std::string(AISP_BINARY) + " bench list-targets --chapter ch99");
+  EXPECT_EQ(run.exit_code, 2);
+}
+
+TEST(info, reports_the_machine_as_json_and_exits_zero_with_or_without_a_gpu) {
+  const auto run = run_command(std::string(AISP_BINARY) + " info --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto info = json::parse(run.output);
+  EXPECT_GT(info["host"]["logical_cpus"].get<int>(), 0);
+  EXPECT_EQ(info["aisp_version"], "0.1.0");
+  if (info["gpus"].empty()) {
+    EXPECT_TRUE(info["gpu_absence_reason"].is_string());
+  }
+}
+
+}  // namespace

@@ -1,0 +1,402 @@
+// Unit tests of the statistics module. Expected values come from hand computation or from the
+// math in the comments, never from running the code under test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <random>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "stats/bootstrap.hpp"
+#include "stats/median_ci.hpp"
+#include "stats/stopping_rule.hpp"
+#include "stats/summary.hpp"
+#include "stats/verdict.hpp"
+
+namespace aisp::stats {
+namespace {
+
+// n values evenly spread over [center - spread, center + spread] at the cell midpoints:
+// rank k (1-based) is center - spread + 2 spread (k - 1/2) / n, and the median is `center`.
+std::vector<double> even_grid(std::size_t n, double center, double spread) {
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double cell = (static_cast<double>(i) + 0.5) / static_cast<double>(n);
+    values[i] = center - spread + 2 * spread * cell;
+  }
+  return values;
+}
+
+// Half the samples at 1.0 and half at 2.0: every median CI spans [1, 2] whatever n is.
+std::vector<double> bimodal(std::size_t n) {
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[i] = i % 2 == 0 ? 1.0 : 2.0;
+  return values;
+}
+
+std::vector<double> lognormal(std::size_t n, double median, double sigma, std::mt19937_64& rng) {
+  std::normal_distribution<double> normal(0.0, sigma);
+  std::vector<double> values(n);
+  for (double& v : values) v = median * std::exp(normal(rng));
+  return values;
+}
+
+ratio_estimate ci(double low, double high) { return {(low + high) / 2, low, high}; }
+
+stopping_config quick_config() {
+  stopping_config config;
+  config.min_samples = 10;
+  config.min_time_s = 0.5;
+  config.max_time_s = 15.0;
+  return config;
+}
+
+// ---- summarize ---------------------------------------------------------------------------
+
+TEST(summarize, matches_a_hand_computed_ten_sample_set) {
+  // Sorted 1..9, 100. Type 7, h = 9q: median h=4.5 -> (5+6)/2; q1 h=2.25 -> 3 + 0.25;
+  // q3 h=6.75 -> 7 + 0.75. Fences -3.5 and 14.5 leave 100 as the only outlier.
+  const std::vector<double> samples = {7, 3, 100, 1, 9, 5, 2, 8, 4, 6};
+  const sample_summary s = summarize(samples);
+  EXPECT_EQ(s.count, 10u);
+  EXPECT_DOUBLE_EQ(s.median, 5.5);
+  EXPECT_DOUBLE_EQ(s.q1, 3.25);
+  EXPECT_DOUBLE_EQ(s.q3, 7.75);
+  EXPECT_DOUBLE_EQ(s.iqr, 4.5);
+  EXPECT_DOUBLE_EQ(s.min, 1);
+  EXPECT_DOUBLE_EQ(s.max, 100);
+  EXPECT_DOUBLE_EQ(s.mean, 14.5);
+  // Squared deviations from 14.5 sum to 872.25 (for 1..9) + 7310.25 (for 100) = 8182.5.
+  EXPECT_NEAR(s.cv, std::sqrt(8182.5 / 9) / 14.5, 1e-12);
+  EXPECT_NEAR(s.robust_cv, (4.5 / 1.349) / 5.5, 1e-12);
+  EXPECT_EQ(s.outliers, 1u);
+}
+
+TEST(summarize, counts_outliers_on_both_sides_of_the_fences) {
+  // q1 (h=1.5) = q3 (h=4.5) = 10, so the IQR is 0 and both fences sit at 10.
+  const std::vector<double> samples = {0, 10, 10, 10, 10, 10, 20};
+  const sample_summary s = summarize(samples);
+  EXPECT_DOUBLE_EQ(s.iqr, 0);
+  EXPECT_DOUBLE_EQ(s.robust_cv, 0);
+  EXPECT_EQ(s.outliers, 2u);
+}
+
+TEST(summarize, a_single_sample_has_no_spread) {
+  const std::vector<double> samples = {3.0};
+  const sample_summary s = summarize(samples);
+  EXPECT_EQ(s.count, 1u);
+  EXPECT_DOUBLE_EQ(s.median, 3.0);
+  EXPECT_DOUBLE_EQ(s.q1, 3.0);
+  EXPECT_DOUBLE_EQ(s.q3, 3.0);
+  EXPECT_DOUBLE_EQ(s.cv, 0);
+  EXPECT_EQ(s.outliers, 0u);
+}
+
+TEST(summarize, throws_contract_error_on_empty_input) {
+  EXPECT_THROW((void)summarize({}), contract_error);
+}
+
+TEST(quantile_of_sorted, interpolates_linearly_between_order_statistics) {
+  const std::vector<double> sorted = {10, 20, 30, 40};
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.0), 10);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 1.0), 40);
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.5), 25);   // h = 1.5
+  EXPECT_DOUBLE_EQ(quantile_of_sorted(sorted, 0.1), 13);   // h = 0.3
+  EXPECT_THROW((void)quantile_of_sorted({}, 0.5), contract_error);
+  EXPECT_THROW((void)quantile_of_sorted(sorted, 1.5), contract_error);
+}
+
+// ---- median CI ---------------------------------------------------------------------------
+
+TEST(normal_two_sided_z, matches_tabulated_standard_normal_quantiles) {
+  EXPECT_NEAR(normal_two_sided_z(0.95), 1.959963984540054, 1e-9);
+  EXPECT_NEAR(normal_two_sided_z(0.99), 2.575829303548901, 1e-9);
+  EXPECT_NEAR(normal_two_sided_z(0.90), 1.644853626951472, 1e-9);
+  EXPECT_NEAR(normal_two_sided_z(0.999), 3.290526731491926, 1e-9);
+  // P(|Z| < 1) = erf(1 / sqrt(2)).
+  EXPECT_NEAR(normal_two_sided_z(std::erf(1 / std::sqrt(2.0))), 1.0, 1e-9);
+  EXPECT_NEAR(normal_two_sided_z(0.5), 0.674489750196082, 1e-9);
+}
+
+TEST(normal_two_sided_z, rejects_confidence_outside_the_open_unit_interval) {
+  EXPECT_THROW((void)normal_two_sided_z(0.0), contract_error);
+  EXPECT_THROW((void)normal_two_sided_z(1.0), contract_error);
+}
+
+TEST(median_confidence_interval, uses_ranks_40_and_60_for_100_samples) {
+  // n = 100, z = 1.95996: 50 -/+ 1.95996 * 10 / 2 = 40.2 and 59.8, rounded outwards to the
+  // 1-based ranks 40 and 60. With samples 1..100 (shuffled), rank k holds the value k.
+  std::vector<double> samples(100);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    samples[i] = static_cast<double>((i * 37) % 100 + 1);  // 37 is coprime to 100: a permutation
+  }
+  const interval ci95 = median_confidence_interval(samples, 0.95);
+  EXPECT_DOUBLE_EQ(ci95.low, 40);
+  EXPECT_DOUBLE_EQ(ci95.high, 60);
+  EXPECT_DOUBLE_EQ(ci95.half_width(), 10);
+}
+
+TEST(median_confidence_interval, is_the_full_range_for_tiny_samples) {
+  // n = 5: 2.5 -/+ 1.96 * sqrt(5) / 2 = 0.31 and 4.69 -> ranks clamp to 1 and 5.
+  const std::vector<double> five = {4, 1, 5, 2, 3};
+  const interval ci5 = median_confidence_interval(five);
+  EXPECT_DOUBLE_EQ(ci5.low, 1);
+  EXPECT_DOUBLE_EQ(ci5.high, 5);
+  const std::vector<double> one = {7};
+  const interval ci1 = median_confidence_interval(one);
+  EXPECT_DOUBLE_EQ(ci1.low, 7);
+  EXPECT_DOUBLE_EQ(ci1.high, 7);
+}
+
+TEST(median_confidence_interval, shrinks_like_one_over_sqrt_n) {
+  // Grid over [0, 1]: n = 100 -> ranks 40, 60 -> half-width 10/100 = 0.1;
+  // n = 400 -> 200 -/+ 19.6 -> ranks 180, 220 -> half-width 20/400 = 0.05.
+  const interval small = median_confidence_interval(even_grid(100, 0.5, 0.5));
+  const interval large = median_confidence_interval(even_grid(400, 0.5, 0.5));
+  EXPECT_NEAR(small.half_width(), 0.1, 1e-12);
+  EXPECT_NEAR(large.half_width(), 0.05, 1e-12);
+}
+
+TEST(median_confidence_interval, widens_with_the_confidence) {
+  const std::vector<double> grid = even_grid(1000, 1.0, 0.1);
+  EXPECT_LT(median_confidence_interval(grid, 0.80).half_width(),
+            median_confidence_interval(grid, 0.99).half_width());
+}
+
+TEST(median_confidence_interval, throws_contract_error_on_empty_input) {
+  EXPECT_THROW((void)median_confidence_interval({}), contract_error);
+}
+
+// ---- bootstrap ---------------------------------------------------------------------------
+
+TEST(bootstrap_median_ratio, point_is_the_ratio_of_the_medians) {
+  const std::vector<double> numerator = {1, 2, 3, 4, 100};  // median 3
+  const std::vector<double> denominator = {1, 1.5, 2.5, 10};  // median (1.5 + 2.5) / 2 = 2
+  const ratio_estimate r = bootstrap_median_ratio(numerator, denominator);
+  EXPECT_DOUBLE_EQ(r.point, 1.5);
+  EXPECT_LE(r.low, r.high);
+}
+
+TEST(bootstrap_median_ratio, identical_inputs_give_a_ci_containing_one) {
+  std::mt19937_64 rng(42);
+  const std::vector<double> samples = lognormal(500, 1e-5, 0.1, rng);
+  const ratio_estimate r = bootstrap_median_ratio(samples, samples);
+  EXPECT_DOUBLE_EQ(r.point, 1.0);
+  EXPECT_LE(r.low, 1.0);
+  EXPECT_GE(r.high, 1.0);
+}
+
+TEST(bootstrap_median_ratio, is_reproducible_for_a_fixed_seed) {
+  std::mt19937_64 rng(7);
+  const std::vector<double> a = lognormal(300, 2.0, 0.2, rng);
+  const std::vector<double> b = lognormal(300, 1.0, 0.2, rng);
+  const ratio_estimate first = bootstrap_median_ratio(a, b);
+  const ratio_estimate second = bootstrap_median_ratio(a, b);
+  EXPECT_EQ(first.low, second.low);
+  EXPECT_EQ(first.high, second.high);
+  const ratio_estimate other_seed = bootstrap_median_ratio(a, b, {.seed = 99});
+  EXPECT_EQ(first.point, other_seed.point);
+  EXPECT_NE(first.low, other_seed.low);
+}
+
+TEST(bootstrap_median_ratio, ci_covers_the_true_ratio_about_95_percent_of_the_time) {
+  // Lognormal sides with medians 1.2 and 1.0: the true ratio of medians is 1.2.
+  constexpr int trials = 300;
+  constexpr double true_ratio = 1.2;
+  int covered = 0;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::mt19937_64 rng(1000 + static_cast<std::uint64_t>(trial));
+    const std::vector<double> numerator = lognormal(101, true_ratio, 0.1, rng);
+    const std::vector<double> denominator = lognormal(101, 1.0, 0.1, rng);
+    const bootstrap_config config{.resamples = 1000, .confidence = 0.95,
+                                  .seed = 77 + static_cast<std::uint64_t>(trial)};
+    const ratio_estimate r = bootstrap_median_ratio(numerator, denominator, config);
+    if (r.low <= true_ratio && true_ratio <= r.high) ++covered;
+  }
+  const double coverage = covered / static_cast<double>(trials);
+  EXPECT_GE(coverage, 0.90);
+  EXPECT_LE(coverage, 0.99);
+}
+
+TEST(bootstrap_median_ratio, narrows_as_the_samples_grow) {
+  std::mt19937_64 rng(3);
+  const std::vector<double> a_small = lognormal(100, 1.0, 0.1, rng);
+  const std::vector<double> b_small = lognormal(100, 1.0, 0.1, rng);
+  const std::vector<double> a_large = lognormal(10000, 1.0, 0.1, rng);
+  const std::vector<double> b_large = lognormal(10000, 1.0, 0.1, rng);
+  const ratio_estimate small = bootstrap_median_ratio(a_small, b_small);
+  const ratio_estimate large = bootstrap_median_ratio(a_large, b_large);
+  // 100x the samples: about 10x narrower; 3x is a loose bound.
+  EXPECT_LT(3 * (large.high - large.low), small.high - small.low);
+}
+
+TEST(bootstrap_median_ratio, throws_contract_error_on_an_empty_side) {
+  const std::vector<double> some = {1, 2, 3};
+  EXPECT_THROW((void)bootstrap_median_ratio({}, some), contract_error);
+  EXPECT_THROW((void)bootstrap_median_ratio(some, {}), contract_error);
+}
+
+// ---- stopping rule -----------------------------------------------------------------------
+
+TEST(stopping_rule, keeps_going_below_the_minimum_sample_count) {
+  stopping_rule rule(quick_config());
+  const std::vector<double> samples(9, 1.0);
+  EXPECT_EQ(rule.update(samples, 5.0), stop_reason::keep_going);
+}
+
+TEST(stopping_rule, keeps_going_below_the_minimum_time) {
+  stopping_rule rule(quick_config());
+  const std::vector<double> samples(1000, 1.0);
+  EXPECT_EQ(rule.update(samples, 0.4), stop_reason::keep_going);
+  EXPECT_EQ(rule.update(samples, 0.5), stop_reason::converged);
+}
+
+TEST(stopping_rule, converges_at_once_on_a_low_noise_stream) {
+  // Values 0.999, 1.000, 1.001: the CI half-width is at most 0.001 of the median, below 0.005.
+  std::vector<double> samples(10);
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    samples[i] = 1.0 + 0.001 * (static_cast<double>(i % 3) - 1);
+  }
+  stopping_rule rule(quick_config());
+  EXPECT_EQ(rule.update(samples, 0.6), stop_reason::converged);
+  EXPECT_LE(rule.last_rel_half_width(), 0.001 + 1e-12);
+}
+
+TEST(stopping_rule, converges_once_the_ci_of_a_noisy_stream_shrinks_enough) {
+  // +-10% grid around 1.0; rank k holds 0.9 + 0.2 (k - 1/2) / n, so half-width = 0.1 (u - l) / n.
+  // n = 125: ranks 51, 74 -> 0.0184; 250: 109, 141 -> 0.0128; 500: 228, 272 -> 0.0088;
+  // 1000: 469, 531 -> 0.0062; 2000: 956, 1044 -> 0.0044 <= 0.005. Each doubling shrinks it by
+  // about 0.7, below the 0.95 stall ratio.
+  stopping_rule rule(quick_config());
+  const double expected[] = {0.0184, 0.0128, 0.0088, 0.0062};
+  std::size_t n = 125;
+  for (double half_width : expected) {
+    EXPECT_EQ(rule.update(even_grid(n, 1.0, 0.1), 1.0), stop_reason::keep_going) << n;
+    EXPECT_NEAR(rule.last_rel_half_width(), half_width, 1e-9) << n;
+    n *= 2;
+  }
+  EXPECT_EQ(rule.update(even_grid(2000, 1.0, 0.1), 1.0), stop_reason::converged);
+  EXPECT_NEAR(rule.last_rel_half_width(), 0.0044, 1e-9);
+}
+
+TEST(stopping_rule, stalls_when_doubling_the_samples_does_not_shrink_the_ci) {
+  // Bimodal 1.0 / 2.0: CI [1, 2] at every n, so the relative half-width never drops.
+  stopping_rule rule(quick_config());
+  EXPECT_EQ(rule.update(bimodal(10), 1.0), stop_reason::keep_going);  // checkpoint at n = 10
+  EXPECT_NEAR(rule.last_rel_half_width(), 0.5 / 1.5, 1e-12);
+  EXPECT_EQ(rule.update(bimodal(15), 1.0), stop_reason::keep_going);  // not doubled yet
+  EXPECT_EQ(rule.update(bimodal(20), 1.0), stop_reason::stalled);
+}
+
+TEST(stopping_rule, moves_the_checkpoint_when_doubling_shrinks_the_ci) {
+  // n = 10 grid: ranks 1, 9 -> 0.08; n = 20: ranks 5, 15 -> 0.05 (ratio 0.625): checkpoint -> 20.
+  // Then the bimodal stream: n = 30 is below 2 * 20, so only n = 40 can declare the stall.
+  stopping_rule rule(quick_config());
+  EXPECT_EQ(rule.update(even_grid(10, 1.0, 0.1), 1.0), stop_reason::keep_going);
+  EXPECT_NEAR(rule.last_rel_half_width(), 0.08, 1e-9);
+  EXPECT_EQ(rule.update(even_grid(20, 1.0, 0.1), 1.0), stop_reason::keep_going);
+  EXPECT_NEAR(rule.last_rel_half_width(), 0.05, 1e-9);
+  EXPECT_EQ(rule.update(bimodal(30), 1.0), stop_reason::keep_going);
+  EXPECT_EQ(rule.update(bimodal(40), 1.0), stop_reason::stalled);
+}
+
+TEST(stopping_rule, times_out_at_the_maximum_time) {
+  stopping_rule rule(quick_config());
+  EXPECT_EQ(rule.update(even_grid(20, 1.0, 0.1), 14.9), stop_reason::keep_going);
+  EXPECT_EQ(rule.update(even_grid(30, 1.0, 0.1), 15.0), stop_reason::timed_out);
+}
+
+TEST(stopping_rule, times_out_even_below_the_minimum_samples) {
+  stopping_rule rule(quick_config());
+  const std::vector<double> few = {1.0, 1.1, 0.9};
+  EXPECT_EQ(rule.update(few, 16.0), stop_reason::timed_out);
+}
+
+TEST(stopping_rule, prefers_converged_over_timed_out) {
+  stopping_rule rule(quick_config());
+  const std::vector<double> flat(100, 1.0);
+  EXPECT_EQ(rule.update(flat, 20.0), stop_reason::converged);
+}
+
+TEST(stopping_rule, a_decision_is_sticky) {
+  const std::vector<double> flat(100, 1.0);
+  stopping_rule converged(quick_config());
+  EXPECT_EQ(converged.update(flat, 1.0), stop_reason::converged);
+  EXPECT_EQ(converged.update(bimodal(1000), 1.0), stop_reason::converged);
+  EXPECT_EQ(converged.update(bimodal(1000), 100.0), stop_reason::converged);
+
+  stopping_rule timed_out(quick_config());
+  EXPECT_EQ(timed_out.update(bimodal(10), 20.0), stop_reason::timed_out);
+  EXPECT_EQ(timed_out.update(flat, 1.0), stop_reason::timed_out);
+
+  stopping_rule stalled(quick_config());
+  EXPECT_EQ(stalled.update(bimodal(10), 1.0), stop_reason::keep_going);
+  EXPECT_EQ(stalled.update(bimodal(20), 1.0), stop_reason::stalled);
+  EXPECT_EQ(stalled.update(flat, 1.0), stop_reason::stalled);
+}
+
+TEST(stop_reason_name, names_every_reason) {
+  EXPECT_EQ(stop_reason_name(stop_reason::keep_going), "keep-going");
+  EXPECT_EQ(stop_reason_name(stop_reason::converged), "converged");
+  EXPECT_EQ(stop_reason_name(stop_reason::stalled), "stalled");
+  EXPECT_EQ(stop_reason_name(stop_reason::timed_out), "timed-out");
+}
+
+// ---- verdict -----------------------------------------------------------------------------
+
+TEST(noise_floor_of, is_the_farthest_reach_of_the_ci_from_one) {
+  EXPECT_NEAR(noise_floor_of(ci(0.97, 1.04)), 0.04, 1e-12);
+  EXPECT_NEAR(noise_floor_of(ci(0.95, 1.01)), 0.05, 1e-12);
+  EXPECT_NEAR(noise_floor_of(ci(1.01, 1.03)), 0.03, 1e-12);  // 1 - low < 0 does not count
+  EXPECT_DOUBLE_EQ(noise_floor_of(ci(1.0, 1.0)), 0.0);
+}
+
+TEST(decide, faster_needs_the_ci_to_clear_the_noise_floor) {
+  // noise floor 0.05: faster iff low > 1.05.
+  EXPECT_EQ(decide(ci(1.051, 1.2), 0.05), verdict::faster);
+  EXPECT_NE(decide(ci(1.049, 1.2), 0.05), verdict::faster);
+  EXPECT_EQ(decide(ci(1.5, 1.6), 0.0), verdict::faster);
+}
+
+TEST(decide, slower_needs_the_ci_below_the_reciprocal_noise_floor) {
+  // noise floor 0.05: slower iff high < 1 / 1.05 = 0.95238...
+  EXPECT_EQ(decide(ci(0.80, 0.952), 0.05), verdict::slower);
+  EXPECT_NE(decide(ci(0.80, 0.953), 0.05), verdict::slower);
+}
+
+TEST(decide, no_difference_inside_the_equivalence_band) {
+  // Floor 0.005: m = max(0.02, 0.01) = 0.02, band [1/1.02 = 0.98039, 1.02].
+  EXPECT_EQ(decide(ci(0.99, 1.01), 0.005), verdict::no_difference);
+  EXPECT_EQ(decide(ci(0.981, 1.019), 0.005), verdict::no_difference);
+  EXPECT_EQ(decide(ci(0.980, 1.01), 0.005), verdict::inconclusive);  // 0.980 < 0.98039
+  EXPECT_EQ(decide(ci(0.99, 1.021), 0.005), verdict::inconclusive);
+}
+
+TEST(decide, the_equivalence_band_widens_to_twice_the_noise_floor) {
+  // Floor 0.03: m = max(0.02, 0.06) = 0.06, band [1/1.06 = 0.9434, 1.06].
+  EXPECT_EQ(decide(ci(0.95, 1.05), 0.03), verdict::no_difference);
+  EXPECT_EQ(decide(ci(0.95, 1.05), 0.005), verdict::inconclusive);  // band only [0.98, 1.02]
+  EXPECT_EQ(decide(ci(0.94, 1.05), 0.03), verdict::inconclusive);
+}
+
+TEST(decide, a_ci_clearing_one_but_not_the_noise_floor_is_not_faster) {
+  // Floor 0.05, band m = 0.1 -> [0.909, 1.1]: [1.03, 1.08] clears 1 but sits inside the band.
+  EXPECT_EQ(decide(ci(1.03, 1.08), 0.05), verdict::no_difference);
+  // Reaching past the band as well: neither faster nor equivalent.
+  EXPECT_EQ(decide(ci(1.03, 1.12), 0.05), verdict::inconclusive);
+}
+
+TEST(decide, a_ci_too_wide_for_any_band_is_inconclusive) {
+  EXPECT_EQ(decide(ci(0.7, 1.4), 0.01), verdict::inconclusive);
+}
+
+TEST(verdict_name, names_every_verdict) {
+  EXPECT_EQ(verdict_name(verdict::faster), "faster");
+  EXPECT_EQ(verdict_name(verdict::slower), "slower");
+  EXPECT_EQ(verdict_name(verdict::no_difference), "no-difference");
+  EXPECT_EQ(verdict_name(verdict::inconclusive), "inconclusive");
+}
+
+}  // namespace
+}  // namespace aisp::stats

@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "support/element_codec.hpp"
+#include "verify/compare.hpp"
+#include "verify/tolerance.hpp"
+
+namespace {
+
+using aisp::dtype;
+
+std::vector<unsigned char> as_f32_bytes(const std::vector<float>& values) {
+  std::vector<unsigned char> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+TEST(compare_output, passes_values_within_the_fp32_tolerance_and_reports_headroom) {
+  const auto actual = as_f32_bytes({1.0f, -2.0f, 0.5f});
+  const std::vector<double> expected = {1.0, -2.0, 0.5000001};
+  const auto result = aisp::verify::compare_output("y", dtype::f32, actual, expected, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_TRUE(result.passed()) << result.describe();
+  EXPECT_EQ(result.elements, 3u);
+  // |0.5 - 0.5000001| = 1e-7 against 1e-8 + 1e-5 * 0.5000001 = 5.00000e-6: 2% of tolerance.
+  EXPECT_NEAR(result.worst_tolerance_fraction, 1e-7 / (1e-8 + 1e-5 * 0.5000001), 1e-3);
+}
+
+TEST(compare_output, flags_an_element_still_holding_the_poison_as_unwritten_O10) {
+  std::vector<unsigned char> actual = as_f32_bytes({1.0f, 2.0f, 3.0f});
+  aisp::fill_poison(dtype::f32, actual.data() + 2 * sizeof(float), 1);
+  const auto result = aisp::verify::compare_output("y", dtype::f32, actual, std::vector<double>{1.0, 2.0, 3.0}, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_FALSE(result.passed());
+  EXPECT_EQ(result.reason_code, "O10");
+  EXPECT_EQ(result.unwritten, 1u);
+  ASSERT_FALSE(result.first_mismatches.empty());
+  EXPECT_EQ(result.first_mismatches.front().index, 2u);
+}
+
+TEST(compare_output, never_passes_a_nan_O4) {
+  const auto actual = as_f32_bytes({1.0f, std::nanf("")});
+  const auto result = aisp::verify::compare_output("y", dtype::f32, actual, std::vector<double>{1.0, 2.0}, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_EQ(result.reason_code, "O4");
+  EXPECT_EQ(result.nan_count, 1u);
+}
+
+TEST(compare_output, fails_an_inf_the_reference_does_not_have_O5) {
+  const auto actual = as_f32_bytes({INFINITY, 1.0f});
+  const auto result = aisp::verify::compare_output("y", dtype::f32, actual, std::vector<double>{1.0, 1.0}, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_EQ(result.reason_code, "O5");
+}
+
+TEST(compare_output, fails_an_error_beyond_tolerance_O3_and_names_the_first_element) {
+  const auto actual = as_f32_bytes({1.0f, 2.001f});
+  const auto result = aisp::verify::compare_output("y", dtype::f32, actual, std::vector<double>{1.0, 2.0}, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_EQ(result.reason_code, "O3");
+  EXPECT_EQ(result.failing, 1u);
+  EXPECT_EQ(result.first_mismatches.front().index, 1u);
+  EXPECT_NE(result.describe().find("first at [1]"), std::string::npos);
+}
+
+TEST(compare_output, integers_must_match_exactly) {
+  std::vector<unsigned char> actual(2 * sizeof(std::int32_t));
+  aisp::store_from_double(dtype::i32, actual.data(), 0, 5);
+  aisp::store_from_double(dtype::i32, actual.data(), 1, 6);
+  const auto result = aisp::verify::compare_output("idx", dtype::i32, actual, std::vector<double>{5.0, 7.0}, aisp::verify::default_tolerance(dtype::i32));
+  EXPECT_EQ(result.reason_code, "O3");
+}
+
+TEST(compare_output, a_size_mismatch_is_a_contract_error) {
+  const auto actual = as_f32_bytes({1.0f});
+  EXPECT_THROW((void)aisp::verify::compare_output("y", dtype::f32, actual, std::vector<double>{1.0, 2.0}, aisp::verify::default_tolerance(dtype::f32)),
+               aisp::contract_error);
+}
+
+TEST(element_codec, half_and_bf16_round_trip_known_values) {
+  // 1.0 = 0x3C00 (half), 0x3F80 (bf16); -2.5 = 0xC100 (half), 0xC020 (bf16).
+  EXPECT_EQ(aisp::float_to_half_bits(1.0f), 0x3C00);
+  EXPECT_EQ(aisp::float_to_half_bits(-2.5f), 0xC100);
+  EXPECT_EQ(aisp::float_to_bf16_bits(1.0f), 0x3F80);
+  EXPECT_EQ(aisp::float_to_bf16_bits(-2.5f), 0xC020);
+  EXPECT_EQ(aisp::half_bits_to_float(0x3555), 0.333251953125f);  // nearest half to 1/3
+  EXPECT_EQ(aisp::float_to_half_bits(1.0f / 3.0f), 0x3555);
+  EXPECT_EQ(aisp::float_to_half_bits(65520.0f), 0x7C00) << "rounds past the largest half to Inf";
+  EXPECT_EQ(aisp::half_bits_to_float(0x0001), std::ldexp(1.0f, -24)) << "smallest subnormal";
+}
+
+TEST(element_codec, poison_is_recognised_for_every_dtype_and_random_values_are_not) {
+  for (dtype type : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32, dtype::i64, dtype::u8}) {
+    std::vector<unsigned char> bytes(4 * aisp::dtype_size(type));
+    aisp::fill_poison(type, bytes.data(), 4);
+    EXPECT_TRUE(aisp::is_poison(type, bytes.data(), 3)) << aisp::dtype_name(type);
+    aisp::store_from_double(type, bytes.data(), 3, 3.0);
+    EXPECT_FALSE(aisp::is_poison(type, bytes.data(), 3)) << aisp::dtype_name(type);
+  }
+}
+
+TEST(default_tolerance, follows_the_validity_table) {
+  EXPECT_EQ(aisp::verify::default_tolerance(dtype::f32).rtol, 1e-5);
+  EXPECT_EQ(aisp::verify::default_tolerance(dtype::bf16).rtol, 1.6e-2);
+  EXPECT_EQ(aisp::verify::default_tolerance(dtype::f16).rtol, 1e-3);
+  EXPECT_EQ(aisp::verify::default_tolerance(dtype::i32).atol, 0.0);
+}
+
+}  // namespace
