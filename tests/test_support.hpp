@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace aisp::testing {
@@ -12,6 +13,13 @@ struct command_result {
   int exit_code = -1;
   std::string output;  // stdout and stderr together
 };
+
+// The aisp binary under test: $AISP_BINARY when set (a build carried to another machine),
+// else the one this build made.
+inline std::string aisp_binary() {
+  const char* from_environment = std::getenv("AISP_BINARY");
+  return from_environment != nullptr ? from_environment : AISP_BINARY;
+}
 
 // Runs a shell command and captures what it printed.
 inline command_result run_command(const std::string& command) {

@@ -27,7 +27,7 @@ json read_json(const std::string& path) {
 }
 
 bool gpu_present() {
-  const auto info = run_command(std::string(AISP_BINARY) + " info --json");
+  const auto info = run_command(aisp::testing::aisp_binary() + " info --json");
   const auto parsed = json::parse(info.output, nullptr, false);
   return !parsed.is_discarded() && !parsed["gpus"].empty();
 }
@@ -35,7 +35,7 @@ bool gpu_present() {
 TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   const auto dir = fresh_dir("host");
   const auto json_path = dir + "/copy.json";
-  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host --max-time 3 --min-time 0.2 --artifacts-dir " + dir + " --json " + json_path);
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 3 --min-time 0.2 --artifacts-dir " + dir + " --json " + json_path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("labs/host:matrix_sum"), std::string::npos) << run.output;
 
@@ -69,21 +69,21 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
 }
 
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
-  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets ch99:nothing");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.output.find("unknown target 'ch99:nothing'"), std::string::npos) << run.output;
   EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
 }
 
 TEST(bench_run, an_unknown_variant_names_the_variants_that_exist) {
-  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host:matrix_sum:turbo");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host:matrix_sum:turbo");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.output.find("has: baseline, optimized"), std::string::npos) << run.output;
 }
 
 TEST(bench_run, a_bad_option_value_is_a_one_line_error_with_exit_code_2) {
   for (const char* args : {"--mode lukewarm", "--max-time -1", "--seed banana", "--frobnicate"}) {
-    const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets labs/host " + args);
+    const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host " + args);
     EXPECT_EQ(run.exit_code, 2) << args << ": " << run.output;
     EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << args << ": " << run.output;
   }
@@ -92,7 +92,7 @@ TEST(bench_run, a_bad_option_value_is_a_one_line_error_with_exit_code_2) {
 TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present: the GPU tests cover ch07";
   const auto dir = fresh_dir("nogpu");
-  const auto run = run_command(std::string(AISP_BINARY) + " bench run --targets ch07 --artifacts-dir " + dir);
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch07 --artifacts-dir " + dir);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto results = read_json(dir + "/results.json");
   ASSERT_GE(results["pairs"].size(), 4u);
@@ -104,7 +104,7 @@ TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
 }
 
 TEST(list_targets, lists_every_chapter_pair_as_json) {
-  const auto run = run_command(std::string(AISP_BINARY) + " bench list-targets --json");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench list-targets --json");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::set<std::string> targets;
   for (const auto& item : json::parse(run.output)) targets.insert(item["target"].get<std::string>());
@@ -115,12 +115,12 @@ TEST(list_targets, lists_every_chapter_pair_as_json) {
 }
 
 TEST(list_targets, an_unknown_chapter_is_an_error) {
-  const auto run = run_command(std::string(AISP_BINARY) + " bench list-targets --chapter ch99");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench list-targets --chapter ch99");
   EXPECT_EQ(run.exit_code, 2);
 }
 
 TEST(info, reports_the_machine_as_json_and_exits_zero_with_or_without_a_gpu) {
-  const auto run = run_command(std::string(AISP_BINARY) + " info --json");
+  const auto run = run_command(aisp::testing::aisp_binary() + " info --json");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto info = json::parse(run.output);
   EXPECT_GT(info["host"]["logical_cpus"].get<int>(), 0);
