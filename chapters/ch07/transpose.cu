@@ -22,6 +22,15 @@ namespace {
 //
 // Both variants use the same launch: a (32, 8) block per 32 x 32 tile, each thread moving 4
 // elements, one per 8-row step (the layout of NVIDIA's "Efficient Matrix Transpose" post).
+//
+// Note [bank math]: shared memory has 32 banks of 4 bytes; word w lives in bank w % 32. The
+// optimized write phase has lane i read tile[i][r], word 33 i + r with the pad (bank (i + r) % 32:
+// 32 distinct banks, one wavefront) and word 32 i + r without it (bank r % 32 for every lane: a
+// 32-way conflict, 32 wavefronts). The read phase writes tile[r][i], consecutive words either way.
+//
+// Note [write sectors]: per 32 x 32 tile the naive kernel issues 32 warp stores x 32 sectors =
+// 1024 partial-sector (4-byte) writes to L2 where 128 full sectors suffice: 8x the requests.
+// L2 merges them before HBM, so the cost is L2 request throughput, not DRAM bytes.
 
 constexpr int tile_dim = 32;
 constexpr int block_rows = 8;  // blockDim.y; each thread covers tile_dim / block_rows rows

@@ -32,6 +32,7 @@ struct run_options {
   double min_time_s = 0.5;
   std::size_t min_samples = 10;
   double target_ci = 0.005;
+  double min_effect = 0.01;
   double worker_timeout_s = 60;
   int device = 0;
   bool aa_test = false;
@@ -95,6 +96,7 @@ int run_bench(const run_options& options) {
   config.stopping.min_time_s = std::min(options.min_time_s, options.max_time_s);
   config.stopping.min_samples = options.min_samples;
   config.stopping.target_rel_half_width = options.target_ci;
+  config.verdicts.min_effect = options.min_effect;
   config.worker_timeout_s = options.worker_timeout_s;
   config.device = options.device;
   config.aa_test = options.aa_test;
@@ -113,7 +115,7 @@ int run_bench(const run_options& options) {
   header.device = to_json(system);
   header.config = {{"mode", options.mode}, {"seed", options.seed}, {"max_time_s", options.max_time_s},
                    {"min_time_s", config.stopping.min_time_s}, {"min_samples", options.min_samples},
-                   {"target_rel_ci_half_width", options.target_ci}, {"worker_timeout_s", options.worker_timeout_s},
+                   {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect}, {"worker_timeout_s", options.worker_timeout_s},
                    {"device", options.device}, {"aa_test", options.aa_test}, {"targets", options.targets}};
   suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path};
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
@@ -168,6 +170,10 @@ void add_bench_commands(CLI::App& app, outcome& result) {
   run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default 10)");
   run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
       ->check(CLI::PositiveNumber);
+  run->add_option("--min-effect", options->min_effect,
+                  "smallest speedup worth a verdict, as a fraction (default 0.01): identical variants in two processes "
+                  "differ by up to 0.4% on an H100")
+      ->check(CLI::NonNegativeNumber);
   run->add_option("--worker-timeout", options->worker_timeout_s, "seconds a worker may take to answer one request before it is killed (default 60)")
       ->check(CLI::PositiveNumber);
   run->add_option("--device", options->device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);

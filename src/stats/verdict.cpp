@@ -20,8 +20,10 @@ double noise_floor_of(const ratio_estimate& baseline_vs_itself) {
   return std::max({baseline_vs_itself.high - 1, 1 - baseline_vs_itself.low, 0.0});
 }
 
-verdict decide(const ratio_estimate& speedup, double noise_floor, const verdict_config& config) {
-  AISP_EXPECTS(noise_floor >= 0, "the noise floor cannot be negative");
+verdict decide(const ratio_estimate& speedup, double measured_noise_floor, const verdict_config& config) {
+  AISP_EXPECTS(measured_noise_floor >= 0, "the noise floor cannot be negative");
+  AISP_EXPECTS(config.min_effect >= 0, "the minimum effect cannot be negative");
+  const double noise_floor = std::max(measured_noise_floor, config.min_effect);
   AISP_EXPECTS(config.equivalence_margin >= 0, "the equivalence margin cannot be negative");
   AISP_EXPECTS(speedup.low <= speedup.high, "a ratio CI needs low <= high");
 

@@ -14,14 +14,20 @@ enum class verdict { faster, slower, no_difference, inconclusive };
 struct verdict_config {
   // The smallest equivalence band for no-difference: a CI inside [1/(1+m), 1+m].
   double equivalence_margin = 0.02;
+  // Note [minimum effect]: the floor used is never below this. On the H100, two identical
+  // variants in two worker processes differed systematically by up to 0.4% (ch07 A/A runs,
+  // 2026-11-26), with CIs of +-0.03%: the twin of one run does not see the spread between
+  // processes, so a finer claim would be a false positive.
+  double min_effect = 0.01;
 };
 
 // How far the baseline-vs-itself ratio CI reaches from 1: max(high - 1, 1 - low, 0).
 [[nodiscard]] double noise_floor_of(const ratio_estimate& baseline_vs_itself);
 
-// faster:        low  > 1 + noise_floor
-// slower:        high < 1 / (1 + noise_floor)
-// no-difference: [low, high] inside [1/(1+m), 1+m] with m = max(margin, 2 * noise_floor)
+// With floor = max(noise_floor, min_effect):
+// faster:        low  > 1 + floor
+// slower:        high < 1 / (1 + floor)
+// no-difference: [low, high] inside [1/(1+m), 1+m] with m = max(margin, 2 * floor)
 // inconclusive:  anything else (the CI straddles a band edge, or is too wide).
 [[nodiscard]] verdict decide(const ratio_estimate& speedup, double noise_floor,
                              const verdict_config& config = {});

@@ -1,6 +1,8 @@
 #include "support/seeded_fill.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -29,34 +31,64 @@ std::uint64_t buffer_stream_id(std::uint64_t seed, std::string_view buffer_name)
   return mix(seed ^ hash);
 }
 
-void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
-                 std::size_t count) {
+namespace {
+
+void fill_range(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
+                std::size_t begin, std::size_t end) {
   switch (init) {
     case init_distribution::uniform_signed:
-      for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t i = begin; i < end; ++i)
         store_from_double(type, base, i, 2.0 * unit_double(stream_id, i) - 1.0);
       return;
     case init_distribution::uniform_unit:
-      for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t i = begin; i < end; ++i)
         store_from_double(type, base, i, unit_double(stream_id, i));
       return;
     case init_distribution::small_integers:
-      for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t i = begin; i < end; ++i)
         store_from_double(type, base, i, std::floor(17.0 * unit_double(stream_id, i)) - 8.0);
       return;
-    case init_distribution::index_permutation: {
-      AISP_EXPECTS(!dtype_is_float(type), "index_permutation needs an integer buffer");
-      std::vector<std::int64_t> order(count);
-      for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<std::int64_t>(i);
-      for (std::size_t i = count; i > 1; --i) {  // Fisher-Yates, counter-based draws
-        const auto j = static_cast<std::size_t>(unit_double(stream_id, i) * static_cast<double>(i));
-        std::swap(order[i - 1], order[j]);
-      }
-      for (std::size_t i = 0; i < count; ++i)
-        store_from_double(type, base, i, static_cast<double>(order[i]));
-      return;
-    }
+    case init_distribution::index_permutation:
+      return;  // whole-buffer only: see fill_seeded
   }
+}
+
+void fill_permutation(dtype type, std::uint64_t stream_id, void* base, std::size_t count) {
+  AISP_EXPECTS(!dtype_is_float(type), "index_permutation needs an integer buffer");
+  std::vector<std::int64_t> order(count);
+  for (std::size_t i = 0; i < count; ++i) order[i] = static_cast<std::int64_t>(i);
+  for (std::size_t i = count; i > 1; --i) {  // Fisher-Yates, counter-based draws
+    const auto j = static_cast<std::size_t>(unit_double(stream_id, i) * static_cast<double>(i));
+    std::swap(order[i - 1], order[j]);
+  }
+  for (std::size_t i = 0; i < count; ++i)
+    store_from_double(type, base, i, static_cast<double>(order[i]));
+}
+
+}  // namespace
+
+void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
+                 std::size_t count) {
+  if (init == init_distribution::index_permutation) {
+    fill_permutation(type, stream_id, base, count);
+    return;
+  }
+  // Element i depends only on (stream, i), so chunks fill in parallel with identical results.
+  constexpr std::size_t chunk_floor = std::size_t{1} << 20;
+  const std::size_t threads =
+      std::clamp<std::size_t>(count / chunk_floor, 1, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads == 1) {
+    fill_range(type, init, stream_id, base, 0, count);
+    return;
+  }
+  std::vector<std::thread> workers;
+  const std::size_t per_thread = (count + threads - 1) / threads;
+  for (std::size_t t = 0; t < threads; ++t) {
+    const std::size_t begin = t * per_thread;
+    const std::size_t end = std::min(count, begin + per_thread);
+    if (begin < end) workers.emplace_back(fill_range, type, init, stream_id, base, begin, end);
+  }
+  for (auto& w : workers) w.join();
 }
 
 }  // namespace aisp

@@ -400,3 +400,20 @@ TEST(verdict_name, names_every_verdict) {
 
 }  // namespace
 }  // namespace aisp::stats
+
+namespace {
+
+TEST(decide, a_systematic_offset_below_the_minimum_effect_is_no_difference) {
+  using aisp::stats::decide;
+  using aisp::stats::verdict;
+  // Measured on the H100: identical kernels in two processes, 0.38% apart with a +-0.035% CI.
+  EXPECT_EQ(decide({0.9962, 0.9958, 0.9965}, 0.0021), verdict::no_difference);
+  EXPECT_EQ(decide({1.0035, 1.0032, 1.0038}, 0.0029), verdict::no_difference);
+  // 1.5% with a tight CI clears the 1% minimum effect.
+  EXPECT_EQ(decide({1.015, 1.012, 1.018}, 0.002), verdict::faster);
+  aisp::stats::verdict_config strict;
+  strict.min_effect = 0;
+  EXPECT_EQ(decide({1.0035, 1.0032, 1.0038}, 0.0029, strict), verdict::faster);
+}
+
+}  // namespace

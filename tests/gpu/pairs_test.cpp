@@ -1,0 +1,59 @@
+// Every GPU pair through the real binary, with a tiny budget, in each timing mode: verified on
+// its odd validation and held-out sizes, and no failures. Skips visibly without a GPU.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+bool gpu_usable(std::string& why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    why = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+class every_gpu_pair : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(every_gpu_pair, verifies_and_times_in_this_mode) {
+  std::string why;
+  if (!gpu_usable(why)) GTEST_SKIP() << "no GPU: " << why;
+  const std::string mode = GetParam();
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_gpu_pairs_" + mode)).string();
+  std::filesystem::remove_all(dir);
+  const auto run = aisp::testing::run_command(aisp::testing::aisp_binary() + " bench run --targets all --mode " + mode +
+                                              " --max-time 0.3 --min-time 0.05 --quiet --artifacts-dir " + dir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::ifstream file(dir + "/results.json");
+  const auto results = json::parse(file);
+  int gpu_pairs = 0;
+  for (const auto& pair : results["pairs"]) {
+    SCOPED_TRACE(pair["target"].get<std::string>());
+    EXPECT_EQ(pair["status"], "pass") << pair["message"];
+    if (pair["backend"] == "cuda") {
+      ++gpu_pairs;
+      EXPECT_EQ(pair["timing_mode"], mode);
+    }
+    for (const auto& v : pair["variants"]) {
+      if (v["name"] != "baseline_twin") EXPECT_TRUE(v["verified"].get<bool>()) << v["name"];
+      if (mode != "cold" && pair["backend"] == "cuda") EXPECT_GE(v["calls_per_sample"].get<int>(), 1);
+    }
+  }
+  EXPECT_GE(gpu_pairs, 4);
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, every_gpu_pair, ::testing::Values("cold", "hot", "graph"));
+
+}  // namespace
