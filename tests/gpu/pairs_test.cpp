@@ -47,8 +47,10 @@ TEST_P(every_gpu_pair, verifies_and_times_in_this_mode) {
       EXPECT_EQ(pair["timing_mode"], mode);
     }
     for (const auto& v : pair["variants"]) {
-      if (v["name"] != "baseline_twin") EXPECT_TRUE(v["verified"].get<bool>()) << v["name"];
-      if (mode != "cold" && pair["backend"] == "cuda") EXPECT_GE(v["calls_per_sample"].get<int>(), 1);
+      if (v["name"] != "baseline_twin") {
+        EXPECT_TRUE(v["verified"].get<bool>()) << v["name"];
+      }
+      EXPECT_GE(v["calls_per_sample"].get<int>(), 1);
     }
   }
   EXPECT_GE(gpu_pairs, 4);
