@@ -170,6 +170,7 @@ AISP_REGISTER(
         .input("input", aisp::dtype::f32, [](const aisp::workload& w) { return w.get("n"); },
                aisp::init_distribution::uniform_unit)
         .output("sum", aisp::dtype::f32, [](const aisp::workload&) { return std::int64_t{1}; })
+        .exact_math()  // small-integer inputs give bitwise-exact results (X5 challenge)
         .work([](const aisp::workload& w) {
           const double elements = static_cast<double>(w.get("n"));
           return aisp::work_amount{.bytes = 4.0 * elements + 4.0, .flops = elements};

@@ -133,6 +133,7 @@ AISP_REGISTER(
         .held_out_size({{"rows", 3001}, {"cols", 4097}})
         .input("input", aisp::dtype::f32, aisp::ch07::matrix_elements)
         .output("output", aisp::dtype::f32, aisp::ch07::matrix_elements)
+        .exact_math()  // small-integer inputs give bitwise-exact results (X5 challenge)
         .work([](const aisp::workload& w) {
           const double elements = static_cast<double>(w.get("rows") * w.get("cols"));
           return aisp::work_amount{.bytes = 2.0 * 4.0 * elements, .flops = 0.0};

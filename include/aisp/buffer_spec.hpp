@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "aisp/dtype.hpp"
 #include "aisp/workload.hpp"
@@ -22,12 +23,20 @@ enum class init_distribution : std::uint8_t {
 
 using element_count_fn = std::function<std::int64_t(const workload&)>;
 
+// What an input means, for the checks that perturb it: a mask (W9) or a KV cache (W10).
+enum class buffer_meaning : std::uint8_t { data, mask, kv_cache };
+
 struct buffer_spec {
   std::string name;
   dtype type = dtype::f32;
   buffer_role role = buffer_role::input;
   element_count_fn num_elements;
   init_distribution init = init_distribution::uniform_signed;
+  // Optional: the workload parameters whose product is the element count, outermost first
+  // (e.g. {"batch", "seq", "hidden"}). Lets verification say *where* an output went wrong:
+  // a skipped batch tail (W5), a truncated sequence (W6), a strided subsample (W7).
+  std::vector<std::string> dims;
+  buffer_meaning meaning = buffer_meaning::data;
 };
 
 }  // namespace aisp

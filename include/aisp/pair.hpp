@@ -71,6 +71,14 @@ class pair {
               init_distribution init = init_distribution::uniform_signed);
   pair& output(std::string name, dtype type, element_count_fn count);
   pair& scratch(std::string name, dtype type, element_count_fn count);
+  // Shaped buffers: the element count is the product of the named workload parameters.
+  pair& input(std::string name, dtype type, std::vector<std::string> dims,
+              init_distribution init = init_distribution::uniform_signed,
+              buffer_meaning meaning = buffer_meaning::data);
+  pair& output(std::string name, dtype type, std::vector<std::string> dims);
+  // The math is exact on small integers (copies, integer sums, permutations...): the harness
+  // then also runs an exact-integer challenge with a bitwise comparison (X5).
+  pair& exact_math();
   pair& work(work_fn fn);
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
@@ -91,6 +99,7 @@ class pair {
   [[nodiscard]] const reference_fn& reference_of() const { return reference_; }
   [[nodiscard]] const std::optional<tolerance>& tolerance_of() const { return tolerance_; }
   [[nodiscard]] goal goal_of() const { return goal_; }
+  [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
   [[nodiscard]] const std::vector<variant>& variants() const { return variants_; }
@@ -117,6 +126,7 @@ class pair {
   reference_fn reference_;
   std::optional<tolerance> tolerance_;
   goal goal_ = goal::speed;
+  bool exact_math_ = false;
   int world_size_ = 1;
   std::vector<std::string> tags_;
   std::vector<variant> variants_;

@@ -39,6 +39,12 @@ void release(backend where, void* pointer) {
 
 }  // namespace
 
+std::vector<unsigned char> pattern_bytes(std::uint64_t seed, const owned_buffer& buffer) {
+  std::vector<unsigned char> bytes(buffer.bytes());
+  fill_random_bytes(buffer_stream_id(seed, buffer.spec.name), bytes.data(), bytes.size());
+  return bytes;
+}
+
 buffer_store::buffer_store(const pair& declared, const workload& work, backend where)
     : where_(where) {
   try {
@@ -78,13 +84,32 @@ std::vector<unsigned char> buffer_store::read(const owned_buffer& buffer) const 
   return bytes;
 }
 
-void buffer_store::fill_inputs(std::uint64_t seed) {
+void buffer_store::fill_inputs(std::uint64_t seed, bool exact_integers) {
   for (const auto& b : buffers_) {
     if (b.spec.role == buffer_role::output) continue;
     std::vector<unsigned char> bytes(b.bytes());
-    fill_seeded(b.spec.type, b.spec.init, buffer_stream_id(seed, b.spec.name), bytes.data(),
-                b.num_elements);
+    fill_seeded(b.spec.type, effective_init(b.spec, exact_integers), buffer_stream_id(seed, b.spec.name),
+                bytes.data(), b.num_elements);
     write(b, bytes);
+  }
+}
+
+void buffer_store::fill_outputs_with_pattern(std::uint64_t seed) {
+  for (const auto& b : buffers_) {
+    if (b.spec.role != buffer_role::output) continue;
+    write(b, pattern_bytes(seed, b));
+  }
+}
+
+void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, double value) {
+  AISP_EXPECTS(index < buffer.num_elements, "element index out of range");
+  std::vector<unsigned char> element(dtype_size(buffer.spec.type));
+  store_from_double(buffer.spec.type, element.data(), 0, value);
+  auto* target = static_cast<unsigned char*>(buffer.data) + index * element.size();
+  if (where_ == backend::cuda) {
+    AISP_CUDA_CHECK(cudaMemcpy(target, element.data(), element.size(), cudaMemcpyHostToDevice));
+  } else {
+    std::memcpy(target, element.data(), element.size());
   }
 }
 

@@ -32,7 +32,13 @@ pair& pair::held_out_size(param_map params) {
 }
 pair& pair::add_buffer(std::string name, dtype type, buffer_role role, element_count_fn count,
                        init_distribution init) {
-  buffers_.push_back(buffer_spec{std::move(name), type, role, std::move(count), init});
+  buffer_spec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.role = role;
+  spec.num_elements = std::move(count);
+  spec.init = init;
+  buffers_.push_back(std::move(spec));
   return *this;
 }
 pair& pair::input(std::string name, dtype type, element_count_fn count, init_distribution init) {
@@ -45,6 +51,32 @@ pair& pair::output(std::string name, dtype type, element_count_fn count) {
 pair& pair::scratch(std::string name, dtype type, element_count_fn count) {
   return add_buffer(std::move(name), type, buffer_role::scratch, std::move(count),
                     init_distribution::uniform_signed);
+}
+namespace {
+element_count_fn product_of(std::vector<std::string> dims) {
+  return [dims = std::move(dims)](const workload& w) {
+    std::int64_t count = 1;
+    for (const auto& d : dims) count *= w.get(d);
+    return count;
+  };
+}
+}  // namespace
+
+pair& pair::input(std::string name, dtype type, std::vector<std::string> dims, init_distribution init,
+                  buffer_meaning meaning) {
+  add_buffer(std::move(name), type, buffer_role::input, product_of(dims), init);
+  buffers_.back().dims = std::move(dims);
+  buffers_.back().meaning = meaning;
+  return *this;
+}
+pair& pair::output(std::string name, dtype type, std::vector<std::string> dims) {
+  add_buffer(std::move(name), type, buffer_role::output, product_of(dims), init_distribution::uniform_signed);
+  buffers_.back().dims = std::move(dims);
+  return *this;
+}
+pair& pair::exact_math() {
+  exact_math_ = true;
+  return *this;
 }
 pair& pair::work(work_fn fn) {
   work_ = std::move(fn);
@@ -119,7 +151,7 @@ void pair::validate() const {
   };
   if (count_kind(workload_kind::benchmark) != 1) gap("exactly one benchmark size is required");
   if (count_kind(workload_kind::validation) < 1) gap("at least one validation size is required");
-  if (count_kind(workload_kind::held_out) < 1) gap("at least one held-out size is required");
+  if (count_kind(workload_kind::held_out) < 1) gap("at least one held-out size is required (V8)");
   if (!reference_) gap("no reference");
   if (!work_) gap("no declared work (bytes, FLOPs)");
   if (std::none_of(buffers_.begin(), buffers_.end(),

@@ -21,11 +21,11 @@ inline constexpr int result_schema_version = 1;
 
 // One validity check: which, its VALIDITY.md code, whether it passed, and the evidence.
 struct check_result {
-  std::string check;        // e.g. "reference:validation n=7", "baseline-match"
-  std::string code;         // reason code when failed (O3, O10, ...), "" when passed
+  std::string check;               // e.g. "reference validation n=7", "jitter"
+  std::vector<std::string> codes;  // VALIDITY.md reason codes when failed; empty when passed
   bool passed = true;
   std::string variant;
-  std::string detail;
+  std::string detail;              // which element, expected vs got, which buffer
 };
 
 struct variant_result {
@@ -68,6 +68,7 @@ struct pair_result {
   std::vector<check_result> checks;
   double wall_s = 0;
   bool aa_test = false;  // the optimized slot ran the baseline again
+  bool flagged = false;  // a check failed (under detect or quarantine the pair still passes)
 };
 
 struct suite_result {

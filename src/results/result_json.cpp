@@ -64,7 +64,7 @@ json to_json(const pair_result& result) {
   json checks = json::array();
   for (const auto& c : result.checks) {
     checks.push_back({{"check", c.check}, {"variant", c.variant}, {"passed", c.passed},
-                      {"code", c.code}, {"detail", c.detail}});
+                      {"codes", c.codes}, {"detail", c.detail}});
   }
   json params = json::object();
   for (const auto& [name, value] : result.benchmark.params) params[name] = value;
@@ -76,6 +76,7 @@ json to_json(const pair_result& result) {
       {"backend", result.backend},
       {"timing_mode", result.mode},
       {"aa_test", result.aa_test},
+      {"flagged", result.flagged},
       {"workload", params},
       {"work", {{"bytes", result.work.bytes}, {"flops", result.work.flops}}},
       {"variants", variants},

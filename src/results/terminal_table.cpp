@@ -31,7 +31,7 @@ std::string verified_text(const pair_result& result, const variant_result* v) {
   if (v == nullptr) return "-";
   if (v->verified) return "yes";
   for (const auto& check : result.checks) {
-    if (check.variant == v->name && !check.passed) return "NO (" + check.code + ")";
+    if (check.variant == v->name && !check.passed) return "NO (" + (check.codes.empty() ? "?" : check.codes.front()) + ")";
   }
   return "no";
 }
@@ -66,6 +66,12 @@ std::string render_table(const suite_result& suite) {
       continue;
     }
     const auto* base = find_variant(p, "baseline");
+    if (p.speedups.empty()) {  // bench verify: checks only, no timing claims
+      for (const auto& v : p.variants) {
+        if (v.name == "baseline_twin") continue;
+        rows.push_back({p.target, v.name, "-", "-", "-", p.flagged ? "flagged" : "checked", verified_text(p, &v), "-"});
+      }
+    }
     for (const auto& s : p.speedups) {
       const auto* cand = find_variant(p, s.variant);
       rows.push_back({p.target, s.variant, median_iqr(base), median_iqr(cand),

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
@@ -19,6 +20,12 @@ namespace {
 std::string file_safe(std::string text) {
   std::replace_if(text.begin(), text.end(), [](char c) { return c == ':' || c == '/'; }, '_');
   return text;
+}
+
+std::string config_fingerprint(const run_config& config) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", timing_mode_name(config.mode), config.seed, config.stopping.max_time_s,
+                     config.stopping.min_samples, config.stopping.target_rel_half_width, config.verdicts.min_effect,
+                     config.worker_timeout_s, static_cast<int>(config.phase));
 }
 
 std::vector<variant_slot> plan_slots(const pair_request& request, const run_config& config) {
@@ -66,17 +73,6 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
   }
 }
 
-void load_benchmark(const pair& declared, std::vector<variant_slot>& slots, const run_config& config) {
-  const auto work = protocol::workload_to_json(declared.benchmark_workload());
-  for (auto& slot : slots) {
-    const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}}, config.worker_timeout_s);
-    const auto& load = reply.at("load");
-    slot.result.setup_s = load.at("setup_s").get<double>();
-    slot.result.warmup_s = load.at("warmup_s").get<double>();
-    slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
-  }
-}
-
 void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots, const run_config& config) {
   const variant_slot* baseline = nullptr;
   const variant_slot* twin = nullptr;
@@ -99,25 +95,45 @@ void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots
     speedup_result speedup;
     speedup.variant = slot.label;
     speedup.speedup = stats::bootstrap_median_ratio(baseline_times, durations(slot), bootstrap);
-    const bool invalid = !slot.result.verified || !baseline->result.verified;
-    speedup.verdict = invalid ? "invalid"
-                              : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
+    const bool gated = config.phase == verify_phase::gate;
+    const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
+    const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
+                         baseline->result.samples.size() < config.stopping.min_samples;
+    speedup.verdict = invalid  ? "invalid"
+                      : too_few ? "inconclusive"
+                                : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
     result.speedups.push_back(speedup);
   }
 }
 
-void mark_verification(pair_result& result, std::vector<variant_slot>& slots) {
+// Under the gate (the default) a failed check fails the pair and voids its verdicts; under
+// detect and quarantine the failures are recorded and the pair is flagged, not failed.
+void mark_verification(pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
   for (auto& slot : slots) {
     slot.result.verified = slot.role != slot_role::noise_twin;
     for (const auto& check : result.checks) {
       if (check.variant == slot.label && !check.passed) slot.result.verified = false;
     }
-    if (!slot.result.verified && slot.role != slot_role::noise_twin) {
-      result.status = "fail";
-      result.failure_kind = "verify";
-      if (result.message.empty()) result.message = slot.label + " failed verification";
-    }
   }
+  for (const auto& check : result.checks) {
+    if (check.passed) continue;
+    result.flagged = true;
+    if (result.message.empty()) result.message = check.variant + " " + check.check + ": " + check.detail;
+  }
+  if (result.flagged && config.phase == verify_phase::gate) {
+    result.status = "fail";
+    result.failure_kind = "verify";
+  }
+}
+
+// V3: the declared minimum bytes can never exceed every buffer moved once.
+void check_declared_work(const pair& declared, const work_amount& work, std::vector<check_result>& checks) {
+  double buffer_bytes = 0;
+  for (const auto& spec : declared.buffers()) {
+    buffer_bytes += static_cast<double>(spec.num_elements(declared.benchmark_workload())) * static_cast<double>(dtype_size(spec.type));
+  }
+  add_check(checks, verify::checks::declared_work, "baseline", work.bytes <= buffer_bytes * 1.001,
+            fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }
 
 }  // namespace
@@ -141,21 +157,33 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);
+  const judge_scope scope{declared, config, pair_dir, result.checks};
+  const std::string config_before = config_fingerprint(config);
   try {
+    check_declared_work(declared, result.work, result.checks);
     start_workers(declared, slots, config, pair_dir);
-    progress(fmt::format("{}: verifying on {} small sizes", declared.target(), declared.workloads().size() - 1));
-    verify_against_reference(declared, slots, config, pair_dir, result.checks);
-    load_benchmark(declared, slots, config);
+    progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
+                         declared.workloads().size() - 1));
+    verify_small_sizes(scope, slots);
+    load_benchmark(scope, slots);
     progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
     run_sampling_rounds(slots, config, result.checks);
-    verify_against_baseline(declared, slots, config, pair_dir, result.checks);
-    mark_verification(result, slots);
-    for (auto& slot : slots) summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
-    decide_verdicts(result, slots, config);
+    verify_against_baseline(scope, slots);
+    for (auto& slot : slots) {
+      summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
+      if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
+    }
+    add_check(result.checks, verify::checks::config_immutable, "baseline", config_fingerprint(config) == config_before,
+              "run config hashed before and after the pair");
+    mark_verification(result, slots, config);
+    if (!config.verify_only) decide_verdicts(result, slots, config);
   } catch (const worker_failure& failure) {
     result.status = "fail";
     result.failure_kind = std::string(worker_failure_name(failure.kind()));
     result.message = failure.what();
+    if (failure.kind() == worker_failure_kind::timeout) {
+      add_check(result.checks, verify::checks::worker_timeout, "?", false, failure.what());
+    }
   } catch (const std::exception& error) {
     result.status = "fail";
     result.failure_kind = "exception";

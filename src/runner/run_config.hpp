@@ -10,6 +10,10 @@
 
 namespace aisp {
 
+// What a failed check does: detect records it; quarantine records it and lists the target in
+// the quarantine file; gate (the default) also fails the pair and voids its verdicts.
+enum class verify_phase { detect, quarantine, gate };
+
 struct run_config {
   timing_mode mode = timing_mode::cold;
   std::uint64_t seed = 42;
@@ -22,6 +26,8 @@ struct run_config {
   std::string artifacts_dir;
   std::string executable;         // the aisp binary that workers run
   bool progress = true;
+  verify_phase phase = verify_phase::gate;
+  bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts
 };
 
 }  // namespace aisp

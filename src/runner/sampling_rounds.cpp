@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 
 #include <fmt/format.h>
 
+#include "runner/challenge_battery.hpp"
+#include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/median_ci.hpp"
 #include "stats/summary.hpp"
@@ -30,11 +33,21 @@ int visit_size(const variant_slot& slot, double visit_s) {
 
 // Note [wall-clock cross-check]: the worker times itself, so the judge checks it could not have
 // reported more device time than the request took on the judge's own clock (T3, V1).
-void visit(variant_slot& slot, double visit_s, const run_config& config,
+void visit(variant_slot& slot, double visit_s, const run_config& config, std::mt19937_64& chooser,
            std::vector<check_result>& checks) {
   const int count = visit_size(slot, visit_s);
+  nlohmann::json request = {{"op", "sample"}, {"count", count}};
+  // Note [random timed calls]: about one visit in three (while the budget lasts) verifies one
+  // sample chosen at random: its outputs get an unpredictable pattern before the call, so a
+  // variant cannot tell a verified call from a timed one (X1, X7).
+  if (slot.role != slot_role::noise_twin && slot.timed_calls_to_verify > 0 && (config.verify_only || chooser() % 3 == 0)) {
+    request["verify"] = std::vector<int>{static_cast<int>(chooser() % static_cast<std::uint64_t>(count))};
+    request["pattern_seed"] = timed_call_pattern_seed(config);
+    request["probes"] = timed_call_probes;
+    --slot.timed_calls_to_verify;
+  }
   const auto start = std::chrono::steady_clock::now();
-  const auto reply = slot.worker->request({{"op", "sample"}, {"count", count}}, config.worker_timeout_s);
+  const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const double judge_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   double reported_s = 0;
   double wall_s = 0;
@@ -46,10 +59,12 @@ void visit(variant_slot& slot, double visit_s, const run_config& config,
   }
   slot.result.sampling_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
+  for (const auto& verified : reply.value("verified", nlohmann::json::array())) slot.timed_fingerprints.push_back(verified);
+  const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
+  slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
   if (reported_s > judge_wall_s) {
-    checks.push_back({"wall-clock cross-check", "T3", false, slot.label,
-                      fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s",
-                                  reported_s, judge_wall_s)});
+    add_check(checks, verify::checks::wall_clock, slot.label, false,
+              fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s", reported_s, judge_wall_s));
   }
 }
 
@@ -64,12 +79,13 @@ std::vector<double> durations_of(const variant_slot& slot) {
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
                          std::vector<check_result>& checks) {
+  std::mt19937_64 chooser(timed_call_pattern_seed(config));
   for (int round = 0;; ++round) {
     const double visit_s = round_visit_s(slots, config);
     if (round % 2 == 0) {
-      for (auto& slot : slots) visit(slot, visit_s, config, checks);
+      for (auto& slot : slots) visit(slot, visit_s, config, chooser, checks);
     } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, checks);
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, chooser, checks);
     }
     bool all_decided = true;
     for (auto& slot : slots) {
@@ -82,6 +98,34 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
       all_decided = all_decided && slot.stopped != stats::stop_reason::keep_going;
     }
     if (all_decided) return;
+  }
+}
+
+void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks) {
+  const auto& result = slot.result;
+  if (result.samples.empty()) return;
+  // T4: a sample must last >= 100x the timer's resolution (CUDA events: ~0.5 us; the host
+  // steady clock's reading costs ~20-50 ns, so 10 us keeps it under 0.5%).
+  const double floor_s = on_gpu ? 50e-6 : 10e-6;
+  const double sample_s = result.stats.median * std::max(1, result.calls_per_sample);
+  if (sample_s < floor_s)
+    add_check(checks, verify::checks::timer_resolution, slot.label, false,
+              fmt::format("median sample {:.3g} s is under {:.3g} s; use --mode hot or graph", sample_s, floor_s));
+  std::size_t far = 0;
+  for (const auto& s : result.samples) far += s.duration_s > 5 * result.stats.median;
+  if (far >= 3 && static_cast<double>(far) >= 0.05 * static_cast<double>(result.samples.size()))
+    add_check(checks, verify::checks::outliers, slot.label, false,
+              fmt::format("{} of {} samples are over 5x the median", far, result.samples.size()));
+  if (result.samples.size() < config.stopping.min_samples)
+    add_check(checks, verify::checks::sample_count, slot.label, false,
+              fmt::format("{} samples, fewer than the minimum {}", result.samples.size(), config.stopping.min_samples));
+  if (!slot.faults_per_call.empty()) {
+    auto faults = slot.faults_per_call;
+    std::sort(faults.begin(), faults.end());
+    const double median_faults = faults[faults.size() / 2];
+    if (median_faults > 16)
+      add_check(checks, verify::checks::page_faults, slot.label, false,
+                fmt::format("{:.0f} page faults per timed call", median_faults));
   }
 }
 

@@ -1,87 +1,130 @@
 #include "runner/verification_phase.hpp"
 
-#include <cstdio>
-#include <fstream>
-#include <iterator>
-
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "runner/challenge_battery.hpp"
+#include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
-#include "verify/compare.hpp"
+#include "support/element_codec.hpp"
+#include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/tolerance.hpp"
 
 namespace aisp {
 namespace {
 
-std::vector<unsigned char> read_and_remove(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  AISP_EXPECTS(file.good(), "worker output file " + path + " is missing");
-  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  file.close();
-  std::remove(path.c_str());
-  return bytes;
+bool any_unwritten(const pair& declared, const raw_outputs& outputs) {
+  for (const auto& spec : declared.buffers()) {
+    if (spec.role != buffer_role::output) continue;
+    const auto& raw = outputs.at(spec.name);
+    for (std::size_t i = 0; i < raw.size() / dtype_size(spec.type); ++i) {
+      if (is_poison(spec.type, raw.data(), i)) return true;
+    }
+  }
+  return false;
 }
 
-nlohmann::json dump_outputs(variant_slot& slot, const run_config& config, const std::string& prefix) {
-  return slot.worker->request({{"op", "outputs"}, {"prefix", prefix}}, config.worker_timeout_s).at("files");
+// The validation size with the most output elements: the battery's workload.
+const workload& battery_workload(const pair& declared) {
+  const workload* chosen = nullptr;
+  std::int64_t most = -1;
+  for (const auto& w : declared.workloads()) {
+    if (w.kind != workload_kind::validation) continue;
+    std::int64_t elements = 0;
+    for (const auto& spec : declared.buffers()) elements += spec.role == buffer_role::output ? spec.num_elements(w) : 0;
+    if (elements > most) {
+      most = elements;
+      chosen = &w;
+    }
+  }
+  return *chosen;
 }
 
-void record(std::vector<check_result>& checks, const std::string& check, const std::string& variant,
-            const verify::comparison& outcome) {
-  checks.push_back({check, outcome.reason_code, outcome.passed(), variant, outcome.describe()});
+// O6: every variant fails the reference, and they all agree with the baseline.
+void check_ground_truth(const judge_scope& scope, const workload& work, const std::string& label,
+                        const std::map<std::string, raw_outputs>& outputs, const std::map<std::string, bool>& passed) {
+  for (const auto& [name, ok] : passed) {
+    if (ok) return;
+  }
+  const auto& baseline = outputs.at("baseline");
+  std::map<std::string, std::vector<double>, std::less<>> baseline_values;
+  for (const auto& spec : scope.declared.buffers()) {
+    if (spec.role == buffer_role::output) baseline_values[spec.name] = verify::widen(spec.type, baseline.at(spec.name));
+  }
+  std::vector<check_result> agreement;
+  bool all_agree = true;
+  for (const auto& [name, raw] : outputs) {
+    if (name == "baseline") continue;
+    all_agree = compare_outputs(scope.declared, work, raw, baseline_values, nullptr, verify::checks::reference, label, name, agreement) && all_agree;
+  }
+  if (all_agree && outputs.size() > 1) {
+    add_check(scope.checks, verify::checks::ground_truth, "baseline", false,
+              label + ": every variant disagrees with the reference the same way; suspect the reference");
+  }
 }
 
 }  // namespace
 
-void verify_against_reference(const pair& declared, std::vector<variant_slot>& slots,
-                              const run_config& config, const std::string& pair_dir,
-                              std::vector<check_result>& checks) {
-  for (const auto& work : declared.workloads()) {
+void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots) {
+  for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
-    const auto reference = verify::compute_reference(declared, work, config.seed);
-    const std::string check = fmt::format("reference:{} {}", workload_kind_name(work.kind), work.describe());
+    const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, false, {}});
+    const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
+    const std::string label = fmt::format("{} {}", workload_kind_name(work.kind), work.describe());
+    std::map<std::string, raw_outputs> outputs;
+    std::map<std::string, bool> passed;
     for (auto& slot : slots) {
       if (slot.role == slot_role::noise_twin) continue;
-      slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}}, config.worker_timeout_s);
-      const auto files = dump_outputs(slot, config, pair_dir + "/" + slot.label + ".validation");
-      for (const auto& spec : declared.buffers()) {
-        if (spec.role != buffer_role::output) continue;
-        const auto actual = read_and_remove(files.at(spec.name).get<std::string>());
-        const auto outcome = verify::compare_output(spec.name, spec.type, actual, reference.find(spec.name)->second,
-                                                    verify::effective_tolerance(declared, spec.type));
-        record(checks, check, slot.label, outcome);
-      }
+      const auto load = slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}}, scope.config.worker_timeout_s);
+      check_setup(load.at("load"), slot.label, scope.checks);
+      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".small");
+      passed[slot.label] = compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, label, slot.label, scope.checks);
+      check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), scope.checks);
+      outputs[slot.label] = std::move(call.outputs);
     }
+    check_ground_truth(scope, work, label, outputs, passed);
+  }
+  const workload& battery = battery_workload(scope.declared);
+  for (auto& slot : slots) {
+    if (slot.role != slot_role::noise_twin) run_challenges(scope, slot, battery);
   }
 }
 
-void verify_against_baseline(const pair& declared, std::vector<variant_slot>& slots,
-                             const run_config& config, const std::string& pair_dir,
-                             std::vector<check_result>& checks) {
+void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {
+  const auto work = protocol::workload_to_json(scope.declared.benchmark_workload());
+  for (auto& slot : slots) {
+    const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}}, scope.config.worker_timeout_s);
+    const auto& load = reply.at("load");
+    if (slot.role != slot_role::noise_twin) check_setup(load, slot.label, scope.checks);
+    slot.result.setup_s = load.at("setup_s").get<double>();
+    slot.result.warmup_s = load.at("warmup_s").get<double>();
+    slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
+  }
+}
+
+void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots) {
   variant_slot* baseline = nullptr;
   for (auto& slot : slots) {
     if (slot.role == slot_role::baseline) baseline = &slot;
   }
   AISP_EXPECTS(baseline != nullptr, "no baseline slot");
-  const auto baseline_files = dump_outputs(*baseline, config, pair_dir + "/baseline.benchmark");
-  std::map<std::string, std::vector<double>> expected;
-  for (const auto& spec : declared.buffers()) {
-    if (spec.role != buffer_role::output) continue;
-    expected[spec.name] = verify::widen(spec.type, read_and_remove(baseline_files.at(spec.name).get<std::string>()));
+  const workload& work = scope.declared.benchmark_workload();
+  const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark");
+  check_call_probes(base_call.report, baseline->label, false, scope.checks);
+  std::map<std::string, std::vector<double>, std::less<>> expected;
+  for (const auto& spec : scope.declared.buffers()) {
+    if (spec.role == buffer_role::output) expected[spec.name] = verify::widen(spec.type, base_call.outputs.at(spec.name));
   }
-  const std::string check = "baseline-match:benchmark " + declared.benchmark_workload().describe();
+  const std::string label = "benchmark " + work.describe();
   for (auto& slot : slots) {
-    if (slot.role != slot_role::candidate) continue;
-    const auto files = dump_outputs(slot, config, pair_dir + "/" + slot.label + ".benchmark");
-    for (const auto& spec : declared.buffers()) {
-      if (spec.role != buffer_role::output) continue;
-      const auto actual = read_and_remove(files.at(spec.name).get<std::string>());
-      record(checks, check, slot.label,
-             verify::compare_output(spec.name, spec.type, actual, expected[spec.name],
-                                    verify::effective_tolerance(declared, spec.type)));
+    if (slot.role == slot_role::noise_twin) continue;
+    if (slot.role == slot_role::candidate) {
+      const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark");
+      compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, scope.checks);
+      check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), scope.checks);
     }
+    check_timed_calls(scope, slot, expected);
   }
 }
 

@@ -1,5 +1,6 @@
-// The judge's verification: each variant's outputs against the fp64 reference on every
-// validation and held-out size, and each candidate against the baseline at the benchmark size.
+// The judge's verification: each variant against the fp64 reference on every validation and
+// held-out size (with the process probes around each call), the challenge battery on one
+// validation size, and each candidate against the baseline at the benchmark size.
 #pragma once
 
 #include <string>
@@ -10,14 +11,20 @@
 
 namespace aisp {
 
-// Loads each small workload into every non-twin slot and compares outputs with the reference.
-void verify_against_reference(const pair& declared, std::vector<variant_slot>& slots,
-                              const run_config& config, const std::string& pair_dir,
-                              std::vector<check_result>& checks);
+struct judge_scope {
+  const pair& declared;
+  const run_config& config;
+  std::string pair_dir;
+  std::vector<check_result>& checks;
+};
 
-// Benchmark size: dumps the timed path's outputs and compares every candidate with the baseline.
-void verify_against_baseline(const pair& declared, std::vector<variant_slot>& slots,
-                             const run_config& config, const std::string& pair_dir,
-                             std::vector<check_result>& checks);
+void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots);
+
+// Loads the benchmark size into every slot and records what setup() did there.
+void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots);
+
+// Benchmark size: the timed path's outputs; each candidate against the baseline, and every
+// verified timed call against the baseline at its probe positions.
+void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots);
 
 }  // namespace aisp

@@ -22,10 +22,16 @@ using nlohmann::json;
 
 class reply_channel {
  public:
-  // Keep a private copy of stdout for answers, then point fd 1 at stderr.
+  // Keep a private copy of stdout for answers, then point fd 1 at an anonymous file: nothing a
+  // variant prints reaches the judge, and how much it printed is measurable (V1).
   reply_channel() : file_(fdopen(dup(STDOUT_FILENO), "w")) {
     std::fflush(stdout);
-    dup2(STDERR_FILENO, STDOUT_FILENO);
+    std::FILE* sink = std::tmpfile();
+    if (sink != nullptr) {
+      dup2(fileno(sink), STDOUT_FILENO);
+    } else {
+      dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
   }
   ~reply_channel() {
     if (file_ != nullptr) std::fclose(file_);
@@ -43,9 +49,28 @@ class reply_channel {
 };
 
 json load_report_to_json(const load_report& report) {
-  return {{"setup_s", report.setup_s},         {"warmup_s", report.warmup_s},
-          {"warmup_calls", report.warmup_calls}, {"calls_per_sample", report.calls_per_sample},
-          {"estimated_call_s", report.estimated_call_s}, {"buffer_bytes", report.buffer_bytes}};
+  return {{"setup_s", report.setup_s},
+          {"warmup_s", report.warmup_s},
+          {"warmup_calls", report.warmup_calls},
+          {"calls_per_sample", report.calls_per_sample},
+          {"estimated_call_s", report.estimated_call_s},
+          {"buffer_bytes", report.buffer_bytes},
+          {"setup_wrote_outputs", report.setup_wrote_outputs},
+          {"setup_mutated_inputs", report.setup_mutated_inputs}};
+}
+
+json snapshot_to_json(const process_snapshot& s) {
+  return {{"threads", s.threads}, {"allocations", s.allocations}, {"environment_hash", s.environment_hash},
+          {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults}};
+}
+
+json call_report_to_json(const call_report& report) {
+  return {{"ok", true},
+          {"files", report.files},
+          {"mutated_inputs", report.mutated_inputs},
+          {"subnormal_inputs", report.subnormal_inputs},
+          {"before", snapshot_to_json(report.before)},
+          {"after", snapshot_to_json(report.after)}};
 }
 
 class worker {
@@ -55,22 +80,46 @@ class worker {
     if (op == "init") return init(request);
     AISP_EXPECTS(session_ != nullptr, "request '" + op + "' before init");
     if (op == "load") {
-      return {{"ok", true}, {"load", load_report_to_json(session_->load(protocol::workload_from_json(request.at("workload"))))}};
+      const auto work = protocol::workload_from_json(request.at("workload"));
+      return {{"ok", true}, {"load", load_report_to_json(session_->load(work, request.value("warmup", true)))}};
     }
-    if (op == "sample") {
-      json samples = json::array();
-      for (const auto& s : session_->sample(request.at("count").get<int>()))
-        samples.push_back(protocol::sample_to_json(s));
-      return {{"ok", true}, {"samples", samples}};
+    if (op == "sample") return sample(request);
+    if (op == "outputs") return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>()));
+    if (op == "refill") {
+      session_->refill(request.at("seed").get<std::uint64_t>(), request.value("exact_integers", false));
+      return {{"ok", true}};
     }
-    if (op == "outputs") {
-      return {{"ok", true}, {"files", session_->dump_outputs(request.at("prefix").get<std::string>())}};
+    if (op == "readdress") {
+      session_->readdress(request.at("seed").get<std::uint64_t>());
+      return {{"ok", true}};
+    }
+    if (op == "set_element") {
+      session_->set_element(request.at("buffer").get<std::string>(), request.at("index").get<std::size_t>(),
+                            request.at("value").get<double>());
+      return {{"ok", true}};
     }
     AISP_EXPECTS(false, "unknown request '" + op + "'");
     return {};
   }
 
  private:
+  json sample(const json& request) {
+    std::vector<timed_call_fingerprint> fingerprints;
+    const auto before = take_process_snapshot();
+    const auto records = session_->sample(request.at("count").get<int>(), request.value("verify", std::vector<int>{}),
+                                          request.value("pattern_seed", std::uint64_t{0}),
+                                          request.value("probes", std::size_t{0}), fingerprints);
+    const auto after = take_process_snapshot();
+    json samples = json::array();
+    for (const auto& record : records) samples.push_back(protocol::sample_to_json(record));
+    json verified = json::array();
+    for (const auto& f : fingerprints) {
+      verified.push_back({{"index", f.sample_index}, {"unwritten", f.unwritten}, {"probe_values", f.probe_values}});
+    }
+    return {{"ok", true}, {"samples", samples}, {"verified", verified},
+            {"minor_faults", after.minor_faults - before.minor_faults}};
+  }
+
   json init(const json& request) {
     const auto target = request.at("target").get<std::string>();
     const pair* declared = registry::instance().find(target);

@@ -1,6 +1,7 @@
 #include "support/seeded_fill.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <thread>
 #include <vector>
@@ -89,6 +90,42 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
     if (begin < end) workers.emplace_back(fill_range, type, init, stream_id, base, begin, end);
   }
   for (auto& w : workers) w.join();
+}
+
+}  // namespace aisp
+
+namespace aisp {
+
+init_distribution effective_init(const buffer_spec& spec, bool exact_integers) {
+  if (exact_integers && dtype_is_float(spec.type) && spec.init != init_distribution::index_permutation) {
+    return init_distribution::small_integers;
+  }
+  return spec.init;
+}
+
+void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes) {
+  auto* out = static_cast<unsigned char*>(base);
+  for (std::size_t word = 0; word * 8 < bytes; ++word) {
+    const std::uint64_t value = mix(seed ^ mix(word));
+    std::memcpy(out + word * 8, &value, std::min<std::size_t>(8, bytes - word * 8));
+  }
+}
+
+std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_elements, std::size_t count) {
+  std::vector<std::size_t> positions;
+  if (num_elements == 0) return positions;
+  const std::size_t take = std::min(count, num_elements);
+  positions.reserve(take);
+  for (std::size_t j = 0; j < take; ++j) {
+    positions.push_back(take == num_elements ? j : static_cast<std::size_t>(mix(seed ^ mix(j)) % num_elements));
+  }
+  return positions;
+}
+
+std::uint64_t hash_bytes(const unsigned char* data, std::size_t size) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
+  return hash;
 }
 
 }  // namespace aisp

@@ -30,19 +30,28 @@ class host_reference_io final : public reference_io {
 
 }  // namespace
 
-reference_outputs compute_reference(const pair& declared, const workload& work, std::uint64_t seed) {
-  host_reference_io io(work);
+reference_outputs generate_inputs(const pair& declared, const workload& work, const reference_inputs& inputs) {
+  reference_outputs values;
   for (const auto& spec : declared.buffers()) {
-    const auto count = static_cast<std::size_t>(spec.num_elements(work));
-    if (spec.role == buffer_role::output) {
-      io.outputs_[spec.name].assign(count, 0.0);
-      continue;
-    }
     if (spec.role != buffer_role::input) continue;
-    // The reference sees the inputs exactly as the variants do: quantized to the buffer's dtype.
+    const auto count = static_cast<std::size_t>(spec.num_elements(work));
     std::vector<unsigned char> raw(count * dtype_size(spec.type));
-    fill_seeded(spec.type, spec.init, buffer_stream_id(seed, spec.name), raw.data(), count);
-    io.inputs_[spec.name] = widen(spec.type, raw);
+    fill_seeded(spec.type, effective_init(spec, inputs.exact_integers), buffer_stream_id(inputs.seed, spec.name),
+                raw.data(), count);
+    for (const auto& o : inputs.overrides) {
+      // Quantize the override exactly as the worker's store into the buffer does.
+      if (o.buffer == spec.name && o.index < count) store_from_double(spec.type, raw.data(), o.index, o.value);
+    }
+    values[spec.name] = widen(spec.type, raw);
+  }
+  return values;
+}
+
+reference_outputs compute_reference(const pair& declared, const workload& work, const reference_inputs& inputs) {
+  host_reference_io io(work);
+  io.inputs_ = generate_inputs(declared, work, inputs);
+  for (const auto& spec : declared.buffers()) {
+    if (spec.role == buffer_role::output) io.outputs_[spec.name].assign(static_cast<std::size_t>(spec.num_elements(work)), 0.0);
   }
   declared.reference_of()(io);
   return std::move(io.outputs_);

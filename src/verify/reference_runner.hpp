@@ -13,7 +13,24 @@ namespace aisp::verify {
 
 using reference_outputs = std::map<std::string, std::vector<double>, std::less<>>;
 
+struct element_override {
+  std::string buffer;
+  std::size_t index = 0;
+  double value = 0;
+};
+
+// Which inputs the reference sees: those of `seed` (small integers in the exact challenge),
+// with single elements overridden (the jitter challenge).
+struct reference_inputs {
+  std::uint64_t seed = 42;
+  bool exact_integers = false;
+  std::vector<element_override> overrides;
+};
+
 [[nodiscard]] reference_outputs compute_reference(const pair& declared, const workload& work,
-                                                  std::uint64_t seed);
+                                                  const reference_inputs& inputs);
+// The inputs exactly as the variants see them (quantized to their dtypes), widened to fp64.
+[[nodiscard]] reference_outputs generate_inputs(const pair& declared, const workload& work,
+                                                const reference_inputs& inputs);
 
 }  // namespace aisp::verify

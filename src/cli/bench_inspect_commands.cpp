@@ -1,0 +1,164 @@
+// Read-only views of the registry and the quarantine: list-targets, audit, quarantine-report.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "aisp/check.hpp"
+#include "aisp/registry.hpp"
+#include "cli/commands.hpp"
+#include "results/quarantine.hpp"
+#include "runner/target_selector.hpp"
+#include "verify/tolerance.hpp"
+
+namespace aisp::cli {
+namespace {
+
+using nlohmann::json;
+
+std::string backend_name(const pair& p) { return p.where() == backend::cuda ? "cuda" : "host"; }
+
+void list_targets(const std::string& chapter, bool as_json) {
+  json listing = json::array();
+  for (const auto& p : registry::instance().pairs()) {
+    if (!chapter.empty() && p.group() != chapter) continue;
+    std::vector<std::string> variants;
+    for (const auto& v : p.variants()) variants.push_back(v.name);
+    listing.push_back({{"target", p.target()}, {"group", p.group()}, {"backend", backend_name(p)},
+                       {"variants", variants}, {"summary", p.summary_text()}, {"tags", p.tags()},
+                       {"benchmark_workload", p.benchmark_workload().describe()}});
+  }
+  AISP_EXPECTS(chapter.empty() || !listing.empty(), "no targets in chapter '" + chapter + "'");
+  if (as_json) {
+    std::printf("%s\n", listing.dump(2).c_str());
+    return;
+  }
+  for (const auto& item : listing) {
+    std::string variants;
+    for (const auto& v : item["variants"]) variants += (variants.empty() ? "" : ",") + v.get<std::string>();
+    std::printf("%-28s %-5s %-40s %s\n", item["target"].get<std::string>().c_str(), item["backend"].get<std::string>().c_str(),
+                variants.c_str(), item["summary"].get<std::string>().c_str());
+  }
+}
+
+// Contract compliance of one pair, from its declaration alone (no GPU, no workers).
+json audit_pair(const pair& p) {
+  std::vector<std::string> validation;
+  std::vector<std::string> held_out;
+  for (const auto& w : p.workloads()) {
+    if (w.kind == workload_kind::validation) validation.push_back(w.describe());
+    if (w.kind == workload_kind::held_out) held_out.push_back(w.describe());
+  }
+  const auto& bench = p.benchmark_workload();
+  const auto work = p.work_of()(bench);
+  double buffer_bytes = 0;
+  json tolerances = json::array();
+  for (const auto& spec : p.buffers()) {
+    buffer_bytes += static_cast<double>(spec.num_elements(bench)) * static_cast<double>(dtype_size(spec.type));
+    if (spec.role != buffer_role::output) continue;
+    const auto tol = verify::effective_tolerance(p, spec.type);
+    tolerances.push_back({{"output", spec.name}, {"dtype", dtype_name(spec.type)}, {"rtol", tol.rtol}, {"atol", tol.atol},
+                          {"max_rel_l2", tol.max_rel_l2}, {"overridden", p.tolerance_of().has_value()}, {"reason", tol.reason}});
+  }
+  std::vector<std::string> gaps;
+  if (validation.empty()) gaps.push_back("no validation size");
+  if (held_out.empty()) gaps.push_back("no held-out size (V8)");
+  if (work.bytes <= 0 && work.flops <= 0) gaps.push_back("no declared work");
+  if (work.bytes > buffer_bytes * 1.001) gaps.push_back("declared bytes exceed the buffers (V3)");
+  return {{"target", p.target()}, {"backend", backend_name(p)}, {"reference", static_cast<bool>(p.reference_of())},
+          {"validation_sizes", validation}, {"held_out_sizes", held_out}, {"benchmark_size", bench.describe()},
+          {"declared_bytes", work.bytes}, {"declared_flops", work.flops}, {"buffer_bytes", buffer_bytes},
+          {"tolerances", tolerances}, {"exact_math", p.is_exact_math()}, {"compliant", gaps.empty()}, {"gaps", gaps}};
+}
+
+int audit(const std::vector<std::string>& targets, bool as_json) {
+  fail_on_broken_registrations();
+  json report = json::array();
+  for (const auto& request : select_targets(registry::instance(), targets)) report.push_back(audit_pair(*request.declared));
+  if (as_json) {
+    std::printf("%s\n", report.dump(2).c_str());
+  } else {
+    for (const auto& a : report) {
+      std::string tolerance;
+      for (const auto& t : a["tolerances"]) {
+        tolerance += fmt::format("{}{} rtol {:g} atol {:g}{}", tolerance.empty() ? "" : "; ", t["output"].get<std::string>(),
+                                 t["rtol"].get<double>(), t["atol"].get<double>(),
+                                 t["overridden"].get<bool>() ? " (" + t["reason"].get<std::string>() + ")" : " (dtype default)");
+      }
+      std::printf("%-28s %s  reference:%s  validation:%zu  held-out:%zu  bytes:%.3g  flops:%.3g  %s\n",
+                  a["target"].get<std::string>().c_str(), a["compliant"].get<bool>() ? "ok  " : "GAPS",
+                  a["reference"].get<bool>() ? "yes" : "NO", a["validation_sizes"].size(), a["held_out_sizes"].size(),
+                  a["declared_bytes"].get<double>(), a["declared_flops"].get<double>(), tolerance.c_str());
+      for (const auto& gap : a["gaps"]) std::printf("    gap: %s\n", gap.get<std::string>().c_str());
+    }
+  }
+  for (const auto& a : report) {
+    if (!a["compliant"].get<bool>()) return 1;
+  }
+  return 0;
+}
+
+int quarantine_report(const std::string& path, bool as_json) {
+  const auto entries = load_quarantine(path);
+  if (as_json) {
+    json list = json::array();
+    for (const auto& e : entries) list.push_back({{"target", e.target}, {"codes", e.codes}, {"reason", e.reason}, {"run", e.run}, {"since", e.since}});
+    std::printf("%s\n", list.dump(2).c_str());
+    return 0;
+  }
+  if (entries.empty()) std::printf("no quarantined targets (%s)\n", path.c_str());
+  for (const auto& e : entries) {
+    std::string codes;
+    for (const auto& c : e.codes) codes += (codes.empty() ? "" : ",") + c;
+    std::printf("%-28s [%s] since %s: %s\n    run: %s\n", e.target.c_str(), codes.c_str(), e.since.c_str(), e.reason.c_str(), e.run.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void fail_on_broken_registrations() {
+  const auto& broken = registry::instance().broken();
+  if (broken.empty()) return;
+  std::string text = fmt::format("{} pair(s) break the benchmark contract: ", broken.size());
+  for (const auto& b : broken) text += b + "; ";
+  AISP_EXPECTS(false, text);
+}
+
+void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
+  auto* list = bench.add_subcommand("list-targets", "List the registered pairs, their variants and tags.");
+  auto chapter = std::make_shared<std::string>();
+  auto list_json = std::make_shared<bool>(false);
+  list->add_option("--chapter", *chapter, "only this chapter or lab, e.g. ch07 or labs/host");
+  list->add_flag("--json", *list_json, "print machine-readable JSON");
+  list->callback([chapter, list_json, &result] {
+    list_targets(*chapter, *list_json);
+    result.exit_code = 0;
+  });
+
+  auto* audit_command = bench.add_subcommand(
+      "audit", "Check each pair's contract from its declaration: reference, validation and held-out sizes,\n"
+               "tolerance and its reason, declared work against its buffers. Exit 1 when a pair has gaps.");
+  auto audit_targets = std::make_shared<std::vector<std::string>>();
+  auto audit_all = std::make_shared<bool>(false);
+  auto audit_json = std::make_shared<bool>(false);
+  audit_command->add_option("--targets", *audit_targets, "targets to audit (same forms as bench run)")->expected(1, -1);
+  audit_command->add_flag("--all", *audit_all, "audit every registered pair");
+  audit_command->add_flag("--json", *audit_json, "print machine-readable JSON");
+  audit_command->callback([=, &result] {
+    AISP_EXPECTS(*audit_all || !audit_targets->empty(), "name --targets or --all");
+    result.exit_code = audit(*audit_all ? std::vector<std::string>{"all"} : *audit_targets, *audit_json);
+  });
+
+  auto* report = bench.add_subcommand("quarantine-report", "List the quarantined targets and why (see --verify-phase quarantine).");
+  auto file = std::make_shared<std::string>("artifacts/quarantine.json");
+  auto report_json = std::make_shared<bool>(false);
+  report->add_option("--quarantine-file", *file, "the quarantine list (default artifacts/quarantine.json)");
+  report->add_flag("--json", *report_json, "print machine-readable JSON");
+  report->callback([=, &result] { result.exit_code = quarantine_report(*file, *report_json); });
+}
+
+}  // namespace aisp::cli

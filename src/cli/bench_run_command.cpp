@@ -1,0 +1,181 @@
+// `aisp bench run` and `aisp bench verify`: the same pipeline, verify with a token time budget.
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "aisp/check.hpp"
+#include "aisp/registry.hpp"
+#include "cli/commands.hpp"
+#include "hw/system_info.hpp"
+#include "results/quarantine.hpp"
+#include "results/terminal_table.hpp"
+#include "runner/suite_runner.hpp"
+#include "runner/target_selector.hpp"
+#include "runner/worker_process.hpp"
+
+namespace aisp::cli {
+namespace {
+
+struct run_options {
+  std::vector<std::string> targets{"all"};
+  std::string json_path;
+  std::string artifacts_dir;
+  std::string mode = "cold";
+  std::string phase = "gate";
+  std::string quarantine_file = "artifacts/quarantine.json";
+  std::uint64_t seed = 42;
+  double max_time_s = 15;
+  double min_time_s = 0.5;
+  std::size_t min_samples = 10;
+  double target_ci = 0.005;
+  double min_effect = 0.01;
+  double worker_timeout_s = 60;
+  int device = 0;
+  bool aa_test = false;
+  bool quiet = false;
+  bool verify_only = false;
+};
+
+std::string utc_now(const char* format) {
+  const std::time_t now = std::time(nullptr);
+  std::tm parts{};
+  gmtime_r(&now, &parts);
+  char text[64];
+  std::strftime(text, sizeof text, format, &parts);
+  return text;
+}
+
+verify_phase parse_phase(const std::string& text) {
+  if (text == "detect") return verify_phase::detect;
+  if (text == "quarantine") return verify_phase::quarantine;
+  return verify_phase::gate;
+}
+
+run_config make_config(const run_options& options) {
+  const auto mode = parse_timing_mode(options.mode);
+  AISP_EXPECTS(mode.has_value(), "--mode must be cold, hot or graph, not '" + options.mode + "'");
+  run_config config;
+  config.mode = *mode;
+  config.seed = options.seed;
+  config.stopping.max_time_s = options.max_time_s;
+  config.stopping.min_time_s = std::min(options.min_time_s, options.max_time_s);
+  config.stopping.min_samples = options.min_samples;
+  config.stopping.target_rel_half_width = options.target_ci;
+  config.verdicts.min_effect = options.min_effect;
+  config.worker_timeout_s = options.worker_timeout_s;
+  config.device = options.device;
+  config.aa_test = options.aa_test;
+  config.phase = parse_phase(options.phase);
+  config.verify_only = options.verify_only;
+  if (options.verify_only) {  // checks only: a token of sampling, enough for the timed-call checks
+    config.stopping.min_samples = 3;
+    config.stopping.min_time_s = 0;
+    config.stopping.max_time_s = 0.05;
+  }
+  config.executable = current_executable();
+  config.artifacts_dir = options.artifacts_dir.empty()
+                             ? "artifacts/run-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(getpid())
+                             : options.artifacts_dir;
+  std::filesystem::create_directories(config.artifacts_dir);
+  config.artifacts_dir = std::filesystem::canonical(config.artifacts_dir).string();
+  return config;
+}
+
+int run_bench(const run_options& options) {
+  fail_on_broken_registrations();
+  const auto requests = select_targets(registry::instance(), options.targets);
+  const auto config = make_config(options);
+  const auto system = probe_system();
+  suite_result header;
+  header.aisp_version = aisp_version();
+  header.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
+  header.artifacts_dir = config.artifacts_dir;
+  header.device = to_json(system);
+  header.config = {{"mode", options.mode}, {"seed", options.seed}, {"max_time_s", config.stopping.max_time_s},
+                   {"min_time_s", config.stopping.min_time_s}, {"min_samples", config.stopping.min_samples},
+                   {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
+                   {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
+                   {"aa_test", options.aa_test}, {"verify_phase", options.phase},
+                   {"verify_only", options.verify_only}, {"targets", options.targets}};
+  suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path};
+  const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
+  const progress_fn progress = [show_progress, &options](const std::string& line) {
+    if (show_progress || (!options.quiet && line.starts_with("["))) std::fprintf(stderr, "%s\n", line.c_str());
+  };
+  if (!system.gpu_absence_reason.empty() && !options.quiet)
+    std::fprintf(stderr, "note: %s; GPU targets will be listed as skipped\n", system.gpu_absence_reason.c_str());
+
+  const auto suite = run_suite(requests, config, system, header, outputs, progress);
+  if (config.phase == verify_phase::quarantine) {
+    auto entries = load_quarantine(options.quarantine_file);
+    update_quarantine(entries, suite);
+    save_quarantine(options.quarantine_file, entries);
+  }
+  std::printf("%s", render_table(suite).c_str());
+  std::printf("results: %s\n", outputs.results_path.c_str());
+  return suite.any_failed() ? 1 : 0;
+}
+
+void add_shared_options(CLI::App& command, run_options& options) {
+  command.add_option("--targets", options.targets,
+                     "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]] (default: all)")
+      ->expected(1, -1);
+  command.add_option("--json", options.json_path, "also write the results JSON here");
+  command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: artifacts/run-<time>)");
+  command.add_option("--mode", options.mode,
+                     "cold: L2 flushed before every sample (default); hot: warm batches, for microsecond kernels; "
+                     "graph: batches replayed from a CUDA graph")
+      ->check(CLI::IsMember({"cold", "hot", "graph"}));
+  command.add_option("--seed", options.seed, "seed of every input (default 42); challenge seeds derive from it");
+  command.add_option("--verify-phase", options.phase,
+                     "what a failed check does: detect (record it), quarantine (record it and list the target in "
+                     "--quarantine-file), gate (fail the pair and void its verdicts; the default)")
+      ->check(CLI::IsMember({"detect", "quarantine", "gate"}));
+  command.add_option("--quarantine-file", options.quarantine_file, "the quarantine list (default artifacts/quarantine.json)");
+  command.add_option("--worker-timeout", options.worker_timeout_s, "seconds a worker may take to answer one request before it is killed (default 60)")
+      ->check(CLI::PositiveNumber);
+  command.add_option("--device", options.device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
+  command.add_flag("--quiet", options.quiet, "no progress lines");
+}
+
+}  // namespace
+
+void add_bench_run_commands(CLI::App& bench, outcome& result) {
+  auto* run = bench.add_subcommand(
+      "run",
+      "Time pairs interleaved (A B B A) in worker processes, verify them against the fp64 reference and\n"
+      "each other with the full challenge battery, and give each candidate a speedup with a bootstrap 95% CI and\n"
+      "a verdict that never claims more than the measured noise floor (baseline vs itself). Exit 1 if anything failed.");
+  auto options = std::make_shared<run_options>();
+  add_shared_options(*run, *options);
+  run->add_option("--max-time", options->max_time_s, "seconds of sampling per variant before giving up on the CI target (default 15)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant before stopping may be considered (default 0.5)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default 10)");
+  run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
+      ->check(CLI::PositiveNumber);
+  run->add_option("--min-effect", options->min_effect,
+                  "smallest speedup worth a verdict, as a fraction (default 0.01): identical variants in two processes "
+                  "differ by up to 0.4% on an H100")
+      ->check(CLI::NonNegativeNumber);
+  run->add_flag("--aa-test", options->aa_test, "run the baseline in the candidate's slot: a correct harness says no-difference");
+  run->callback([options, &result] { result.exit_code = run_bench(*options); });
+
+  auto* verify = bench.add_subcommand(
+      "verify", "Run only the checks (reference, challenge battery, verified timed calls), with a token of sampling:\n"
+                "the fast edit-and-check loop. No speedups are claimed.");
+  auto verify_options = std::make_shared<run_options>();
+  verify_options->verify_only = true;
+  add_shared_options(*verify, *verify_options);
+  verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options); });
+}
+
+}  // namespace aisp::cli

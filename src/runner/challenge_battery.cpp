@@ -1,0 +1,162 @@
+#include "runner/challenge_battery.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "runner/judge_checks.hpp"
+#include "runner/worker_protocol.hpp"
+#include "support/seeded_fill.hpp"
+#include "verify/reference_runner.hpp"
+#include "verify/tolerance.hpp"
+
+namespace aisp {
+namespace {
+
+// Challenge seeds: derived from the run seed, never sent to a worker before the challenge.
+std::uint64_t challenge_seed(const run_config& config, std::uint64_t salt) {
+  return buffer_stream_id(config.seed ^ (0xC4A11E46Eull * (salt + 1)), "challenge");
+}
+
+constexpr int jitter_positions = 8;
+
+using expected_map = std::map<std::string, std::vector<double>, std::less<>>;
+
+bool outputs_differ(const expected_map& a, const expected_map& b) { return a != b; }
+
+const verify::check_kind& jitter_kind(buffer_meaning meaning, bool partial) {
+  if (meaning == buffer_meaning::mask) return verify::checks::jitter_mask;
+  if (meaning == buffer_meaning::kv_cache) return verify::checks::jitter_cache;
+  return partial ? verify::checks::jitter_partial : verify::checks::jitter;
+}
+
+// The new value of a jittered element: a clear change that stays in the buffer's range.
+double jittered(const buffer_spec& spec, double old_value) {
+  if (spec.meaning == buffer_meaning::mask || spec.init == init_distribution::uniform_unit) return old_value > 0.5 ? 0.0 : 1.0;
+  if (spec.init == init_distribution::small_integers) return old_value >= 0 ? old_value - 3 : old_value + 3;
+  return old_value >= 0 ? old_value - 0.75 : old_value + 0.75;
+}
+
+void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload& work, const buffer_spec& spec,
+                   verify::reference_inputs& inputs) {
+  const auto count = static_cast<std::size_t>(spec.num_elements(work));
+  auto reference = verify::compute_reference(scope.declared, work, inputs);
+  auto previous = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".jitter").outputs;
+  int moved_and_right = 0;
+  int stuck = 0;
+  int wrong = 0;
+  std::string first_failure;
+  const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
+                                         static_cast<std::size_t>(jitter_positions));
+  for (std::size_t position : positions) {
+    const double old_value = verify::generate_inputs(scope.declared, work, inputs).at(spec.name)[position];
+    const double new_value = jittered(spec, old_value);
+    inputs.overrides.push_back({spec.name, position, new_value});
+    slot.worker->request({{"op", "set_element"}, {"buffer", spec.name}, {"index", position}, {"value", new_value}},
+                         scope.config.worker_timeout_s);
+    const auto updated_reference = verify::compute_reference(scope.declared, work, inputs);
+    auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".jitter");
+    if (!outputs_differ(updated_reference, reference)) {  // this element does not matter to the math
+      previous = std::move(call.outputs);
+      continue;
+    }
+    std::vector<check_result> scratch;
+    const bool right = compare_outputs(scope.declared, work, call.outputs, updated_reference, nullptr,
+                                       verify::checks::jitter, "", slot.label, scratch);
+    if (right) {
+      ++moved_and_right;
+    } else if (same_bytes(call.outputs, previous)) {
+      ++stuck;
+      if (first_failure.empty()) first_failure = fmt::format("{}[{}] {} -> {} left the output unchanged", spec.name, position, old_value, new_value);
+    } else {
+      ++wrong;
+      if (first_failure.empty()) first_failure = fmt::format("{}[{}] {} -> {}: {}", spec.name, position, old_value, new_value, scratch.back().detail);
+    }
+    reference = updated_reference;
+    previous = std::move(call.outputs);
+  }
+  const int failed = stuck + wrong;
+  const bool partial = failed > 0 && moved_and_right > 0;
+  add_check(scope.checks, jitter_kind(spec.meaning, partial), slot.label, failed == 0,
+            failed == 0 ? fmt::format("{}: {} perturbed elements, output followed each", spec.name, moved_and_right)
+                        : fmt::format("{} of {} perturbations failed ({} left the output unchanged); first: {}",
+                                      failed, failed + moved_and_right, stuck, first_failure));
+}
+
+void fresh_inputs_check(const judge_scope& scope, variant_slot& slot, const workload& work, bool warm,
+                        const verify::reference_inputs& fresh, const verify::check_kind& kind) {
+  slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}, {"warmup", warm}},
+                       scope.config.worker_timeout_s);
+  if (warm) slot.worker->request({{"op", "sample"}, {"count", 3}}, scope.config.worker_timeout_s);
+  slot.worker->request({{"op", "refill"}, {"seed", fresh.seed}}, scope.config.worker_timeout_s);
+  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".fresh");
+  const auto reference = verify::compute_reference(scope.declared, work, fresh);
+  compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, std::string(kind.what), slot.label, scope.checks);
+}
+
+}  // namespace
+
+std::uint64_t timed_call_pattern_seed(const run_config& config) { return challenge_seed(config, 11); }
+
+void run_challenges(const judge_scope& scope, variant_slot& slot, const workload& work) {
+  const verify::reference_inputs after_setup{challenge_seed(scope.config, 1), false, {}};
+  fresh_inputs_check(scope, slot, work, false, after_setup, verify::checks::fresh_after_setup);
+  verify::reference_inputs current{challenge_seed(scope.config, 2), false, {}};
+  fresh_inputs_check(scope, slot, work, true, current, verify::checks::fresh_after_warmup);
+
+  // Determinism: the same inputs twice. Reported, never failed: atomics legitimately reorder.
+  const auto first = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".det");
+  const auto second = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".det");
+  check_result determinism;
+  determinism.check = "determinism";
+  determinism.variant = slot.label;
+  determinism.detail = same_bytes(first.outputs, second.outputs) ? "bitwise identical on a re-run"
+                                                                 : "re-run differs bitwise (allowed: reordered reductions)";
+  scope.checks.push_back(determinism);
+
+  for (const auto& spec : scope.declared.buffers()) {
+    if (spec.role == buffer_role::input && dtype_is_float(spec.type)) jitter_buffer(scope, slot, work, spec, current);
+  }
+
+  const verify::reference_inputs moved{challenge_seed(scope.config, 3), false, {}};
+  slot.worker->request({{"op", "readdress"}, {"seed", moved.seed}}, scope.config.worker_timeout_s);
+  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".moved");
+  compare_outputs(scope.declared, work, call.outputs, verify::compute_reference(scope.declared, work, moved), nullptr,
+                  verify::checks::new_address, "same data at new addresses", slot.label, scope.checks);
+
+  if (scope.declared.is_exact_math()) {
+    const verify::reference_inputs exact{challenge_seed(scope.config, 4), true, {}};
+    slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"exact_integers", true}}, scope.config.worker_timeout_s);
+    const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact");
+    const tolerance bitwise{0, 0, 0, "exact-integer challenge: bitwise"};
+    compare_outputs(scope.declared, work, exact_call.outputs, verify::compute_reference(scope.declared, work, exact), &bitwise,
+                    verify::checks::exact_integers, "exact-integer inputs, bitwise", slot.label, scope.checks);
+  }
+}
+
+void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
+                       const std::map<std::string, std::vector<double>, std::less<>>& expected) {
+  const auto seed = timed_call_pattern_seed(scope.config);
+  for (const auto& fingerprint : slot.timed_fingerprints) {
+    std::string problem;
+    for (const auto& spec : scope.declared.buffers()) {
+      if (spec.role != buffer_role::output) continue;
+      const auto unwritten = fingerprint.at("unwritten").at(spec.name).get<std::size_t>();
+      if (unwritten > 0 && problem.empty()) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
+      const auto values = fingerprint.at("probe_values").at(spec.name).get<std::vector<double>>();
+      const auto& truth = expected.at(spec.name);
+      const auto positions = probe_positions(seed, truth.size(), timed_call_probes);
+      const auto tol = verify::effective_tolerance(scope.declared, spec.type);
+      for (std::size_t j = 0; j < positions.size() && j < values.size() && problem.empty(); ++j) {
+        const double want = truth[positions[j]];
+        if (!(std::abs(values[j] - want) <= tol.atol + tol.rtol * std::abs(want)))
+          problem = fmt::format("{}[{}]: expected {:.9g}, got {:.9g}", spec.name, positions[j], want, values[j]);
+      }
+    }
+    add_check(scope.checks, verify::checks::timed_call, slot.label, problem.empty(),
+              problem.empty() ? fmt::format("timed sample {} verified", fingerprint.at("index").get<int>())
+                              : fmt::format("timed sample {}: {}", fingerprint.at("index").get<int>(), problem));
+  }
+}
+
+}  // namespace aisp

@@ -1,0 +1,118 @@
+#include "runner/judge_checks.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "aisp/check.hpp"
+#include "verify/failure_patterns.hpp"
+#include "verify/tolerance.hpp"
+
+namespace aisp {
+namespace {
+
+std::vector<unsigned char> read_and_remove(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  AISP_EXPECTS(file.good(), "worker output file " + path + " is missing");
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  file.close();
+  std::remove(path.c_str());
+  return bytes;
+}
+
+}  // namespace
+
+void add_check(std::vector<check_result>& checks, const verify::check_kind& kind, const std::string& variant,
+               bool passed, const std::string& detail, std::vector<std::string> extra_codes) {
+  check_result result;
+  result.check = std::string(kind.name);
+  result.passed = passed;
+  result.variant = variant;
+  result.detail = detail;
+  if (!passed) {
+    result.codes = std::move(extra_codes);
+    for (auto code : kind.codes) {
+      if (std::find(result.codes.begin(), result.codes.end(), code) == result.codes.end()) result.codes.emplace_back(code);
+    }
+  }
+  checks.push_back(std::move(result));
+}
+
+verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix) {
+  verified_outputs result;
+  result.report = slot.worker->request({{"op", "outputs"}, {"prefix", prefix}}, config.worker_timeout_s);
+  for (const auto& [name, path] : result.report.at("files").items()) {
+    result.outputs[name] = read_and_remove(path.get<std::string>());
+  }
+  return result;
+}
+
+bool compare_outputs(const pair& declared, const workload& work, const raw_outputs& actual,
+                     const std::map<std::string, std::vector<double>, std::less<>>& expected, const tolerance* forced,
+                     const verify::check_kind& kind, const std::string& label, const std::string& variant,
+                     std::vector<check_result>& checks) {
+  bool all_passed = true;
+  for (const auto& spec : declared.buffers()) {
+    if (spec.role != buffer_role::output) continue;
+    const auto tol = forced != nullptr ? *forced : verify::effective_tolerance(declared, spec.type);
+    const auto& raw = actual.at(spec.name);
+    const auto& truth = expected.find(spec.name)->second;
+    const auto outcome = verify::compare_output(spec.name, spec.type, raw, truth, tol);
+    std::vector<std::string> codes;
+    if (!outcome.passed()) {
+      codes.push_back(outcome.reason_code);
+      for (auto& c : verify::failure_pattern_codes(spec, work, raw, truth, tol, outcome)) codes.push_back(std::move(c));
+    }
+    add_check(checks, kind, variant, outcome.passed(), label + ": " + outcome.describe(), std::move(codes));
+    all_passed = all_passed && outcome.passed();
+  }
+  return all_passed;
+}
+
+void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
+                       std::vector<check_result>& checks) {
+  const auto& before = report.at("before");
+  const auto& after = report.at("after");
+  const auto mutated = report.at("mutated_inputs").get<std::vector<std::string>>();
+  if (!mutated.empty()) {
+    std::string names;
+    for (const auto& m : mutated) names += (names.empty() ? "" : ", ") + m;
+    std::vector<std::string> extra;
+    if (outputs_unwritten) extra.push_back("M2");  // written through an input instead of the output
+    add_check(checks, verify::checks::input_mutation, variant, false, "run() changed input " + names, extra);
+  }
+  if (const auto subnormals = report.at("subnormal_inputs").get<std::size_t>(); subnormals > 0)
+    add_check(checks, verify::checks::subnormal_inputs, variant, false,
+              fmt::format("{} subnormal input values (the harness never draws them)", subnormals));
+  const auto delta = [&](const char* key) { return after.at(key).get<long long>() - before.at(key).get<long long>(); };
+  if (delta("threads") > 0)
+    add_check(checks, verify::checks::background_thread, variant, false,
+              fmt::format("{} more threads after run() than before", delta("threads")));
+  if (delta("allocations") > 0)
+    add_check(checks, verify::checks::allocation_in_run, variant, false,
+              fmt::format("run() made {} heap allocations", delta("allocations")));
+  if (delta("stdout_bytes") > 0)
+    add_check(checks, verify::checks::stdout_write, variant, false,
+              fmt::format("run() wrote {} bytes to stdout", delta("stdout_bytes")));
+  if (before.at("environment_hash") != after.at("environment_hash"))
+    add_check(checks, verify::checks::environment_change, variant, false, "run() changed the process environment");
+  if (delta("priority") != 0)
+    add_check(checks, verify::checks::priority_change, variant, false,
+              fmt::format("run() changed the nice value by {}", delta("priority")));
+}
+
+void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks) {
+  if (const auto touched = load.at("setup_wrote_outputs").get<std::size_t>(); touched > 0)
+    add_check(checks, verify::checks::setup_touches_outputs, variant, false,
+              fmt::format("setup() wrote {} output elements (outputs were poisoned before it)", touched));
+  const auto mutated = load.at("setup_mutated_inputs").get<std::vector<std::string>>();
+  if (!mutated.empty())
+    add_check(checks, verify::checks::input_mutation, variant, false, "setup() changed input " + mutated.front());
+}
+
+bool same_bytes(const raw_outputs& a, const raw_outputs& b) { return a == b; }
+
+}  // namespace aisp

@@ -1,0 +1,50 @@
+// Building blocks of the judge's checks: record a check with its battery codes, read a
+// verified call's outputs, compare them with the truth, and read the process probes.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "aisp/pair.hpp"
+#include "results/pair_result.hpp"
+#include "runner/run_config.hpp"
+#include "runner/variant_slot.hpp"
+#include "verify/battery.hpp"
+#include "verify/compare.hpp"
+
+namespace aisp {
+
+using raw_outputs = std::map<std::string, std::vector<unsigned char>>;
+
+struct verified_outputs {
+  raw_outputs outputs;
+  nlohmann::json report;  // the worker's call report (probes)
+};
+
+void add_check(std::vector<check_result>& checks, const verify::check_kind& kind, const std::string& variant,
+               bool passed, const std::string& detail, std::vector<std::string> extra_codes = {});
+
+// Asks the worker for a verified call and reads (then deletes) its output files.
+[[nodiscard]] verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix);
+
+// Compares every output with `expected`; returns whether all passed. Failures are recorded
+// under `kind` with the comparison's code and the failure-pattern codes first.
+bool compare_outputs(const pair& declared, const workload& work, const raw_outputs& actual,
+                     const std::map<std::string, std::vector<double>, std::less<>>& expected, const tolerance* forced,
+                     const verify::check_kind& kind, const std::string& label, const std::string& variant,
+                     std::vector<check_result>& checks);
+
+// The probes around a verified call: mutation, subnormals, threads, allocations, stdout,
+// environment, priority. Records only failures (and M2 when an input changed while outputs
+// were left unwritten).
+void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
+                       std::vector<check_result>& checks);
+// What setup() did: touched outputs (L2) or inputs (X3).
+void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks);
+
+[[nodiscard]] bool same_bytes(const raw_outputs& a, const raw_outputs& b);
+
+}  // namespace aisp

@@ -1,0 +1,74 @@
+// The challenge battery: every check that `aisp bench run` applies to every pair, and the
+// VALIDITY.md reason codes each one reports when it fails. A failed check lists all the codes
+// of the rows it protects (one mechanism often guards several rows); docs/validity.md maps each
+// row to its check and its planted fixture.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace aisp::verify {
+
+struct check_kind {
+  std::string_view name;
+  std::vector<std::string_view> codes;
+  std::string_view what;
+};
+
+namespace checks {
+// Outputs against the fp64 reference, poisoned before the call. The comparison's own code
+// (O10 unwritten, O4 NaN, O5 Inf, O3 beyond tolerance) comes first; pattern codes follow:
+// W4 (nothing written), O7 (only a leading region written), W5/W6 (a tail of the batch/sequence
+// dimension wrong), W7 (odd indices of a spatial dimension wrong), O8 (right values in another
+// dtype's encoding), W1 (values carry only fp16/bf16 precision), M2 (written into an input).
+inline const check_kind reference{"reference", {"O3"}, "outputs vs the fp64 reference"};
+// Held-out size: a failure here, with validation passing, is overfitting.
+inline const check_kind held_out{"held-out", {"O3", "V5", "K7"}, "outputs vs the reference on a held-out size"};
+// Every variant fails the reference the same way, and they agree with each other.
+inline const check_kind ground_truth{"ground-truth", {"O6"}, "the reference itself looks wrong"};
+inline const check_kind golden{"golden", {"O6"}, "the reference drifted from its stored golden"};
+// Benchmark size: candidate vs baseline. Failing here while every small size passes means the
+// candidate special-cases the benchmark size.
+inline const check_kind baseline_match{"baseline-match", {"K7", "V5"}, "candidate vs baseline at the benchmark size"};
+// One input element perturbed in place: the output must change where the reference does.
+// Unchanged everywhere: constant or cached output. Changed for some positions and not for
+// others: part of the input ignored (sparsity assumption). A mask or KV-cache input: W9, W10.
+inline const check_kind jitter{"jitter", {"O1", "O2"}, "perturbed input element must move the output"};
+inline const check_kind jitter_partial{"jitter-partial", {"W8"}, "output ignores part of its input"};
+inline const check_kind jitter_mask{"jitter-mask", {"W9"}, "output ignores the attention mask"};
+inline const check_kind jitter_cache{"jitter-kv-cache", {"W10"}, "output ignores part of the KV cache"};
+// Fresh inputs (a seed the candidate never saw) at the same addresses, right after setup,
+// before any run(): memorized at setup or cached on disk across runs.
+inline const check_kind fresh_after_setup{"fresh-after-setup", {"W11", "K1", "V4"}, "new data after setup"};
+// Fresh inputs at the same addresses after warmup and timed calls: cached or lagging results.
+inline const check_kind fresh_after_warmup{"fresh-after-warmup", {"O2", "X2", "T5", "L4", "L6"}, "new data after warmup"};
+// The same data at new addresses (setup re-run): results keyed by address.
+inline const check_kind new_address{"new-address", {"X2"}, "same data, new addresses"};
+// Exact-integer inputs, bitwise comparison, for pairs that declare exact math.
+inline const check_kind exact_integers{"exact-integers", {"X5"}, "exact-integer challenge, bitwise"};
+// Outputs poisoned before setup must be untouched after it.
+inline const check_kind setup_touches_outputs{"setup-touches-outputs", {"L2"}, "setup() wrote to outputs"};
+// Inputs hashed before and after setup() and run().
+inline const check_kind input_mutation{"input-mutation", {"X3"}, "an input changed"};
+inline const check_kind subnormal_inputs{"subnormal-inputs", {"O9"}, "inputs hold subnormal values"};
+// Random timed calls verified: outputs refilled with a random pattern before the sample, then
+// checked for every element written and for agreement with the baseline at probe positions.
+inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6"}, "a random timed call did its work"};
+// Process-level probes around the verified call.
+inline const check_kind background_thread{"background-thread", {"L5"}, "run() left a thread behind"};
+inline const check_kind allocation_in_run{"allocation-in-run", {"S7", "M1", "M4"}, "run() allocated memory"};
+inline const check_kind page_faults{"page-faults", {"M6"}, "timed calls take page faults"};
+inline const check_kind stdout_write{"stdout-write", {"V1"}, "run() wrote to stdout, the judge's channel"};
+inline const check_kind environment_change{"environment-change", {"V6"}, "run() changed the environment or config"};
+inline const check_kind priority_change{"priority-change", {"E3"}, "run() changed the worker's priority"};
+// Judge-side statistics and declarations.
+inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};
+inline const check_kind outliers{"outliers", {"S2"}, "injected outliers (samples over 5x the median)"};
+inline const check_kind sample_count{"sample-count", {"S5"}, "fewer samples than the minimum"};
+inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes exceed every buffer moved once"};
+inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
+inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "worker reported more time than elapsed"};
+inline const check_kind config_immutable{"config-immutable", {"V6"}, "the run config changed during the pair"};
+}  // namespace checks
+
+}  // namespace aisp::verify

@@ -1,0 +1,102 @@
+#include "verify/failure_patterns.hpp"
+
+#include <cmath>
+#include <cstdint>
+
+#include "support/element_codec.hpp"
+
+namespace aisp::verify {
+namespace {
+
+std::vector<bool> failing_elements(dtype type, std::span<const unsigned char> actual, std::span<const double> expected,
+                                   const tolerance& tol) {
+  std::vector<bool> failing(expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double got = load_as_double(type, actual.data(), i);
+    failing[i] = is_poison(type, actual.data(), i) || std::isnan(got) ||
+                 std::abs(got - expected[i]) > tol.atol + tol.rtol * std::abs(expected[i]);
+  }
+  return failing;
+}
+
+bool is_spatial(const std::string& dim) {
+  return dim == "height" || dim == "width" || dim == "h" || dim == "w" || dim == "x" || dim == "y";
+}
+
+// Per named dimension: are all failures in its upper half, or all at odd indices?
+void dimension_codes(const buffer_spec& spec, const workload& work, const std::vector<bool>& failing,
+                     std::vector<std::string>& codes) {
+  std::vector<std::int64_t> extents;
+  for (const auto& d : spec.dims) extents.push_back(work.get(d));
+  for (std::size_t axis = 0; axis < spec.dims.size(); ++axis) {
+    std::int64_t inner = 1;
+    for (std::size_t later = axis + 1; later < extents.size(); ++later) inner *= extents[later];
+    const std::int64_t extent = extents[axis];
+    bool upper_half_only = extent > 1;
+    bool odd_only = extent > 1;
+    bool any = false;
+    for (std::size_t i = 0; i < failing.size(); ++i) {
+      if (!failing[i]) continue;
+      any = true;
+      const std::int64_t index = (static_cast<std::int64_t>(i) / inner) % extent;
+      upper_half_only = upper_half_only && index >= extent / 2;
+      odd_only = odd_only && index % 2 == 1;
+    }
+    if (!any) return;
+    const auto& dim = spec.dims[axis];
+    if (upper_half_only && dim == "batch") codes.push_back("W5");
+    if (upper_half_only && (dim == "seq" || dim == "sequence")) codes.push_back("W6");
+    if (odd_only && is_spatial(dim)) codes.push_back("W7");
+  }
+}
+
+bool passes_as(dtype reinterpret, std::span<const unsigned char> actual, std::span<const double> expected,
+               const tolerance& tol) {
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const double got = load_as_double(reinterpret, actual.data(), i);
+    if (std::isnan(got) || std::abs(got - expected[i]) > tol.atol + 2 * tol.rtol * std::abs(expected[i]) + 1e-3 * std::abs(expected[i]))
+      return false;
+  }
+  return true;
+}
+
+// Every value exactly representable in half or bfloat16, while the truth is not: the variant
+// computed in 16 bits behind an fp32 declaration.
+bool carries_half_precision(std::span<const unsigned char> actual, std::span<const double> expected) {
+  std::size_t inexact_truth = 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const auto got = static_cast<float>(load_as_double(dtype::f32, actual.data(), i));
+    const bool half_exact = half_bits_to_float(float_to_half_bits(got)) == got;
+    const bool bf16_exact = bf16_bits_to_float(float_to_bf16_bits(got)) == got;
+    if (!half_exact && !bf16_exact) return false;
+    const auto truth = static_cast<float>(expected[i]);
+    inexact_truth += half_bits_to_float(float_to_half_bits(truth)) != truth;
+  }
+  return inexact_truth * 2 > expected.size();
+}
+
+}  // namespace
+
+std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const workload& work,
+                                               std::span<const unsigned char> actual, std::span<const double> expected,
+                                               const tolerance& tol, const comparison& outcome) {
+  std::vector<std::string> codes;
+  if (outcome.passed() || expected.empty()) return codes;
+  if (outcome.unwritten == outcome.elements) codes.push_back("W4");
+  const auto failing = failing_elements(spec.type, actual, expected, tol);
+  std::size_t first_failure = failing.size();
+  bool tail = true;
+  for (std::size_t i = 0; i < failing.size(); ++i) {
+    if (failing[i] && first_failure == failing.size()) first_failure = i;
+    if (first_failure < failing.size() && !failing[i]) tail = false;
+  }
+  if (tail && first_failure > 0 && first_failure < failing.size()) codes.push_back("O7");
+  if (!spec.dims.empty()) dimension_codes(spec, work, failing, codes);
+  if (spec.type == dtype::bf16 && passes_as(dtype::f16, actual, expected, tol)) codes.push_back("O8");
+  if (spec.type == dtype::f16 && passes_as(dtype::bf16, actual, expected, tol)) codes.push_back("O8");
+  if (spec.type == dtype::f32 && outcome.unwritten == 0 && outcome.nan_count == 0 && carries_half_precision(actual, expected))
+    codes.push_back("W1");
+  return codes;
+}
+
+}  // namespace aisp::verify
