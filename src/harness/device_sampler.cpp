@@ -51,6 +51,7 @@ class device_sampler final : public sampler {
   }
 
   sample_record take() override {
+    const auto begin = std::chrono::steady_clock::now();
     if (mode_ != timing_mode::hot) {
       AISP_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
       flusher_.flush(stream_);
@@ -71,6 +72,7 @@ class device_sampler final : public sampler {
     record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
     record.host_wall_s = std::chrono::duration<double>(host_stop - host_start).count();
     record.sm_clock_mhz = clock_probe_.measure_mhz(stream_);
+    record.cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return record;
   }
 

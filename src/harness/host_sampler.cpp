@@ -23,6 +23,7 @@ class host_sampler final : public sampler {
   }
 
   sample_record take() override {
+    const auto begin = std::chrono::steady_clock::now();
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
     const auto start = std::chrono::steady_clock::now();
@@ -32,6 +33,7 @@ class host_sampler final : public sampler {
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;
+    record.cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return record;
   }
 

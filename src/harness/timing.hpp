@@ -20,7 +20,8 @@ enum class timing_mode { cold, hot, graph };
 
 struct sample_record {
   double duration_s = 0;     // per call: event (or steady-clock, on host) time / calls
-  double host_wall_s = 0;    // host clock around the whole sample, sync included
+  double host_wall_s = 0;    // host clock around the calls, sync included
+  double cost_s = 0;         // everything the sample took: flush, sync, calls, clock probe
   double sm_clock_mhz = 0;   // 0 on host
   int calls = 1;
 };

@@ -43,8 +43,8 @@ void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload&
   auto reference = verify::compute_reference(scope.declared, work, inputs);
   auto previous = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".jitter").outputs;
   int moved_and_right = 0;
-  int stuck = 0;
-  int wrong = 0;
+  int stuck = 0;  // the reference moved, the output did not
+  int wrong = 0;  // the output moved, but not to the reference
   std::string first_failure;
   const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
                                          static_cast<std::size_t>(jitter_positions));
@@ -76,8 +76,10 @@ void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload&
     previous = std::move(call.outputs);
   }
   const int failed = stuck + wrong;
-  const bool partial = failed > 0 && moved_and_right > 0;
-  add_check(scope.checks, jitter_kind(spec.meaning, partial), slot.label, failed == 0,
+  // Stuck for some elements while moving for others: part of the input is ignored.
+  const bool partial = stuck > 0 && (moved_and_right + wrong) > 0;
+  const auto& kind = stuck == 0 && failed > 0 ? verify::checks::jitter_wrong : jitter_kind(spec.meaning, partial);
+  add_check(scope.checks, kind, slot.label, failed == 0,
             failed == 0 ? fmt::format("{}: {} perturbed elements, output followed each", spec.name, moved_and_right)
                         : fmt::format("{} of {} perturbations failed ({} left the output unchanged); first: {}",
                                       failed, failed + moved_and_right, stuck, first_failure));
@@ -143,7 +145,9 @@ void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
       if (spec.role != buffer_role::output) continue;
       const auto unwritten = fingerprint.at("unwritten").at(spec.name).get<std::size_t>();
       if (unwritten > 0 && problem.empty()) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
-      const auto values = fingerprint.at("probe_values").at(spec.name).get<std::vector<double>>();
+      // JSON has no NaN: the worker's NaN arrives as null, and stays a failure here.
+      std::vector<double> values;
+      for (const auto& v : fingerprint.at("probe_values").at(spec.name)) values.push_back(v.is_number() ? v.get<double>() : NAN);
       const auto& truth = expected.at(spec.name);
       const auto positions = probe_positions(seed, truth.size(), timed_call_probes);
       const auto tol = verify::effective_tolerance(scope.declared, spec.type);

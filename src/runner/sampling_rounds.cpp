@@ -54,7 +54,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, std::mt
   for (const auto& item : reply.at("samples")) {
     const auto record = protocol::sample_from_json(item);
     reported_s += record.duration_s * record.calls;
-    wall_s += record.host_wall_s;
+    wall_s += record.cost_s;
     slot.result.samples.push_back(record);
   }
   slot.result.sampling_s += wall_s;

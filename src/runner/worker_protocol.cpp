@@ -23,7 +23,7 @@ workload workload_from_json(const nlohmann::json& j) {
 
 nlohmann::json sample_to_json(const sample_record& record) {
   return {{"t", record.duration_s}, {"wall", record.host_wall_s}, {"mhz", record.sm_clock_mhz},
-          {"calls", record.calls}};
+          {"calls", record.calls}, {"cost", record.cost_s}};
 }
 
 sample_record sample_from_json(const nlohmann::json& j) {
@@ -32,6 +32,7 @@ sample_record sample_from_json(const nlohmann::json& j) {
   record.host_wall_s = j.at("wall").get<double>();
   record.sm_clock_mhz = j.at("mhz").get<double>();
   record.calls = j.at("calls").get<int>();
+  record.cost_s = j.value("cost", record.host_wall_s);
   return record;
 }
 

@@ -34,6 +34,7 @@ inline const check_kind baseline_match{"baseline-match", {"K7", "V5"}, "candidat
 // Unchanged everywhere: constant or cached output. Changed for some positions and not for
 // others: part of the input ignored (sparsity assumption). A mask or KV-cache input: W9, W10.
 inline const check_kind jitter{"jitter", {"O1", "O2"}, "perturbed input element must move the output"};
+inline const check_kind jitter_wrong{"jitter-wrong", {"O3"}, "output moved, but not to the reference"};
 inline const check_kind jitter_partial{"jitter-partial", {"W8"}, "output ignores part of its input"};
 inline const check_kind jitter_mask{"jitter-mask", {"W9"}, "output ignores the attention mask"};
 inline const check_kind jitter_cache{"jitter-kv-cache", {"W10"}, "output ignores part of the KV cache"};
