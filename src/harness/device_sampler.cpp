@@ -65,6 +65,7 @@ class device_sampler final : public sampler {
     // inside the host span (T1), and any asynchronous fault surfaces here.
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto host_stop = std::chrono::steady_clock::now();
+    AISP_CUDA_CHECK(cudaGetLastError());  // a launch that failed silently inside run() (X8)
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
     sample_record record;

@@ -50,7 +50,7 @@ bool is_subnormal_element(dtype type, const unsigned char* bytes, std::size_t in
 }  // namespace
 
 variant_session::variant_session(const pair& declared, const variant& chosen, session_options options)
-    : pair_(declared), variant_(chosen), options_(options) {
+    : pair_(declared), variant_(chosen), options_(options), initial_priority_(take_process_snapshot().priority) {
   if (pair_.where() == backend::cuda) {
     AISP_CUDA_CHECK(cudaFree(nullptr));  // create the context before anything is timed (C6)
     AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
@@ -178,6 +178,11 @@ call_report variant_session::verified_call(const std::string& prefix) {
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
   report.after = take_process_snapshot();
+  report.initial_priority = initial_priority_;
+  if (stream_ != nullptr) {
+    // A bad launch configuration fails without a sticky error: only the last-error slot knows.
+    if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);
+  }
   for (const auto& [name, hash] : hash_inputs(&report.subnormal_inputs)) {
     if (inputs_before.at(name) != hash) report.mutated_inputs.push_back(name);
   }

@@ -40,6 +40,8 @@ struct call_report {
   std::map<std::string, std::string> files;  // output name -> raw bytes file
   std::vector<std::string> mutated_inputs;
   std::size_t subnormal_inputs = 0;
+  std::string launch_error;  // a failed launch that run() did not check (X8); "" when none
+  int initial_priority = 0;  // the worker's nice value when it started: a change sticks (E3)
   process_snapshot before;
   process_snapshot after;
 };
@@ -83,6 +85,7 @@ class variant_session {
   const variant& variant_;
   session_options options_;
   cudaStream_t stream_ = nullptr;
+  int initial_priority_ = 0;
   workload work_;
   int calls_per_sample_ = 1;
   std::unique_ptr<buffer_store> buffers_;

@@ -84,6 +84,8 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
     if (outputs_unwritten) extra.push_back("M2");  // written through an input instead of the output
     add_check(checks, verify::checks::input_mutation, variant, false, "run() changed input " + names, extra);
   }
+  if (const auto launch = report.value("launch_error", std::string()); !launch.empty())
+    add_check(checks, verify::checks::launch_error, variant, false, "run() left a failed launch unchecked: " + launch);
   if (const auto subnormals = report.at("subnormal_inputs").get<std::size_t>(); subnormals > 0)
     add_check(checks, verify::checks::subnormal_inputs, variant, false,
               fmt::format("{} subnormal input values (the harness never draws them)", subnormals));
@@ -99,9 +101,10 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
               fmt::format("run() wrote {} bytes to stdout", delta("stdout_bytes")));
   if (before.at("environment_hash") != after.at("environment_hash"))
     add_check(checks, verify::checks::environment_change, variant, false, "run() changed the process environment");
-  if (delta("priority") != 0)
+  const int initial = report.value("initial_priority", before.at("priority").get<int>());
+  if (delta("priority") != 0 || after.at("priority").get<int>() != initial)
     add_check(checks, verify::checks::priority_change, variant, false,
-              fmt::format("run() changed the nice value by {}", delta("priority")));
+              fmt::format("nice value {} after run(), {} when the worker started", after.at("priority").get<int>(), initial));
 }
 
 void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks) {

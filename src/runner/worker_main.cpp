@@ -69,6 +69,8 @@ json call_report_to_json(const call_report& report) {
           {"files", report.files},
           {"mutated_inputs", report.mutated_inputs},
           {"subnormal_inputs", report.subnormal_inputs},
+          {"launch_error", report.launch_error},
+          {"initial_priority", report.initial_priority},
           {"before", snapshot_to_json(report.before)},
           {"after", snapshot_to_json(report.after)}};
 }

@@ -123,8 +123,15 @@ std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_ele
 }
 
 std::uint64_t hash_bytes(const unsigned char* data, std::size_t size) {
-  std::uint64_t hash = 1469598103934665603ull;
-  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
+  // Eight bytes a step: inputs of hundreds of MiB are hashed twice per verified call.
+  std::uint64_t hash = 1469598103934665603ull ^ size;
+  std::size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, data + i, 8);
+    hash = mix(hash ^ word);
+  }
+  for (; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
   return hash;
 }
 

@@ -56,6 +56,7 @@ inline const check_kind subnormal_inputs{"subnormal-inputs", {"O9"}, "inputs hol
 // checked for every element written and for agreement with the baseline at probe positions.
 inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6"}, "a random timed call did its work"};
 // Process-level probes around the verified call.
+inline const check_kind launch_error{"launch-error", {"X8"}, "a launch failed and run() did not check it"};
 inline const check_kind background_thread{"background-thread", {"L5"}, "run() left a thread behind"};
 inline const check_kind allocation_in_run{"allocation-in-run", {"S7", "M1", "M4"}, "run() allocated memory"};
 inline const check_kind page_faults{"page-faults", {"M6"}, "timed calls take page faults"};

@@ -34,7 +34,7 @@ TEST_P(every_gpu_pair, verifies_and_times_in_this_mode) {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_gpu_pairs_" + mode)).string();
   std::filesystem::remove_all(dir);
   const auto run = aisp::testing::run_command(aisp::testing::aisp_binary() + " bench run --targets all --mode " + mode +
-                                              " --max-time 0.3 --min-time 0.05 --quiet --artifacts-dir " + dir);
+                                              " --max-time 0.3 --min-time 0.05 --min-samples 3 --quiet --artifacts-dir " + dir);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   std::ifstream file(dir + "/results.json");
   const auto results = json::parse(file);

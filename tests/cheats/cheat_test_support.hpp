@@ -1,0 +1,101 @@
+// Shared by the tests that drive aisp_cheats: the binary, a command runner, the fixture listing
+// and the 103 row codes of VALIDITY.md (shared/ is not in the repository, so they are written out).
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp::cheat_testing {
+
+// $AISP_CHEATS_BINARY when set (a build carried to another machine), else the one this build made.
+inline std::string cheats_binary() {
+  const char* from_environment = std::getenv("AISP_CHEATS_BINARY");
+  return from_environment != nullptr ? from_environment : AISP_CHEATS_BINARY;
+}
+
+struct command_result {
+  int exit_code = -1;
+  std::string output;  // stdout only; stderr goes to the file the command names, or the terminal
+};
+
+inline command_result run_command(const std::string& command) {
+  command_result result;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) result.output += chunk;
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Every row code of VALIDITY.md, in its order (103).
+inline const std::vector<std::string>& validity_codes() {
+  static const std::vector<std::string> codes{
+      "T1", "T2", "T3", "T4", "T5", "T6", "T7",
+      "O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "O10",
+      "W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11",
+      "L1", "L2", "L3", "L4", "L5", "L6", "L7",
+      "M1", "M2", "M3", "M4", "M5", "M6", "M7",
+      "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10",
+      "K1", "K2", "K3", "K4", "K5", "K6", "K7",
+      "D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8",
+      "E1", "E2", "E3", "E4", "E5", "E6", "E7", "E8", "E9", "E10", "E11", "E12",
+      "S1", "S2", "S3", "S4", "S5", "S6", "S7", "S8",
+      "V1", "V2", "V3", "V4", "V5", "V6", "V7", "V8",
+      "X1", "X2", "X3", "X4", "X5", "X6", "X7", "X8"};
+  return codes;
+}
+
+inline bool is_validity_code(const std::string& code) {
+  static const std::set<std::string> known(validity_codes().begin(), validity_codes().end());
+  return known.count(code) > 0;
+}
+
+// One registered fixture and the code of its "cheat:<code>" tag ("" when it has none).
+struct fixture {
+  std::string target;
+  std::string code;
+  int cheat_tags = 0;  // how many "cheat:" tags it carries: exactly one is right
+};
+
+// gtest prints a parameter with this instead of its bytes.
+inline void PrintTo(const fixture& f, std::ostream* out) { *out << f.target << " (cheat:" << f.code << ")"; }
+
+struct fixture_listing {
+  std::vector<fixture> fixtures;
+  std::string error;  // why the listing could not be read; empty when it could
+};
+
+inline fixture_listing list_fixtures() {
+  fixture_listing listing;
+  const auto run = run_command(cheats_binary() + " bench list-targets --chapter cheats --json");
+  const auto parsed = nlohmann::json::parse(run.output, nullptr, false);
+  if (run.exit_code != 0 || parsed.is_discarded() || !parsed.is_array()) {
+    listing.error = "`bench list-targets --chapter cheats --json` exited " +
+                    std::to_string(run.exit_code) + " with: " + run.output;
+    return listing;
+  }
+  for (const auto& item : parsed) {
+    fixture f;
+    f.target = item.value("target", "");
+    for (const auto& tag : item.value("tags", nlohmann::json::array())) {
+      const auto text = tag.get<std::string>();
+      if (!text.starts_with("cheat:")) continue;
+      f.code = text.substr(6);
+      ++f.cheat_tags;
+    }
+    listing.fixtures.push_back(std::move(f));
+  }
+  return listing;
+}
+
+}  // namespace aisp::cheat_testing

@@ -1,0 +1,159 @@
+// Every planted cheat is caught with the code of its VALIDITY.md row. One suite run of all the
+// fixtures (in detect mode, so every check runs and records instead of stopping at the first),
+// then one test per fixture, named after its target, so a missed row shows by name.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cheat_test_support.hpp"
+
+namespace {
+
+using aisp::cheat_testing::fixture;
+using nlohmann::json;
+
+constexpr std::size_t min_fixtures = 45;
+
+struct suite_run {
+  int exit_code = -1;
+  std::string output;
+  std::string json_path;
+  json results;
+  bool parsed = false;
+  std::map<std::string, const json*> pairs;  // target -> its result
+};
+
+// The whole suite must finish in minutes; a judge that samples a do-nothing variant forever
+// (W4, L2, X7, T4 take nanoseconds a call) is stopped here rather than by ctest, so the listing
+// tests still report. Exit 124 then means the suite ran out of time.
+constexpr int suite_deadline_s = 900;
+
+std::string suite_command(const std::string& dir) {
+  return "timeout -k 10 " + std::to_string(suite_deadline_s) + " " + aisp::cheat_testing::cheats_binary() +
+         " bench run --targets cheats --verify-phase detect --max-time 0.3 --min-time 0.05"
+         " --worker-timeout 5 --quiet --artifacts-dir " + dir + " --json " + dir + "/r.json 2>&1";
+}
+
+// The one suite run, shared by every test of this binary.
+const suite_run& the_suite_run() {
+  static const suite_run run = [] {
+    suite_run made;
+    const auto dir = std::filesystem::temp_directory_path() / ("aisp_cheats_" + std::to_string(getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto ran = aisp::cheat_testing::run_command(suite_command(dir.string()));
+    made.exit_code = ran.exit_code;
+    made.output = ran.output;
+    made.json_path = (dir / "r.json").string();
+    std::ifstream file(made.json_path);
+    if (file) made.results = json::parse(file, nullptr, false);
+    made.parsed = !made.results.is_discarded() && made.results.is_object() &&
+                  made.results.contains("pairs");
+    return made;
+  }();
+  return run;
+}
+
+const json* result_of(const suite_run& run, const std::string& target) {
+  for (const auto& pair : run.results["pairs"]) {
+    if (pair.value("target", "") == target) return &pair;
+  }
+  return nullptr;
+}
+
+const aisp::cheat_testing::fixture_listing& the_listing() {
+  static const auto listing = aisp::cheat_testing::list_fixtures();
+  return listing;
+}
+
+std::string joined(const std::set<std::string>& words) {
+  std::string text;
+  for (const auto& w : words) text += (text.empty() ? "" : ", ") + w;
+  return text;
+}
+
+TEST(planted_cheats, the_suite_run_finishes_and_writes_its_results) {
+  const auto& run = the_suite_run();
+  EXPECT_NE(run.exit_code, 124) << "the suite ran past " << suite_deadline_s << " s:\n" << run.output;
+  EXPECT_TRUE(run.exit_code == 0 || run.exit_code == 1) << "exit " << run.exit_code << ":\n" << run.output;
+  EXPECT_TRUE(run.parsed) << "no results at " << run.json_path << ":\n" << run.output;
+}
+
+TEST(planted_cheats, at_least_45_tagged_fixtures_are_registered_and_ran) {
+  const auto& listing = the_listing();
+  ASSERT_TRUE(listing.error.empty()) << listing.error;
+  std::set<std::string> tagged;
+  for (const auto& f : listing.fixtures) {
+    if (f.cheat_tags > 0) tagged.insert(f.target);
+  }
+  EXPECT_GE(tagged.size(), min_fixtures);
+  const auto& run = the_suite_run();
+  ASSERT_TRUE(run.parsed) << run.output;
+  std::set<std::string> ran;
+  for (const auto& pair : run.results["pairs"]) {
+    const auto target = pair.value("target", "");
+    if (tagged.count(target) > 0) ran.insert(target);
+  }
+  EXPECT_GE(ran.size(), min_fixtures) << "ran: " << joined(ran);
+}
+
+TEST(planted_cheats, every_cheat_tag_names_a_row_of_the_validity_catalogue) {
+  const auto& listing = the_listing();
+  ASSERT_TRUE(listing.error.empty()) << listing.error;
+  for (const auto& f : listing.fixtures) {
+    EXPECT_EQ(f.cheat_tags, 1) << f.target << " must carry exactly one cheat:<code> tag";
+    if (f.cheat_tags > 0) {
+      EXPECT_TRUE(aisp::cheat_testing::is_validity_code(f.code)) << f.target << ": cheat:" << f.code;
+    }
+  }
+}
+
+class planted_cheat : public ::testing::TestWithParam<fixture> {};
+
+TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
+  const fixture& planted = GetParam();
+  ASSERT_EQ(planted.cheat_tags, 1) << planted.target << " must carry exactly one cheat:<code> tag";
+  const auto& run = the_suite_run();
+  ASSERT_TRUE(run.parsed) << "no results at " << run.json_path << ":\n" << run.output;
+  const json* pair = result_of(run, planted.target);
+  ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
+
+  std::set<std::string> failed_codes;
+  std::set<std::string> failed_checks;
+  for (const auto& check : pair->value("checks", json::array())) {
+    if (check.value("passed", true)) continue;
+    failed_checks.insert(check.value("check", "?") + " (" + check.value("variant", "") + ")");
+    for (const auto& code : check.value("codes", json::array())) failed_codes.insert(code.get<std::string>());
+  }
+  EXPECT_TRUE(failed_codes.count(planted.code) > 0)
+      << planted.target << " was not caught with " << planted.code << "\n  status: "
+      << pair->value("status", "") << " " << pair->value("failure_kind", "") << ": "
+      << pair->value("message", "") << "\n  failed checks: " << joined(failed_checks)
+      << "\n  their codes: " << joined(failed_codes);
+}
+
+std::vector<fixture> listed_fixtures() { return the_listing().fixtures; }
+
+INSTANTIATE_TEST_SUITE_P(cheats, planted_cheat, ::testing::ValuesIn(listed_fixtures()),
+                         [](const ::testing::TestParamInfo<fixture>& param_info) {
+                           const std::string& target = param_info.param.target;
+                           std::string name = target.substr(target.find(':') + 1);
+                           for (char& c : name) {
+                             if (std::isalnum(static_cast<unsigned char>(c)) == 0) c = '_';
+                           }
+                           return name;
+                         });
+// An unreadable listing leaves no parameters; the listing tests above then say why.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(planted_cheat);
+
+}  // namespace

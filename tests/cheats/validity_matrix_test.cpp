@@ -1,0 +1,132 @@
+// docs/validity.md is the map from every VALIDITY.md row to its protection and its planted cheat.
+// These tests hold it to the truth: every row once, every `caught` row proven by a registered
+// fixture with the row's tag, and every fixture accounted for by a `caught` row.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cheat_test_support.hpp"
+
+namespace {
+
+const std::set<std::string> statuses{"caught", "design", "gpu (issue 4)", "not covered"};
+
+struct matrix_row {
+  std::string code;
+  std::string issue;
+  std::string protection;
+  std::string fixture;  // a target, or "" for "—"
+  std::string status;
+  int line = 0;
+};
+
+std::string trimmed(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  const auto last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+std::string without_backticks(std::string text) {
+  std::erase(text, '`');
+  return trimmed(text);
+}
+
+// The rows of the matrix: table lines whose first cell is a row code.
+std::vector<matrix_row> read_matrix(std::string& error) {
+  const std::string path = std::string(AISP_SOURCE_DIR) + "/docs/validity.md";
+  std::ifstream file(path);
+  if (!file) {
+    error = "cannot read " + path;
+    return {};
+  }
+  const std::regex code_pattern("^[A-Z][0-9]+$");
+  std::vector<matrix_row> rows;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (!line.starts_with("|")) continue;
+    std::vector<std::string> cells;
+    std::stringstream parts(line.substr(1));
+    for (std::string cell; std::getline(parts, cell, '|');) cells.push_back(trimmed(cell));
+    if (cells.empty() || !std::regex_match(cells[0], code_pattern)) continue;
+    if (cells.size() != 5) {
+      error += "line " + std::to_string(number) + " has " + std::to_string(cells.size()) + " cells, not 5; ";
+      continue;
+    }
+    const std::string fixture = without_backticks(cells[3]);
+    rows.push_back({cells[0], cells[1], cells[2], fixture == "—" ? "" : fixture,
+                    without_backticks(cells[4]), number});
+  }
+  return rows;
+}
+
+class validity_matrix : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    rows_ = read_matrix(error);
+    ASSERT_TRUE(error.empty()) << error;
+    ASSERT_FALSE(rows_.empty());
+  }
+  std::vector<matrix_row> rows_;
+};
+
+TEST_F(validity_matrix, names_every_row_of_the_catalogue_exactly_once) {
+  std::map<std::string, int> seen;
+  for (const auto& row : rows_) ++seen[row.code];
+  for (const auto& code : aisp::cheat_testing::validity_codes()) {
+    EXPECT_EQ(seen[code], 1) << code << " must appear exactly once in docs/validity.md";
+  }
+  for (const auto& [code, count] : seen) {
+    EXPECT_TRUE(aisp::cheat_testing::is_validity_code(code)) << code << " is not a VALIDITY.md row";
+  }
+  EXPECT_EQ(rows_.size(), aisp::cheat_testing::validity_codes().size());
+}
+
+TEST_F(validity_matrix, gives_every_row_a_known_status_an_issue_and_a_protection) {
+  for (const auto& row : rows_) {
+    EXPECT_TRUE(statuses.count(row.status) > 0) << row.code << " (line " << row.line << "): status '" << row.status << "'";
+    EXPECT_FALSE(row.issue.empty()) << row.code;
+    EXPECT_FALSE(row.protection.empty()) << row.code << ": a row without a protection or reason";
+    if (row.status != "caught") {
+      EXPECT_TRUE(row.fixture.empty()) << row.code << " names fixture " << row.fixture << " but is not `caught`";
+    }
+  }
+}
+
+TEST_F(validity_matrix, proves_every_caught_row_with_a_fixture_tagged_with_its_code) {
+  const auto listing = aisp::cheat_testing::list_fixtures();
+  ASSERT_TRUE(listing.error.empty()) << listing.error;
+  std::map<std::string, std::string> code_of;  // target -> tag code
+  for (const auto& f : listing.fixtures) code_of[f.target] = f.code;
+  for (const auto& row : rows_) {
+    if (row.status != "caught") continue;
+    ASSERT_FALSE(row.fixture.empty()) << row.code << " is `caught` but names no fixture";
+    const auto found = code_of.find(row.fixture);
+    ASSERT_NE(found, code_of.end()) << row.code << ": " << row.fixture << " is not registered in aisp_cheats";
+    EXPECT_EQ(found->second, row.code) << row.fixture << " must be tagged cheat:" << row.code;
+  }
+}
+
+TEST_F(validity_matrix, has_a_caught_row_for_every_fixture_tag) {
+  const auto listing = aisp::cheat_testing::list_fixtures();
+  ASSERT_TRUE(listing.error.empty()) << listing.error;
+  std::map<std::string, std::string> caught_by;  // code -> fixture of its caught row
+  for (const auto& row : rows_) {
+    if (row.status == "caught") caught_by[row.code] = row.fixture;
+  }
+  for (const auto& f : listing.fixtures) {
+    ASSERT_FALSE(f.code.empty()) << f.target << " carries no cheat:<code> tag";
+    const auto found = caught_by.find(f.code);
+    ASSERT_NE(found, caught_by.end()) << f.target << " plants " << f.code << ", whose row is not `caught`";
+    EXPECT_EQ(found->second, f.target) << "the " << f.code << " row names another fixture";
+  }
+}
+
+}  // namespace
