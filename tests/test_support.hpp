@@ -16,15 +16,18 @@ struct command_result {
 
 // The aisp binary under test: $AISP_BINARY when set (a build carried to another machine),
 // else the one this build made.
+#ifdef AISP_BINARY
 inline std::string aisp_binary() {
   const char* from_environment = std::getenv("AISP_BINARY");
   return from_environment != nullptr ? from_environment : AISP_BINARY;
 }
+#endif
 
-// Runs a shell command and captures what it printed.
-inline command_result run_command(const std::string& command) {
+// Runs a shell command and captures what it printed: stdout and stderr together, or stdout
+// alone (stderr then goes wherever the command sends it).
+inline command_result run_command(const std::string& command, bool with_stderr = true) {
   command_result result;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::FILE* pipe = popen((with_stderr ? command + " 2>&1" : command).c_str(), "r");
   if (pipe == nullptr) return result;
   char chunk[4096];
   while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) result.output += chunk;

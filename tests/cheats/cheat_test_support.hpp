@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../test_support.hpp"
+
 namespace aisp::cheat_testing {
 
 // $AISP_CHEATS_BINARY when set (a build carried to another machine), else the one this build made.
@@ -21,21 +23,10 @@ inline std::string cheats_binary() {
   return from_environment != nullptr ? from_environment : AISP_CHEATS_BINARY;
 }
 
-struct command_result {
-  int exit_code = -1;
-  std::string output;  // stdout only; stderr goes to the file the command names, or the terminal
-};
+using testing::command_result;
 
-inline command_result run_command(const std::string& command) {
-  command_result result;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  char chunk[4096];
-  while (std::fgets(chunk, sizeof chunk, pipe) != nullptr) result.output += chunk;
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+// stdout only: the suite's JSON listing must not mix with progress lines.
+inline command_result run_command(const std::string& command) { return testing::run_command(command, false); }
 
 // Every row code of VALIDITY.md, in its order (103).
 inline const std::vector<std::string>& validity_codes() {

@@ -2,6 +2,8 @@
 // its odd validation and held-out sizes, and no failures. Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
+#include "gpu_guard.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <filesystem>
@@ -15,21 +17,11 @@ namespace {
 
 using nlohmann::json;
 
-bool gpu_usable(std::string& why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    why = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
 
 class every_gpu_pair : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(every_gpu_pair, verifies_and_times_in_this_mode) {
-  std::string why;
-  if (!gpu_usable(why)) GTEST_SKIP() << "no GPU: " << why;
+  AISP_REQUIRE_GPU();
   const std::string mode = GetParam();
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_gpu_pairs_" + mode)).string();
   std::filesystem::remove_all(dir);

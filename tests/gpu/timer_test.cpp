@@ -2,6 +2,8 @@
 // harness's cold sampler must agree with it within 1%.
 #include <gtest/gtest.h>
 
+#include "gpu_guard.hpp"
+
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -14,21 +16,8 @@
 
 namespace {
 
-bool gpu_usable(std::string& why) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0) {
-    why = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
-    return false;
-  }
-  return true;
-}
 
-#define AISP_REQUIRE_GPU()                                      \
-  do {                                                          \
-    std::string why_not;                                        \
-    if (!gpu_usable(why_not)) GTEST_SKIP() << "no GPU: " << why_not; \
-  } while (0)
+
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
