@@ -41,6 +41,8 @@ struct run_options {
   bool aa_test = false;
   bool quiet = false;
   bool verify_only = false;
+  std::string golden_file = "expectations/goldens.json";
+  bool update_goldens = false;
 };
 
 std::string utc_now(const char* format) {
@@ -74,6 +76,8 @@ run_config make_config(const run_options& options) {
   config.aa_test = options.aa_test;
   config.phase = parse_phase(options.phase);
   config.verify_only = options.verify_only;
+  config.golden_file = options.golden_file;
+  config.update_goldens = options.update_goldens;
   if (options.verify_only) {  // checks only: a token of sampling, enough for the timed-call checks
     config.stopping.min_samples = 3;
     config.stopping.min_time_s = 0;
@@ -142,6 +146,10 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--worker-timeout", options.worker_timeout_s, "seconds a worker may take to answer one request before it is killed (default 60)")
       ->check(CLI::PositiveNumber);
   command.add_option("--device", options.device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
+  command.add_option("--golden-file", options.golden_file,
+                     "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
+                     "(default expectations/goldens.json)");
+  command.add_flag("--update-goldens", options.update_goldens, "record the goldens that are missing (never overwrites)");
   command.add_flag("--quiet", options.quiet, "no progress lines");
 }
 

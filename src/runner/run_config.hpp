@@ -27,7 +27,9 @@ struct run_config {
   std::string executable;         // the aisp binary that workers run
   bool progress = true;
   verify_phase phase = verify_phase::gate;
-  bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts
+  bool verify_only = false;
+  std::string golden_file = "expectations/goldens.json";
+  bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)       // `bench verify`: checks, a token of sampling, no verdicts
 };
 
 }  // namespace aisp

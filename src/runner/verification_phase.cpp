@@ -8,6 +8,7 @@
 #include "runner/worker_protocol.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
+#include "verify/golden_store.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/tolerance.hpp"
 
@@ -66,10 +67,28 @@ void check_ground_truth(const judge_scope& scope, const workload& work, const st
 
 }  // namespace
 
+// The reference against its stored golden; a missing golden is recorded when asked to.
+void check_golden(const judge_scope& scope, verify::golden_store& goldens, const workload& work,
+                  const verify::reference_outputs& reference) {
+  for (const auto& [output, values] : reference) {
+    const auto key = verify::golden_store::key(scope.declared.target(), work.describe(), output, scope.config.seed);
+    const auto current = verify::fingerprint_of(values, scope.config.seed);
+    if (const auto* golden = goldens.find(key)) {
+      const auto drift = verify::golden_drift(*golden, current);
+      add_check(scope.checks, verify::checks::golden, "reference", drift.empty(),
+                drift.empty() ? key + ": matches its golden" : key + ": " + drift);
+    } else if (scope.config.update_goldens) {
+      goldens.put(key, current);
+    }
+  }
+}
+
 void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots) {
+  verify::golden_store goldens(scope.config.golden_file);
   for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
     const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, false, {}});
+    check_golden(scope, goldens, work, reference);
     const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
     const std::string label = fmt::format("{} {}", workload_kind_name(work.kind), work.describe());
     std::map<std::string, raw_outputs> outputs;
@@ -85,6 +104,7 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
     }
     check_ground_truth(scope, work, label, outputs, passed);
   }
+  if (scope.config.update_goldens) goldens.save();
   const workload& battery = battery_workload(scope.declared);
   for (auto& slot : slots) {
     if (slot.role != slot_role::noise_twin) run_challenges(scope, slot, battery);

@@ -66,9 +66,10 @@ struct fixture_listing {
   std::string error;  // why the listing could not be read; empty when it could
 };
 
-inline fixture_listing list_fixtures() {
+// The host fixtures ("cheats") or the GPU ones ("cheats_gpu").
+inline fixture_listing list_fixtures(const std::string& group = "cheats") {
   fixture_listing listing;
-  const auto run = run_command(cheats_binary() + " bench list-targets --chapter cheats --json");
+  const auto run = run_command(cheats_binary() + " bench list-targets --chapter " + group + " --json");
   const auto parsed = nlohmann::json::parse(run.output, nullptr, false);
   if (run.exit_code != 0 || parsed.is_discarded() || !parsed.is_array()) {
     listing.error = "`bench list-targets --chapter cheats --json` exited " +

@@ -35,7 +35,8 @@ bool gpu_present() {
 TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   const auto dir = fresh_dir("host");
   const auto json_path = dir + "/copy.json";
-  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 3 --min-time 0.2 --artifacts-dir " + dir + " --json " + json_path);
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 3 --min-time 0.2 --golden-file " +
+                                    std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + " --json " + json_path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("labs/host:matrix_sum"), std::string::npos) << run.output;
 
@@ -63,7 +64,12 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
     EXPECT_LE(speedup["point"].get<double>(), speedup["high"].get<double>());
     EXPECT_EQ(pair["speedups"][0]["verdict"], "faster") << "cache-friendly traversal is several times faster";
     ASSERT_FALSE(pair["checks"].empty());
-    for (const auto& check : pair["checks"]) EXPECT_TRUE(check["passed"].get<bool>()) << check.dump();
+    int goldens = 0;
+    for (const auto& check : pair["checks"]) {
+      EXPECT_TRUE(check["passed"].get<bool>()) << check.dump();
+      goldens += check["check"] == "golden";
+    }
+    EXPECT_GE(goldens, 5) << "each small size's reference is checked against expectations/goldens.json";
     EXPECT_FALSE(pair["noise"].is_null());
   }
 }

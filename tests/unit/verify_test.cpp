@@ -2,11 +2,16 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 #include <vector>
 
 #include "aisp/check.hpp"
 #include "support/element_codec.hpp"
 #include "verify/compare.hpp"
+#include "verify/golden_store.hpp"
 #include "verify/tolerance.hpp"
 
 namespace {
@@ -103,6 +108,40 @@ TEST(default_tolerance, follows_the_validity_table) {
   EXPECT_EQ(aisp::verify::default_tolerance(dtype::bf16).rtol, 1.6e-2);
   EXPECT_EQ(aisp::verify::default_tolerance(dtype::f16).rtol, 1e-3);
   EXPECT_EQ(aisp::verify::default_tolerance(dtype::i32).atol, 0.0);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(golden_store, a_reference_that_drifts_from_its_golden_is_reported_and_a_matching_one_is_not) {
+  const auto path = std::filesystem::temp_directory_path() / ("aisp_goldens_" + std::to_string(::getpid()) + ".json");
+  std::filesystem::remove(path);
+  std::vector<double> reference(1000);
+  for (std::size_t i = 0; i < reference.size(); ++i) reference[i] = std::sin(static_cast<double>(i));
+  const auto key = aisp::verify::golden_store::key("ch07:copy", "n=1000", "y", 42);
+  {
+    aisp::verify::golden_store store(path.string());
+    EXPECT_EQ(store.find(key), nullptr);
+    store.put(key, aisp::verify::fingerprint_of(reference, 42));
+    store.save();
+  }
+  aisp::verify::golden_store reloaded(path.string());
+  ASSERT_NE(reloaded.find(key), nullptr);
+  EXPECT_EQ(aisp::verify::golden_drift(*reloaded.find(key), aisp::verify::fingerprint_of(reference, 42)), "");
+  for (auto& v : reference) v = -v;  // a reference edited to compute something else
+  EXPECT_NE(aisp::verify::golden_drift(*reloaded.find(key), aisp::verify::fingerprint_of(reference, 42)), "");
+  reference.pop_back();
+  EXPECT_NE(aisp::verify::golden_drift(*reloaded.find(key), aisp::verify::fingerprint_of(reference, 42)).find("elements"),
+            std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(golden_store, a_malformed_file_is_a_contract_error) {
+  const auto path = std::filesystem::temp_directory_path() / ("aisp_goldens_bad_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << "{ not json";
+  EXPECT_THROW(aisp::verify::golden_store store(path.string()), aisp::contract_error);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
