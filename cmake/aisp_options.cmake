@@ -19,7 +19,10 @@ set(CMAKE_CUDA_ARCHITECTURES OFF)
 foreach(arch IN LISTS AISP_CUDA_ARCHS)
   string(APPEND CMAKE_CUDA_FLAGS " -gencode=arch=compute_${arch},code=sm_${arch}")
 endforeach()
-string(APPEND CMAKE_CUDA_FLAGS " -lineinfo -Xptxas=--warn-on-spills --expt-relaxed-constexpr")
+string(APPEND CMAKE_CUDA_FLAGS " -lineinfo -Xptxas=--warn-on-spills --expt-relaxed-constexpr -Xcompiler=-frecord-gcc-switches")
+# Every translation unit records its switches in the binary, so a run can prove that both
+# variants of a pair were built alike (K4, src/audit/build_flags.hpp).
+string(APPEND CMAKE_CXX_FLAGS " -frecord-gcc-switches")
 
 find_program(AISP_CCACHE ccache)
 if(AISP_CCACHE)

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "audit/build_flags.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/verification_phase.hpp"
@@ -136,6 +137,16 @@ void check_declared_work(const pair& declared, const work_amount& work, std::vec
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }
 
+// K4: the variants of a pair are compiled into this one binary; any unit of it built with
+// value-changing math flags makes their comparison unequal.
+void check_build_symmetry(const run_config& config, std::vector<check_result>& checks) {
+  static const auto flags = unsafe_math_flags(recorded_compile_switches(config.executable));
+  std::string found;
+  for (const auto& f : flags) found += (found.empty() ? "" : " ") + f;
+  add_check(checks, verify::checks::build_symmetry, "optimized", flags.empty(),
+            flags.empty() ? "every translation unit built with the same math flags" : "built with " + found);
+}
+
 }  // namespace
 
 pair_result run_pair(const pair_request& request, const run_config& config,
@@ -161,6 +172,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   const std::string config_before = config_fingerprint(config);
   try {
     check_declared_work(declared, result.work, result.checks);
+    check_build_symmetry(config, result.checks);
     start_workers(declared, slots, config, pair_dir);
     progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
                          declared.workloads().size() - 1));

@@ -70,6 +70,7 @@ inline const check_kind sample_count{"sample-count", {"S5"}, "fewer samples than
 inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes exceed every buffer moved once"};
 inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
 inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "worker reported more time than elapsed"};
+inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
 inline const check_kind config_immutable{"config-immutable", {"V6"}, "the run config changed during the pair"};
 }  // namespace checks
 

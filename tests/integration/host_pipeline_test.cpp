@@ -109,6 +109,20 @@ TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
   EXPECT_NE(run.output.find("skipped"), std::string::npos);
 }
 
+TEST(audit, finds_every_registered_pair_compliant) {
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench audit --all --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto report = json::parse(run.output);
+  ASSERT_GE(report.size(), 6u);
+  for (const auto& pair : report) {
+    SCOPED_TRACE(pair["target"].get<std::string>());
+    EXPECT_TRUE(pair["compliant"].get<bool>()) << pair.dump();
+    EXPECT_TRUE(pair["reference"].get<bool>());
+    EXPECT_FALSE(pair["held_out_sizes"].empty());
+    EXPECT_LE(pair["declared_bytes"].get<double>(), pair["buffer_bytes"].get<double>() * 1.001);
+  }
+}
+
 TEST(list_targets, lists_every_chapter_pair_as_json) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench list-targets --json");
   ASSERT_EQ(run.exit_code, 0) << run.output;

@@ -1,0 +1,63 @@
+#include "audit/build_flags.hpp"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace aisp {
+
+std::vector<std::string> recorded_compile_switches(const std::string& elf_path) {
+  std::vector<std::string> lines;
+  std::ifstream file(elf_path, std::ios::binary);
+  const std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (image.size() < sizeof(Elf64_Ehdr) || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return lines;
+  Elf64_Ehdr header;
+  std::memcpy(&header, image.data(), sizeof header);
+  const auto section_at = [&](std::size_t index) {
+    Elf64_Shdr section{};
+    const std::size_t offset = header.e_shoff + index * sizeof(Elf64_Shdr);
+    if (offset + sizeof section <= image.size()) std::memcpy(&section, image.data() + offset, sizeof section);
+    return section;
+  };
+  if (header.e_shstrndx >= header.e_shnum) return lines;
+  const Elf64_Shdr names = section_at(header.e_shstrndx);
+  for (std::size_t i = 0; i < header.e_shnum; ++i) {
+    const Elf64_Shdr section = section_at(i);
+    if (names.sh_offset + section.sh_name >= image.size()) continue;
+    if (std::strcmp(image.data() + names.sh_offset + section.sh_name, ".GCC.command.line") != 0) continue;
+    if (section.sh_offset + section.sh_size > image.size()) return lines;
+    std::string current;
+    for (std::size_t b = 0; b < section.sh_size; ++b) {
+      const char c = image[section.sh_offset + b];
+      if (c != '\0') {
+        current += c;
+      } else if (!current.empty()) {
+        lines.push_back(current);
+        current.clear();
+      }
+    }
+  }
+  return lines;
+}
+
+std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& command_lines) {
+  static const std::vector<std::string> unsafe = {"-ffast-math", "-Ofast", "-funsafe-math-optimizations",
+                                                  "-fassociative-math", "-freciprocal-math", "-ffinite-math-only"};
+  std::vector<std::string> found;
+  for (const auto& line : command_lines) {
+    std::istringstream words(line);
+    for (std::string word; words >> word;) {
+      if (std::find(unsafe.begin(), unsafe.end(), word) != unsafe.end() &&
+          std::find(found.begin(), found.end(), word) == found.end()) {
+        found.push_back(word);
+      }
+    }
+  }
+  return found;
+}
+
+}  // namespace aisp

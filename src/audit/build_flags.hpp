@@ -1,0 +1,19 @@
+// Build symmetry (K4): every translation unit of this binary records its compiler switches
+// (-frecord-gcc-switches puts them in the .GCC.command.line section). A unit built with
+// value-changing math flags, such as -ffast-math on one variant's file, makes the two variants
+// of a pair incomparable unless declared.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace aisp {
+
+// The distinct command lines recorded in an ELF file's .GCC.command.line section; empty when
+// the section is missing or the file is unreadable.
+[[nodiscard]] std::vector<std::string> recorded_compile_switches(const std::string& elf_path);
+
+// The value-changing math flags found in those command lines (-ffast-math, -Ofast, ...).
+[[nodiscard]] std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& command_lines);
+
+}  // namespace aisp
