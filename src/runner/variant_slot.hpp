@@ -25,7 +25,7 @@ struct variant_slot {
   stats::stopping_rule rule;
   stats::stop_reason stopped = stats::stop_reason::keep_going;
   double sample_wall_estimate_s = 0;
-  int timed_calls_to_verify = 2;                     // random timed calls still to fingerprint
+  int timed_calls_to_verify = 3;                     // random timed calls still to fingerprint
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls (X1, X7)
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
 };
