@@ -14,7 +14,10 @@
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
 #include "hw/system_info.hpp"
+#include "audit/environment_gate.hpp"
+#include "results/manifest.hpp"
 #include "results/quarantine.hpp"
+#include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 #include "runner/suite_runner.hpp"
 #include "runner/target_selector.hpp"
@@ -43,6 +46,7 @@ struct run_options {
   bool verify_only = false;
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
+  std::string env_profile = "auto";
 };
 
 std::string utc_now(const char* format) {
@@ -108,6 +112,18 @@ int run_bench(const run_options& options) {
                    {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets}};
+  // The environment gate and the manifest come first: a run that dies mid-suite still says
+  // what it ran on.
+  const auto environment = read_environment(options.env_profile);
+  header.environment = to_json(environment);
+  write_json_file(config.artifacts_dir + "/manifest.json",
+                  build_manifest({header.device, header.environment, header.config, config.executable}));
+  if (environment.failed()) {
+    for (const auto& f : environment.findings) {
+      if (f.severity == "fail") std::fprintf(stderr, "aisp: environment gate (strict): %s %s\n", f.code.c_str(), f.what.c_str());
+    }
+    return 1;
+  }
   suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path};
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   const progress_fn progress = [show_progress, &options](const std::string& line) {
@@ -150,6 +166,10 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
                      "(default expectations/goldens.json)");
   command.add_flag("--update-goldens", options.update_goldens, "record the goldens that are missing (never overwrites)");
+  command.add_option("--env-profile", options.env_profile,
+                     "environment gate: strict (findings fail the run), portable (reported), auto (portable when "
+                     "a hypervisor is seen; the default)")
+      ->check(CLI::IsMember({"strict", "portable", "auto"}));
   command.add_flag("--quiet", options.quiet, "no progress lines");
 }
 

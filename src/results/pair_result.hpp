@@ -78,6 +78,7 @@ struct suite_result {
   std::string artifacts_dir;
   nlohmann::json config;
   nlohmann::json device;
+  nlohmann::json environment;  // the environment gate's report
   std::vector<pair_result> pairs;
   [[nodiscard]] bool any_failed() const;
 };

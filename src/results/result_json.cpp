@@ -100,6 +100,7 @@ json to_json(const suite_result& suite) {
           {"artifacts_dir", suite.artifacts_dir},
           {"config", suite.config},
           {"device", suite.device},
+          {"environment", suite.environment},
           {"pairs", pairs}};
 }
 

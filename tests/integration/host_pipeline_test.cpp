@@ -42,6 +42,14 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
 
   const auto results = read_json(dir + "/results.json");
   EXPECT_EQ(results, read_json(json_path)) << "--json must hold the same document as the artifacts";
+  const auto manifest = read_json(dir + "/manifest.json");
+  EXPECT_EQ(manifest["git"]["sha"].get<std::string>().size(), 40u);
+  EXPECT_FALSE(manifest["compile_switches"].empty());
+  EXPECT_TRUE(manifest["unsafe_math_flags"].empty());
+  EXPECT_EQ(manifest["config"]["seed"], 42);
+  EXPECT_EQ(manifest["config_hash"].get<std::string>().size(), 16u);
+  EXPECT_TRUE(manifest["environment"]["findings"].is_array());
+  EXPECT_EQ(results["environment"], manifest["environment"]);
   EXPECT_EQ(results["schema_version"], 1);
   ASSERT_EQ(results["pairs"].size(), 2u);
   for (const auto& pair : results["pairs"]) {

@@ -1,0 +1,36 @@
+// The environment gate: reads the host facts that can bend a measurement (CPU governor, swap,
+// cgroup limits, CPU affinity and NUMA nodes, virtualization, the judge's priority) and turns
+// them into findings with VALIDITY.md codes. It only reads; nothing is changed (principle 7).
+// Profiles: `strict` makes warnings failures; `portable` (the default where virtualization is
+// seen, as on the lent machines) reports them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp {
+
+enum class environment_profile { strict, portable };
+
+struct environment_finding {
+  std::string code;      // E5, E6, E11, E12, M7, E3
+  std::string severity;  // info | warn | fail
+  std::string what;
+};
+
+struct environment_report {
+  environment_profile profile = environment_profile::portable;
+  nlohmann::json readings;
+  std::vector<environment_finding> findings;
+  [[nodiscard]] bool failed() const;
+};
+
+// `root` prefixes every /proc and /sys path, so tests can plant a fake machine.
+// `requested` is "strict", "portable" or "auto" (portable when virtualization is seen).
+[[nodiscard]] environment_report read_environment(const std::string& requested, const std::string& root = "");
+
+[[nodiscard]] nlohmann::json to_json(const environment_report& report);
+
+}  // namespace aisp

@@ -1,0 +1,31 @@
+#include "results/manifest.hpp"
+
+#include <fmt/format.h>
+
+#include "aisp_git.hpp"
+#include "audit/build_flags.hpp"
+
+namespace aisp {
+
+std::string config_hash(const nlohmann::json& config) {
+  std::uint64_t hash = 1469598103934665603ull;
+  for (char c : config.dump()) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return fmt::format("{:016x}", hash);
+}
+
+nlohmann::json build_manifest(const manifest_inputs& inputs) {
+  const auto switches = recorded_compile_switches(inputs.executable);
+  return {{"schema", "aisp.manifest"},
+          {"schema_version", 1},
+          {"git", {{"sha", AISP_GIT_SHA}, {"dirty", AISP_GIT_DIRTY}}},
+          {"system", inputs.system},
+          {"environment", inputs.environment},
+          {"config", inputs.config},
+          {"config_hash", config_hash(inputs.config)},
+          {"seed", inputs.config.value("seed", nlohmann::json(nullptr))},
+          // One binary builds every variant: these are the switches of each of its units (K4).
+          {"compile_switches", switches},
+          {"unsafe_math_flags", unsafe_math_flags(switches)}};
+}
+
+}  // namespace aisp
