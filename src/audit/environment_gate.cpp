@@ -106,6 +106,22 @@ environment_report read_environment(const std::string& requested, const std::str
   return report;
 }
 
+void add_gpu_findings(environment_report& report, const nlohmann::json& telemetry) {
+  if (telemetry.is_null()) return;
+  const std::string warn = report.profile == environment_profile::strict ? "fail" : "warn";
+  const auto add = [&report](std::string code, std::string severity, std::string what) {
+    report.findings.push_back({std::move(code), std::move(severity), std::move(what)});
+  };
+  if (const int mode = telemetry.value("virtualization_mode", -1); mode > 0)
+    add("E12", warn, fmt::format("NVML virtualization mode {} (1 = passthrough)", mode));
+  if (telemetry.value("throttled", false))
+    add("E7", warn, "the GPU clock is held down at run start: " + telemetry["clock_event_reason_names"].dump());
+  add("E8", "info", fmt::format("power {:.0f} W of a {:.0f} W limit at run start", telemetry.value("power_w", 0.0),
+                                telemetry.value("power_limit_w", 0.0)));
+  if (const int others = telemetry.value("compute_processes", -1); others > 0)
+    add("S8", warn, fmt::format("{} process(es) already hold a compute context on this GPU", others));
+}
+
 nlohmann::json to_json(const environment_report& report) {
   nlohmann::json findings = nlohmann::json::array();
   for (const auto& f : report.findings) findings.push_back({{"code", f.code}, {"severity", f.severity}, {"what", f.what}});

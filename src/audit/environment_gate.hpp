@@ -31,6 +31,10 @@ struct environment_report {
 // `requested` is "strict", "portable" or "auto" (portable when virtualization is seen).
 [[nodiscard]] environment_report read_environment(const std::string& requested, const std::string& root = "");
 
+// Adds what NVML saw on the chosen GPU at run start: virtualization (E12), a clock already held
+// down (E7), the power limit (E8), other processes holding a compute context (S8).
+void add_gpu_findings(environment_report& report, const nlohmann::json& telemetry);
+
 [[nodiscard]] nlohmann::json to_json(const environment_report& report);
 
 }  // namespace aisp

@@ -114,7 +114,9 @@ int run_bench(const run_options& options) {
                    {"verify_only", options.verify_only}, {"targets", options.targets}};
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
-  const auto environment = read_environment(options.env_profile);
+  auto environment = read_environment(options.env_profile);
+  if (static_cast<std::size_t>(options.device) < system.gpus.size())
+    add_gpu_findings(environment, system.gpus[static_cast<std::size_t>(options.device)].telemetry);
   header.environment = to_json(environment);
   write_json_file(config.artifacts_dir + "/manifest.json",
                   build_manifest({header.device, header.environment, header.config, config.executable}));

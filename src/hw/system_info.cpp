@@ -1,5 +1,7 @@
 #include "hw/system_info.hpp"
 
+#include "audit/nvml_reader.hpp"
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -89,6 +91,14 @@ system_info probe_system() {
     gpu.max_memory_clock_mhz = attribute(cudaDevAttrMemoryClockRate, device) / 1e3;
     info.gpus.push_back(gpu);
   }
+  std::string why;
+  if (const auto nvml = nvml_session::open(why)) {
+    for (auto& gpu : info.gpus) {
+      if (const auto reading = nvml->read(gpu.uuid)) gpu.telemetry = to_json(*reading);
+    }
+  } else {
+    info.nvml_absence_reason = why;
+  }
   return info;
 }
 
@@ -101,13 +111,14 @@ nlohmann::json to_json(const system_info& info) {
                     {"persisting_l2_max_bytes", g.persisting_l2_max_bytes},
                     {"memory_bytes", g.memory_bytes}, {"memory_bus_bits", g.memory_bus_bits},
                     {"max_sm_clock_mhz", g.max_sm_clock_mhz},
-                    {"max_memory_clock_mhz", g.max_memory_clock_mhz}});
+                    {"max_memory_clock_mhz", g.max_memory_clock_mhz}, {"telemetry", g.telemetry}});
   }
   return {{"aisp_version", info.aisp_version},
           {"cuda_driver_version", info.cuda_driver_version},
           {"cuda_runtime_version", info.cuda_runtime_version},
           {"gpus", gpus},
           {"gpu_absence_reason", info.gpu_absence_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.gpu_absence_reason)},
+          {"nvml_absence_reason", info.nvml_absence_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.nvml_absence_reason)},
           {"host", {{"hostname", info.host.hostname}, {"cpu_model", info.host.cpu_model},
                     {"logical_cpus", info.host.logical_cpus}, {"memory_bytes", info.host.memory_bytes},
                     {"kernel", info.host.kernel}}}};
@@ -126,7 +137,17 @@ std::string render_text(const system_info& info) {
                         g.index, g.name, g.compute_major, g.compute_minor, g.sm_count, in_units(g.l2_bytes, 1048576.0),
                         in_units(g.persisting_l2_max_bytes, 1048576.0), in_units(g.memory_bytes, 1073741824.0), g.memory_bus_bits,
                         g.max_sm_clock_mhz, g.max_memory_clock_mhz, g.uuid);
+    if (!g.telemetry.is_null()) {
+      const auto& t = g.telemetry;
+      text += fmt::format("  now: SM {} MHz, memory {} MHz, {} C, {:.0f} W of {:.0f} W, virtualization mode {}, "
+                          "{} compute process(es), clock events: {}\n",
+                          t["sm_clock_mhz"].get<unsigned>(), t["memory_clock_mhz"].get<unsigned>(),
+                          t["temperature_c"].get<unsigned>(), t["power_w"].get<double>(), t["power_limit_w"].get<double>(),
+                          t["virtualization_mode"].get<int>(), t["compute_processes"].get<int>(),
+                          t["clock_event_reason_names"].dump());
+    }
   }
+  if (!info.gpus.empty() && !info.nvml_absence_reason.empty()) text += info.nvml_absence_reason + "\n";
   text += fmt::format("Host: {}, {} logical CPUs ({}), {:.1f} GiB memory, {}\n", info.host.hostname,
                       info.host.logical_cpus, info.host.cpu_model, in_units(info.host.memory_bytes, 1073741824.0),
                       info.host.kernel);

@@ -22,6 +22,7 @@ struct gpu_info {
   int memory_bus_bits = 0;
   double max_sm_clock_mhz = 0;
   double max_memory_clock_mhz = 0;
+  nlohmann::json telemetry;  // NVML readings (clocks, reasons, power, energy...), null without NVML
 };
 
 struct host_info {
@@ -38,6 +39,7 @@ struct system_info {
   int cuda_runtime_version = 0;
   std::vector<gpu_info> gpus;
   std::string gpu_absence_reason;  // why no GPU is usable; "" when one is
+  std::string nvml_absence_reason; // why NVML telemetry is missing; "" when it was read
   host_info host;
 };
 

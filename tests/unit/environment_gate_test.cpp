@@ -72,3 +72,21 @@ TEST(read_environment, an_unknown_profile_is_a_contract_error) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(add_gpu_findings, reports_virtualization_throttling_power_and_other_processes) {
+  auto report = aisp::read_environment("portable");
+  const auto before = report.findings.size();
+  const nlohmann::json telemetry = {{"virtualization_mode", 1}, {"throttled", true},
+                                    {"clock_event_reason_names", {"sw_power_cap"}}, {"power_w", 120.0},
+                                    {"power_limit_w", 700.0}, {"compute_processes", 2}};
+  aisp::add_gpu_findings(report, telemetry);
+  std::vector<std::string> codes;
+  for (std::size_t i = before; i < report.findings.size(); ++i) codes.push_back(report.findings[i].code);
+  EXPECT_EQ(codes, (std::vector<std::string>{"E12", "E7", "E8", "S8"}));
+  aisp::add_gpu_findings(report, nlohmann::json(nullptr));
+  EXPECT_EQ(report.findings.size(), before + 4) << "no telemetry, no findings";
+}
+
+}  // namespace
