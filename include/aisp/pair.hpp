@@ -106,6 +106,8 @@ class pair {
   // Throws contract_error when absent.
   [[nodiscard]] const variant& find_variant(std::string_view name) const;
   [[nodiscard]] const buffer_spec& find_buffer(std::string_view name) const;
+  // Every declared buffer moved once at `work`: the most the declared minimum bytes may be (V3).
+  [[nodiscard]] double buffer_bytes(const workload& work) const;
   // "ch07" for "ch07:copy", "labs/host" for "labs/host:sum".
   [[nodiscard]] std::string group() const;
   [[nodiscard]] std::string short_name() const;

@@ -54,10 +54,9 @@ json audit_pair(const pair& p) {
   }
   const auto& bench = p.benchmark_workload();
   const auto work = p.work_of()(bench);
-  double buffer_bytes = 0;
+  const double buffer_bytes = p.buffer_bytes(bench);
   json tolerances = json::array();
   for (const auto& spec : p.buffers()) {
-    buffer_bytes += static_cast<double>(spec.num_elements(bench)) * static_cast<double>(dtype_size(spec.type));
     if (spec.role != buffer_role::output) continue;
     const auto tol = verify::effective_tolerance(p, spec.type);
     tolerances.push_back({{"output", spec.name}, {"dtype", dtype_name(spec.type)}, {"rtol", tol.rtol}, {"atol", tol.atol},

@@ -134,6 +134,12 @@ const buffer_spec& pair::find_buffer(std::string_view name) const {
   return buffers_.front();
 }
 
+double pair::buffer_bytes(const workload& work) const {
+  double bytes = 0;
+  for (const auto& b : buffers_) bytes += static_cast<double>(b.num_elements(work)) * static_cast<double>(dtype_size(b.type));
+  return bytes;
+}
+
 std::string pair::group() const { return target_.substr(0, target_.find(':')); }
 
 std::string pair::short_name() const {

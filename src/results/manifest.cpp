@@ -4,13 +4,13 @@
 
 #include "aisp_git.hpp"
 #include "audit/build_flags.hpp"
+#include "support/seeded_fill.hpp"
 
 namespace aisp {
 
 std::string config_hash(const nlohmann::json& config) {
-  std::uint64_t hash = 1469598103934665603ull;
-  for (char c : config.dump()) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return fmt::format("{:016x}", hash);
+  const std::string text = config.dump();
+  return fmt::format("{:016x}", hash_bytes(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
 }
 
 nlohmann::json build_manifest(const manifest_inputs& inputs) {

@@ -17,7 +17,7 @@ struct manifest_inputs {
 };
 
 [[nodiscard]] nlohmann::json build_manifest(const manifest_inputs& inputs);
-// A stable hash of the config (FNV-1a of its canonical dump), for comparing runs.
+// A stable hash of the config (of its canonical dump), for comparing runs.
 [[nodiscard]] std::string config_hash(const nlohmann::json& config);
 
 }  // namespace aisp

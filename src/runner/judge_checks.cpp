@@ -116,6 +116,14 @@ void check_setup(const nlohmann::json& load, const std::string& variant, std::ve
     add_check(checks, verify::checks::input_mutation, variant, false, "setup() changed input " + mutated.front());
 }
 
+std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared, const raw_outputs& outputs) {
+  std::map<std::string, std::vector<double>, std::less<>> values;
+  for (const auto& spec : declared.buffers()) {
+    if (spec.role == buffer_role::output) values[spec.name] = verify::widen(spec.type, outputs.at(spec.name));
+  }
+  return values;
+}
+
 bool same_bytes(const raw_outputs& a, const raw_outputs& b) { return a == b; }
 
 }  // namespace aisp

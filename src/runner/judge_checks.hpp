@@ -45,6 +45,10 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
 // What setup() did: touched outputs (L2) or inputs (X3).
 void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks);
 
+// Raw outputs widened to fp64, keyed by output name: a variant's outputs as the truth for another.
+[[nodiscard]] std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared,
+                                                                                   const raw_outputs& outputs);
+
 [[nodiscard]] bool same_bytes(const raw_outputs& a, const raw_outputs& b);
 
 }  // namespace aisp

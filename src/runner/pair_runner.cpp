@@ -81,21 +81,16 @@ void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots
     if (slot.role == slot_role::baseline) baseline = &slot;
     if (slot.role == slot_role::noise_twin) twin = &slot;
   }
-  const auto durations = [](const variant_slot& slot) {
-    std::vector<double> values;
-    for (const auto& s : slot.result.samples) values.push_back(s.duration_s);
-    return values;
-  };
-  const auto baseline_times = durations(*baseline);
+  const auto baseline_times = durations_of(*baseline);
   stats::bootstrap_config bootstrap;
   bootstrap.seed = config.seed;
-  result.noise = stats::bootstrap_median_ratio(baseline_times, durations(*twin), bootstrap);
+  result.noise = stats::bootstrap_median_ratio(baseline_times, durations_of(*twin), bootstrap);
   result.noise_floor = stats::noise_floor_of(*result.noise);
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate) continue;
     speedup_result speedup;
     speedup.variant = slot.label;
-    speedup.speedup = stats::bootstrap_median_ratio(baseline_times, durations(slot), bootstrap);
+    speedup.speedup = stats::bootstrap_median_ratio(baseline_times, durations_of(slot), bootstrap);
     const bool gated = config.phase == verify_phase::gate;
     const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
     const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
@@ -129,10 +124,7 @@ void mark_verification(pair_result& result, std::vector<variant_slot>& slots, co
 
 // V3: the declared minimum bytes can never exceed every buffer moved once.
 void check_declared_work(const pair& declared, const work_amount& work, std::vector<check_result>& checks) {
-  double buffer_bytes = 0;
-  for (const auto& spec : declared.buffers()) {
-    buffer_bytes += static_cast<double>(spec.num_elements(declared.benchmark_workload())) * static_cast<double>(dtype_size(spec.type));
-  }
+  const double buffer_bytes = declared.buffer_bytes(declared.benchmark_workload());
   add_check(checks, verify::checks::declared_work, "baseline", work.bytes <= buffer_bytes * 1.001,
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }

@@ -68,14 +68,15 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, std::mt
   }
 }
 
+
+}  // namespace
+
 std::vector<double> durations_of(const variant_slot& slot) {
   std::vector<double> values;
   values.reserve(slot.result.samples.size());
   for (const auto& s : slot.result.samples) values.push_back(s.duration_s);
   return values;
 }
-
-}  // namespace
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
                          std::vector<check_result>& checks) {

@@ -13,6 +13,9 @@ namespace aisp {
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
                          std::vector<check_result>& checks);
 
+// The per-call durations of a slot's samples, in order.
+[[nodiscard]] std::vector<double> durations_of(const variant_slot& slot);
+
 // After summarize_slot: timer resolution (T4), outliers (S2), sample count (S5), faults (M6).
 void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks);
 

@@ -48,11 +48,7 @@ void check_ground_truth(const judge_scope& scope, const workload& work, const st
   for (const auto& [name, ok] : passed) {
     if (ok) return;
   }
-  const auto& baseline = outputs.at("baseline");
-  std::map<std::string, std::vector<double>, std::less<>> baseline_values;
-  for (const auto& spec : scope.declared.buffers()) {
-    if (spec.role == buffer_role::output) baseline_values[spec.name] = verify::widen(spec.type, baseline.at(spec.name));
-  }
+  const auto baseline_values = widen_outputs(scope.declared, outputs.at("baseline"));
   std::vector<check_result> agreement;
   bool all_agree = true;
   for (const auto& [name, raw] : outputs) {
@@ -132,10 +128,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
   const workload& work = scope.declared.benchmark_workload();
   const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark");
   check_call_probes(base_call.report, baseline->label, false, scope.checks);
-  std::map<std::string, std::vector<double>, std::less<>> expected;
-  for (const auto& spec : scope.declared.buffers()) {
-    if (spec.role == buffer_role::output) expected[spec.name] = verify::widen(spec.type, base_call.outputs.at(spec.name));
-  }
+  const auto expected = widen_outputs(scope.declared, base_call.outputs);
   const std::string label = "benchmark " + work.describe();
   for (auto& slot : slots) {
     if (slot.role == slot_role::noise_twin) continue;
