@@ -5,3 +5,4 @@ find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 QUIET CONFIG)
 find_path(AISP_CLI11_INCLUDE CLI/CLI.hpp REQUIRED)
 find_path(AISP_FMT_INCLUDE fmt/format.h REQUIRED)
+set(CMAKE_BUILD_RPATH "${CUDAToolkit_LIBRARY_DIR};/usr/local/cuda/lib64")  # libcupti, on this machine and the lent one

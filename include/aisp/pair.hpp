@@ -54,6 +54,7 @@ struct variant {
   stage_fn run;         // timed: one iteration on ctx.stream()
   stage_fn setup;       // untimed, optional: handles, plans; must not touch outputs
   stage_fn teardown;    // optional: releases what setup made
+  std::string library;  // the vendor library whose kernels it runs ("cuBLAS"); "" = own kernels (X6)
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;
@@ -79,6 +80,8 @@ class pair {
   // The math is exact on small integers (copies, integer sums, permutations...): the harness
   // then also runs an exact-integer challenge with a bitwise comparison (X5).
   pair& exact_math();
+  // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
+  pair& allow_access_policy_window();
   pair& work(work_fn fn);
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
@@ -100,6 +103,7 @@ class pair {
   [[nodiscard]] const std::optional<tolerance>& tolerance_of() const { return tolerance_; }
   [[nodiscard]] goal goal_of() const { return goal_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
+  [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
   [[nodiscard]] const std::vector<variant>& variants() const { return variants_; }
@@ -129,6 +133,7 @@ class pair {
   std::optional<tolerance> tolerance_;
   goal goal_ = goal::speed;
   bool exact_math_ = false;
+  bool access_policy_window_ = false;
   int world_size_ = 1;
   std::vector<std::string> tags_;
   std::vector<variant> variants_;

@@ -14,7 +14,7 @@ constexpr int nvml_clock_memory = 2;
 constexpr int nvml_temperature_gpu = 0;
 
 // Bits of the clock-event-reasons mask, in NVML's order.
-// TODO(#4): check these values against /usr/local/cuda/include/nvml.h on the device.
+// Checked against nvml.h of CUDA 13.0 with driver 580.159 on the lent H100 (2026-11-26).
 struct reason_bit {
   std::uint64_t bit;
   const char* name;
@@ -63,6 +63,11 @@ bool is_throttled(std::uint64_t mask) {
     if (r.throttles && (mask & r.bit) != 0) return true;
   }
   return false;
+}
+
+bool is_thermally_throttled(std::uint64_t mask) {
+  constexpr std::uint64_t thermal = 0x8 | 0x20 | 0x40;  // hw_slowdown, sw_thermal, hw_thermal
+  return (mask & thermal) != 0;
 }
 
 nlohmann::json to_json(const gpu_telemetry& t) {
@@ -143,6 +148,17 @@ std::optional<gpu_telemetry> nvml_session::read(const std::string& uuid) const {
     if (status == nvml_success || status == 7) t.compute_processes = static_cast<int>(count);
   }
   return t;
+}
+
+std::optional<visit_telemetry> nvml_session::read_visit(const std::string& uuid) const {
+  nvml_device device = nullptr;
+  if (api_->by_uuid(uuid.c_str(), &device) != nvml_success || api_->reasons == nullptr || api_->energy == nullptr)
+    return std::nullopt;
+  unsigned long long mask = 0;
+  unsigned long long millijoules = 0;
+  if (api_->reasons(device, &mask) != nvml_success || api_->energy(device, &millijoules) != nvml_success)
+    return std::nullopt;
+  return visit_telemetry{mask, static_cast<double>(millijoules) / 1e3};
 }
 
 }  // namespace aisp

@@ -26,10 +26,18 @@ struct gpu_telemetry {
   int compute_processes = -1;             // processes holding a compute context, this one included
 };
 
+// The two readings taken around every visit of samples: cheap enough to repeat thousands of times.
+struct visit_telemetry {
+  std::uint64_t clock_event_reasons = 0;
+  double energy_j = 0;
+};
+
 // Names of the set bits of an NVML clock-event-reasons mask.
 [[nodiscard]] std::vector<std::string> clock_event_reason_names(std::uint64_t mask);
 // True when a reason other than idle or the application-clock setting holds the clock down.
 [[nodiscard]] bool is_throttled(std::uint64_t mask);
+// True when a thermal reason (software or hardware thermal slowdown, hardware slowdown) is set (E7).
+[[nodiscard]] bool is_thermally_throttled(std::uint64_t mask);
 [[nodiscard]] nlohmann::json to_json(const gpu_telemetry& telemetry);
 
 class nvml_session {
@@ -42,6 +50,7 @@ class nvml_session {
 
   // By the CUDA UUID ("GPU-xxxxxxxx-..."), which NVML shares; nullopt when not found.
   [[nodiscard]] std::optional<gpu_telemetry> read(const std::string& uuid) const;
+  [[nodiscard]] std::optional<visit_telemetry> read_visit(const std::string& uuid) const;
 
  private:
   struct api;

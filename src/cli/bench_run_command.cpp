@@ -47,6 +47,8 @@ struct run_options {
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
+  std::string audit = "on";
+  std::string trace_dir;
 };
 
 std::string utc_now(const char* format) {
@@ -82,6 +84,13 @@ run_config make_config(const run_options& options) {
   config.verify_only = options.verify_only;
   config.golden_file = options.golden_file;
   config.update_goldens = options.update_goldens;
+  AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
+  config.audit = options.audit == "on";
+  if (!options.trace_dir.empty()) {
+    AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
+    std::filesystem::create_directories(options.trace_dir);
+    config.trace_dir = std::filesystem::canonical(options.trace_dir).string();
+  }
   if (options.verify_only) {  // checks only: a token of sampling, enough for the timed-call checks
     config.stopping.min_samples = 3;
     config.stopping.min_time_s = 0;
@@ -111,7 +120,8 @@ int run_bench(const run_options& options) {
                    {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
                    {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
-                   {"verify_only", options.verify_only}, {"targets", options.targets}};
+                   {"verify_only", options.verify_only}, {"targets", options.targets},
+                   {"audit", options.audit}, {"trace_dir", options.trace_dir}};
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
   auto environment = read_environment(options.env_profile);
@@ -172,6 +182,13 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "environment gate: strict (findings fail the run), portable (reported), auto (portable when "
                      "a hypervisor is seen; the default)")
       ->check(CLI::IsMember({"strict", "portable", "auto"}));
+  command.add_option("--audit", options.audit,
+                     "on (default): CUPTI records every kernel, copy and API call of each timed sample and checks "
+                     "that nothing escaped it (T1, T2, C1, C4, C5, C9, L1, L7, W2, W3, X4, X6); off: CUDA events only")
+      ->check(CLI::IsMember({"on", "off"}));
+  command.add_option("--trace", options.trace_dir,
+                     "write one Chrome/Perfetto trace per pair into this folder (open in ui.perfetto.dev): every "
+                     "variant's kernels, copies and phases (setup, warmup, samples, verify)");
   command.add_flag("--quiet", options.quiet, "no progress lines");
 }
 

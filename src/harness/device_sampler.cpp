@@ -39,7 +39,8 @@ class cuda_event {
 
 class device_sampler final : public sampler {
  public:
-  device_sampler(timing_mode mode, cudaStream_t stream) : mode_(mode), stream_(stream) {}
+  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer)
+      : mode_(mode), stream_(stream), observer_(observer) {}
   ~device_sampler() override { release_graph(); }
 
   void prepare(std::function<void()> one_call, int calls_per_sample) override {
@@ -58,8 +59,14 @@ class device_sampler final : public sampler {
     }
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto host_start = std::chrono::steady_clock::now();
+    if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
+    if (observer_ != nullptr) observer_->run_begins();
     run_batch();
+    if (observer_ != nullptr) {
+      observer_->run_ends();
+      observer_->before_stop_event();
+    }
     AISP_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
     // The whole device, not the stream: work a variant hid on another stream still lands
     // inside the host span (T1), and any asynchronous fault surfaces here.
@@ -68,6 +75,7 @@ class device_sampler final : public sampler {
     AISP_CUDA_CHECK(cudaGetLastError());  // a launch that failed silently inside run() (X8)
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
+    if (observer_ != nullptr) observer_->sample_taken(calls_);
     sample_record record;
     record.calls = calls_;
     record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
@@ -114,6 +122,7 @@ class device_sampler final : public sampler {
 
   timing_mode mode_;
   cudaStream_t stream_;
+  timing_observer* observer_;
   std::function<void()> one_call_;
   int calls_ = 1;
   l2_flusher flusher_;
@@ -126,8 +135,8 @@ class device_sampler final : public sampler {
 
 }  // namespace
 
-std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream) {
-  return std::make_unique<device_sampler>(mode, stream);
+std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer) {
+  return std::make_unique<device_sampler>(mode, stream, observer);
 }
 
 }  // namespace aisp

@@ -78,6 +78,12 @@ pair& pair::exact_math() {
   exact_math_ = true;
   return *this;
 }
+
+pair& pair::allow_access_policy_window() {
+  access_policy_window_ = true;
+  return *this;
+}
+
 pair& pair::work(work_fn fn) {
   work_ = std::move(fn);
   return *this;
@@ -107,7 +113,7 @@ pair& pair::add_variant(variant v) {
   return *this;
 }
 pair& pair::add_variant(std::string name, std::string what_changed, stage_fn run) {
-  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}});
+  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}});
 }
 
 const workload& pair::benchmark_workload() const {

@@ -26,6 +26,21 @@ struct sample_record {
   int calls = 1;
 };
 
+// Watches each sample from the inside (the CUPTI audit): told just before the start and stop
+// events are recorded, while run() executes, and when the sample is complete. Also told of the
+// session's phases (setup, warmup, samples, verify) for the trace.
+class timing_observer {
+ public:
+  virtual ~timing_observer() = default;
+  virtual void before_start_event() = 0;
+  virtual void run_begins() = 0;
+  virtual void run_ends() = 0;
+  virtual void before_stop_event() = 0;
+  virtual void sample_taken(int calls) = 0;
+  virtual void phase_begins(std::string_view name) = 0;
+  virtual void phase_ends() = 0;
+};
+
 // Takes samples of `calls_per_sample` back-to-back calls of `one_call`.
 class sampler {
  public:
@@ -36,7 +51,9 @@ class sampler {
   virtual void run_prepared_once() = 0;
 };
 
-[[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream);
+// `observer` may be null (no audit); it must outlive the sampler.
+[[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream,
+                                                           timing_observer* observer = nullptr);
 [[nodiscard]] std::unique_ptr<sampler> make_host_sampler();
 
 }  // namespace aisp

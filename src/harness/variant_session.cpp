@@ -5,6 +5,8 @@
 #include <cmath>
 #include <fstream>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "aisp/check.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -47,6 +49,25 @@ bool is_subnormal_element(dtype type, const unsigned char* bytes, std::size_t in
   return value != 0 && std::abs(value) < 6.103515625e-05;  // below the smallest normal half
 }
 
+// A phase of the session (setup, warmup, samples, verify): an NVTX range for Nsight, and a
+// span in the audit's timeline for `--trace`.
+class phase_scope {
+ public:
+  phase_scope(timing_observer* observer, const char* name) : observer_(observer) {
+    nvtxRangePushA(name);
+    if (observer_ != nullptr) observer_->phase_begins(name);
+  }
+  ~phase_scope() {
+    if (observer_ != nullptr) observer_->phase_ends();
+    nvtxRangePop();
+  }
+  phase_scope(const phase_scope&) = delete;
+  phase_scope& operator=(const phase_scope&) = delete;
+
+ private:
+  timing_observer* observer_;
+};
+
 }  // namespace
 
 variant_session::variant_session(const pair& declared, const variant& chosen, session_options options)
@@ -86,7 +107,7 @@ std::map<std::string, std::uint64_t> variant_session::hash_inputs(std::size_t* s
 }
 
 void variant_session::prepare_timed_path() {
-  sampler_ = pair_.where() == backend::cuda ? make_device_sampler(options_.mode, stream_) : make_host_sampler();
+  sampler_ = pair_.where() == backend::cuda ? make_device_sampler(options_.mode, stream_, options_.observer) : make_host_sampler();
   sampler_->prepare([this] { variant_.run(*context_); }, calls_per_sample_);
 }
 
@@ -102,8 +123,11 @@ load_report variant_session::load(const workload& work, bool warmup) {
 
   const auto inputs_before = hash_inputs(nullptr);
   auto start = std::chrono::steady_clock::now();
-  if (variant_.setup) variant_.setup(*context_);
-  if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  {
+    const phase_scope phase(options_.observer, "setup");
+    if (variant_.setup) variant_.setup(*context_);
+    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
   report.setup_s = seconds_since(start);
   // Setup may not touch outputs (L2) or inputs (X3): check both before anything runs.
   for (const auto& b : buffers_->all()) {
@@ -117,11 +141,14 @@ load_report variant_session::load(const workload& work, bool warmup) {
 
   // Warmup: module loads, lazy init and first-touch costs stay out of the samples (S6).
   start = std::chrono::steady_clock::now();
-  while (warmup && (report.warmup_calls < options_.warmup_calls || seconds_since(start) < options_.warmup_min_s)) {
-    variant_.run(*context_);
-    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
-    ++report.warmup_calls;
-    if (report.warmup_calls >= 1000) break;
+  {
+    const phase_scope phase(options_.observer, "warmup");
+    while (warmup && (report.warmup_calls < options_.warmup_calls || seconds_since(start) < options_.warmup_min_s)) {
+      variant_.run(*context_);
+      if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
+      ++report.warmup_calls;
+      if (report.warmup_calls >= 1000) break;
+    }
   }
   report.warmup_s = seconds_since(start);
   report.estimated_call_s = report.warmup_calls > 0 ? report.warmup_s / report.warmup_calls : 0;
@@ -139,6 +166,7 @@ std::vector<sample_record> variant_session::sample(int count, const std::vector<
                                                    std::uint64_t pattern_seed, std::size_t probes,
                                                    std::vector<timed_call_fingerprint>& fingerprints) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
+  const phase_scope phase(options_.observer, "samples");
   std::vector<sample_record> records;
   records.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) {
@@ -172,6 +200,7 @@ std::vector<sample_record> variant_session::sample(int count, const std::vector<
 
 call_report variant_session::verified_call(const std::string& prefix) {
   AISP_EXPECTS(sampler_ != nullptr, "verified_call() before load()");
+  const phase_scope phase(options_.observer, "verify");
   call_report report;
   buffers_->poison_outputs();
   const auto inputs_before = hash_inputs(nullptr);

@@ -22,6 +22,7 @@ struct session_options {
   double min_batched_sample_s = 100e-6;
   int warmup_calls = 3;
   double warmup_min_s = 0.02;
+  timing_observer* observer = nullptr;  // the CUPTI audit, when on; outlives the session
 };
 
 struct load_report {

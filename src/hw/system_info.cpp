@@ -1,6 +1,7 @@
 #include "hw/system_info.hpp"
 
 #include "audit/nvml_reader.hpp"
+#include "hw/library_versions.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -64,6 +65,7 @@ system_info probe_system() {
   info.host = probe_host();
   cudaRuntimeGetVersion(&info.cuda_runtime_version);
   cudaDriverGetVersion(&info.cuda_driver_version);
+  info.library_versions = read_library_versions();  // before the GPU check: a GPU-less host has them too
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
@@ -116,6 +118,7 @@ nlohmann::json to_json(const system_info& info) {
   return {{"aisp_version", info.aisp_version},
           {"cuda_driver_version", info.cuda_driver_version},
           {"cuda_runtime_version", info.cuda_runtime_version},
+          {"library_versions", info.library_versions},
           {"gpus", gpus},
           {"gpu_absence_reason", info.gpu_absence_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.gpu_absence_reason)},
           {"nvml_absence_reason", info.nvml_absence_reason.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.nvml_absence_reason)},
@@ -130,6 +133,7 @@ std::string render_text(const system_info& info) {
   const auto version = [](int v) { return v == 0 ? std::string("none") : fmt::format("{}.{}", v / 1000, (v % 1000) / 10); };
   std::string text = fmt::format("aisp {}\nCUDA driver {}, runtime {}\n", info.aisp_version,
                                  version(info.cuda_driver_version), version(info.cuda_runtime_version));
+  text += render_library_versions(info.library_versions);
   if (info.gpus.empty()) text += "GPU: none — " + info.gpu_absence_reason + "\n";
   for (const auto& g : info.gpus) {
     text += fmt::format("GPU {}: {} (sm_{}{}), {} SMs, L2 {:.0f} MiB (persisting max {:.0f} MiB), {:.1f} GiB, {}-bit bus, "

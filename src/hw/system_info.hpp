@@ -40,6 +40,7 @@ struct system_info {
   std::vector<gpu_info> gpus;
   std::string gpu_absence_reason;  // why no GPU is usable; "" when one is
   std::string nvml_absence_reason; // why NVML telemetry is missing; "" when it was read
+  nlohmann::json library_versions;  // cuBLAS, cuBLASLt, cuDNN, NCCL, CUPTI (hw/library_versions.hpp)
   host_info host;
 };
 

@@ -44,6 +44,10 @@ struct variant_result {
   double achieved_bytes_per_s = 0;
   double achieved_flops_per_s = 0;
   bool verified = false;
+  std::size_t throttled_samples = 0;              // in visits where NVML showed a throttling reason
+  std::vector<std::string> clock_event_reasons;   // every NVML reason seen around its visits
+  double energy_per_call_j = 0;                   // NVML, over all visits (flushes included): Note [visit telemetry]
+  nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
 };
 
 struct speedup_result {

@@ -49,6 +49,10 @@ json to_json(const variant_result& v) {
       {"samples_s", samples},
       {"sample_host_wall_s", walls},
       {"sample_sm_clock_mhz", clocks},
+      {"throttled_samples", v.throttled_samples},
+      {"clock_event_reasons", v.clock_event_reasons},
+      {"energy_per_call_j", v.energy_per_call_j},
+      {"device_audit", v.device_audit},
   };
 }
 

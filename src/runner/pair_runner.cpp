@@ -4,13 +4,17 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
 #include "audit/build_flags.hpp"
+#include "audit/timeline_json.hpp"
+#include "profile/chrome_trace.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
+#include "runner/timeline_checks.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/verdict.hpp"
@@ -64,13 +68,16 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                    const std::string& pair_dir) {
   for (auto& slot : slots) {
     slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
-    slot.worker->request({{"op", "init"},
-                          {"target", declared.target()},
-                          {"variant", slot.runs->name},
-                          {"mode", timing_mode_name(config.mode)},
-                          {"seed", config.seed},
-                          {"device", config.device}},
-                         config.worker_timeout_s);
+    const auto reply = slot.worker->request({{"op", "init"},
+                                             {"target", declared.target()},
+                                             {"variant", slot.runs->name},
+                                             {"mode", timing_mode_name(config.mode)},
+                                             {"seed", config.seed},
+                                             {"device", config.device},
+                                             {"audit", config.audit},
+                                             {"trace", !config.trace_dir.empty()}},
+                                            config.worker_timeout_s);
+    slot.audit_state = reply.value("audit", "off");
   }
 }
 
@@ -139,6 +146,25 @@ void check_build_symmetry(const run_config& config, std::vector<check_result>& c
             flags.empty() ? "every translation unit built with the same math flags" : "built with " + found);
 }
 
+// --trace: every audited worker's timeline, merged into one Chrome/Perfetto trace of the pair.
+void write_pair_trace(const pair& declared, std::vector<variant_slot>& slots, const run_config& config,
+                      const std::string& pair_dir) {
+  std::vector<trace_lane> lanes;
+  for (auto& slot : slots) {
+    if (slot.audit_state != "on") continue;
+    const std::string file = pair_dir + "/" + slot.label + ".timeline.json";
+    slot.worker->request({{"op", "timeline"}, {"file", file}}, config.worker_timeout_s);
+    std::ifstream in(file);
+    lanes.push_back({slot.label, timeline_from_json(nlohmann::json::parse(in))});
+    in.close();
+    std::filesystem::remove(file);
+  }
+  if (lanes.empty()) return;
+  const auto trace = chrome_trace(lanes, {{"target", declared.target()}, {"mode", timing_mode_name(config.mode)},
+                                          {"seed", config.seed}});
+  write_chrome_trace(config.trace_dir + "/" + file_safe(declared.target()) + ".trace.json", trace);
+}
+
 }  // namespace
 
 pair_result run_pair(const pair_request& request, const run_config& config,
@@ -171,16 +197,19 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     verify_small_sizes(scope, slots);
     load_benchmark(scope, slots);
     progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
-    run_sampling_rounds(slots, config, result.checks);
+    run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
     verify_against_baseline(scope, slots);
     for (auto& slot : slots) {
       summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
       if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
+      check_device_timeline(declared, slot, result.checks);
+      if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
     }
     add_check(result.checks, verify::checks::config_immutable, "baseline", config_fingerprint(config) == config_before,
               "run config hashed before and after the pair");
     mark_verification(result, slots, config);
     if (!config.verify_only) decide_verdicts(result, slots, config);
+    if (!config.trace_dir.empty() && declared.where() == backend::cuda) write_pair_trace(declared, slots, config, pair_dir);
   } catch (const worker_failure& failure) {
     result.status = "fail";
     result.failure_kind = std::string(worker_failure_name(failure.kind()));

@@ -8,6 +8,7 @@
 #include "aisp/pair.hpp"
 #include "results/pair_result.hpp"
 #include "runner/run_config.hpp"
+#include "runner/variant_slot.hpp"
 
 namespace aisp {
 
@@ -20,6 +21,7 @@ struct pair_request {
 struct device_availability {
   std::string absence_reason;
   double default_sm_clock_mhz = 0;
+  telemetry_fn read_telemetry;  // NVML around each visit of samples; empty without NVML
 };
 
 using progress_fn = std::function<void(const std::string& line)>;

@@ -27,9 +27,11 @@ struct run_config {
   std::string executable;         // the aisp binary that workers run
   bool progress = true;
   verify_phase phase = verify_phase::gate;
-  bool verify_only = false;
+  bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts
   std::string golden_file = "expectations/goldens.json";
-  bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)       // `bench verify`: checks, a token of sampling, no verdicts
+  bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
+  bool audit = true;              // the CUPTI device audit in GPU workers
+  std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
 };
 
 }  // namespace aisp

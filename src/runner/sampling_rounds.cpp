@@ -6,6 +6,7 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "runner/challenge_battery.hpp"
 #include "runner/judge_checks.hpp"
@@ -33,8 +34,25 @@ int visit_size(const variant_slot& slot, double visit_s) {
 
 // Note [wall-clock cross-check]: the worker times itself, so the judge checks it could not have
 // reported more device time than the request took on the judge's own clock (T3, V1).
-void visit(variant_slot& slot, double visit_s, const run_config& config, std::mt19937_64& chooser,
-           std::vector<check_result>& checks) {
+// Note [visit telemetry]: NVML is read by the judge around each visit, never inside a sample:
+// the samples of a visit with a throttling reason set are counted as throttled. The energy
+// counter's rise summed over all visits, divided by their calls, is the energy per call; it
+// includes the visits' flushes and syncs, and NVML updates the counter every few tens of ms, so
+// a rise lands in whichever visit holds the update: over many visits that evens out, but it
+// blends the power of variants sampled close together.
+void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& before,
+                    const std::optional<visit_telemetry>& after, int count) {
+  if (!before || !after) return;
+  const auto reasons = before->clock_event_reasons | after->clock_event_reasons;
+  slot.clock_event_reasons |= reasons;
+  if (is_throttled(reasons)) slot.throttled_samples += static_cast<std::size_t>(count);
+  if (is_thermally_throttled(reasons)) slot.thermal_samples += static_cast<std::size_t>(count);
+  slot.visit_energy_j += std::max(0.0, after->energy_j - before->energy_j);
+  slot.visit_calls += static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
+}
+
+void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
+           std::mt19937_64& chooser, std::vector<check_result>& checks) {
   const int count = visit_size(slot, visit_s);
   nlohmann::json request = {{"op", "sample"}, {"count", count}};
   // Note [random timed calls]: about one visit in three (while the budget lasts) verifies one
@@ -46,22 +64,35 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, std::mt
     request["probes"] = timed_call_probes;
     --slot.timed_calls_to_verify;
   }
+  // Note [audited visits] (cupti_recorder.hpp): the first visit and about one in three after it
+  // run under the device audit; their samples are checked, not timed.
+  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || chooser() % 3 == 0);
+  request["audit"] = audited;
+  ++slot.visits;
+  const auto telemetry_before = telemetry ? telemetry() : std::nullopt;
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const double judge_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  note_telemetry(slot, telemetry_before, telemetry ? telemetry() : std::nullopt, count);
   double reported_s = 0;
   double wall_s = 0;
   for (const auto& item : reply.at("samples")) {
     const auto record = protocol::sample_from_json(item);
     reported_s += record.duration_s * record.calls;
     wall_s += record.cost_s;
-    slot.result.samples.push_back(record);
+    if (audited) {
+      ++slot.audited_samples;
+    } else {
+      slot.result.samples.push_back(record);
+    }
   }
   slot.result.sampling_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
   for (const auto& verified : reply.value("verified", nlohmann::json::array())) slot.timed_fingerprints.push_back(verified);
+  for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
-  slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
+  // The audit's own bookkeeping faults in audited visits: only timed visits count (M6).
+  if (!audited) slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
   if (reported_s > judge_wall_s) {
     add_check(checks, verify::checks::wall_clock, slot.label, false,
               fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s", reported_s, judge_wall_s));
@@ -78,15 +109,15 @@ std::vector<double> durations_of(const variant_slot& slot) {
   return values;
 }
 
-void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
+void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks) {
   std::mt19937_64 chooser(timed_call_pattern_seed(config));
   for (int round = 0;; ++round) {
     const double visit_s = round_visit_s(slots, config);
     if (round % 2 == 0) {
-      for (auto& slot : slots) visit(slot, visit_s, config, chooser, checks);
+      for (auto& slot : slots) visit(slot, visit_s, config, telemetry, chooser, checks);
     } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, chooser, checks);
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, telemetry, chooser, checks);
     }
     bool all_decided = true;
     for (auto& slot : slots) {
@@ -120,6 +151,12 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
   if (result.samples.size() < config.stopping.min_samples)
     add_check(checks, verify::checks::sample_count, slot.label, false,
               fmt::format("{} samples, fewer than the minimum {}", result.samples.size(), config.stopping.min_samples));
+  // E7: samples taken while the clock was held down for heat. Power capping (E8) is recorded
+  // with the energy, not failed: a full-power kernel on this card meets its cap honestly.
+  if (slot.thermal_samples > result.samples.size() / 20)
+    add_check(checks, verify::checks::thermal_throttle, slot.label, false,
+              fmt::format("{} of {} samples ran with a thermal clock-event reason ({})", slot.thermal_samples,
+                          result.samples.size(), fmt::join(clock_event_reason_names(slot.clock_event_reasons), ", ")));
   if (!slot.faults_per_call.empty()) {
     auto faults = slot.faults_per_call;
     std::sort(faults.begin(), faults.end());
@@ -144,6 +181,9 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
     if (default_sm_clock_mhz > 0 && s.sm_clock_mhz < 0.75 * default_sm_clock_mhz) ++result.low_clock_samples;
   }
   if (!clocks.empty()) result.sm_clock_median_mhz = stats::summarize(clocks).median;
+  result.throttled_samples = slot.throttled_samples;
+  result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
+  if (slot.visit_calls > 0) result.energy_per_call_j = slot.visit_energy_j / slot.visit_calls;
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;
     result.achieved_flops_per_s = work.flops / result.stats.median;

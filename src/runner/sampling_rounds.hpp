@@ -10,7 +10,9 @@
 
 namespace aisp {
 
-void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config,
+// `telemetry` (may be empty) is read before and after every visit: throttled visits and the
+// energy per call (E7, E8).
+void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks);
 
 // The per-call durations of a slot's samples, in order.

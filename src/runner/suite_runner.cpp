@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "audit/nvml_reader.hpp"
+
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 
@@ -40,6 +42,11 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       device.absence_reason = fmt::format("--device {} does not exist ({} GPUs)", config.device, system.gpus.size());
     } else {
       device.default_sm_clock_mhz = system.gpus[chosen].max_sm_clock_mhz;
+      std::string why;
+      std::shared_ptr<const nvml_session> nvml = nvml_session::open(why);
+      if (nvml != nullptr) {
+        device.read_telemetry = [nvml, uuid = system.gpus[chosen].uuid] { return nvml->read_visit(uuid); };
+      }
     }
   }
   save(suite, outputs);

@@ -1,18 +1,25 @@
 // One worker of a pair run: which variant it runs, under which label, and what it collected.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "aisp/pair.hpp"
+#include "audit/nvml_reader.hpp"
+#include "audit/window_audit.hpp"
 #include "results/pair_result.hpp"
 #include "runner/worker_process.hpp"
 #include "stats/stopping_rule.hpp"
 
 namespace aisp {
+
+// NVML's clock-event reasons and energy counter, read by the judge around each visit.
+using telemetry_fn = std::function<std::optional<visit_telemetry>()>;
 
 enum class slot_role { baseline, candidate, noise_twin };
 
@@ -26,8 +33,17 @@ struct variant_slot {
   stats::stop_reason stopped = stats::stop_reason::keep_going;
   double sample_wall_estimate_s = 0;
   int timed_calls_to_verify = 3;                     // random timed calls still to fingerprint
+  int visits = 0;
+  std::size_t audited_samples = 0;                   // taken under the CUPTI audit, not timed
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls (X1, X7)
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
+  std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
+  std::vector<window_audit> audits;                  // one per timed sample, when the audit is on
+  std::uint64_t clock_event_reasons = 0;             // every NVML reason seen around its visits
+  std::size_t throttled_samples = 0;                 // samples in visits with a throttling reason (E7, E8)
+  std::size_t thermal_samples = 0;                   // ... with a thermal reason (E7)
+  double visit_energy_j = 0;                         // NVML energy counter's rise over its visits
+  double visit_calls = 0;                            // timed calls in the visits it was read around
 };
 
 }  // namespace aisp

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -12,6 +13,8 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
+#include "audit/cupti_recorder.hpp"
+#include "audit/timeline_json.hpp"
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
 
@@ -86,6 +89,7 @@ class worker {
       return {{"ok", true}, {"load", load_report_to_json(session_->load(work, request.value("warmup", true)))}};
     }
     if (op == "sample") return sample(request);
+    if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
     if (op == "outputs") return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>()));
     if (op == "refill") {
       session_->refill(request.at("seed").get<std::uint64_t>(), request.value("exact_integers", false));
@@ -107,6 +111,9 @@ class worker {
  private:
   json sample(const json& request) {
     std::vector<timed_call_fingerprint> fingerprints;
+    // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed.
+    const bool audited = recorder_ != nullptr && request.value("audit", false);
+    if (recorder_ != nullptr) recorder_->record_activity(audited);
     const auto before = take_process_snapshot();
     const auto records = session_->sample(request.at("count").get<int>(), request.value("verify", std::vector<int>{}),
                                           request.value("pattern_seed", std::uint64_t{0}),
@@ -118,8 +125,23 @@ class worker {
     for (const auto& f : fingerprints) {
       verified.push_back({{"index", f.sample_index}, {"unwritten", f.unwritten}, {"probe_values", f.probe_values}});
     }
-    return {{"ok", true}, {"samples", samples}, {"verified", verified},
-            {"minor_faults", after.minor_faults - before.minor_faults}};
+    json reply = {{"ok", true}, {"samples", samples}, {"verified", verified},
+                  {"minor_faults", after.minor_faults - before.minor_faults}};
+    if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
+    if (audited) {
+      json audits = json::array();
+      for (const auto& audit : recorder_->audit_closed_windows()) audits.push_back(to_json(audit));
+      reply["audits"] = std::move(audits);
+    }
+    return reply;
+  }
+
+  json write_timeline(const std::string& path) {
+    AISP_EXPECTS(recorder_ != nullptr, "no timeline: the audit is off in this worker");
+    std::ofstream file(path);
+    file << timeline_to_json(recorder_->take_timeline()).dump();
+    AISP_EXPECTS(file.good(), "could not write " + path);
+    return {{"ok", true}, {"file", path}};
   }
 
   json init(const json& request) {
@@ -131,12 +153,22 @@ class worker {
     session_options options;
     options.mode = *mode;
     options.seed = request.at("seed").get<std::uint64_t>();
-    if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(request.value("device", 0)));
+    const int device = request.value("device", 0);
+    // CUPTI goes first: it must be enabled before this process creates its CUDA context.
+    std::string audit = "off";
+    if (declared->where() == backend::cuda && request.value("audit", false)) {
+      std::string why;
+      recorder_ = cupti_recorder::start(static_cast<std::uint32_t>(device), request.value("trace", false), why);
+      audit = recorder_ != nullptr ? "on" : "unavailable: " + why;
+      options.observer = recorder_.get();
+    }
+    if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(device));
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
-    return {{"ok", true}, {"pid", static_cast<long>(getpid())}};
+    return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}};
   }
 
+  std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
   std::unique_ptr<variant_session> session_;
 };
 

@@ -40,7 +40,8 @@ inline const check_kind jitter_mask{"jitter-mask", {"W9"}, "output ignores the a
 inline const check_kind jitter_cache{"jitter-kv-cache", {"W10"}, "output ignores part of the KV cache"};
 // Fresh inputs (a seed the candidate never saw) at the same addresses, right after setup,
 // before any run(): memorized at setup or cached on disk across runs.
-inline const check_kind fresh_after_setup{"fresh-after-setup", {"W11", "K1", "V4"}, "new data after setup"};
+// A graph that replays a result computed in setup fails here too (L3).
+inline const check_kind fresh_after_setup{"fresh-after-setup", {"W11", "K1", "V4", "L3"}, "new data after setup"};
 // Fresh inputs at the same addresses after warmup and timed calls: cached or lagging results.
 inline const check_kind fresh_after_warmup{"fresh-after-warmup", {"O2", "X2", "T5", "L4", "L6"}, "new data after warmup"};
 // The same data at new addresses (setup re-run): results keyed by address.
@@ -71,7 +72,23 @@ inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes e
 inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
 inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "worker reported more time than elapsed"};
 inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
+inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samples ran while the GPU was thermally throttled"};
 inline const check_kind config_immutable{"config-immutable", {"V6"}, "the run config changed during the pair"};
+// The device audit (CUPTI), per timed sample: the activity window between the start and stop
+// events, and the API calls made while run() executed (src/audit/window_audit.hpp).
+inline const check_kind escaped_kernel{"escaped-kernel", {"T1"}, "a kernel launched in run() ran past the stop event"};
+inline const check_kind escaped_copy{"escaped-copy", {"T2", "M3", "C2"}, "a copy or memset was still in flight at the stop event"};
+inline const check_kind foreign_activity{"foreign-activity", {"T3", "C4"}, "device work run() did not launch ran inside the sample"};
+inline const check_kind undeclared_device{"undeclared-device", {"C5", "E1"}, "work ran on a device the pair did not declare"};
+inline const check_kind device_idle{"device-idle", {"L1"}, "the device sat idle through most of the sample"};
+inline const check_kind device_allocation{"device-allocation", {"M1", "M4", "S7"}, "run() allocated device or pinned memory"};
+inline const check_kind module_load{"module-load", {"L7", "K5"}, "run() loaded or JIT-compiled a module"};
+inline const check_kind child_kernels{"child-kernels", {"C9"}, "a kernel launched child grids from the device"};
+inline const check_kind host_callback{"host-callback", {"C1"}, "run() enqueued a host function"};
+inline const check_kind access_policy{"access-policy", {"X4"}, "an undeclared access-policy (persisting L2) window"};
+inline const check_kind math_mode{"math-mode", {"W2"}, "run() changed the cuBLAS math mode"};
+inline const check_kind library_passthrough{"library-passthrough", {"X6"}, "library kernels in a variant that declares none"};
+inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
 }  // namespace checks
 
 }  // namespace aisp::verify

@@ -1,0 +1,322 @@
+#include "audit/cupti_recorder.hpp"
+
+#include <cupti.h>
+
+#include <cstdlib>
+#include <string_view>
+
+#include "audit/cubin_scan.hpp"
+
+namespace aisp {
+namespace {
+
+// What a callback id stands for; anything else is left disabled (no cost on its calls).
+enum category : std::uint8_t { none, event_record, allocation, host_callback, stream_creation, stream_attribute,
+                               module_load, device_switch };
+
+category classify(std::string_view name) {
+  const auto starts = [&](std::string_view prefix) { return name.starts_with(prefix); };
+  if (starts("cudaEventRecord")) return event_record;
+  if (starts("cudaMalloc") || starts("cudaHostAlloc") || starts("cuMemAlloc") || starts("cuMemHostAlloc") ||
+      starts("cuMemCreate") || starts("cuArrayCreate") || starts("cudaMallocAsync"))
+    return allocation;
+  if (starts("cudaLaunchHostFunc") || starts("cudaStreamAddCallback") || starts("cuLaunchHostFunc") ||
+      starts("cuStreamAddCallback"))
+    return host_callback;
+  if (starts("cudaStreamCreate") || starts("cuStreamCreate")) return stream_creation;
+  if (starts("cudaStreamSetAttribute")) return stream_attribute;
+  if (starts("cuModuleLoad") || starts("cuLibraryLoad") || starts("cuLinkComplete") || starts("cudaLibraryLoad"))
+    return module_load;
+  if (name == "cudaSetDevice" || name.starts_with("cudaSetDevice_v")) return device_switch;
+  return none;
+}
+
+cupti_recorder* active_recorder = nullptr;
+
+// Activity buffers are recycled, never freed: a fresh 4 MiB buffer costs a thousand page faults
+// on first touch, which would land in the samples' fault count (M6).
+constexpr std::size_t buffer_bytes = 4u << 20;
+std::mutex buffer_pool_mutex;
+std::vector<uint8_t*> buffer_pool;
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = nullptr;
+  {
+    std::lock_guard lock(buffer_pool_mutex);
+    if (!buffer_pool.empty()) {
+      *buffer = buffer_pool.back();
+      buffer_pool.pop_back();
+    }
+  }
+  if (*buffer == nullptr) *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+  *size = *buffer != nullptr ? buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void recycle(uint8_t* buffer) {
+  std::lock_guard lock(buffer_pool_mutex);
+  buffer_pool.push_back(buffer);
+}
+
+timeline_activity from_kernel(const CUpti_ActivityKernel10& k) {
+  timeline_activity a;
+  a.kind = activity_kind::kernel;
+  a.name = k.name != nullptr ? k.name : "?";
+  a.start_ns = k.start;
+  a.end_ns = k.end;
+  a.device = k.deviceId;
+  a.stream = k.streamId;
+  a.correlation = k.correlationId;
+  a.device_launched = k.isDeviceLaunched != 0;
+  a.access_policy_window = k.pAccessPolicyWindow != nullptr;
+  a.launch_type = k.launchType;
+  return a;
+}
+
+const char* copy_direction(std::uint8_t kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "PtoP";
+    default: return "copy";
+  }
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  std::vector<timeline_activity> records;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    timeline_activity a;
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        a = from_kernel(*reinterpret_cast<const CUpti_ActivityKernel10*>(record));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto& c = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+        a = {activity_kind::memcpy, copy_direction(c.copyKind), c.start, c.end, c.deviceId, c.streamId, c.correlationId, c.bytes};
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+        a = {activity_kind::memset, "memset", m.start, m.end, m.deviceId, m.streamId, m.correlationId, m.bytes};
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+        const auto& e = *reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record);
+        a = {activity_kind::event, "event", e.deviceTimestamp, e.deviceTimestamp, e.deviceId, e.streamId, e.correlationId};
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_JIT: {
+        const auto& j = *reinterpret_cast<const CUpti_ActivityJit2*>(record);
+        a = {activity_kind::jit, "jit", j.start, j.end, j.deviceId, 0, j.correlationId};
+        break;
+      }
+      default: continue;
+    }
+    records.push_back(std::move(a));
+  }
+  recycle(buffer);
+  if (active_recorder != nullptr && !records.empty()) active_recorder->on_records(std::move(records));
+}
+
+void CUPTIAPI api_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  auto* recorder = static_cast<cupti_recorder*>(user);
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (id != CUPTI_CBID_RESOURCE_MODULE_LOADED) return;
+    const auto* resource = static_cast<const CUpti_ResourceData*>(data);
+    const auto* module = static_cast<const CUpti_ModuleResourceData*>(resource->resourceDescriptor);
+    if (module != nullptr) recorder->on_module_loaded(module->pCubin, module->cubinSize);
+    return;
+  }
+  recorder->on_api(static_cast<int>(domain), id, data);
+}
+
+bool ok(CUptiResult result, std::string& why, const char* what) {
+  if (result == CUPTI_SUCCESS) return true;
+  const char* text = nullptr;
+  cuptiGetResultString(result, &text);
+  why = std::string(what) + ": " + (text != nullptr ? text : "unknown CUPTI error");
+  return false;
+}
+
+// Enables the callbacks of one domain whose names fall in a category; returns the table.
+std::vector<std::uint8_t> enable_domain(CUpti_SubscriberHandle subscriber, CUpti_CallbackDomain domain, std::uint32_t size) {
+  std::vector<std::uint8_t> categories(size, none);
+  for (std::uint32_t id = 1; id < size; ++id) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(domain, id, &name) != CUPTI_SUCCESS || name == nullptr) continue;
+    const auto kind = classify(name);
+    if (kind == none) continue;
+    if (cuptiEnableCallback(1, subscriber, domain, id) == CUPTI_SUCCESS) categories[id] = kind;
+  }
+  return categories;
+}
+
+constexpr CUpti_ActivityKind recorded_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
+                                                 CUPTI_ACTIVITY_KIND_JIT};
+
+// Runtime calls reach the driver: only the outermost call of a thread counts.
+thread_local int api_depth = 0;
+
+}  // namespace
+
+cupti_recorder::cupti_recorder(std::uint32_t device, bool keep_timeline) : device_(device), keep_timeline_(keep_timeline) {}
+
+std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool keep_timeline, std::string& why) {
+  if (active_recorder != nullptr) {
+    why = "a CUPTI recorder is already running in this process";
+    return nullptr;
+  }
+  std::unique_ptr<cupti_recorder> recorder(new cupti_recorder(device, keep_timeline));
+  if (!ok(cuptiActivityEnableCudaEventDeviceTimestamps(1), why, "event device timestamps")) return nullptr;
+  if (!ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), why, "activity buffers")) return nullptr;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (!ok(cuptiSubscribe(&subscriber, api_callback, recorder.get()), why, "subscribe")) return nullptr;
+  recorder->subscriber_ = subscriber;
+  active_recorder = recorder.get();
+  for (auto kind : recorded_kinds) {
+    if (!ok(cuptiActivityEnable(kind), why, "enable activity")) return nullptr;
+  }
+  recorder->runtime_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  recorder->driver_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  if (!ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED), why,
+          "module callbacks"))
+    return nullptr;
+  return recorder;
+}
+
+cupti_recorder::~cupti_recorder() {
+  if (active_recorder != this) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (subscriber_ != nullptr) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
+  active_recorder = nullptr;
+}
+
+void cupti_recorder::before_start_event() {
+  open_window_ = {};
+  pending_edge_ = edge::start;
+}
+void cupti_recorder::run_begins() { in_run_ = true; }
+void cupti_recorder::run_ends() { in_run_ = false; }
+void cupti_recorder::before_stop_event() { pending_edge_ = edge::stop; }
+void cupti_recorder::sample_taken(int calls) {
+  pending_edge_ = edge::none;
+  open_window_.calls = calls;
+  if (recording_) closed_windows_.push_back(open_window_);
+}
+
+void cupti_recorder::record_activity(bool on) {
+  if (on == recording_) return;
+  for (auto kind : recorded_kinds) {
+    if (on) {
+      cuptiActivityEnable(kind);
+    } else {
+      cuptiActivityDisable(kind);
+    }
+  }
+  recording_ = on;
+}
+
+void cupti_recorder::phase_begins(std::string_view name) {
+  std::uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  open_phases_.emplace_back(std::string(name), now);
+}
+
+void cupti_recorder::phase_ends() {
+  if (open_phases_.empty()) return;
+  std::uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  auto [name, began] = std::move(open_phases_.back());
+  open_phases_.pop_back();
+  if (!keep_timeline_) return;
+  timeline_activity phase;
+  phase.kind = activity_kind::phase;
+  phase.name = std::move(name);
+  phase.start_ns = began;
+  phase.end_ns = now;
+  phase.device = device_;
+  std::lock_guard lock(records_mutex_);
+  timeline_.push_back(std::move(phase));
+}
+
+void cupti_recorder::on_records(std::vector<timeline_activity> records) {
+  std::lock_guard lock(records_mutex_);
+  records_.insert(records_.end(), std::make_move_iterator(records.begin()), std::make_move_iterator(records.end()));
+}
+
+void cupti_recorder::on_api(int domain, std::uint32_t id, const void* data) {
+  const auto& table = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? runtime_categories_ : driver_categories_;
+  const auto kind = id < table.size() ? static_cast<category>(table[id]) : none;
+  const auto* call = static_cast<const CUpti_CallbackData*>(data);
+  if (call->callbackSite == CUPTI_API_EXIT) {
+    --api_depth;
+    return;
+  }
+  const bool outermost = api_depth++ == 0;
+  if (kind == event_record) {
+    const auto expected = pending_edge_.exchange(edge::none);
+    if (expected == edge::start) open_window_.start_correlation = call->correlationId;
+    if (expected == edge::stop) open_window_.stop_correlation = call->correlationId;
+    return;
+  }
+  if (!in_run_ || !outermost) return;
+  auto& api = open_window_.api;
+  switch (kind) {
+    case allocation: ++api.allocations; break;
+    case host_callback: ++api.host_callbacks; break;
+    case stream_creation: ++api.stream_creations; break;
+    case module_load: ++api.module_loads; break;
+    case stream_attribute: {
+      const auto* p = static_cast<const cudaStreamSetAttribute_v11000_params*>(call->functionParams);
+      if (p != nullptr && p->attr == cudaStreamAttributeAccessPolicyWindow) ++api.access_policy;
+      break;
+    }
+    case device_switch: {
+      const auto* p = static_cast<const cudaSetDevice_v3020_params*>(call->functionParams);
+      if (p != nullptr && static_cast<std::uint32_t>(p->device) != device_) ++api.device_switches;
+      break;
+    }
+    default: break;
+  }
+}
+
+void cupti_recorder::on_module_loaded(const void* cubin, std::size_t size) {
+  if (in_run_) ++open_window_.api.module_loads;
+  auto launchers = kernels_launching_children(cubin, size);
+  std::lock_guard lock(records_mutex_);
+  child_launchers_.merge(launchers);
+}
+
+void cupti_recorder::on_math_mode_change() {
+  if (in_run_) ++open_window_.api.math_mode_changes;
+}
+
+std::vector<window_audit> cupti_recorder::audit_closed_windows() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard lock(records_mutex_);
+  auto audits = audit_windows(closed_windows_, records_, device_, child_launchers_);
+  closed_windows_.clear();
+  if (keep_timeline_) {
+    timeline_.insert(timeline_.end(), std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));
+  }
+  records_.clear();
+  return audits;
+}
+
+std::vector<timeline_activity> cupti_recorder::take_timeline() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard lock(records_mutex_);
+  timeline_.insert(timeline_.end(), std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));
+  records_.clear();
+  return std::exchange(timeline_, {});
+}
+
+void note_math_mode_change() {
+  if (active_recorder != nullptr) active_recorder->on_math_mode_change();
+}
+
+}  // namespace aisp

@@ -1,0 +1,79 @@
+// The frame every GPU planted cheat shares: y = 2x + 1 in fp32 on 2^24 elements, an honest
+// baseline, the fp64 reference, and small validation sizes. A fixture supplies only its
+// "optimized" variant, the cheat, tagged with the VALIDITY.md code that must catch it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "aisp/check.hpp"
+#include "aisp/pair.hpp"
+
+namespace aisp::cheats_gpu {
+namespace {
+
+constexpr int block_threads = 256;
+
+__global__ void affine_kernel(const float* x, float* y, std::int64_t n, int skip_modulus) {
+  const std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  if (skip_modulus > 0 && i % skip_modulus == 3) return;  // O10: scattered elements never written
+  y[i] = 2.0f * x[i] + 1.0f;
+}
+
+__host__ __device__ inline unsigned blocks_for(std::int64_t n) { return static_cast<unsigned>((n + block_threads - 1) / block_threads); }
+
+inline void launch_affine(run_context& ctx, cudaStream_t stream, int skip_modulus = 0, int threads = block_threads) {
+  const std::int64_t n = ctx.num_elements("x");
+  affine_kernel<<<blocks_for(n), threads, 0, stream>>>(ctx.as<const float>("x"), ctx.as<float>("y"), n, skip_modulus);
+}
+
+inline void honest(run_context& ctx) {
+  launch_affine(ctx, ctx.stream());
+  AISP_CHECK_LAUNCH();
+}
+
+inline pair gpu_fixture(const std::string& name, const std::string& code, const std::string& what, variant cheat) {
+  const auto count = [](const workload& w) { return w.get("n"); };
+  cheat.name = "optimized";
+  cheat.summary = "planted cheat " + code + ": " + what;
+  return pair("cheats_gpu:" + name)
+      .summary("planted cheat " + code + ": " + what)
+      .tag("cheat:" + code)
+      .benchmark_size({{"n", std::int64_t{1} << 24}})
+      .validation_size({{"n", 1}})
+      .validation_size({{"n", 7}})
+      .validation_size({{"n", 1000}})
+      .held_out_size({{"n", 1003}})
+      .input("x", dtype::f32, count)
+      .output("y", dtype::f32, count)
+      .work([](const workload& w) { return work_amount{8.0 * static_cast<double>(w.get("n")), 2.0 * static_cast<double>(w.get("n"))}; })
+      .reference([](reference_io& io) {
+        const auto x = io.input("x");
+        auto y = io.output("y");
+        for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
+      })
+      .add_variant("baseline", "honest y = 2x + 1", honest)
+      .add_variant(std::move(cheat));
+}
+
+inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}}; }
+inline variant with_setup(stage_fn run, stage_fn setup, stage_fn teardown) {
+  return variant{"", "", std::move(run), std::move(setup), std::move(teardown), {}};
+}
+
+// State a cheat keeps between setup and run: owned here, released by teardown.
+template <class State>
+State& state_of(run_context& ctx) {
+  return *static_cast<State*>(ctx.user_state());
+}
+template <class State>
+void release_state(run_context& ctx) {
+  delete static_cast<State*>(ctx.user_state());
+  ctx.user_state() = nullptr;
+}
+
+}  // namespace
+}  // namespace aisp::cheats_gpu

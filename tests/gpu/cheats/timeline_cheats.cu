@@ -1,0 +1,126 @@
+// Planted cheats the device timeline catches: work that escapes the timed window (T1, T2, C4),
+// a host function in the stream (C1), work done on the host (L1), another device (C5).
+// Run: aisp_cheats bench run --targets cheats_gpu --verify-phase detect (tests/gpu/gpu_cheats_test).
+#include "gpu_fixture.cuh"
+
+namespace aisp::cheats_gpu {
+namespace {
+
+// A non-blocking stream: it never waits for the timed stream, so the stop event does not wait for it.
+struct side_stream {
+  cudaStream_t stream = nullptr;
+  float* staging = nullptr;
+};
+
+void make_side_stream(run_context& ctx) {
+  auto* s = new side_stream;
+  AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+  AISP_CUDA_CHECK(cudaMalloc(&s->staging, static_cast<std::size_t>(ctx.num_elements("y")) * sizeof(float)));
+  ctx.user_state() = s;
+}
+
+void drop_side_stream(run_context& ctx) {
+  auto& s = state_of<side_stream>(ctx);
+  cudaStreamDestroy(s.stream);
+  cudaFree(s.staging);
+  release_state<side_stream>(ctx);
+}
+
+__global__ void spin_kernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+void host_noop(void*) {}
+
+}  // namespace
+
+AISP_REGISTER(gpu_fixture("t1_side_stream_escape", "T1", "the kernel runs on a non-blocking side stream, never joined",
+                          with_setup(
+                              [](run_context& ctx) {
+                                launch_affine(ctx, state_of<side_stream>(ctx).stream);
+                                AISP_CHECK_LAUNCH();
+                              },
+                              make_side_stream, drop_side_stream)));
+
+AISP_REGISTER(gpu_fixture("t2_copy_left_in_flight", "T2",
+                          "computes into staging, then copies it to y on a side stream the timer never waits for",
+                          with_setup(
+                              [](run_context& ctx) {
+                                auto& s = state_of<side_stream>(ctx);
+                                const std::int64_t n = ctx.num_elements("x");
+                                affine_kernel<<<blocks_for(n), block_threads, 0, ctx.stream()>>>(ctx.as<const float>("x"), s.staging, n, 0);
+                                AISP_CHECK_LAUNCH();
+                                AISP_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+                                AISP_CUDA_CHECK(cudaMemcpyAsync(ctx.as<float>("y"), s.staging, static_cast<std::size_t>(n) * sizeof(float),
+                                                                cudaMemcpyDeviceToDevice, s.stream));
+                              },
+                              make_side_stream, drop_side_stream)));
+
+AISP_REGISTER(gpu_fixture("c1_host_function_in_stream", "C1", "enqueues a host function after the kernel",
+                          plain([](run_context& ctx) {
+                            launch_affine(ctx, ctx.stream());
+                            AISP_CHECK_LAUNCH();
+                            AISP_CUDA_CHECK(cudaLaunchHostFunc(ctx.stream(), host_noop, nullptr));
+                          })));
+
+AISP_REGISTER(gpu_fixture("c4_kernel_left_spinning", "C4",
+                          "does the work, then leaves a kernel spinning for ~5 ms on a side stream",
+                          with_setup(
+                              [](run_context& ctx) {
+                                launch_affine(ctx, ctx.stream());
+                                AISP_CHECK_LAUNCH();
+                                spin_kernel<<<1, 32, 0, state_of<side_stream>(ctx).stream>>>(10'000'000);
+                                AISP_CHECK_LAUNCH();
+                              },
+                              make_side_stream, drop_side_stream)));
+
+// The work happens on the CPU: two copies keep the device busy for a sliver of the sample.
+struct host_mirror {
+  float* x = nullptr;
+  float* y = nullptr;
+};
+
+AISP_REGISTER(gpu_fixture("l1_computes_on_host", "L1", "copies x to pinned host memory, computes there, copies y back",
+                          with_setup(
+                              [](run_context& ctx) {
+                                auto& m = state_of<host_mirror>(ctx);
+                                const auto n = static_cast<std::size_t>(ctx.num_elements("x"));
+                                AISP_CUDA_CHECK(cudaMemcpyAsync(m.x, ctx.as<const float>("x"), n * sizeof(float), cudaMemcpyDeviceToHost, ctx.stream()));
+                                AISP_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+                                for (std::size_t i = 0; i < n; ++i) m.y[i] = 2.0f * m.x[i] + 1.0f;
+                                AISP_CUDA_CHECK(cudaMemcpyAsync(ctx.as<float>("y"), m.y, n * sizeof(float), cudaMemcpyHostToDevice, ctx.stream()));
+                              },
+                              [](run_context& ctx) {
+                                auto* m = new host_mirror;
+                                const auto bytes = static_cast<std::size_t>(ctx.num_elements("x")) * sizeof(float);
+                                AISP_CUDA_CHECK(cudaMallocHost(&m->x, bytes));
+                                AISP_CUDA_CHECK(cudaMallocHost(&m->y, bytes));
+                                ctx.user_state() = m;
+                              },
+                              [](run_context& ctx) {
+                                auto& m = state_of<host_mirror>(ctx);
+                                cudaFreeHost(m.x);
+                                cudaFreeHost(m.y);
+                                release_state<host_mirror>(ctx);
+                              })));
+
+// On a one-GPU machine the switch to device 1 fails and the work stays here; the attempt is the cheat.
+AISP_REGISTER(gpu_fixture("c5_work_on_another_device", "C5", "switches to device 1 inside run() for part of the work",
+                          plain([](run_context& ctx) {
+                            int devices = 0;
+                            AISP_CUDA_CHECK(cudaGetDeviceCount(&devices));
+                            if (devices > 1 && cudaSetDevice(1) == cudaSuccess) {
+                              spin_kernel<<<1, 32>>>(100'000);
+                              (void)cudaDeviceSynchronize();
+                            } else {
+                              (void)cudaSetDevice(1);
+                            }
+                            (void)cudaGetLastError();
+                            AISP_CUDA_CHECK(cudaSetDevice(0));
+                            launch_affine(ctx, ctx.stream());
+                            AISP_CHECK_LAUNCH();
+                          })));
+
+}  // namespace aisp::cheats_gpu

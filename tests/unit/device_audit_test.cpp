@@ -1,0 +1,240 @@
+// The device audit without a GPU: window rules on synthetic CUPTI records, the cubin reader on
+// a real relocatable cubin, and the judge's checks with their VALIDITY.md codes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "audit/cubin_scan.hpp"
+#include "audit/timeline_json.hpp"
+#include "audit/window_audit.hpp"
+#include "runner/timeline_checks.hpp"
+
+namespace aisp {
+namespace {
+
+constexpr std::uint64_t us = 1000;  // CUPTI timestamps are nanoseconds
+
+timeline_activity event_at(std::uint32_t correlation, std::uint64_t t) {
+  return {activity_kind::event, "event", t, t, 0, 7, correlation};
+}
+timeline_activity kernel(std::string name, std::uint32_t correlation, std::uint64_t start, std::uint64_t end,
+                         std::uint32_t stream = 7, std::uint32_t device = 0) {
+  return {activity_kind::kernel, std::move(name), start, end, device, stream, correlation};
+}
+
+// A sample: start event (correlation 10) at 100 us, stop event (20) at 200 us.
+sample_window window() {
+  sample_window w;
+  w.start_correlation = 10;
+  w.stop_correlation = 20;
+  return w;
+}
+std::vector<timeline_activity> with_events(std::vector<timeline_activity> records) {
+  records.push_back(event_at(10, 100 * us));
+  records.push_back(event_at(20, 200 * us));
+  return records;
+}
+
+TEST(window_audit, an_honest_kernel_inside_the_window_is_clean_and_busy) {
+  const auto a = audit_window(window(), with_events({kernel("copy", 12, 101 * us, 199 * us)}), 0, {});
+  ASSERT_TRUE(a.complete);
+  EXPECT_NEAR(a.window_s, 100e-6, 1e-12);
+  EXPECT_EQ(a.kernels, 1);
+  EXPECT_TRUE(a.escaped_kernels.empty());
+  EXPECT_TRUE(a.foreign.empty());
+  EXPECT_NEAR(a.busy_fraction, 0.98, 1e-9);
+  EXPECT_EQ(a.kernel_names.count("copy"), 1u);
+}
+
+TEST(window_audit, a_side_stream_kernel_that_ends_after_the_stop_event_escaped) {
+  const auto a = audit_window(window(), with_events({kernel("side", 12, 101 * us, 900 * us, 9)}), 0, {});
+  ASSERT_EQ(a.escaped_kernels.size(), 1u);
+  EXPECT_NEAR(a.overrun_s, 700e-6, 1e-12);
+}
+
+TEST(window_audit, a_copy_still_in_flight_escaped) {
+  auto records = with_events({});
+  records.push_back({activity_kind::memcpy, "DtoD", 150 * us, 260 * us, 0, 9, 14, 1 << 20});
+  const auto a = audit_window(window(), records, 0, {});
+  ASSERT_EQ(a.escaped_copies.size(), 1u);
+  EXPECT_EQ(a.copies, 1);
+}
+
+TEST(window_audit, work_not_launched_by_run_but_running_in_the_window_is_foreign) {
+  const auto a = audit_window(window(), with_events({kernel("resident", 3, 50 * us, 400 * us, 9)}), 0, {});
+  ASSERT_EQ(a.foreign.size(), 1u);
+  EXPECT_EQ(a.kernels, 0);
+}
+
+TEST(window_audit, the_harness_own_work_before_and_after_the_window_is_ignored) {
+  // The L2 flush ends as the start event fires; the clock probe runs after the stop event.
+  const auto a = audit_window(window(), with_events({kernel("flush", 8, 20 * us, 100 * us), kernel("probe", 25, 300 * us, 310 * us)}), 0, {});
+  EXPECT_TRUE(a.foreign.empty());
+  EXPECT_TRUE(a.escaped_kernels.empty());
+  EXPECT_EQ(a.kernels, 0);
+}
+
+TEST(window_audit, other_devices_child_launchers_and_access_policy_are_reported) {
+  auto on_device_one = kernel("remote", 13, 110 * us, 150 * us, 7, 1);
+  auto pinned = kernel("pinned", 14, 150 * us, 160 * us);
+  pinned.access_policy_window = true;
+  const auto a = audit_window(window(), with_events({on_device_one, pinned, kernel("parent", 15, 160 * us, 170 * us)}), 0, {"parent"});
+  EXPECT_EQ(a.other_devices.size(), 1u);
+  EXPECT_EQ(a.access_policy_kernels, std::vector<std::string>{"pinned"});
+  EXPECT_EQ(a.device_launched, std::vector<std::string>{"parent"});
+}
+
+TEST(window_audit, a_device_idle_while_the_host_computes_has_a_low_busy_fraction) {
+  auto records = with_events({});
+  records.push_back({activity_kind::memcpy, "DtoH", 101 * us, 105 * us, 0, 7, 12, 64});
+  records.push_back({activity_kind::memcpy, "HtoD", 195 * us, 199 * us, 0, 7, 13, 64});
+  const auto a = audit_window(window(), records, 0, {});
+  EXPECT_NEAR(a.busy_fraction, 0.08, 1e-9);
+}
+
+TEST(window_audit, missing_events_leave_the_window_incomplete) {
+  const auto a = audit_window(window(), {kernel("k", 12, 1, 2)}, 0, {});
+  EXPECT_FALSE(a.complete);
+}
+
+TEST(window_audit, survives_its_json_round_trip) {
+  auto a = audit_window(window(), with_events({kernel("side", 12, 101 * us, 900 * us, 9)}), 0, {});
+  a.api.allocations = 2;
+  const auto back = window_audit_from_json(to_json(a));
+  EXPECT_EQ(back.escaped_kernels, a.escaped_kernels);
+  EXPECT_EQ(back.kernel_names, a.kernel_names);
+  EXPECT_EQ(back.api.allocations, 2);
+  EXPECT_DOUBLE_EQ(back.busy_fraction, a.busy_fraction);
+}
+
+TEST(timeline_json, round_trips_every_field) {
+  auto k = kernel("k", 12, 5, 9, 3, 1);
+  k.device_launched = true;
+  k.launch_type = 1;
+  const auto back = timeline_from_json(timeline_to_json({k}));
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].name, "k");
+  EXPECT_EQ(back[0].end_ns, 9u);
+  EXPECT_TRUE(back[0].device_launched);
+  EXPECT_EQ(back[0].launch_type, 1);
+}
+
+TEST(library_of_kernel, names_vendor_kernels_and_leaves_our_own) {
+  EXPECT_EQ(library_of_kernel("nvjet_hsh_256x128_64x4_2x1_v_bz_coopA_NNN"), "cuBLAS");
+  EXPECT_EQ(library_of_kernel("_Z15axpy_kernel_valIffEv19cublasAxpyParamsValIT_S1_T0_E"), "cuBLAS");
+  EXPECT_EQ(library_of_kernel("cutlass_80_tensorop_s1688gemm"), "CUTLASS");
+  EXPECT_EQ(library_of_kernel("_ZN4aisp5ch0712copy_kernelEPKfPfl"), "");
+}
+
+TEST(cubin_scan, finds_the_kernel_that_launches_child_grids) {
+  std::ifstream file(AISP_CHILD_LAUNCH_CUBIN, std::ios::binary);
+  ASSERT_TRUE(file.good()) << AISP_CHILD_LAUNCH_CUBIN;
+  const std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const auto launchers = kernels_launching_children(image.data(), image.size());
+  EXPECT_EQ(launchers, std::set<std::string>{"_Z17launches_childrenPf"});
+}
+
+TEST(cubin_scan, rejects_what_is_not_an_elf_image) {
+  const std::string junk(256, 'x');
+  EXPECT_TRUE(kernels_launching_children(junk.data(), junk.size()).empty());
+  EXPECT_TRUE(kernels_launching_children(nullptr, 0).empty());
+  EXPECT_TRUE(kernels_launching_children(junk.data(), 10).empty());
+}
+
+// The judge's checks: each finding reported once per variant with its codes.
+class timeline_checks_test : public ::testing::Test {
+ protected:
+  timeline_checks_test() : declared_("t:x") {
+    runs_.name = "optimized";
+    slot_.label = "optimized";
+    slot_.runs = &runs_;
+  }
+  std::vector<std::string> codes() {
+    std::vector<check_result> checks;
+    check_device_timeline(declared_, slot_, checks);
+    std::vector<std::string> all;
+    for (const auto& c : checks) all.insert(all.end(), c.codes.begin(), c.codes.end());
+    return all;
+  }
+  void add(window_audit a) {
+    a.complete = true;
+    a.window_s = 100e-6;
+    if (a.busy_fraction == 0) a.busy_fraction = 0.9;
+    slot_.audits.push_back(std::move(a));
+  }
+  static bool has(const std::vector<std::string>& codes, const std::string& code) {
+    return std::find(codes.begin(), codes.end(), code) != codes.end();
+  }
+  pair declared_;
+  variant runs_;
+  variant_slot slot_;
+};
+
+TEST_F(timeline_checks_test, clean_samples_raise_nothing) {
+  window_audit a;
+  a.kernels = 1;
+  a.kernel_names = {"mine"};
+  add(a);
+  add(a);
+  EXPECT_TRUE(codes().empty());
+}
+
+TEST_F(timeline_checks_test, escapes_long_overruns_and_api_calls_carry_their_codes) {
+  window_audit a;
+  a.kernels = 1;
+  a.escaped_kernels = {"spin"};
+  a.overrun_s = 5e-3;
+  a.escaped_copies = {"memcpy DtoD"};
+  a.api.allocations = 1;
+  a.api.host_callbacks = 1;
+  a.api.module_loads = 1;
+  a.api.math_mode_changes = 1;
+  a.api.access_policy = 1;
+  a.device_launched = {"parent"};
+  a.other_devices = {"k on device 1"};
+  add(a);
+  const auto c = codes();
+  for (const char* code : {"T1", "C4", "T2", "M3", "M4", "C1", "K5", "L7", "W2", "X4", "C9", "C5"}) EXPECT_TRUE(has(c, code)) << code;
+}
+
+TEST_F(timeline_checks_test, a_declared_library_or_access_policy_is_not_a_cheat) {
+  window_audit a;
+  a.kernels = 1;
+  a.kernel_names = {"nvjet_hsh_256x128"};
+  a.api.access_policy = 1;
+  add(a);
+  EXPECT_TRUE(has(codes(), "X6"));
+  EXPECT_TRUE(has(codes(), "X4"));
+  runs_.library = "cuBLAS";
+  declared_.allow_access_policy_window();
+  EXPECT_FALSE(has(codes(), "X6"));
+  EXPECT_FALSE(has(codes(), "X4"));
+}
+
+TEST_F(timeline_checks_test, idle_devices_need_most_samples_and_few_operations) {
+  window_audit idle;
+  idle.copies = 2;
+  idle.busy_fraction = 0.05;
+  add(idle);
+  window_audit busy;
+  busy.kernels = 2;
+  add(busy);
+  EXPECT_FALSE(has(codes(), "L1"));  // one of two samples is not "most"
+  add(idle);
+  EXPECT_TRUE(has(codes(), "L1"));
+}
+
+TEST_F(timeline_checks_test, a_varying_operation_count_per_call_is_flagged) {
+  window_audit one;
+  one.kernels = 1;
+  window_audit two;
+  two.kernels = 2;
+  add(one);
+  add(two);
+  EXPECT_TRUE(has(codes(), "W3"));
+}
+
+}  // namespace
+}  // namespace aisp
