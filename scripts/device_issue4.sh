@@ -5,11 +5,12 @@
 set -uo pipefail
 bin="$1"; out="$2"; mkdir -p "$out"
 "$bin/aisp" info > "$out/info.txt" 2>&1
+nvidia-smi topo -m >> "$out/info.txt" 2>&1
 "$bin/aisp" info --json > "$out/info.json" 2>&1
 start=$(date +%s)
 AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" "$bin/aisp_gpu_tests" > "$out/gpu_tests.txt" 2>&1
 echo "gpu tests rc $? wall $(( $(date +%s) - start )) s" >> "$out/gpu_tests.txt"
-python3 - /tmp/aisp_gpu_cheats_*/results.json > "$out/gpu_cheats.txt" 2>&1 <<'PY'
+python3 - "$(ls -td /tmp/aisp_gpu_cheats_*/ | head -n 1)results.json" > "$out/gpu_cheats.txt" 2>&1 <<'PY'
 import json, sys
 for p in json.load(open(sys.argv[1]))["pairs"]:
     codes = {}

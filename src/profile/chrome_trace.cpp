@@ -1,5 +1,7 @@
 #include "profile/chrome_trace.hpp"
 
+#include "support/demangle.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
@@ -53,12 +55,14 @@ json activity_args(const timeline_activity& activity) {
 
 json activity_event(const timeline_activity& activity, std::int64_t pid, std::uint64_t origin_ns) {
   const std::string_view category = activity_kind_name(activity.kind);
-  json event = {{"name", activity.name.empty() ? std::string(category) : activity.name},
+  const bool kernel = activity.kind == activity_kind::kernel;
+  json event = {{"name", activity.name.empty() ? std::string(category) : kernel ? readable_symbol(activity.name) : activity.name},
                 {"cat", category},
                 {"pid", pid},
                 {"tid", activity.kind == activity_kind::phase ? phase_tid : stream_tid(activity)},
                 {"ts", microseconds(activity.start_ns - origin_ns)},
                 {"args", activity_args(activity)}};
+  if (kernel) event["args"]["symbol"] = activity.name;
   if (activity.kind == activity_kind::event) {
     event["ph"] = "i";
     event["s"] = "t";  // thread-scoped: the mark sits on its stream's track

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runner/judge_checks.hpp"
+#include "support/demangle.hpp"
 
 namespace aisp {
 namespace {
@@ -69,7 +70,8 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
     math.note(a.api.math_mode_changes > 0, fmt::format("{} cublasSetMathMode calls", a.api.math_mode_changes));
     std::string library_kernel;
     for (const auto& name : a.kernel_names) {
-      if (library_kernel.empty() && !library_of_kernel(name).empty()) library_kernel = library_of_kernel(name) + " kernel " + name;
+      if (library_kernel.empty() && !library_of_kernel(name).empty())
+        library_kernel = library_of_kernel(name) + " kernel " + readable_symbol(name);
     }
     passthrough.note(!library_kernel.empty() && slot.runs->library.empty(), library_kernel);
     const int calls = std::max(1, slot.result.calls_per_sample);
@@ -116,7 +118,7 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
     }
     busy.push_back(a.busy_fraction);
     per_call.push_back((a.kernels + a.copies + a.memsets) / calls);
-    for (const auto& name : a.kernel_names) kernels.emplace(name, library_of_kernel(name));
+    for (const auto& name : a.kernel_names) kernels.emplace(readable_symbol(name), library_of_kernel(name));
   }
   summary["incomplete_windows"] = incomplete;
   summary["busy_fraction_median"] = median_of(busy);
