@@ -49,6 +49,7 @@ struct run_options {
   std::string env_profile = "auto";
   std::string audit = "on";
   std::string trace_dir;
+  double energy_window_s = 1.0;
 };
 
 std::string utc_now(const char* format) {
@@ -86,6 +87,7 @@ run_config make_config(const run_options& options) {
   config.update_goldens = options.update_goldens;
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
   config.audit = options.audit == "on";
+  config.energy_window_s = options.energy_window_s;
   if (!options.trace_dir.empty()) {
     AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
     std::filesystem::create_directories(options.trace_dir);
@@ -121,7 +123,8 @@ int run_bench(const run_options& options) {
                    {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
-                   {"audit", options.audit}, {"trace_dir", options.trace_dir}};
+                   {"audit", options.audit}, {"trace_dir", options.trace_dir},
+                   {"energy_window_s", options.energy_window_s}};
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
   auto environment = read_environment(options.env_profile);
@@ -183,12 +186,17 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "a hypervisor is seen; the default)")
       ->check(CLI::IsMember({"strict", "portable", "auto"}));
   command.add_option("--audit", options.audit,
-                     "on (default): CUPTI records every kernel, copy and API call of each timed sample and checks "
-                     "that nothing escaped it (T1, T2, C1, C4, C5, C9, L1, L7, W2, W3, X4, X6); off: CUDA events only")
+                     "on (default): the first visit of each variant and about one in three after it run under CUPTI, "
+                     "which records every kernel, copy and API call and checks each sample's window (T1, T2, C1, C4, "
+                     "C5, C9, L1, L7, W2, W3, X4, X6); those samples are checked, not timed. off: CUDA events only")
       ->check(CLI::IsMember({"on", "off"}));
   command.add_option("--trace", options.trace_dir,
                      "write one Chrome/Perfetto trace per pair into this folder (open in ui.perfetto.dev): every "
                      "variant's kernels, copies and phases (setup, warmup, samples, verify)");
+  command.add_option("--energy-window", options.energy_window_s,
+                     "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
+                     "the energy per call and mean power (default 1; 0 = skip)")
+      ->check(CLI::Range(0.0, 60.0));
   command.add_flag("--quiet", options.quiet, "no progress lines");
 }
 

@@ -46,7 +46,9 @@ struct variant_result {
   bool verified = false;
   std::size_t throttled_samples = 0;              // in visits where NVML showed a throttling reason
   std::vector<std::string> clock_event_reasons;   // every NVML reason seen around its visits
-  double energy_per_call_j = 0;                   // NVML, over all visits (flushes included): Note [visit telemetry]
+  double energy_per_call_j = 0;                   // NVML over one window after sampling: Note [energy window]
+  double energy_window_power_w = 0;               // the window's mean power
+  double energy_window_s = 0;
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
 };
 
@@ -83,6 +85,7 @@ struct suite_result {
   nlohmann::json config;
   nlohmann::json device;
   nlohmann::json environment;  // the environment gate's report
+  nlohmann::json telemetry_end;  // NVML at the end of the run (the start is in `device`)
   std::vector<pair_result> pairs;
   [[nodiscard]] bool any_failed() const;
 };

@@ -52,6 +52,8 @@ json to_json(const variant_result& v) {
       {"throttled_samples", v.throttled_samples},
       {"clock_event_reasons", v.clock_event_reasons},
       {"energy_per_call_j", v.energy_per_call_j},
+      {"energy_window_power_w", v.energy_window_power_w},
+      {"energy_window_s", v.energy_window_s},
       {"device_audit", v.device_audit},
   };
 }
@@ -105,6 +107,7 @@ json to_json(const suite_result& suite) {
           {"config", suite.config},
           {"device", suite.device},
           {"environment", suite.environment},
+          {"telemetry_end", suite.telemetry_end},
           {"pairs", pairs}};
 }
 

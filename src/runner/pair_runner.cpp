@@ -192,12 +192,17 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     check_declared_work(declared, result.work, result.checks);
     check_build_symmetry(config, result.checks);
     start_workers(declared, slots, config, pair_dir);
+    for (const auto& slot : slots) {
+      if (slot.audit_state.starts_with("unavailable"))
+        progress(fmt::format("[audit] {} {}: device audit {} (CUDA events only)", declared.target(), slot.label, slot.audit_state));
+    }
     progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
                          declared.workloads().size() - 1));
     verify_small_sizes(scope, slots);
     load_benchmark(scope, slots);
     progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
     run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
+    measure_energy(slots, config, device.read_telemetry);
     verify_against_baseline(scope, slots);
     for (auto& slot : slots) {
       summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);

@@ -32,6 +32,7 @@ struct run_config {
   bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
   bool audit = true;              // the CUPTI device audit in GPU workers
   std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
+  double energy_window_s = 1.0;   // per worker after sampling, for the energy per call; 0 = none
 };
 
 }  // namespace aisp

@@ -35,11 +35,7 @@ int visit_size(const variant_slot& slot, double visit_s) {
 // Note [wall-clock cross-check]: the worker times itself, so the judge checks it could not have
 // reported more device time than the request took on the judge's own clock (T3, V1).
 // Note [visit telemetry]: NVML is read by the judge around each visit, never inside a sample:
-// the samples of a visit with a throttling reason set are counted as throttled. The energy
-// counter's rise summed over all visits, divided by their calls, is the energy per call; it
-// includes the visits' flushes and syncs, and NVML updates the counter every few tens of ms, so
-// a rise lands in whichever visit holds the update: over many visits that evens out, but it
-// blends the power of variants sampled close together.
+// the samples of a visit with a throttling reason set are counted as throttled (E7, E8).
 void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& before,
                     const std::optional<visit_telemetry>& after, int count) {
   if (!before || !after) return;
@@ -47,8 +43,6 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
   slot.clock_event_reasons |= reasons;
   if (is_throttled(reasons)) slot.throttled_samples += static_cast<std::size_t>(count);
   if (is_thermally_throttled(reasons)) slot.thermal_samples += static_cast<std::size_t>(count);
-  slot.visit_energy_j += std::max(0.0, after->energy_j - before->energy_j);
-  slot.visit_calls += static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
@@ -101,6 +95,30 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
 
 
 }  // namespace
+
+// Note [energy window]: NVML's energy counter moves in steps tens of milliseconds apart, far
+// coarser than a 10 ms visit, so interleaved visits cannot say which variant spent the joules.
+// After sampling, each worker gets one uninterrupted window of about `energy_window_s`; the
+// counter's rise over it, divided by its calls, is the energy per call. In cold mode it
+// includes each sample's L2 flush and syncs; the window's mean power is reported beside it.
+void measure_energy(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry) {
+  if (!telemetry || config.verify_only || config.energy_window_s <= 0) return;
+  for (auto& slot : slots) {
+    if (slot.sample_wall_estimate_s <= 0) continue;
+    const double count = std::clamp(std::ceil(config.energy_window_s / slot.sample_wall_estimate_s), 1.0, 100000.0);
+    const auto before = telemetry();
+    const auto start = std::chrono::steady_clock::now();
+    slot.worker->request({{"op", "sample"}, {"count", static_cast<int>(count)}, {"audit", false}},
+                         config.worker_timeout_s);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const auto after = telemetry();
+    if (!before || !after || after->energy_j <= before->energy_j) continue;
+    const double joules = after->energy_j - before->energy_j;
+    slot.result.energy_per_call_j = joules / (count * std::max(1, slot.result.calls_per_sample));
+    slot.result.energy_window_power_w = joules / seconds;
+    slot.result.energy_window_s = seconds;
+  }
+}
 
 std::vector<double> durations_of(const variant_slot& slot) {
   std::vector<double> values;
@@ -183,7 +201,6 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   if (!clocks.empty()) result.sm_clock_median_mhz = stats::summarize(clocks).median;
   result.throttled_samples = slot.throttled_samples;
   result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
-  if (slot.visit_calls > 0) result.energy_per_call_j = slot.visit_energy_j / slot.visit_calls;
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;
     result.achieved_flops_per_s = work.flops / result.stats.median;

@@ -15,6 +15,9 @@ namespace aisp {
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks);
 
+// One uninterrupted window per worker after sampling, for the energy per call (Note [energy window]).
+void measure_energy(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry);
+
 // The per-call durations of a slot's samples, in order.
 [[nodiscard]] std::vector<double> durations_of(const variant_slot& slot);
 

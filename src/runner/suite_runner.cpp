@@ -1,9 +1,10 @@
 #include "runner/suite_runner.hpp"
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "audit/nvml_reader.hpp"
-
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 
@@ -36,6 +37,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   suite_result suite = std::move(header);
   device_availability device;
   device.absence_reason = system.gpu_absence_reason;
+  std::function<nlohmann::json()> telemetry_now;  // full NVML reading, for the end of the run
   if (device.absence_reason.empty()) {
     const auto chosen = static_cast<std::size_t>(config.device);
     if (chosen >= system.gpus.size()) {
@@ -46,6 +48,10 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       std::shared_ptr<const nvml_session> nvml = nvml_session::open(why);
       if (nvml != nullptr) {
         device.read_telemetry = [nvml, uuid = system.gpus[chosen].uuid] { return nvml->read_visit(uuid); };
+        telemetry_now = [nvml, uuid = system.gpus[chosen].uuid] {
+          const auto reading = nvml->read(uuid);
+          return reading ? to_json(*reading) : nlohmann::json(nullptr);
+        };
       }
     }
   }
@@ -55,6 +61,11 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     progress(fmt::format("[{}/{}] {}", i + 1, requests.size(), target));
     suite.pairs.push_back(run_pair(requests[i], config, device, progress));
     progress(fmt::format("[{}/{}] {}: {}", i + 1, requests.size(), target, one_line_outcome(suite.pairs.back())));
+    save(suite, outputs);
+  }
+  // The card at the end of the run, beside the reading at its start in `device` (E2, E7, E8).
+  if (telemetry_now) {
+    suite.telemetry_end = telemetry_now();
     save(suite, outputs);
   }
   return suite;

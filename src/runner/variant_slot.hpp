@@ -42,8 +42,6 @@ struct variant_slot {
   std::uint64_t clock_event_reasons = 0;             // every NVML reason seen around its visits
   std::size_t throttled_samples = 0;                 // samples in visits with a throttling reason (E7, E8)
   std::size_t thermal_samples = 0;                   // ... with a thermal reason (E7)
-  double visit_energy_j = 0;                         // NVML energy counter's rise over its visits
-  double visit_calls = 0;                            // timed calls in the visits it was read around
 };
 
 }  // namespace aisp

@@ -94,6 +94,25 @@ TEST(window_audit, a_device_idle_while_the_host_computes_has_a_low_busy_fraction
   EXPECT_NEAR(a.busy_fraction, 0.08, 1e-9);
 }
 
+TEST(window_audit, many_windows_each_get_their_own_records) {
+  // Two samples: events 10/20 at 100/200 us and 30/40 at 300/400 us; a probe (25) between them.
+  sample_window second;
+  second.start_correlation = 30;
+  second.stop_correlation = 40;
+  auto records = with_events({kernel("a", 12, 110 * us, 190 * us), kernel("probe", 25, 250 * us, 260 * us),
+                              kernel("b", 33, 310 * us, 390 * us), kernel("b", 35, 390 * us, 399 * us)});
+  records.push_back(event_at(30, 300 * us));
+  records.push_back(event_at(40, 400 * us));
+  const auto audits = audit_windows({window(), second}, records, 0, {});
+  ASSERT_EQ(audits.size(), 2u);
+  EXPECT_EQ(audits[0].kernels, 1);
+  EXPECT_EQ(audits[0].kernel_names, std::set<std::string>{"a"});
+  EXPECT_EQ(audits[1].kernels, 2);
+  EXPECT_EQ(audits[1].kernel_names, std::set<std::string>{"b"});
+  EXPECT_TRUE(audits[0].foreign.empty());
+  EXPECT_TRUE(audits[1].foreign.empty());
+}
+
 TEST(window_audit, missing_events_leave_the_window_incomplete) {
   const auto a = audit_window(window(), {kernel("k", 12, 1, 2)}, 0, {});
   EXPECT_FALSE(a.complete);
