@@ -13,11 +13,13 @@ struct outcome {
 void add_info_command(CLI::App& app, outcome& result);
 void add_bench_commands(CLI::App& app, outcome& result);
 void add_worker_command(CLI::App& app, outcome& result);
+void add_hw_command(CLI::App& app, outcome& result);
 
 // The bench group's parts: run and verify (time and check), and the read-only inspections
 // (list-targets, audit, quarantine-report).
 void add_bench_run_commands(CLI::App& bench, outcome& result);
 void add_bench_inspect_commands(CLI::App& bench, outcome& result);
+void add_bench_peak_command(CLI::App& bench, outcome& result);
 // Exits 2 (contract_error) when any pair file breaks the benchmark contract.
 void fail_on_broken_registrations();
 

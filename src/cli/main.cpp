@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   aisp::cli::outcome result;
   aisp::cli::add_info_command(app, result);
   aisp::cli::add_bench_commands(app, result);
+  aisp::cli::add_hw_command(app, result);
   aisp::cli::add_worker_command(app, result);
   try {
     app.parse(argc, argv);

@@ -18,7 +18,6 @@
 #endif
 
 namespace aisp {
-namespace {
 
 std::string format_uuid(const cudaUUID_t& uuid) {
   std::string text = "GPU-";
@@ -28,6 +27,8 @@ std::string format_uuid(const cudaUUID_t& uuid) {
   }
   return text;
 }
+
+namespace {
 
 int attribute(cudaDeviceAttr which, int device) {
   int value = 0;

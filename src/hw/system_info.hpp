@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include <nlohmann/json.hpp>
 
 namespace aisp {
@@ -45,6 +47,8 @@ struct system_info {
 };
 
 [[nodiscard]] system_info probe_system();
+// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", the form NVML and nvidia-smi use.
+[[nodiscard]] std::string format_uuid(const cudaUUID_t& uuid);
 [[nodiscard]] nlohmann::json to_json(const system_info& info);
 [[nodiscard]] std::string render_text(const system_info& info);
 [[nodiscard]] std::string aisp_version();

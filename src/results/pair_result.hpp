@@ -43,6 +43,8 @@ struct variant_result {
   std::size_t low_clock_samples = 0;  // below 75% of the default SM clock (E2, E7)
   double achieved_bytes_per_s = 0;
   double achieved_flops_per_s = 0;
+  double sol_memory = 0;    // achieved bytes/s over the memory ceiling (0 when no ceiling is known)
+  double sol_compute = 0;   // achieved FLOP/s over the compute ceiling
   bool verified = false;
   std::size_t throttled_samples = 0;              // in visits where NVML showed a throttling reason
   std::vector<std::string> clock_event_reasons;   // every NVML reason seen around its visits
@@ -73,6 +75,7 @@ struct pair_result {
   std::vector<speedup_result> speedups;
   std::vector<check_result> checks;
   double wall_s = 0;
+  nlohmann::json roofline;  // arithmetic intensity, bound kind, the ceilings used and their source
   bool aa_test = false;  // the optimized slot ran the baseline again
   bool flagged = false;  // a check failed (under detect or quarantine the pair still passes)
 };

@@ -46,6 +46,8 @@ json to_json(const variant_result& v) {
       {"low_clock_samples", v.low_clock_samples},
       {"achieved_bytes_per_s", v.achieved_bytes_per_s},
       {"achieved_flops_per_s", v.achieved_flops_per_s},
+      {"sol_memory_pct", 100 * v.sol_memory},
+      {"sol_compute_pct", 100 * v.sol_compute},
       {"samples_s", samples},
       {"sample_host_wall_s", walls},
       {"sample_sm_clock_mhz", clocks},
@@ -90,6 +92,7 @@ json to_json(const pair_result& result) {
       {"noise_floor", result.noise_floor},
       {"checks", checks},
       {"wall_s", result.wall_s},
+      {"roofline", result.roofline},
   };
   out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);
   return out;

@@ -27,6 +27,12 @@ std::string rate(const variant_result* v) {
   return fmt::format("{:.0f}", v->achieved_bytes_per_s / 1e9);
 }
 
+// The candidate's share of the memory ceiling (SOL %), when a ceiling is known.
+std::string sol(const variant_result* v) {
+  if (v == nullptr || v->sol_memory <= 0) return "";
+  return fmt::format(" ({:.0f}%)", 100 * v->sol_memory);
+}
+
 std::string verified_text(const pair_result& result, const variant_result* v) {
   if (v == nullptr) return "-";
   if (v->verified) return "yes";
@@ -52,7 +58,7 @@ std::string format_duration(double seconds) {
 
 std::string render_table(const suite_result& suite) {
   std::vector<row> rows = {{"target", "variant", "baseline", "candidate", "speedup [95% CI]",
-                            "verdict", "verified", "GB/s base→cand"}};
+                            "verdict", "verified", "GB/s base→cand (SOL)"}};
   std::vector<std::string> notes;
   for (const auto& p : suite.pairs) {
     if (p.status == "skip") {
@@ -76,7 +82,7 @@ std::string render_table(const suite_result& suite) {
       const auto* cand = find_variant(p, s.variant);
       rows.push_back({p.target, s.variant, median_iqr(base), median_iqr(cand),
                       fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.speedup.point, s.speedup.low, s.speedup.high),
-                      s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand)});
+                      s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)});
     }
     for (const auto& check : p.checks) {
       if (!check.passed) notes.push_back(p.target + " " + check.variant + " " + check.check + ": " + check.detail);

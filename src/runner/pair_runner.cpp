@@ -13,6 +13,7 @@
 #include "audit/timeline_json.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/physics_checks.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/timeline_checks.hpp"
 #include "runner/verification_phase.hpp"
@@ -165,6 +166,20 @@ void write_pair_trace(const pair& declared, std::vector<variant_slot>& slots, co
   write_chrome_trace(config.trace_dir + "/" + file_safe(declared.target()) + ".trace.json", trace);
 }
 
+// SOL % and the physics gate, against the GPU's ceilings or, for a host pair, the host's copy
+// bandwidth (measured once, between pairs, while nothing else runs).
+void check_speed_of_light(const pair& declared, pair_result& result, std::vector<variant_slot>& slots,
+                          const device_availability& device) {
+  std::vector<variant_result*> variants;
+  for (auto& slot : slots) variants.push_back(&slot.result);
+  if (declared.where() == backend::cuda) {
+    assess_speed_of_light(result.work, device.ceilings, variants, result.roofline, result.checks);
+  } else {
+    static const ceiling_set host = host_ceilings();
+    assess_speed_of_light(result.work, host, variants, result.roofline, result.checks);
+  }
+}
+
 }  // namespace
 
 pair_result run_pair(const pair_request& request, const run_config& config,
@@ -210,6 +225,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
       check_device_timeline(declared, slot, result.checks);
       if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
     }
+    if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
     add_check(result.checks, verify::checks::config_immutable, "baseline", config_fingerprint(config) == config_before,
               "run config hashed before and after the pair");
     mark_verification(result, slots, config);

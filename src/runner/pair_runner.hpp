@@ -8,6 +8,7 @@
 #include "aisp/pair.hpp"
 #include "results/pair_result.hpp"
 #include "runner/run_config.hpp"
+#include "hw/ceilings.hpp"
 #include "runner/variant_slot.hpp"
 
 namespace aisp {
@@ -22,6 +23,7 @@ struct device_availability {
   std::string absence_reason;
   double default_sm_clock_mhz = 0;
   telemetry_fn read_telemetry;  // NVML around each visit of samples; empty without NVML
+  ceiling_set ceilings;         // of the GPU: measured by `aisp hw`, else its datasheet
 };
 
 using progress_fn = std::function<void(const std::string& line)>;

@@ -68,6 +68,8 @@ inline const check_kind priority_change{"priority-change", {"E3"}, "run() change
 inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};
 inline const check_kind outliers{"outliers", {"S2"}, "injected outliers (samples over 5x the median)"};
 inline const check_kind sample_count{"sample-count", {"S5"}, "fewer samples than the minimum"};
+// Physics: achieved bandwidth or FLOP/s above 105% of the measured (else datasheet) ceiling.
+inline const check_kind speed_of_light{"speed-of-light", {"V3"}, "faster than the hardware's ceiling"};
 inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes exceed every buffer moved once"};
 inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
 inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "worker reported more time than elapsed"};

@@ -124,3 +124,37 @@ AISP_REGISTER(gpu_fixture("c5_work_on_another_device", "C5", "switches to device
                           })));
 
 }  // namespace aisp::cheats_gpu
+
+namespace aisp::cheats_gpu {
+namespace {
+
+__global__ void first_element_kernel(const float* x, float* y) { y[0] = 2.0f * x[0] + 1.0f; }
+
+void first_element_only(run_context& ctx) {
+  first_element_kernel<<<1, 1, 0, ctx.stream()>>>(ctx.as<const float>("x"), ctx.as<float>("y"));
+  AISP_CHECK_LAUNCH();
+}
+
+// The physics gate (V3) on the device: declares streaming 64 MiB of x; the math reads x[0].
+pair beyond_physics_pair() {
+  const auto count = [](const workload& w) { return w.get("n"); };
+  return pair("cheats_gpu:v3_beyond_physics")
+      .summary("planted cheat V3: claims to stream 64 MiB of x; its kernel reads x[0]")
+      .tag("cheat:V3")
+      .benchmark_size({{"n", std::int64_t{1} << 24}})
+      .validation_size({{"n", 1}})
+      .validation_size({{"n", 1000}})
+      .held_out_size({{"n", 1003}})
+      .input("x", dtype::f32, count)
+      .output("y", dtype::f32, [](const workload&) { return std::int64_t{1}; })
+      .work([](const workload& w) { return work_amount{4.0 * static_cast<double>(w.get("n")) + 4.0, 2.0}; })
+      .reference([](reference_io& io) { io.output("y")[0] = 2.0 * io.input("x")[0] + 1.0; })
+      .add_variant("baseline", "y = 2 x[0] + 1", first_element_only)
+      .add_variant("optimized", "the same; the declaration claims all of x", first_element_only);
+}
+
+}  // namespace
+
+AISP_REGISTER(beyond_physics_pair());
+
+}  // namespace aisp::cheats_gpu

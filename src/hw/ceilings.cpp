@@ -1,0 +1,81 @@
+#include "hw/ceilings.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "hw/datasheet.hpp"
+
+namespace aisp {
+
+nlohmann::json to_json(const ceiling_set& c) {
+  return {{"source", c.source}, {"memory_bytes_per_s", c.memory_bytes_per_s}, {"fp32_flops_per_s", c.fp32_flops_per_s}};
+}
+
+ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
+  ceiling_set c;
+  c.source = j.value("source", "");
+  c.memory_bytes_per_s = j.value("memory_bytes_per_s", 0.0);
+  c.fp32_flops_per_s = j.value("fp32_flops_per_s", 0.0);
+  return c;
+}
+
+std::filesystem::path cache_directory() {
+  if (const char* dir = std::getenv("AISP_CACHE_DIR"); dir != nullptr && *dir != '\0') return dir;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') return std::filesystem::path(xdg) / "aisp";
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home != nullptr ? home : "/tmp") / ".cache" / "aisp";
+}
+
+std::filesystem::path ceilings_cache_file(const std::string& uuid, int driver_version) {
+  return cache_directory() / "ceilings" / fmt::format("{}-driver{}.json", uuid, driver_version);
+}
+
+std::optional<ceiling_set> load_cached_ceilings(const std::string& uuid, int driver_version) {
+  std::ifstream file(ceilings_cache_file(uuid, driver_version));
+  if (!file) return std::nullopt;
+  const auto j = nlohmann::json::parse(file, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ceilings")) return std::nullopt;
+  auto c = ceiling_set_from_json(j["ceilings"]);
+  c.source = "measured";
+  return c.known() ? std::optional<ceiling_set>(c) : std::nullopt;
+}
+
+ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid, int driver_version) {
+  if (auto measured = load_cached_ceilings(uuid, driver_version)) return *measured;
+  ceiling_set c;
+  if (const auto* sheet = datasheet_for_device(device_name)) {
+    c.source = "datasheet " + sheet->key;
+    c.memory_bytes_per_s = sheet->memory_bytes_per_s;
+    c.fp32_flops_per_s = sheet->fp32_flops_per_s;
+  }
+  return c;
+}
+
+ceiling_set host_ceilings() {
+  constexpr std::size_t bytes = 64u << 20;
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::vector<char>> from(threads, std::vector<char>(bytes, 1));
+  std::vector<std::vector<char>> to(threads, std::vector<char>(bytes, 0));
+  double best_s = 0;
+  for (int round = 0; round < 3; ++round) {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> copiers;
+    for (unsigned t = 0; t < threads; ++t) copiers.emplace_back([&, t] { std::memcpy(to[t].data(), from[t].data(), bytes); });
+    for (auto& copier : copiers) copier.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (round == 0 || seconds < best_s) best_s = seconds;
+  }
+  ceiling_set c;
+  c.source = fmt::format("host copy ({} threads)", threads);
+  c.memory_bytes_per_s = 2.0 * static_cast<double>(bytes) * threads / best_s;
+  return c;
+}
+
+}  // namespace aisp

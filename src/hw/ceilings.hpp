@@ -1,0 +1,36 @@
+// The ceilings a result is judged against: what `aisp hw` measured on this card (cached per
+// device UUID and driver), else the card's datasheet; for host pairs, this host's aggregate copy
+// bandwidth, measured once per run. SOL % and the physics gate divide by these.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp {
+
+struct ceiling_set {
+  std::string source;              // "measured", "datasheet h100", "host copy", or "" (none known)
+  double memory_bytes_per_s = 0;   // read + written bytes per second
+  double fp32_flops_per_s = 0;
+  [[nodiscard]] bool known() const { return memory_bytes_per_s > 0 || fp32_flops_per_s > 0; }
+};
+
+[[nodiscard]] nlohmann::json to_json(const ceiling_set& c);
+[[nodiscard]] ceiling_set ceiling_set_from_json(const nlohmann::json& j);
+
+// $AISP_CACHE_DIR, else $XDG_CACHE_HOME/aisp, else ~/.cache/aisp.
+[[nodiscard]] std::filesystem::path cache_directory();
+[[nodiscard]] std::filesystem::path ceilings_cache_file(const std::string& uuid, int driver_version);
+// Measured ceilings of this card and driver, or nullopt (never measured, or an unreadable cache).
+[[nodiscard]] std::optional<ceiling_set> load_cached_ceilings(const std::string& uuid, int driver_version);
+
+// The measured ceilings when cached, else the datasheet of the device's name, else none.
+[[nodiscard]] ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid, int driver_version);
+// Every hardware thread copying its own 64 MiB at once, best of three: no honest host pair moves
+// memory faster than the whole host can.
+[[nodiscard]] ceiling_set host_ceilings();
+
+}  // namespace aisp

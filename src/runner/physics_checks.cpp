@@ -1,0 +1,41 @@
+#include "runner/physics_checks.hpp"
+
+#include <fmt/format.h>
+
+#include "runner/judge_checks.hpp"
+
+namespace aisp {
+
+void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings, const std::vector<variant_result*>& variants,
+                           nlohmann::json& roofline, std::vector<check_result>& checks) {
+  const double intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
+  roofline = {{"arithmetic_intensity_flop_per_byte", intensity}, {"ceilings", to_json(ceilings)}};
+  if (!ceilings.known()) {
+    roofline["bound"] = "unknown";
+    return;
+  }
+  if (ceilings.memory_bytes_per_s > 0 && ceilings.fp32_flops_per_s > 0) {
+    const double ridge = ceilings.fp32_flops_per_s / ceilings.memory_bytes_per_s;
+    roofline["ridge_flop_per_byte"] = ridge;
+    roofline["bound"] = intensity < ridge ? "memory" : "compute";
+  } else {
+    roofline["bound"] = ceilings.memory_bytes_per_s > 0 ? "memory" : "compute";
+  }
+  for (auto* variant : variants) {
+    auto& v = *variant;
+    if (ceilings.memory_bytes_per_s > 0) v.sol_memory = v.achieved_bytes_per_s / ceilings.memory_bytes_per_s;
+    if (ceilings.fp32_flops_per_s > 0) v.sol_compute = v.achieved_flops_per_s / ceilings.fp32_flops_per_s;
+    if (v.sol_memory > physics_margin) {
+      add_check(checks, verify::checks::speed_of_light, v.name, false,
+                fmt::format("{:.0f} GB/s is {:.0f}% of the {} memory ceiling ({:.0f} GB/s)", v.achieved_bytes_per_s / 1e9,
+                            100 * v.sol_memory, ceilings.source, ceilings.memory_bytes_per_s / 1e9));
+    }
+    if (v.sol_compute > physics_margin) {
+      add_check(checks, verify::checks::speed_of_light, v.name, false,
+                fmt::format("{:.1f} TFLOP/s is {:.0f}% of the {} FP32 ceiling ({:.1f} TFLOP/s)", v.achieved_flops_per_s / 1e12,
+                            100 * v.sol_compute, ceilings.source, ceilings.fp32_flops_per_s / 1e12));
+    }
+  }
+}
+
+}  // namespace aisp
