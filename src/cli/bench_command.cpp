@@ -8,6 +8,7 @@ void add_bench_commands(CLI::App& app, outcome& result) {
   add_bench_run_commands(*bench, result);
   add_bench_inspect_commands(*bench, result);
   add_bench_peak_command(*bench, result);
+  add_bench_roofline_command(*bench, result);
 }
 
 }  // namespace aisp::cli

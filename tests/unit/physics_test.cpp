@@ -1,0 +1,147 @@
+// SOL %, the roofline bound and the physics gate on synthetic results, the ceilings' sources,
+// and the roofline SVG.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "aisp/check.hpp"
+#include "hw/ceilings.hpp"
+#include "hw/datasheet.hpp"
+#include "hw/hw_suite.hpp"
+#include "results/roofline_svg.hpp"
+#include "runner/physics_checks.hpp"
+
+namespace aisp {
+namespace {
+
+ceiling_set h100_like() {
+  ceiling_set c;
+  c.source = "measured";
+  c.memory_bytes_per_s = 3e12;
+  c.fp32_flops_per_s = 60e12;
+  return c;
+}
+
+TEST(physics_gate, reports_sol_and_the_bound_and_passes_what_fits_under_the_ceiling) {
+  variant_result copy;
+  copy.name = "optimized";
+  copy.achieved_bytes_per_s = 2.85e12;
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1e9, .flops = 0}, h100_like(), {&copy}, roofline, checks);
+  EXPECT_NEAR(copy.sol_memory, 0.95, 1e-12);
+  EXPECT_EQ(roofline["bound"], "memory");
+  EXPECT_NEAR(roofline["ridge_flop_per_byte"].get<double>(), 20.0, 1e-9);
+  EXPECT_TRUE(checks.empty());
+}
+
+TEST(physics_gate, fails_a_variant_above_105_percent_of_a_ceiling_with_v3) {
+  variant_result liar;
+  liar.name = "optimized";
+  liar.achieved_bytes_per_s = 3.3e12;  // 110%
+  variant_result flops;
+  flops.name = "optimized_fma";
+  flops.achieved_flops_per_s = 70e12;  // 117%
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1e9, .flops = 1e12}, h100_like(), {&liar, &flops}, roofline, checks);
+  ASSERT_EQ(checks.size(), 2u);
+  for (const auto& c : checks) {
+    EXPECT_FALSE(c.passed);
+    EXPECT_NE(std::find(c.codes.begin(), c.codes.end(), "V3"), c.codes.end());
+  }
+  EXPECT_EQ(roofline["bound"], "compute");  // 1000 FLOP/B is past the ridge
+}
+
+TEST(physics_gate, says_unknown_when_no_ceiling_is_known) {
+  variant_result v;
+  v.achieved_bytes_per_s = 1e15;
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1, .flops = 0}, ceiling_set{}, {&v}, roofline, checks);
+  EXPECT_EQ(roofline["bound"], "unknown");
+  EXPECT_TRUE(checks.empty());
+}
+
+TEST(datasheet, knows_the_cards_and_maps_device_names) {
+  ASSERT_NE(find_datasheet("H100"), nullptr);
+  EXPECT_DOUBLE_EQ(find_datasheet("h100")->memory_bytes_per_s, 3.35e12);
+  EXPECT_EQ(datasheet_for_device("NVIDIA H100 80GB HBM3"), find_datasheet("h100"));
+  EXPECT_EQ(datasheet_for_device("NVIDIA GeForce RTX 4090"), nullptr);
+  EXPECT_EQ(find_datasheet("x100"), nullptr);
+  for (const auto& sheet : datasheets()) EXPECT_FALSE(sheet.source.empty()) << sheet.key;
+}
+
+TEST(ceilings, prefer_the_measured_cache_to_the_datasheet) {
+  const auto dir = std::filesystem::temp_directory_path() / "aisp_ceilings_test";
+  std::filesystem::remove_all(dir);
+  setenv("AISP_CACHE_DIR", dir.c_str(), 1);
+  EXPECT_EQ(gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000).source, "datasheet h100");
+  std::filesystem::create_directories(ceilings_cache_file("GPU-test", 13000).parent_path());
+  std::ofstream(ceilings_cache_file("GPU-test", 13000)) << R"({"ceilings":{"memory_bytes_per_s":2.99e12,"fp32_flops_per_s":6.5e13}})";
+  const auto c = gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000);
+  EXPECT_EQ(c.source, "measured");
+  EXPECT_DOUBLE_EQ(c.memory_bytes_per_s, 2.99e12);
+  std::ofstream(ceilings_cache_file("GPU-test", 13000)) << "{ not json";
+  EXPECT_EQ(gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000).source, "datasheet h100");  // corrupt: not trusted
+  unsetenv("AISP_CACHE_DIR");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ceilings, take_the_best_memory_probe_and_the_fma_peak) {
+  const auto probe = [](const char* name, const char* group, double median) {
+    probe_result p;
+    p.name = name;
+    p.group = group;
+    p.median = median;
+    return p;
+  };
+  const auto copy = probe("copy_kernel", "memory", 2.85e12);
+  const auto memcpy_probe = probe("copy_memcpy", "memory", 2.99e12);
+  const auto fma = probe("fp32_fma", "fp32", 6.5e13);
+  auto broken = probe("triad", "memory", 9e12);
+  broken.error = "failed";
+  const auto c = ceilings_from({copy, memcpy_probe, fma, broken});
+  EXPECT_DOUBLE_EQ(c.memory_bytes_per_s, 2.99e12);
+  EXPECT_DOUBLE_EQ(c.fp32_flops_per_s, 6.5e13);
+  EXPECT_EQ(c.source, "measured");
+}
+
+TEST(host_ceilings, measure_a_positive_copy_bandwidth) {
+  const auto c = host_ceilings();
+  EXPECT_GT(c.memory_bytes_per_s, 1e8);
+  EXPECT_NE(c.source.find("host copy"), std::string::npos);
+}
+
+TEST(roofline_svg, draws_ceilings_points_and_bars_in_well_formed_svg) {
+  const nlohmann::json results = {
+      {"started_at", "2026-11-26T00:00:00Z"},
+      {"pairs",
+       {{{"target", "ch09:gemm"},
+         {"roofline", {{"arithmetic_intensity_flop_per_byte", 50.0}, {"ceilings", {{"source", "measured"}, {"memory_bytes_per_s", 3e12}, {"fp32_flops_per_s", 6e13}}}}},
+         {"variants", {{{"name", "baseline"}, {"achieved_flops_per_s", 1e12}}, {{"name", "optimized"}, {"achieved_flops_per_s", 4e13}}}}},
+        {{"target", "ch07:copy<x>"},
+         {"roofline", {{"arithmetic_intensity_flop_per_byte", 0.0}}},
+         {"variants", {{{"name", "optimized"}, {"sol_memory_pct", 95.0}}, {{"name", "baseline_twin"}, {"sol_memory_pct", 20.0}}}}}}}};
+  const auto svg = roofline_svg(results);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline class=\"roof\""), std::string::npos);
+  EXPECT_NE(svg.find("ch09:gemm:optimized"), std::string::npos);
+  EXPECT_NE(svg.find("95% ch07:copy&lt;x&gt;:optimized"), std::string::npos);
+  EXPECT_EQ(svg.find("baseline_twin"), std::string::npos);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("<text"), count("</text>"));
+  EXPECT_EQ(count("<svg"), count("</svg>"));
+  EXPECT_THROW((void)roofline_svg(nlohmann::json::object()), contract_error);
+}
+
+}  // namespace
+}  // namespace aisp
