@@ -13,6 +13,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "history/history_store.hpp"
 #include "hw/system_info.hpp"
 #include "audit/environment_gate.hpp"
 #include "results/manifest.hpp"
@@ -50,6 +51,8 @@ struct run_options {
   std::string audit = "on";
   std::string trace_dir;
   double energy_window_s = 1.0;
+  std::string history_db;  // "" = beside the artifacts folder; "none" = no history
+  std::string expectations_file;  // "" = expectations/<hardware>.json when present
 };
 
 std::string utc_now(const char* format) {
@@ -88,6 +91,7 @@ run_config make_config(const run_options& options) {
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
   config.audit = options.audit == "on";
   config.energy_window_s = options.energy_window_s;
+  config.expectations_file = options.expectations_file;
   if (!options.trace_dir.empty()) {
     AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
     std::filesystem::create_directories(options.trace_dir);
@@ -110,8 +114,12 @@ run_config make_config(const run_options& options) {
 int run_bench(const run_options& options) {
   fail_on_broken_registrations();
   const auto requests = select_targets(registry::instance(), options.targets);
-  const auto config = make_config(options);
+  auto config = make_config(options);
   const auto system = probe_system();
+  if (config.expectations_file.empty()) {
+    const auto key = hardware_key_of({{"device", to_json(system)}});
+    if (std::filesystem::exists("expectations/" + key + ".json")) config.expectations_file = "expectations/" + key + ".json";
+  }
   suite_result header;
   header.aisp_version = aisp_version();
   header.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
@@ -139,7 +147,11 @@ int run_bench(const run_options& options) {
     }
     return 1;
   }
-  suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path};
+  const std::string history = options.history_db == "none" ? ""
+                              : !options.history_db.empty()
+                                  ? options.history_db
+                                  : (std::filesystem::path(config.artifacts_dir).parent_path() / "aisp.db").string();
+  suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path, history};
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   const progress_fn progress = [show_progress, &options](const std::string& line) {
     if (show_progress || (!options.quiet && line.starts_with("["))) std::fprintf(stderr, "%s\n", line.c_str());
@@ -197,6 +209,12 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
                      "the energy per call and mean power (default 1; 0 = skip)")
       ->check(CLI::Range(0.0, 60.0));
+  command.add_option("--expectations", options.expectations_file,
+                     "mark each speedup met/regressed/improved against this file (default: expectations/<hardware>.json "
+                     "when it exists; see `bench expectations`)");
+  command.add_option("--history", options.history_db,
+                     "the SQLite results history (default: aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
+                     "none = do not record");
   command.add_flag("--quiet", options.quiet, "no progress lines");
 }
 

@@ -58,6 +58,7 @@ struct speedup_result {
   std::string variant;  // against the baseline
   stats::ratio_estimate speedup;
   std::string verdict;  // faster | slower | no-difference | inconclusive | invalid
+  std::string expectation;  // met | regressed | improved | new; "" without an expectations file
 };
 
 struct pair_result {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "aisp/check.hpp"
+#include "aisp_git.hpp"
 
 namespace aisp {
 namespace {
@@ -67,7 +68,7 @@ json to_json(const pair_result& result) {
   for (const auto& v : result.variants) variants.push_back(to_json(v));
   json speedups = json::array();
   for (const auto& s : result.speedups) {
-    speedups.push_back({{"variant", s.variant}, {"speedup", to_json(s.speedup)}, {"verdict", s.verdict}});
+    speedups.push_back({{"variant", s.variant}, {"speedup", to_json(s.speedup)}, {"verdict", s.verdict}, {"expectation", s.expectation}});
   }
   json checks = json::array();
   for (const auto& c : result.checks) {
@@ -104,6 +105,7 @@ json to_json(const suite_result& suite) {
   return {{"schema", "aisp.bench.run"},
           {"schema_version", result_schema_version},
           {"aisp_version", suite.aisp_version},
+          {"git", {{"sha", AISP_GIT_SHA}, {"dirty", AISP_GIT_DIRTY}}},
           {"started_at", suite.started_at},
           {"command", suite.command},
           {"artifacts_dir", suite.artifacts_dir},

@@ -33,6 +33,7 @@ struct run_config {
   bool audit = true;              // the CUPTI device audit in GPU workers
   std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
   double energy_window_s = 1.0;   // per worker after sampling, for the energy per call; 0 = none
+  std::string expectations_file;  // each speedup is marked met/regressed/improved against it; "" = none
 };
 
 }  // namespace aisp

@@ -1,10 +1,13 @@
 #include "runner/suite_runner.hpp"
 
 #include <functional>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "audit/nvml_reader.hpp"
+#include "history/expectations.hpp"
+#include "history/history_store.hpp"
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 
@@ -57,18 +60,45 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     }
   }
   save(suite, outputs);
+  // The history records the run as it goes: each finished pair in one transaction, so a run
+  // killed mid-suite keeps what it finished. A database that fails mid-run costs the history,
+  // never the results (results.json is written regardless).
+  std::unique_ptr<history_store> history;
+  std::int64_t run_id = 0;
+  if (!outputs.history_db.empty()) {
+    history = std::make_unique<history_store>(outputs.history_db);
+    run_id = history->begin_run(to_json(suite));
+  }
+  const auto record = [&](auto&& write) {
+    if (history == nullptr) return;
+    try {
+      write();
+    } catch (const history_error& error) {
+      progress(std::string("[history] ") + error.what() + "; the run goes on, results.json keeps everything");
+      history.reset();
+    }
+  };
+  const nlohmann::json expectations =
+      config.expectations_file.empty() ? nlohmann::json(nullptr) : load_expectations(config.expectations_file, hardware_key_of(to_json(suite)));
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& target = requests[i].declared->target();
     progress(fmt::format("[{}/{}] {}", i + 1, requests.size(), target));
     suite.pairs.push_back(run_pair(requests[i], config, device, progress));
+    if (!expectations.is_null()) {
+      for (auto& s : suite.pairs.back().speedups) {
+        if (s.verdict != "invalid") s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high);
+      }
+    }
     progress(fmt::format("[{}/{}] {}: {}", i + 1, requests.size(), target, one_line_outcome(suite.pairs.back())));
     save(suite, outputs);
+    record([&] { history->add_pair(run_id, to_json(suite.pairs.back())); });
   }
   // The card at the end of the run, beside the reading at its start in `device` (E2, E7, E8).
   if (telemetry_now) {
     suite.telemetry_end = telemetry_now();
     save(suite, outputs);
   }
+  record([&] { history->finish_run(run_id, suite.any_failed() ? "failed" : "complete"); });
   return suite;
 }
 

@@ -14,6 +14,7 @@ namespace aisp {
 struct suite_outputs {
   std::string results_path;  // <artifacts>/results.json
   std::string extra_json_path;  // --json, "" when not asked
+  std::string history_db;       // the SQLite history; "" for none
 };
 
 [[nodiscard]] suite_result run_suite(const std::vector<pair_request>& requests, const run_config& config,

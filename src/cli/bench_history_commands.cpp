@@ -1,0 +1,193 @@
+// The history and what is made from it: `bench history`, `compare-runs`, `expectations`,
+// `report` and `merge`. The database defaults to artifacts/aisp.db (see `bench run --history`).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "aisp/check.hpp"
+#include "cli/commands.hpp"
+#include "history/expectations.hpp"
+#include "history/history_store.hpp"
+#include "history/run_comparison.hpp"
+#include "results/report_formats.hpp"
+
+namespace aisp::cli {
+namespace {
+
+using nlohmann::json;
+
+// A run's results document, from its artifacts folder or its results.json.
+json load_results(const std::string& run) {
+  std::filesystem::path file = run;
+  if (std::filesystem::is_directory(file)) file /= "results.json";
+  std::ifstream in(file);
+  AISP_EXPECTS(in.good(), "no results at " + file.string() + " (give a run's artifacts folder or its results.json)");
+  auto document = json::parse(in, nullptr, false);
+  AISP_EXPECTS(!document.is_discarded() && document.is_object() && document.contains("pairs"),
+               file.string() + " is not a complete results document (truncated or not aisp's)");
+  return document;
+}
+
+int show_history(const std::string& db, const std::string& target, bool as_json) {
+  history_store history(db);
+  const auto runs = history.runs(target);
+  if (as_json) {
+    std::printf("%s\n", runs.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-5s %-21s %-9s %-8s %-6s %s\n", "run", "started", "state", "hardware", "pairs", target.empty() ? "artifacts" : "speedups");
+  for (const auto& r : runs) {
+    std::string detail = r.value("artifacts_dir", "");
+    if (!target.empty()) {
+      detail.clear();
+      for (const auto& s : r["result"].value("speedups", json::array()))
+        detail += fmt::format("{} {:.3f}x [{:.3f}, {:.3f}] {}; ", s.value("variant", ""), s["speedup"].value("point", 0.0),
+                              s["speedup"].value("low", 0.0), s["speedup"].value("high", 0.0), s.value("verdict", ""));
+    }
+    std::printf("%-5lld %-21s %-9s %-8s %-6lld %s\n", static_cast<long long>(r["id"].get<std::int64_t>()),
+                r.value("started_at", "").c_str(), r.value("state", "").c_str(), r.value("hardware", "").c_str(),
+                static_cast<long long>(r["pairs"].get<std::int64_t>()), detail.c_str());
+  }
+  if (runs.empty()) std::printf("(no runs%s)\n", target.empty() ? "" : (" of " + target).c_str());
+  return 0;
+}
+
+// Marks a recorded run against the file; exit 1 when a speedup regressed.
+int check_run(const json& expectations, const json& results) {
+  int regressed = 0;
+  for (const auto& p : results["pairs"]) {
+    for (const auto& s : p.value("speedups", json::array())) {
+      const auto mark = mark_against(expectations, p.value("target", ""), s.value("variant", ""), s["speedup"].value("low", 0.0),
+                                     s["speedup"].value("high", 0.0));
+      regressed += mark == "regressed";
+      std::printf("%s %s: %s (%.3fx [%.3f, %.3f])\n", p.value("target", "").c_str(), s.value("variant", "").c_str(), mark.c_str(),
+                  s["speedup"].value("point", 0.0), s["speedup"].value("low", 0.0), s["speedup"].value("high", 0.0));
+    }
+  }
+  return regressed > 0 ? 1 : 0;
+}
+
+int expectations_command(const std::string& hardware, const std::string& file, const std::string& run, double min_speedup,
+                         bool update, bool check) {
+  const std::string path = file.empty() ? "expectations/" + hardware + ".json" : file;
+  auto expectations = load_expectations(path, hardware);
+  if (check) {
+    AISP_EXPECTS(!run.empty(), "--check needs --run (the artifacts folder to mark)");
+    return check_run(expectations, load_results(run));
+  }
+  if (update) {
+    AISP_EXPECTS(!run.empty(), "--update needs --run (the artifacts folder of a trusted run)");
+    const auto results = load_results(run);
+    const auto key = hardware_key_of(results);
+    AISP_EXPECTS(key == hardware, "the run was measured on " + key + ", not " + hardware);
+    const int written = update_expectations(expectations, results, min_speedup);
+    save_expectations(path, expectations);
+    std::printf("%d entries written to %s\n", written, path.c_str());
+    return 0;
+  }
+  std::printf("%s\n", expectations.dump(2).c_str());
+  return 0;
+}
+
+int report_command(const std::string& run, const std::string& format, const std::string& output) {
+  const auto results = load_results(run);
+  std::string text;
+  if (format == "md") text = report_markdown(results);
+  if (format == "csv") text = report_csv(results);
+  if (format == "json") text = results.dump(2) + "\n";
+  if (format == "html") text = report_html(results);
+  if (output.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+  }
+  std::ofstream out(output);
+  out << text;
+  AISP_EXPECTS(out.good(), "cannot write " + output);
+  std::printf("report: %s\n", output.c_str());
+  return 0;
+}
+
+int merge_command(const std::string& db, const std::vector<std::string>& runs) {
+  history_store history(db);
+  for (const auto& run : runs) {
+    const auto id = history.ingest(load_results(run));
+    std::printf("%s -> run %lld\n", run.c_str(), static_cast<long long>(id));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_history_commands(CLI::App& bench, outcome& result) {
+  auto db = std::make_shared<std::string>("artifacts/aisp.db");
+  const auto add_db = [&](CLI::App* command) { command->add_option("--db", *db, "the history database (default artifacts/aisp.db)"); };
+
+  auto* history = bench.add_subcommand("history", "List the recorded runs, newest first; with --target, that pair's speedups per run.");
+  auto target = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  add_db(history);
+  history->add_option("--target", *target, "one target, e.g. ch07:transpose");
+  history->add_flag("--json", *as_json, "print machine-readable JSON");
+  history->callback([=, &result] { result.exit_code = show_history(*db, *target, *as_json); });
+
+  auto* compare = bench.add_subcommand("compare-runs",
+                                       "Per target and variant: run B's time over run A's with a bootstrap CI on the stored\n"
+                                       "samples, and faster/slower/unchanged. Warns across cards, drivers and modes.");
+  auto run_a = std::make_shared<std::int64_t>(0);
+  auto run_b = std::make_shared<std::int64_t>(0);
+  auto compare_json = std::make_shared<bool>(false);
+  add_db(compare);
+  compare->add_option("A", *run_a, "the earlier run id (see bench history)")->required();
+  compare->add_option("B", *run_b, "the later run id")->required();
+  compare->add_flag("--json", *compare_json, "print machine-readable JSON");
+  compare->callback([=, &result] {
+    history_store store(*db);
+    const auto comparison = compare_runs(store, *run_a, *run_b);
+    if (*compare_json) {
+      std::printf("%s\n", to_json(comparison).dump(2).c_str());
+    } else {
+      std::printf("%s", render_text(comparison).c_str());
+    }
+    result.exit_code = 0;
+  });
+
+  auto* expect = bench.add_subcommand("expectations",
+                                      "Show, or --update from a trusted run, the expected speedups of this hardware\n"
+                                      "(expectations/<hardware>.json); `bench run` marks each result met/regressed/improved.");
+  auto hardware = std::make_shared<std::string>();
+  auto file = std::make_shared<std::string>();
+  auto run = std::make_shared<std::string>();
+  auto min_speedup = std::make_shared<double>(1.05);
+  auto update = std::make_shared<bool>(false);
+  auto check = std::make_shared<bool>(false);
+  expect->add_option("--hardware", *hardware, "h100, h200, ... (or host)")->required();
+  expect->add_option("--file", *file, "the expectations file (default expectations/<hardware>.json)");
+  expect->add_option("--run", *run, "with --update: the run's artifacts folder");
+  expect->add_option("--min-speedup", *min_speedup, "only speedups whose CI low is at least this (default 1.05)");
+  expect->add_flag("--update", *update, "write the run's passing speedups into the file");
+  expect->add_flag("--check", *check, "mark the run met/regressed/improved against the file; exit 1 when one regressed");
+  expect->callback([=, &result] { result.exit_code = expectations_command(*hardware, *file, *run, *min_speedup, *update, *check); });
+
+  auto* report = bench.add_subcommand("report", "One run's results as Markdown, CSV, JSON or a self-contained HTML page.");
+  auto report_run = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("md");
+  auto output = std::make_shared<std::string>();
+  report->add_option("--run", *report_run, "the run's artifacts folder (or its results.json)")->required();
+  report->add_option("--format", *format, "md (default), csv, json or html")->check(CLI::IsMember({"md", "csv", "json", "html"}));
+  report->add_option("--output", *output, "write here instead of stdout");
+  report->callback([=, &result] { result.exit_code = report_command(*report_run, *format, *output); });
+
+  auto* merge = bench.add_subcommand("merge", "Fold the artifact folders of other hosts or ranks into the history.");
+  auto folders = std::make_shared<std::vector<std::string>>();
+  add_db(merge);
+  merge->add_option("folders", *folders, "artifact folders (each with results.json)")->required()->expected(1, -1);
+  merge->callback([=, &result] { result.exit_code = merge_command(*db, *folders); });
+}
+
+}  // namespace aisp::cli

@@ -1,0 +1,73 @@
+#include "history/expectations.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "history/history_store.hpp"
+
+namespace aisp {
+
+using nlohmann::json;
+
+json load_expectations(const std::string& path, const std::string& hardware) {
+  std::ifstream in(path);
+  if (!in) return {{"schema", "aisp.expectations"}, {"schema_version", 1}, {"hardware", hardware}, {"entries", json::object()}};
+  auto document = json::parse(in, nullptr, false);
+  if (document.is_discarded() || !document.is_object() || !document.contains("entries") || !document["entries"].is_object())
+    throw history_error("expectations file " + path + " is malformed (want an object with \"entries\")");
+  if (document.value("hardware", hardware) != hardware)
+    throw history_error("expectations file " + path + " is for " + document.value("hardware", "?") + ", not " + hardware);
+  return document;
+}
+
+void save_expectations(const std::string& path, const json& expectations) {
+  if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) std::filesystem::create_directories(parent);
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary);
+    out << expectations.dump(2) << "\n";
+    if (!out.good()) throw history_error("cannot write " + temporary);
+  }
+  std::filesystem::rename(temporary, path);
+}
+
+int update_expectations(json& expectations, const json& results, double min_speedup) {
+  const auto gpus = results.value("device", json::object()).value("gpus", json::array());
+  const json card = gpus.empty() ? json::object() : gpus[0];
+  int written = 0;
+  for (const auto& pair : results.value("pairs", json::array())) {
+    if (pair.value("status", "") != "pass" || pair.value("flagged", false)) continue;
+    for (const auto& s : pair.value("speedups", json::array())) {
+      const auto& speedup = s["speedup"];
+      if (s.value("verdict", "") != "faster" || speedup.value("low", 0.0) < min_speedup) continue;
+      json variant;
+      for (const auto& v : pair["variants"]) {
+        if (v.value("name", "") == s.value("variant", "")) variant = v;
+      }
+      expectations["entries"][pair.value("target", "")][s.value("variant", "")] = {
+          {"median_s", variant.value("median_s", 0.0)},
+          {"speedup", speedup},
+          {"sol_memory_pct", variant.contains("sol_memory_pct") ? variant["sol_memory_pct"] : json(nullptr)},  // older runs: none
+          {"provenance",
+           {{"date", results.value("started_at", "")}, {"aisp_version", results.value("aisp_version", "")},
+            {"git_sha", results.value("git", json::object()).value("sha", "")},
+            {"card_uuid", card.value("uuid", "")}, {"card", card.value("name", "")},
+            {"driver", results.value("device", json::object()).value("cuda_driver_version", 0)},
+            {"samples", variant.value("sample_count", 0)}, {"artifacts_dir", results.value("artifacts_dir", "")}}}};
+      ++written;
+    }
+  }
+  return written;
+}
+
+std::string mark_against(const json& expectations, const std::string& target, const std::string& variant, double low,
+                         double high) {
+  const auto entries = expectations.value("entries", json::object());
+  if (!entries.contains(target) || !entries[target].contains(variant)) return "new";
+  const auto& expected = entries[target][variant]["speedup"];
+  if (high < expected.value("low", 0.0)) return "regressed";
+  if (low > expected.value("high", 0.0)) return "improved";
+  return "met";
+}
+
+}  // namespace aisp

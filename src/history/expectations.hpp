@@ -1,0 +1,26 @@
+// Expectations (`expectations/<hardware>.json`): per target and variant, the median, speedup with
+// its CI and SOL % of a trusted run, with its provenance (date, card, driver, sample count).
+// A new run is marked against them, noise-aware: `regressed` when its speedup CI lies wholly
+// below the expected CI, `improved` when wholly above, `met` when they overlap.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp {
+
+// Reads an expectations file; an absent file is an empty set. history_error (one line) when
+// the file is malformed.
+[[nodiscard]] nlohmann::json load_expectations(const std::string& path, const std::string& hardware);
+void save_expectations(const std::string& path, const nlohmann::json& expectations);
+
+// Adds or replaces the entries of every passing, verified candidate of `results` whose speedup
+// CI low is at least `min_speedup`; returns how many entries were written.
+int update_expectations(nlohmann::json& expectations, const nlohmann::json& results, double min_speedup);
+
+// "met", "regressed", "improved", or "new" (no entry) for one speedup of one target.
+[[nodiscard]] std::string mark_against(const nlohmann::json& expectations, const std::string& target,
+                                       const std::string& variant, double low, double high);
+
+}  // namespace aisp

@@ -1,0 +1,50 @@
+// The results history (architecture §8): every run in an embedded SQLite database, WAL-journaled,
+// with versioned schema migrations. A run is registered when it starts; each pair is stored in
+// one transaction as it finishes, so a run killed mid-suite keeps its finished pairs and is left
+// marked "running". The artifact folder stays the portable copy; `ingest` reads one back in.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "history/sqlite_db.hpp"
+
+namespace aisp {
+
+inline constexpr int history_schema_version = 1;
+
+class history_store {
+ public:
+  // Opens or creates the database and migrates it; history_error (one line) when it cannot.
+  explicit history_store(const std::string& path);
+
+  // `header`: a results document without pairs (started_at, device, config, artifacts_dir...).
+  std::int64_t begin_run(const nlohmann::json& header);
+  void add_pair(std::int64_t run, const nlohmann::json& pair);
+  void finish_run(std::int64_t run, const std::string& state);  // complete | failed
+  // A whole results.json in one transaction (merge, or a run recorded without history).
+  // Returns the run id; a run already stored (same artifacts folder and start) is skipped.
+  std::int64_t ingest(const nlohmann::json& results);
+
+  // Every run, newest first: id, started_at, state, gpu, hardware, artifacts_dir, pair count;
+  // with `target`, only runs holding it, each with that pair's variants and speedups.
+  [[nodiscard]] nlohmann::json runs(const std::string& target = "");
+  [[nodiscard]] std::optional<nlohmann::json> run_header(std::int64_t run);
+  // The stored pair results of a run, keyed by target.
+  [[nodiscard]] std::vector<nlohmann::json> pairs_of(std::int64_t run);
+  [[nodiscard]] std::vector<double> samples(std::int64_t run, const std::string& target, const std::string& variant);
+  [[nodiscard]] int schema_version();
+
+ private:
+  void migrate();
+  sqlite_db db_;
+};
+
+// "h100", "h200", ... from a results document's first GPU; "host" without one.
+[[nodiscard]] std::string hardware_key_of(const nlohmann::json& results);
+
+}  // namespace aisp

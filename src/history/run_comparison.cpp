@@ -1,0 +1,91 @@
+#include "history/run_comparison.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace aisp {
+namespace {
+
+using nlohmann::json;
+
+// A change smaller than this is "unchanged" even with a tight CI (Note [minimum effect]).
+constexpr double min_effect = 0.01;
+
+std::string first_gpu(const json& header, const char* key) {
+  const auto gpus = header.value("device", json::object()).value("gpus", json::array());
+  return gpus.empty() ? "host" : gpus[0].value(key, "");
+}
+
+}  // namespace
+
+run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int64_t run_b) {
+  const auto header_a = history.run_header(run_a);
+  const auto header_b = history.run_header(run_b);
+  if (!header_a || !header_b)
+    throw history_error(fmt::format("unknown run id {} (see `aisp bench history`)", !header_a ? run_a : run_b));
+  run_comparison comparison{run_a, run_b, {}, {}};
+  if (first_gpu(*header_a, "uuid") != first_gpu(*header_b, "uuid"))
+    comparison.warnings.push_back(fmt::format("different cards: {} vs {}: differences include the card",
+                                              first_gpu(*header_a, "uuid"), first_gpu(*header_b, "uuid")));
+  const auto driver = [](const json& h) { return h.value("device", json::object()).value("cuda_driver_version", 0); };
+  if (driver(*header_a) != driver(*header_b))
+    comparison.warnings.push_back(fmt::format("different drivers: {} vs {}", driver(*header_a), driver(*header_b)));
+  const auto mode = [](const json& h) { return h.value("config", json::object()).value("mode", ""); };
+  if (mode(*header_a) != mode(*header_b))
+    comparison.warnings.push_back("different timing modes: " + mode(*header_a) + " vs " + mode(*header_b));
+
+  std::map<std::string, json> pairs_a;
+  for (const auto& p : history.pairs_of(run_a)) pairs_a[p.value("target", "")] = p;
+  for (const auto& pair_b : history.pairs_of(run_b)) {
+    const auto target = pair_b.value("target", "");
+    if (!pairs_a.count(target)) continue;
+    for (const auto& v : pair_b.value("variants", json::array())) {
+      const auto name = v.value("name", "");
+      if (name == "baseline_twin") continue;
+      const auto a = history.samples(run_a, target, name);
+      const auto b = history.samples(run_b, target, name);
+      if (a.empty() || b.empty()) continue;
+      variant_change change;
+      change.target = target;
+      change.variant = name;
+      change.time_ratio = stats::bootstrap_median_ratio(b, a);
+      std::vector<double> sorted_a = a, sorted_b = b;
+      std::nth_element(sorted_a.begin(), sorted_a.begin() + static_cast<std::ptrdiff_t>(sorted_a.size() / 2), sorted_a.end());
+      std::nth_element(sorted_b.begin(), sorted_b.begin() + static_cast<std::ptrdiff_t>(sorted_b.size() / 2), sorted_b.end());
+      change.median_a_s = sorted_a[sorted_a.size() / 2];
+      change.median_b_s = sorted_b[sorted_b.size() / 2];
+      const auto& r = change.time_ratio;
+      change.verdict = r.high < 1 - min_effect ? "faster" : r.low > 1 + min_effect ? "slower" : "unchanged";
+      comparison.changes.push_back(change);
+    }
+  }
+  return comparison;
+}
+
+json to_json(const run_comparison& c) {
+  json changes = json::array();
+  for (const auto& ch : c.changes) {
+    changes.push_back({{"target", ch.target}, {"variant", ch.variant}, {"median_a_s", ch.median_a_s}, {"median_b_s", ch.median_b_s},
+                       {"time_ratio_b_over_a", {{"point", ch.time_ratio.point}, {"low", ch.time_ratio.low}, {"high", ch.time_ratio.high}}},
+                       {"verdict", ch.verdict}});
+  }
+  return {{"run_a", c.run_a}, {"run_b", c.run_b}, {"warnings", c.warnings}, {"changes", changes}};
+}
+
+std::string render_text(const run_comparison& c) {
+  std::string text;
+  for (const auto& w : c.warnings) text += "warning: " + w + "\n";
+  text += fmt::format("{:<34} {:<14} {:>12} {:>12}  {:<26} {}\n", "target", "variant", "run " + std::to_string(c.run_a),
+                      "run " + std::to_string(c.run_b), "time B/A [95% CI]", "verdict");
+  for (const auto& ch : c.changes) {
+    text += fmt::format("{:<34} {:<14} {:>10.2f}us {:>10.2f}us  {:.4f} [{:.4f}, {:.4f}]   {}\n", ch.target, ch.variant,
+                        ch.median_a_s * 1e6, ch.median_b_s * 1e6, ch.time_ratio.point, ch.time_ratio.low, ch.time_ratio.high,
+                        ch.verdict);
+  }
+  if (c.changes.empty()) text += "no target in common\n";
+  return text;
+}
+
+}  // namespace aisp

@@ -1,0 +1,188 @@
+#include "results/report_formats.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace aisp {
+namespace {
+
+using nlohmann::json;
+
+std::string html_escaped(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+const json* find_speedup(const json& pair, const std::string& variant) {
+  for (const auto& s : pair["speedups"]) {
+    if (s.value("variant", "") == variant) return &s;
+  }
+  return nullptr;
+}
+
+// One row per variant (twin excluded): the shared shape of the Markdown and CSV tables.
+struct row {
+  std::string target, variant, status, verdict, expectation;
+  double median_us = 0, speedup = 0, low = 0, high = 0, gbps = 0, sol = 0;
+  int samples = 0;
+};
+
+std::vector<row> rows_of(const json& results) {
+  std::vector<row> rows;
+  for (const auto& p : results.value("pairs", json::array())) {
+    for (const auto& v : p.value("variants", json::array())) {
+      const auto name = v.value("name", "");
+      if (name == "baseline_twin") continue;
+      row r;
+      r.target = p.value("target", "");
+      r.variant = name;
+      r.status = p.value("status", "");
+      r.median_us = v.value("median_s", 0.0) * 1e6;
+      r.gbps = v.value("achieved_bytes_per_s", 0.0) / 1e9;
+      r.sol = v.value("sol_memory_pct", 0.0);
+      r.samples = v.value("sample_count", 0);
+      if (const auto* s = find_speedup(p, name)) {
+        r.speedup = (*s)["speedup"].value("point", 0.0);
+        r.low = (*s)["speedup"].value("low", 0.0);
+        r.high = (*s)["speedup"].value("high", 0.0);
+        r.verdict = s->value("verdict", "");
+        r.expectation = s->value("expectation", "");
+      }
+      rows.push_back(r);
+    }
+  }
+  return rows;
+}
+
+std::string samples_svg(const json& pair) {
+  // A histogram per variant over a shared time axis: where each variant's samples fall.
+  std::vector<std::pair<std::string, std::vector<double>>> series;
+  double lo = 1e30, hi = 0;
+  for (const auto& v : pair.value("variants", json::array())) {
+    std::vector<double> values;
+    for (const auto& s : v.value("samples_s", json::array())) values.push_back(s.get<double>());
+    if (values.empty()) continue;
+    lo = std::min(lo, *std::min_element(values.begin(), values.end()));
+    hi = std::max(hi, *std::max_element(values.begin(), values.end()));
+    series.emplace_back(v.value("name", ""), std::move(values));
+  }
+  if (series.empty() || hi <= lo) return "<p>no samples</p>";
+  constexpr int bins = 40;
+  constexpr double w = 640, h = 60;
+  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}">)", w + 160,
+                                h * static_cast<double>(series.size()) + 20);
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    std::vector<int> counts(bins, 0);
+    for (double x : series[s].second) counts[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>((x - lo) / (hi - lo) * bins)))]++;
+    const int top = *std::max_element(counts.begin(), counts.end());
+    const double base = h * static_cast<double>(s + 1);
+    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{}</text>)", w + 8, base - 20, html_escaped(series[s].first));
+    for (int b = 0; b < bins; ++b) {
+      const double bar = counts[static_cast<std::size_t>(b)] * (h - 12) / std::max(1, top);
+      svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#2471a3"/>)", b * w / bins, base - bar,
+                         w / bins - 1, bar);
+    }
+  }
+  svg += fmt::format(R"(<text x="0" y="{0:.0f}" font-size="11">{1:.2f} us</text><text x="{2:.0f}" y="{0:.0f}" font-size="11">{3:.2f} us</text></svg>)",
+                     h * static_cast<double>(series.size()) + 16, lo * 1e6, w - 60, hi * 1e6);
+  return svg;
+}
+
+std::string bars_svg(const std::vector<row>& rows, bool speedups) {
+  // Speedups with their CI whiskers (a line at 1x), or SOL % of the memory ceiling.
+  double top = speedups ? 1.0 : 100.0;
+  for (const auto& r : rows) top = std::max(top, speedups ? r.high : r.sol);
+  constexpr double w = 420;
+  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{:.0f}" height="{:.0f}">)", w + 330,
+                                22.0 * static_cast<double>(rows.size()) + 10);
+  int i = 0;
+  for (const auto& r : rows) {
+    if (speedups && r.speedup <= 0) continue;
+    const double y = 22.0 * i++;
+    const double value = speedups ? r.speedup : r.sol;
+    svg += fmt::format(R"(<rect x="0" y="{:.0f}" width="{:.1f}" height="16" fill="{}"/>)", y, value / top * w,
+                       speedups ? "#27ae60" : "#8e44ad");
+    if (speedups)
+      svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.0f}" x2="{2:.1f}" y2="{1:.0f}" stroke="black"/>)", r.low / top * w, y + 8,
+                         r.high / top * w);
+    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{} {}: {}</text>)", w + 8, y + 12, html_escaped(r.target),
+                       html_escaped(r.variant),
+                       speedups ? fmt::format("{:.3f}x [{:.3f}, {:.3f}] {}", r.speedup, r.low, r.high, r.verdict)
+                                : fmt::format("{:.1f}%", r.sol));
+  }
+  if (speedups) svg += fmt::format(R"(<line x1="{0:.1f}" y1="0" x2="{0:.1f}" y2="{1:.0f}" stroke="#c0392b"/>)", w / top, 22.0 * i);
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+std::string report_markdown(const json& results) {
+  std::string md = fmt::format("# aisp results — {}\n\nCard: {}. Mode: {}. aisp {}.\n\n", results.value("started_at", ""),
+                               results.value("device", json::object()).value("gpus", json::array()).empty()
+                                   ? "host only"
+                                   : results["device"]["gpus"][0].value("name", "?"),
+                               results.value("config", json::object()).value("mode", "?"), results.value("aisp_version", ""));
+  md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | samples |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows_of(results)) {
+    md += fmt::format("| {} | {} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {} |\n", r.target, r.variant, r.status,
+                      r.median_us, r.speedup > 0 ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "—",
+                      r.verdict.empty() ? "—" : r.verdict, r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.samples);
+  }
+  return md;
+}
+
+std::string report_csv(const json& results) {
+  std::string csv = "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples\n";
+  for (const auto& r : rows_of(results)) {
+    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{}\n", csv_field(r.target), csv_field(r.variant),
+                       r.status, r.median_us, r.speedup, r.low, r.high, r.verdict, r.expectation, r.gbps, r.sol, r.samples);
+  }
+  return csv;
+}
+
+std::string report_html(const json& results) {
+  const auto rows = rows_of(results);
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>aisp results</title>\n"
+                     "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+                     "padding:3px 8px;text-align:left}</style>\n</head>\n<body>\n";
+  html += "<h1>aisp results " + html_escaped(results.value("started_at", "")) + "</h1>\n<h2>Speedups (95% CI)</h2>\n" +
+          bars_svg(rows, true) + "\n<h2>Share of the memory ceiling (SOL %)</h2>\n" + bars_svg(rows, false) + "\n<h2>Table</h2>\n<table>\n";
+  html += "<tr><th>target</th><th>variant</th><th>status</th><th>median (µs)</th><th>speedup</th><th>verdict</th><th>expectation</th>"
+          "<th>GB/s</th><th>SOL %</th></tr>\n";
+  for (const auto& r : rows) {
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td></tr>\n",
+                        html_escaped(r.target), html_escaped(r.variant), r.status, r.median_us,
+                        r.speedup > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "", r.verdict,
+                        r.expectation, r.gbps, r.sol);
+  }
+  html += "</table>\n<h2>Sample distributions</h2>\n";
+  for (const auto& p : results.value("pairs", json::array())) {
+    html += "<h3>" + html_escaped(p.value("target", "")) + "</h3>\n" + samples_svg(p) + "\n";
+  }
+  // The data, embedded: "</" is escaped so no string in it can close the script element.
+  std::string data = results.dump();
+  for (std::size_t at = data.find("</"); at != std::string::npos; at = data.find("</", at + 2)) data.replace(at, 2, "<\\/");
+  html += "<script type=\"application/json\" id=\"aisp-results\">" + data + "</script>\n</body>\n</html>\n";
+  return html;
+}
+
+}  // namespace aisp

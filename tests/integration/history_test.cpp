@@ -1,0 +1,201 @@
+// The results history end to end through the aisp binary, on the host pairs: two recorded runs,
+// history, compare-runs, expectations (update, then met), reports in every format, merge, bad
+// input, and a run killed with SIGKILL mid-suite that keeps the pairs it finished.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "history/history_store.hpp"
+
+extern char** environ;
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+std::string fresh(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_history_" + name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string aisp() { return aisp::testing::aisp_binary(); }
+
+std::string run_args(const std::string& dir, const std::string& name) {
+  return " bench run --targets labs/host --max-time 3 --min-time 0.2 --quiet --golden-file " + std::string(AISP_SOURCE_DIR) +
+         "/expectations/goldens.json --artifacts-dir " + dir + "/" + name + " --history " + dir + "/aisp.db";
+}
+
+json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+class history_pipeline : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fresh("pipeline");
+    first_ = run_command(aisp() + run_args(dir_, "run1"));
+    update_ = run_command(aisp() + " bench expectations --hardware host --file " + dir_ + "/host.json --update --min-speedup 1.0 --run " +
+                          dir_ + "/run1");
+    second_ = run_command(aisp() + run_args(dir_, "run2") + " --expectations " + dir_ + "/host.json");
+  }
+  static std::string dir_;
+  static aisp::testing::command_result first_, update_, second_;
+};
+std::string history_pipeline::dir_;
+aisp::testing::command_result history_pipeline::first_, history_pipeline::update_, history_pipeline::second_;
+
+TEST_F(history_pipeline, records_both_runs_with_their_pairs) {
+  ASSERT_EQ(first_.exit_code, 0) << first_.output;
+  ASSERT_EQ(second_.exit_code, 0) << second_.output;
+  const auto listed = run_command(aisp() + " bench history --json --db " + dir_ + "/aisp.db", false);
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto runs = json::parse(listed.output);
+  ASSERT_EQ(runs.size(), 2u);
+  for (const auto& r : runs) {
+    EXPECT_EQ(r["state"], "complete");
+    EXPECT_EQ(r["pairs"], 2);
+    EXPECT_EQ(r["hardware"], "host");
+  }
+  const auto one = json::parse(run_command(aisp() + " bench history --json --target labs/host:transpose --db " + dir_ + "/aisp.db", false).output);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_FALSE(one[0]["result"]["speedups"].empty());
+}
+
+TEST_F(history_pipeline, compares_runs_on_the_stored_samples) {
+  const auto compared = run_command(aisp() + " bench compare-runs 1 2 --json --db " + dir_ + "/aisp.db", false);
+  ASSERT_EQ(compared.exit_code, 0) << compared.output;
+  const auto c = json::parse(compared.output);
+  EXPECT_TRUE(c["warnings"].empty()) << c["warnings"].dump();
+  ASSERT_EQ(c["changes"].size(), 4u);  // 2 pairs x (baseline, optimized)
+  for (const auto& change : c["changes"]) {
+    EXPECT_TRUE(std::set<std::string>({"faster", "slower", "unchanged"}).count(change["verdict"].get<std::string>()));
+    EXPECT_LE(change["time_ratio_b_over_a"]["low"].get<double>(), change["time_ratio_b_over_a"]["high"].get<double>());
+  }
+  const auto unknown = run_command(aisp() + " bench compare-runs 1 99 --db " + dir_ + "/aisp.db");
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.output.find("unknown run id 99"), std::string::npos) << unknown.output;
+}
+
+TEST_F(history_pipeline, expectations_are_written_then_met_and_later_runs_are_marked) {
+  ASSERT_EQ(update_.exit_code, 0) << update_.output;
+  const auto expectations = read_json(dir_ + "/host.json");
+  EXPECT_EQ(expectations["hardware"], "host");
+  ASSERT_EQ(expectations["entries"].size(), 2u);
+  const auto& entry = expectations["entries"]["labs/host:transpose"]["optimized"];
+  EXPECT_GT(entry["provenance"]["samples"].get<int>(), 0);
+  EXPECT_FALSE(entry["provenance"]["date"].get<std::string>().empty());
+  const auto check = run_command(aisp() + " bench expectations --hardware host --check --file " + dir_ + "/host.json --run " + dir_ + "/run1");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_NE(check.output.find("labs/host:transpose optimized: met"), std::string::npos) << check.output;
+  for (const auto& pair : read_json(dir_ + "/run2/results.json")["pairs"]) {
+    for (const auto& s : pair["speedups"]) {
+      EXPECT_TRUE(std::set<std::string>({"met", "regressed", "improved"}).count(s["expectation"].get<std::string>())) << s.dump();
+    }
+  }
+}
+
+TEST_F(history_pipeline, reports_in_every_format) {
+  const auto results = read_json(dir_ + "/run2/results.json");
+  const auto md = run_command(aisp() + " bench report --format md --run " + dir_ + "/run2", false);
+  ASSERT_EQ(md.exit_code, 0);
+  EXPECT_NE(md.output.find("| labs/host:transpose | optimized |"), std::string::npos) << md.output;
+  const auto csv = run_command(aisp() + " bench report --format csv --run " + dir_ + "/run2", false);
+  EXPECT_EQ(std::count(csv.output.begin(), csv.output.end(), '\n'), 5);  // header + 2 pairs x 2 variants
+  const auto as_json = run_command(aisp() + " bench report --format json --run " + dir_ + "/run2", false);
+  EXPECT_EQ(json::parse(as_json.output), results);
+  ASSERT_EQ(run_command(aisp() + " bench report --format html --output " + dir_ + "/r.html --run " + dir_ + "/run2").exit_code, 0);
+  std::ifstream in(dir_ + "/r.html");
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = html.find(what); at != std::string::npos; at = html.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const char* tag : {"html", "body", "table", "svg", "script", "h2"}) {
+    EXPECT_EQ(count(std::string("<") + tag), count(std::string("</") + tag + ">")) << tag;
+  }
+  const auto start = html.find("id=\"aisp-results\">") + std::string("id=\"aisp-results\">").size();
+  std::string data = html.substr(start, html.find("</script>", start) - start);
+  for (auto at = data.find("<\\/"); at != std::string::npos; at = data.find("<\\/", at)) data.replace(at, 3, "</");
+  EXPECT_EQ(json::parse(data), results);
+}
+
+TEST_F(history_pipeline, merge_folds_artifacts_in_once) {
+  const auto db = dir_ + "/merged.db";
+  EXPECT_EQ(run_command(aisp() + " bench merge " + dir_ + "/run1 " + dir_ + "/run2 --db " + db).exit_code, 0);
+  EXPECT_EQ(run_command(aisp() + " bench merge " + dir_ + "/run1 --db " + db).exit_code, 0);  // again: no duplicate
+  EXPECT_EQ(json::parse(run_command(aisp() + " bench history --json --db " + db, false).output).size(), 2u);
+}
+
+TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
+  const auto dir = fresh("bad");
+  { std::ofstream(dir + "/corrupt.db") << "this is not a database, only text long enough to be a header........"; }
+  const auto corrupt = run_command(aisp() + " bench history --db " + dir + "/corrupt.db");
+  EXPECT_NE(corrupt.exit_code, 0);
+  EXPECT_NE(corrupt.output.find("aisp: error:"), std::string::npos) << corrupt.output;
+  std::filesystem::create_directories(dir + "/truncated");
+  { std::ofstream(dir + "/truncated/results.json") << R"({"pairs": [{"target": "x")"; }
+  const auto truncated = run_command(aisp() + " bench report --run " + dir + "/truncated");
+  EXPECT_NE(truncated.exit_code, 0);
+  EXPECT_NE(truncated.output.find("not a complete results document"), std::string::npos) << truncated.output;
+  { std::ofstream(dir + "/bad.json") << "[1, 2"; }
+  const auto expectations = run_command(aisp() + " bench expectations --hardware host --file " + dir + "/bad.json");
+  EXPECT_NE(expectations.exit_code, 0);
+  EXPECT_NE(expectations.output.find("malformed"), std::string::npos) << expectations.output;
+}
+
+TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stays_consistent) {
+  const auto dir = fresh("kill");
+  const std::string binary = aisp();
+  std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "3", "--min-time", "0.2", "--quiet",
+                                   "--golden-file", std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json",
+                                   "--artifacts-dir", dir + "/run", "--history", dir + "/aisp.db"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
+  // Wait for the first pair to finish (results.json is rewritten after every pair), then kill.
+  bool first_done = false;
+  for (int i = 0; i < 1200 && !first_done; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ifstream in(dir + "/run/results.json");
+    const auto r = json::parse(in, nullptr, false);
+    first_done = !r.is_discarded() && r.contains("pairs") && r["pairs"].size() == 1;
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(first_done) << "the first pair never finished";
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  aisp::history_store history(dir + "/aisp.db");  // opens: the database is intact
+  const auto runs = history.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["state"], "running");  // never finished: says so
+  const auto pairs = history.pairs_of(runs[0]["id"].get<std::int64_t>());
+  ASSERT_GE(pairs.size(), 1u);
+  EXPECT_EQ(pairs[0]["target"], "labs/host:matrix_sum");
+  EXPECT_FALSE(history.samples(runs[0]["id"].get<std::int64_t>(), "labs/host:matrix_sum", "baseline").empty());
+  const auto listed = run_command(aisp() + " bench history --db " + dir + "/aisp.db");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+}
+
+}  // namespace
