@@ -39,6 +39,7 @@ struct variant_result {
   int calls_per_sample = 1;
   double setup_s = 0;
   double warmup_s = 0;
+  std::size_t buffer_bytes = 0;  // the harness-owned buffers at the benchmark size (its memory footprint)
   double sm_clock_median_mhz = 0;
   std::size_t low_clock_samples = 0;  // below 75% of the default SM clock (E2, E7)
   double achieved_bytes_per_s = 0;
@@ -68,6 +69,7 @@ struct pair_result {
   std::string message;           // why it failed or was skipped
   std::string backend;
   std::string mode;
+  std::vector<std::string> tags;  // the pair's declared tags (techniques; cheat:<code> on fixtures)
   workload benchmark;
   work_amount work;
   std::vector<variant_result> variants;

@@ -43,6 +43,7 @@ json to_json(const variant_result& v) {
       {"sampling_s", v.sampling_s},
       {"setup_s", v.setup_s},
       {"warmup_s", v.warmup_s},
+      {"buffer_bytes", v.buffer_bytes},
       {"sm_clock_median_mhz", v.sm_clock_median_mhz},
       {"low_clock_samples", v.low_clock_samples},
       {"achieved_bytes_per_s", v.achieved_bytes_per_s},
@@ -93,6 +94,7 @@ json to_json(const pair_result& result) {
       {"noise_floor", result.noise_floor},
       {"checks", checks},
       {"wall_s", result.wall_s},
+      {"tags", result.tags},
       {"roofline", result.roofline},
   };
   out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);

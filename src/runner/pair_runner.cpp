@@ -193,6 +193,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   result.benchmark = declared.benchmark_workload();
   result.work = declared.work_of()(result.benchmark);
   result.aa_test = config.aa_test;
+  result.tags = declared.tags();
   if (declared.where() == backend::cuda && !device.absence_reason.empty()) {
     result.status = "skip";
     result.message = device.absence_reason;

@@ -114,6 +114,7 @@ void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) 
     const auto& load = reply.at("load");
     if (slot.role != slot_role::noise_twin) check_setup(load, slot.label, scope.checks);
     slot.result.setup_s = load.at("setup_s").get<double>();
+    slot.result.buffer_bytes = load.value("buffer_bytes", std::size_t{0});
     slot.result.warmup_s = load.at("warmup_s").get<double>();
     slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
   }
