@@ -14,21 +14,12 @@
 #include "aisp/check.hpp"
 #include "analysis/run_analysis.hpp"
 #include "cli/commands.hpp"
+#include "results/result_json.hpp"
 
 namespace aisp::cli {
 namespace {
 
 using nlohmann::json;
-
-json results_of(const std::string& run) {
-  std::filesystem::path file = run;
-  if (std::filesystem::is_directory(file)) file /= "results.json";
-  std::ifstream in(file);
-  AISP_EXPECTS(in.good(), "no results at " + file.string() + " (give a run's artifacts folder or its results.json)");
-  auto document = json::parse(in, nullptr, false);
-  AISP_EXPECTS(!document.is_discarded() && document.contains("pairs"), file.string() + " is not a complete results document");
-  return document;
-}
 
 json rows(const std::vector<variant_point>& points) {
   json out = json::array();
@@ -76,7 +67,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   auto analyze_options = std::make_shared<common>();
   add(bench, "analyze", "Leaderboards by speedup and by memory footprint, and the per-target Pareto frontier.", analyze_options)
       ->callback([=, &result] {
-        const auto points = points_of(results_of(analyze_options->run));
+        const auto points = points_of(read_results_document(analyze_options->run));
         const json document = {{"by_speed", rows(by_speed(points))}, {"by_memory", rows(by_memory(points))},
                                {"pareto_front", rows(pareto_front(points))}};
         result.exit_code = emit(document, analyze_options->as_json, [&] {
@@ -93,7 +84,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   whatif->add_option("--vram", *vram_gb, "GB of device memory the buffers may take (0 = any)");
   whatif->add_option("--latency", *latency_ms, "milliseconds a call may take (0 = any)");
   whatif->callback([=, &result] {
-    const auto fit = fitting(points_of(results_of(whatif_options->run)), *vram_gb * 1e9, *latency_ms * 1e-3);
+    const auto fit = fitting(points_of(read_results_document(whatif_options->run)), *vram_gb * 1e9, *latency_ms * 1e-3);
     result.exit_code = emit(rows(fit), whatif_options->as_json,
                             [&] { print_rows(fmt::format("fits {} GB and {} ms:", *vram_gb, *latency_ms).c_str(), fit); });
   });
@@ -118,7 +109,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
       price = entry.get<double>();
     }
     json document = json::array();
-    for (const auto& p : points_of(results_of(cost_options->run))) {
+    for (const auto& p : points_of(read_results_document(cost_options->run))) {
       document.push_back({{"target", p.target}, {"variant", p.variant}, {"usd_per_million_calls", price / 3600.0 * p.median_s * 1e6}});
     }
     result.exit_code = emit(document, cost_options->as_json, [&] {
@@ -132,7 +123,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   auto power_options = std::make_shared<common>();
   add(bench, "power", "Energy per call of each variant, from NVML's energy counter (see --energy-window).", power_options)
       ->callback([=, &result] {
-        const auto points = points_of(results_of(power_options->run));
+        const auto points = points_of(read_results_document(power_options->run));
         result.exit_code = emit(rows(points), power_options->as_json, [&] {
           for (const auto& p : points) {
             std::printf("  %-34s %-16s %s\n", p.target.c_str(), p.variant.c_str(),
@@ -145,7 +136,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   auto stacking_options = std::make_shared<common>();
   add(bench, "stacking", "Techniques the pairs declare (tags) and which appear together in one pair.", stacking_options)
       ->callback([=, &result] {
-        const auto stacks = technique_stacks(results_of(stacking_options->run));
+        const auto stacks = technique_stacks(read_results_document(stacking_options->run));
         result.exit_code = emit(stacks, stacking_options->as_json, [&] {
           for (const auto& s : stacks)
             std::printf("  %-24s in %s; composes with %s\n", s["technique"].get<std::string>().c_str(), s["targets"].dump().c_str(),

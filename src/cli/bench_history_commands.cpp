@@ -15,24 +15,13 @@
 #include "history/expectations.hpp"
 #include "history/history_store.hpp"
 #include "history/run_comparison.hpp"
+#include "results/result_json.hpp"
 #include "results/report_formats.hpp"
 
 namespace aisp::cli {
 namespace {
 
 using nlohmann::json;
-
-// A run's results document, from its artifacts folder or its results.json.
-json load_results(const std::string& run) {
-  std::filesystem::path file = run;
-  if (std::filesystem::is_directory(file)) file /= "results.json";
-  std::ifstream in(file);
-  AISP_EXPECTS(in.good(), "no results at " + file.string() + " (give a run's artifacts folder or its results.json)");
-  auto document = json::parse(in, nullptr, false);
-  AISP_EXPECTS(!document.is_discarded() && document.is_object() && document.contains("pairs"),
-               file.string() + " is not a complete results document (truncated or not aisp's)");
-  return document;
-}
 
 int show_history(const std::string& db, const std::string& target, bool as_json) {
   history_store history(db);
@@ -79,11 +68,11 @@ int expectations_command(const std::string& hardware, const std::string& file, c
   auto expectations = load_expectations(path, hardware);
   if (check) {
     AISP_EXPECTS(!run.empty(), "--check needs --run (the artifacts folder to mark)");
-    return check_run(expectations, load_results(run));
+    return check_run(expectations, read_results_document(run));
   }
   if (update) {
     AISP_EXPECTS(!run.empty(), "--update needs --run (the artifacts folder of a trusted run)");
-    const auto results = load_results(run);
+    const auto results = read_results_document(run);
     const auto key = hardware_key_of(results);
     AISP_EXPECTS(key == hardware, "the run was measured on " + key + ", not " + hardware);
     const int written = update_expectations(expectations, results, min_speedup);
@@ -96,7 +85,7 @@ int expectations_command(const std::string& hardware, const std::string& file, c
 }
 
 int report_command(const std::string& run, const std::string& format, const std::string& output) {
-  const auto results = load_results(run);
+  const auto results = read_results_document(run);
   std::string text;
   if (format == "md") text = report_markdown(results);
   if (format == "csv") text = report_csv(results);
@@ -116,7 +105,7 @@ int report_command(const std::string& run, const std::string& format, const std:
 int merge_command(const std::string& db, const std::vector<std::string>& runs) {
   history_store history(db);
   for (const auto& run : runs) {
-    const auto id = history.ingest(load_results(run));
+    const auto id = history.ingest(read_results_document(run));
     std::printf("%s -> run %lld\n", run.c_str(), static_cast<long long>(id));
   }
   return 0;

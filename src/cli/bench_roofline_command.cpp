@@ -9,18 +9,16 @@
 
 #include "aisp/check.hpp"
 #include "cli/commands.hpp"
+#include "results/result_json.hpp"
 #include "results/roofline_svg.hpp"
 
 namespace aisp::cli {
 namespace {
 
 int draw_roofline(const std::string& run, std::string output) {
+  const auto document = read_results_document(run);
   std::filesystem::path results = run;
   if (std::filesystem::is_directory(results)) results /= "results.json";
-  std::ifstream in(results);
-  AISP_EXPECTS(in.good(), "no results at " + results.string() + " (give a run's artifacts folder or its results.json)");
-  const auto document = nlohmann::json::parse(in, nullptr, false);
-  AISP_EXPECTS(!document.is_discarded() && document.is_object(), results.string() + " is not a results JSON document");
   if (output.empty()) output = (results.parent_path() / "roofline.svg").string();
   std::ofstream out(output);
   out << roofline_svg(document);

@@ -1,6 +1,7 @@
 #include "results/result_json.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "aisp/check.hpp"
@@ -127,6 +128,17 @@ void write_json_file(const std::string& path, const json& document) {
     AISP_EXPECTS(file.good(), "failed writing " + temporary);
   }
   AISP_EXPECTS(std::rename(temporary.c_str(), path.c_str()) == 0, "cannot rename " + temporary + " to " + path);
+}
+
+nlohmann::json read_results_document(const std::string& run) {
+  std::filesystem::path file = run;
+  if (std::filesystem::is_directory(file)) file /= "results.json";
+  std::ifstream in(file);
+  AISP_EXPECTS(in.good(), "no results at " + file.string() + " (give a run's artifacts folder or its results.json)");
+  auto document = nlohmann::json::parse(in, nullptr, false);
+  AISP_EXPECTS(!document.is_discarded() && document.is_object() && document.contains("pairs"),
+               file.string() + " is not a complete results document (truncated or not aisp's)");
+  return document;
 }
 
 }  // namespace aisp

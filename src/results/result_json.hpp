@@ -13,5 +13,8 @@ namespace aisp {
 [[nodiscard]] nlohmann::json to_json(const suite_result& suite);
 // Writes atomically (temporary file, then rename), so a crash never leaves half a file.
 void write_json_file(const std::string& path, const nlohmann::json& document);
+// A run's results document from its artifacts folder or its results.json; contract_error (one
+// line) when it is missing, truncated or not aisp's.
+[[nodiscard]] nlohmann::json read_results_document(const std::string& run);
 
 }  // namespace aisp
