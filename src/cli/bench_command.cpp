@@ -11,6 +11,7 @@ void add_bench_commands(CLI::App& app, outcome& result) {
   add_bench_roofline_command(*bench, result);
   add_bench_history_commands(*bench, result);
   add_bench_analysis_commands(*bench, result);
+  add_bench_scaling_command(*bench, result);
 }
 
 }  // namespace aisp::cli

@@ -20,6 +20,7 @@
 #include "results/quarantine.hpp"
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
+#include "runner/pair_runner.hpp"
 #include "runner/suite_runner.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/worker_process.hpp"
@@ -53,6 +54,7 @@ struct run_options {
   double energy_window_s = 1.0;
   std::string history_db;  // "" = beside the artifacts folder; "none" = no history
   std::string expectations_file;  // "" = expectations/<hardware>.json when present
+  std::vector<std::string> sizes;  // --size name=value
 };
 
 std::string utc_now(const char* format) {
@@ -92,10 +94,23 @@ run_config make_config(const run_options& options) {
   config.audit = options.audit == "on";
   config.energy_window_s = options.energy_window_s;
   config.expectations_file = options.expectations_file;
-  if (!options.trace_dir.empty()) {
-    AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
-    std::filesystem::create_directories(options.trace_dir);
-    config.trace_dir = std::filesystem::canonical(options.trace_dir).string();
+  // --size rows=1024,cols=1024 (repeatable): each name=value replaces one benchmark parameter.
+  for (const auto& sizes : options.sizes) {
+    std::size_t begin = 0;
+    while (begin <= sizes.size()) {
+      const auto end = std::min(sizes.find(',', begin), sizes.size());
+      const auto size = sizes.substr(begin, end - begin);
+      const auto equals = size.find('=');
+      AISP_EXPECTS(equals != std::string::npos && equals > 0, "--size wants name=value, not '" + size + "'");
+      std::int64_t value = 0;
+      try {
+        value = std::stoll(size.substr(equals + 1));
+      } catch (const std::exception&) {
+        AISP_EXPECTS(false, "--size " + size + ": the value is not an integer");
+      }
+      config.benchmark_override[size.substr(0, equals)] = value;
+      begin = end + 1;
+    }
   }
   if (options.verify_only) {  // checks only: a token of sampling, enough for the timed-call checks
     config.stopping.min_samples = 3;
@@ -115,6 +130,7 @@ int run_bench(const run_options& options) {
   fail_on_broken_registrations();
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
+  for (const auto& request : requests) (void)benchmark_of(*request.declared, config);  // a bad --size fails before any pair runs
   const auto system = probe_system();
   if (config.expectations_file.empty()) {
     const auto key = hardware_key_of({{"device", to_json(system)}});
@@ -209,6 +225,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
                      "the energy per call and mean power (default 1; 0 = skip)")
       ->check(CLI::Range(0.0, 60.0));
+  command.add_option("--size", options.sizes,
+                     "replace a benchmark parameter, e.g. --size n=1048576 (repeatable; see `bench list-targets` for the names)");
   command.add_option("--expectations", options.expectations_file,
                      "mark each speedup met/regressed/improved against this file (default: expectations/<hardware>.json "
                      "when it exists; see `bench expectations`)");

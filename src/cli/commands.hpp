@@ -23,6 +23,7 @@ void add_bench_peak_command(CLI::App& bench, outcome& result);
 void add_bench_roofline_command(CLI::App& bench, outcome& result);
 void add_bench_history_commands(CLI::App& bench, outcome& result);
 void add_bench_analysis_commands(CLI::App& bench, outcome& result);
+void add_bench_scaling_command(CLI::App& bench, outcome& result);
 // Exits 2 (contract_error) when any pair file breaks the benchmark contract.
 void fail_on_broken_registrations();
 

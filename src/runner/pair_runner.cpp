@@ -131,8 +131,9 @@ void mark_verification(pair_result& result, std::vector<variant_slot>& slots, co
 }
 
 // V3: the declared minimum bytes can never exceed every buffer moved once.
-void check_declared_work(const pair& declared, const work_amount& work, std::vector<check_result>& checks) {
-  const double buffer_bytes = declared.buffer_bytes(declared.benchmark_workload());
+void check_declared_work(const pair& declared, const workload& benchmark, const work_amount& work,
+                         std::vector<check_result>& checks) {
+  const double buffer_bytes = declared.buffer_bytes(benchmark);
   add_check(checks, verify::checks::declared_work, "baseline", work.bytes <= buffer_bytes * 1.001,
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }
@@ -182,6 +183,17 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
 
 }  // namespace
 
+workload benchmark_of(const pair& declared, const run_config& config) {
+  workload work = declared.benchmark_workload();
+  for (const auto& [name, value] : config.benchmark_override) {
+    AISP_EXPECTS(work.params.count(name) > 0, declared.target() + " has no benchmark parameter '" + name + "' (it has " +
+                                                  work.describe() + ")");
+    AISP_EXPECTS(value > 0, "--size " + name + " must be positive");
+    work.params[name] = value;
+  }
+  return work;
+}
+
 pair_result run_pair(const pair_request& request, const run_config& config,
                      const device_availability& device, const progress_fn& progress) {
   const pair& declared = *request.declared;
@@ -190,7 +202,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   result.target = declared.target();
   result.backend = declared.where() == backend::cuda ? "cuda" : "host";
   result.mode = declared.where() == backend::cuda ? std::string(timing_mode_name(config.mode)) : "host";
-  result.benchmark = declared.benchmark_workload();
+  result.benchmark = benchmark_of(declared, config);
   result.work = declared.work_of()(result.benchmark);
   result.aa_test = config.aa_test;
   result.tags = declared.tags();
@@ -205,7 +217,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   const judge_scope scope{declared, config, pair_dir, result.checks};
   const std::string config_before = config_fingerprint(config);
   try {
-    check_declared_work(declared, result.work, result.checks);
+    check_declared_work(declared, result.benchmark, result.work, result.checks);
     check_build_symmetry(config, result.checks);
     start_workers(declared, slots, config, pair_dir);
     for (const auto& slot : slots) {

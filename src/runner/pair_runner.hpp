@@ -28,6 +28,10 @@ struct device_availability {
 
 using progress_fn = std::function<void(const std::string& line)>;
 
+// The pair's benchmark workload with the run's --size overrides applied; contract_error when an
+// override names a parameter the pair does not have.
+[[nodiscard]] workload benchmark_of(const pair& declared, const run_config& config);
+
 [[nodiscard]] pair_result run_pair(const pair_request& request, const run_config& config,
                                    const device_availability& device, const progress_fn& progress);
 

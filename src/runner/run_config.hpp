@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "harness/timing.hpp"
@@ -34,6 +35,7 @@ struct run_config {
   std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
   double energy_window_s = 1.0;   // per worker after sampling, for the energy per call; 0 = none
   std::string expectations_file;  // each speedup is marked met/regressed/improved against it; "" = none
+  std::map<std::string, std::int64_t> benchmark_override;  // --size n=...: replaces these benchmark parameters
 };
 
 }  // namespace aisp

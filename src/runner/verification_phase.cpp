@@ -5,6 +5,7 @@
 #include "aisp/check.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/pair_runner.hpp"
 #include "runner/worker_protocol.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -108,7 +109,7 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
 }
 
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {
-  const auto work = protocol::workload_to_json(scope.declared.benchmark_workload());
+  const auto work = protocol::workload_to_json(benchmark_of(scope.declared, scope.config));
   for (auto& slot : slots) {
     const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}}, scope.config.worker_timeout_s);
     const auto& load = reply.at("load");
@@ -126,7 +127,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     if (slot.role == slot_role::baseline) baseline = &slot;
   }
   AISP_EXPECTS(baseline != nullptr, "no baseline slot");
-  const workload& work = scope.declared.benchmark_workload();
+  const workload work = benchmark_of(scope.declared, scope.config);
   const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark");
   check_call_probes(base_call.report, baseline->label, false, scope.checks);
   const auto expected = widen_outputs(scope.declared, base_call.outputs);
