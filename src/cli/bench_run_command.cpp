@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "audit/environment_gate.hpp"
 #include "results/manifest.hpp"
 #include "results/quarantine.hpp"
+#include "results/report_formats.hpp"
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 #include "runner/pair_runner.hpp"
@@ -182,6 +184,11 @@ int run_bench(const run_options& options) {
     save_quarantine(options.quarantine_file, entries);
   }
   std::printf("%s", render_table(suite).c_str());
+  {
+    // The portable copy: results.json (every sample), manifest.json, and this report.
+    std::ofstream report(config.artifacts_dir + "/report.md");
+    report << report_markdown(to_json(suite));
+  }
   std::printf("results: %s\n", outputs.results_path.c_str());
   return suite.any_failed() ? 1 : 0;
 }

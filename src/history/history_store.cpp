@@ -64,9 +64,15 @@ void history_store::migrate() {
 }
 
 std::int64_t history_store::begin_run(const json& header) {
+  sqlite_transaction transaction(db_);
+  const auto id = insert_run(header);
+  transaction.commit();
+  return id;
+}
+
+std::int64_t history_store::insert_run(const json& header) {
   const auto gpus = header.value("device", json::object()).value("gpus", json::array());
   const json gpu = gpus.empty() ? json::object() : gpus[0];
-  sqlite_transaction transaction(db_);
   db_.prepare("INSERT INTO runs(started_at, artifacts_dir, aisp_version, git_sha, gpu_name, gpu_uuid, driver, hardware, state, header_json)"
               " VALUES(?,?,?,?,?,?,?,?,'running',?)")
       .bind(1, header.value("started_at", ""))
@@ -79,13 +85,16 @@ std::int64_t history_store::begin_run(const json& header) {
       .bind(8, hardware_key_of(header))
       .bind(9, header.dump())
       .run();
-  const auto id = db_.last_insert_id();
-  transaction.commit();
-  return id;
+  return db_.last_insert_id();
 }
 
 void history_store::add_pair(std::int64_t run, const json& pair) {
   sqlite_transaction transaction(db_);
+  insert_pair(run, pair);
+  transaction.commit();
+}
+
+void history_store::insert_pair(std::int64_t run, const json& pair) {
   db_.prepare("INSERT OR REPLACE INTO pairs(run_id, target, status, result_json) VALUES(?,?,?,?)")
       .bind(1, run)
       .bind(2, pair.value("target", ""))
@@ -101,7 +110,6 @@ void history_store::add_pair(std::int64_t run, const json& pair) {
       insert.reset();
     }
   }
-  transaction.commit();
 }
 
 void history_store::finish_run(std::int64_t run, const std::string& state) {
@@ -114,9 +122,11 @@ std::int64_t history_store::ingest(const json& results) {
   if (existing.step()) return existing.integer(0);
   json header = results;
   header.erase("pairs");
-  const auto run = begin_run(header);
-  for (const auto& pair : results.value("pairs", json::array())) add_pair(run, pair);
-  finish_run(run, "complete");
+  sqlite_transaction transaction(db_);  // a whole run or nothing
+  const auto run = insert_run(header);
+  for (const auto& pair : results.value("pairs", json::array())) insert_pair(run, pair);
+  db_.prepare("UPDATE runs SET state='complete' WHERE id=?").bind(1, run).run();
+  transaction.commit();
   return run;
 }
 

@@ -41,6 +41,9 @@ class history_store {
 
  private:
   void migrate();
+  // The statements of begin_run and add_pair, inside a transaction the caller holds.
+  std::int64_t insert_run(const nlohmann::json& header);
+  void insert_pair(std::int64_t run, const nlohmann::json& pair);
   sqlite_db db_;
 };
 

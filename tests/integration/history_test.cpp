@@ -112,6 +112,7 @@ TEST_F(history_pipeline, expectations_are_written_then_met_and_later_runs_are_ma
 
 TEST_F(history_pipeline, reports_in_every_format) {
   const auto results = read_json(dir_ + "/run2/results.json");
+  EXPECT_TRUE(std::filesystem::exists(dir_ + "/run2/report.md")) << "bench run leaves a Markdown report beside results.json";
   const auto md = run_command(aisp() + " bench report --format md --run " + dir_ + "/run2", false);
   ASSERT_EQ(md.exit_code, 0);
   EXPECT_NE(md.output.find("| labs/host:transpose | optimized |"), std::string::npos) << md.output;
