@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "history/history_store.hpp"
+#include "support/json_file.hpp"
 
 namespace aisp {
 
@@ -22,18 +23,11 @@ json load_expectations(const std::string& path, const std::string& hardware) {
 
 void save_expectations(const std::string& path, const json& expectations) {
   if (const auto parent = std::filesystem::path(path).parent_path(); !parent.empty()) std::filesystem::create_directories(parent);
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << expectations.dump(2) << "\n";
-    if (!out.good()) throw history_error("cannot write " + temporary);
-  }
-  std::filesystem::rename(temporary, path);
+  write_json_file(path, expectations, 2);
 }
 
 int update_expectations(json& expectations, const json& results, double min_speedup) {
-  const auto gpus = results.value("device", json::object()).value("gpus", json::array());
-  const json card = gpus.empty() ? json::object() : gpus[0];
+  const json card = primary_gpu(results);
   int written = 0;
   for (const auto& pair : results.value("pairs", json::array())) {
     if (pair.value("status", "") != "pass" || pair.value("flagged", false)) continue;

@@ -37,9 +37,9 @@ json without_samples(json pair) {
 }  // namespace
 
 std::string hardware_key_of(const json& results) {
-  const auto gpus = results.value("device", json::object()).value("gpus", json::array());
-  if (gpus.empty()) return "host";
-  const auto* sheet = datasheet_for_device(gpus[0].value("name", ""));
+  const auto gpu = primary_gpu(results);
+  if (gpu.empty()) return "host";
+  const auto* sheet = datasheet_for_device(gpu.value("name", ""));
   return sheet != nullptr ? sheet->key : "unknown";
 }
 
@@ -71,8 +71,7 @@ std::int64_t history_store::begin_run(const json& header) {
 }
 
 std::int64_t history_store::insert_run(const json& header) {
-  const auto gpus = header.value("device", json::object()).value("gpus", json::array());
-  const json gpu = gpus.empty() ? json::object() : gpus[0];
+  const json gpu = primary_gpu(header);
   db_.prepare("INSERT INTO runs(started_at, artifacts_dir, aisp_version, git_sha, gpu_name, gpu_uuid, driver, hardware, state, header_json)"
               " VALUES(?,?,?,?,?,?,?,?,'running',?)")
       .bind(1, header.value("started_at", ""))

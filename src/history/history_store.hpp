@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "history/sqlite_db.hpp"
+#include "results/result_json.hpp"  // primary_gpu
 
 namespace aisp {
 

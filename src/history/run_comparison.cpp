@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "stats/summary.hpp"
+
 namespace aisp {
 namespace {
 
@@ -14,8 +16,8 @@ using nlohmann::json;
 constexpr double min_effect = 0.01;
 
 std::string first_gpu(const json& header, const char* key) {
-  const auto gpus = header.value("device", json::object()).value("gpus", json::array());
-  return gpus.empty() ? "host" : gpus[0].value(key, "");
+  const auto gpu = primary_gpu(header);
+  return gpu.empty() ? "host" : gpu.value(key, "");
 }
 
 }  // namespace
@@ -51,11 +53,8 @@ run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int
       change.target = target;
       change.variant = name;
       change.time_ratio = stats::bootstrap_median_ratio(b, a);
-      std::vector<double> sorted_a = a, sorted_b = b;
-      std::nth_element(sorted_a.begin(), sorted_a.begin() + static_cast<std::ptrdiff_t>(sorted_a.size() / 2), sorted_a.end());
-      std::nth_element(sorted_b.begin(), sorted_b.begin() + static_cast<std::ptrdiff_t>(sorted_b.size() / 2), sorted_b.end());
-      change.median_a_s = sorted_a[sorted_a.size() / 2];
-      change.median_b_s = sorted_b[sorted_b.size() / 2];
+      change.median_a_s = stats::summarize(a).median;
+      change.median_b_s = stats::summarize(b).median;
       const auto& r = change.time_ratio;
       change.verdict = r.high < 1 - min_effect ? "faster" : r.low > 1 + min_effect ? "slower" : "unchanged";
       comparison.changes.push_back(change);

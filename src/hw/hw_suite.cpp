@@ -13,6 +13,7 @@
 #include "aisp/check.hpp"
 #include "hw/hw_probes.hpp"
 #include "hw/system_info.hpp"
+#include "support/json_file.hpp"
 
 namespace aisp {
 namespace {
@@ -41,17 +42,6 @@ nlohmann::json read_cache(const std::filesystem::path& file) {
   if (!in) return nlohmann::json::object();
   auto j = nlohmann::json::parse(in, nullptr, false);
   return j.is_object() ? j : nlohmann::json::object();  // a corrupt cache is re-measured, not trusted
-}
-
-void write_cache(const std::filesystem::path& file, const nlohmann::json& j) {
-  std::filesystem::create_directories(file.parent_path());
-  const auto temporary = file.string() + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << j.dump(2) << "\n";
-    AISP_EXPECTS(out.good(), "cannot write the ceilings cache " + temporary);
-  }
-  std::filesystem::rename(temporary, file);
 }
 
 std::string human(double value, const std::string& unit) {
@@ -126,7 +116,8 @@ hw_report run_hw(const std::string& group, int device, bool refresh, const hw_pr
   cache["driver_version"] = report.driver_version;
   cache["probes"] = stored;
   cache["ceilings"] = to_json(report.ceilings);
-  write_cache(file, cache);
+  std::filesystem::create_directories(file.parent_path());
+  write_json_file(file.string(), cache, 2);
   return report;
 }
 

@@ -1,6 +1,7 @@
 #include "profile/chrome_trace.hpp"
 
 #include "support/demangle.hpp"
+#include "support/json_file.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -183,27 +184,10 @@ std::vector<std::string> trace_format_problems(const json& trace) {
 }
 
 void write_chrome_trace(const std::filesystem::path& file, const json& trace) {
-  std::filesystem::path temporary = file;
-  temporary += ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write Chrome trace: cannot open {}", temporary.string()));
-    // Replace invalid UTF-8 (a mangled kernel name) instead of throwing half-way through the file.
-    out << trace.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw std::runtime_error(fmt::format("cannot write Chrome trace: writing {} failed", temporary.string()));
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, file, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw std::runtime_error(fmt::format("cannot write Chrome trace: rename {} to {} failed: {}", temporary.string(),
-                                         file.string(), error.message()));
+  try {
+    write_json_file(file.string(), trace, -1);
+  } catch (const std::runtime_error& error) {
+    throw std::runtime_error(std::string("cannot write Chrome trace: ") + error.what());
   }
 }
 

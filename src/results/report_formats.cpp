@@ -5,24 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "results/result_json.hpp"
+#include "support/markup.hpp"
+
 namespace aisp {
 namespace {
 
 using nlohmann::json;
-
-std::string html_escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\n") == std::string::npos) return text;
@@ -94,7 +83,7 @@ std::string samples_svg(const json& pair) {
     for (double x : series[s].second) counts[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>((x - lo) / (hi - lo) * bins)))]++;
     const int top = *std::max_element(counts.begin(), counts.end());
     const double base = h * static_cast<double>(s + 1);
-    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{}</text>)", w + 8, base - 20, html_escaped(series[s].first));
+    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{}</text>)", w + 8, base - 20, xml_escaped(series[s].first));
     for (int b = 0; b < bins; ++b) {
       const double bar = counts[static_cast<std::size_t>(b)] * (h - 12) / std::max(1, top);
       svg += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="#2471a3"/>)", b * w / bins, base - bar,
@@ -123,8 +112,8 @@ std::string bars_svg(const std::vector<row>& rows, bool speedups) {
     if (speedups)
       svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.0f}" x2="{2:.1f}" y2="{1:.0f}" stroke="black"/>)", r.low / top * w, y + 8,
                          r.high / top * w);
-    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{} {}: {}</text>)", w + 8, y + 12, html_escaped(r.target),
-                       html_escaped(r.variant),
+    svg += fmt::format(R"(<text x="{:.0f}" y="{:.0f}" font-size="11">{} {}: {}</text>)", w + 8, y + 12, xml_escaped(r.target),
+                       xml_escaped(r.variant),
                        speedups ? fmt::format("{:.3f}x [{:.3f}, {:.3f}] {}", r.speedup, r.low, r.high, r.verdict)
                                 : fmt::format("{:.1f}%", r.sol));
   }
@@ -136,9 +125,7 @@ std::string bars_svg(const std::vector<row>& rows, bool speedups) {
 
 std::string report_markdown(const json& results) {
   std::string md = fmt::format("# aisp results — {}\n\nCard: {}. Mode: {}. aisp {}.\n\n", results.value("started_at", ""),
-                               results.value("device", json::object()).value("gpus", json::array()).empty()
-                                   ? "host only"
-                                   : results["device"]["gpus"][0].value("name", "?"),
+                               primary_gpu(results).value("name", "host only"),
                                results.value("config", json::object()).value("mode", "?"), results.value("aisp_version", ""));
   md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | samples |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -164,19 +151,19 @@ std::string report_html(const json& results) {
   std::string html = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>aisp results</title>\n"
                      "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
                      "padding:3px 8px;text-align:left}</style>\n</head>\n<body>\n";
-  html += "<h1>aisp results " + html_escaped(results.value("started_at", "")) + "</h1>\n<h2>Speedups (95% CI)</h2>\n" +
+  html += "<h1>aisp results " + xml_escaped(results.value("started_at", "")) + "</h1>\n<h2>Speedups (95% CI)</h2>\n" +
           bars_svg(rows, true) + "\n<h2>Share of the memory ceiling (SOL %)</h2>\n" + bars_svg(rows, false) + "\n<h2>Table</h2>\n<table>\n";
   html += "<tr><th>target</th><th>variant</th><th>status</th><th>median (µs)</th><th>speedup</th><th>verdict</th><th>expectation</th>"
           "<th>GB/s</th><th>SOL %</th></tr>\n";
   for (const auto& r : rows) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td></tr>\n",
-                        html_escaped(r.target), html_escaped(r.variant), r.status, r.median_us,
+                        xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us,
                         r.speedup > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "", r.verdict,
                         r.expectation, r.gbps, r.sol);
   }
   html += "</table>\n<h2>Sample distributions</h2>\n";
   for (const auto& p : results.value("pairs", json::array())) {
-    html += "<h3>" + html_escaped(p.value("target", "")) + "</h3>\n" + samples_svg(p) + "\n";
+    html += "<h3>" + xml_escaped(p.value("target", "")) + "</h3>\n" + samples_svg(p) + "\n";
   }
   // The data, embedded: "</" is escaped so no string in it can close the script element.
   std::string data = results.dump();

@@ -119,15 +119,9 @@ json to_json(const suite_result& suite) {
           {"pairs", pairs}};
 }
 
-void write_json_file(const std::string& path, const json& document) {
-  const std::string temporary = path + ".tmp";
-  {
-    std::ofstream file(temporary);
-    AISP_EXPECTS(file.good(), "cannot write " + temporary);
-    file << document.dump(1) << '\n';
-    AISP_EXPECTS(file.good(), "failed writing " + temporary);
-  }
-  AISP_EXPECTS(std::rename(temporary.c_str(), path.c_str()) == 0, "cannot rename " + temporary + " to " + path);
+nlohmann::json primary_gpu(const nlohmann::json& results) {
+  const auto gpus = results.value("device", nlohmann::json::object()).value("gpus", nlohmann::json::array());
+  return gpus.empty() ? nlohmann::json::object() : gpus[0];
 }
 
 nlohmann::json read_results_document(const std::string& run) {

@@ -6,15 +6,17 @@
 #include <nlohmann/json.hpp>
 
 #include "results/pair_result.hpp"
+#include "support/json_file.hpp"  // write_json_file
 
 namespace aisp {
 
 [[nodiscard]] nlohmann::json to_json(const pair_result& result);
 [[nodiscard]] nlohmann::json to_json(const suite_result& suite);
-// Writes atomically (temporary file, then rename), so a crash never leaves half a file.
-void write_json_file(const std::string& path, const nlohmann::json& document);
 // A run's results document from its artifacts folder or its results.json; contract_error (one
 // line) when it is missing, truncated or not aisp's.
 [[nodiscard]] nlohmann::json read_results_document(const std::string& run);
+// The GPU a results document (or run header) was measured on: the first entry of
+// `device.gpus`, or an empty object on a host without one.
+[[nodiscard]] nlohmann::json primary_gpu(const nlohmann::json& results);
 
 }  // namespace aisp

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "support/markup.hpp"
 
 namespace aisp {
 namespace {
@@ -22,18 +23,6 @@ double px(double intensity) {
 double py(double flops) {
   const double clamped = std::clamp(flops, y_min, y_max);
   return plot_bottom - (std::log10(clamped) - std::log10(y_min)) / (std::log10(y_max) - std::log10(y_min)) * (plot_bottom - plot_top);
-}
-
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
 }
 
 struct bar {
@@ -65,7 +54,7 @@ std::string roofline_svg(const nlohmann::json& results) {
       if (intensity > 0 && flops > 0) {
         points += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="5" class="point"/><text x="{:.1f}" y="{:.1f}" class="label">{}</text>)"
                               "\n",
-                              px(intensity), py(flops), px(intensity) + 8, py(flops) - 6, escaped(label));
+                              px(intensity), py(flops), px(intensity) + 8, py(flops) - 6, xml_escaped(label));
       } else {
         bars.push_back({label, v.value("sol_memory_pct", 0.0)});
       }
@@ -79,8 +68,8 @@ std::string roofline_svg(const nlohmann::json& results) {
       ".point{{fill:#2471a3}} .label{{font:11px sans-serif}} .title{{font:bold 14px sans-serif}} .bar{{fill:#27ae60}}</style>\n"
       R"(<text x="{:.0f}" y="24" class="title">Roofline: {} ceilings ({})</text>)"
       "\n",
-      width, height, width, height, plot_left, escaped(ceilings.value("source", "no")),
-      escaped(results.value("started_at", "")));
+      width, height, width, height, plot_left, xml_escaped(ceilings.value("source", "no")),
+      xml_escaped(results.value("started_at", "")));
   for (int decade = -2; decade <= 3; ++decade) {
     const double x = px(std::pow(10.0, decade));
     svg += fmt::format(R"(<line x1="{0:.1f}" y1="{1:.0f}" x2="{0:.1f}" y2="{2:.0f}" class="grid"/><text x="{0:.1f}" y="{3:.0f}" class="label">1e{4}</text>)"
@@ -118,7 +107,7 @@ std::string roofline_svg(const nlohmann::json& results) {
     const double length = std::clamp(bars[i].sol, 0.0, 120.0) * 3.0;
     svg += fmt::format(R"(<rect x="{:.0f}" y="{:.0f}" width="{:.1f}" height="16" class="bar"/><text x="{:.1f}" y="{:.0f}" class="label">{:.0f}% {}</text>)"
                        "\n",
-                       plot_left, y, length, plot_left + length + 6, y + 12, bars[i].sol, escaped(bars[i].label));
+                       plot_left, y, length, plot_left + length + 6, y + 12, bars[i].sol, xml_escaped(bars[i].label));
   }
   svg += "</svg>\n";
   return svg;
