@@ -55,6 +55,11 @@ struct variant {
   stage_fn setup;       // untimed, optional: handles, plans; must not touch outputs
   stage_fn teardown;    // optional: releases what setup made
   std::string library;  // the vendor library whose kernels it runs ("cuBLAS"); "" = own kernels (X6)
+  // A variant that computes in another precision than the baseline declares it ("bf16 inputs,
+  // fp32 accumulate") and the tolerance its outputs are held to, with the reason. Reports show
+  // the change; verification of this variant uses this tolerance instead of the pair's.
+  std::string precision;
+  std::optional<tolerance> precision_tolerance;
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;

@@ -62,6 +62,14 @@ json audit_pair(const pair& p) {
     tolerances.push_back({{"output", spec.name}, {"dtype", dtype_name(spec.type)}, {"rtol", tol.rtol}, {"atol", tol.atol},
                           {"max_rel_l2", tol.max_rel_l2}, {"overridden", p.tolerance_of().has_value()}, {"reason", tol.reason}});
   }
+  json variants = json::array();
+  for (const auto& v : p.variants()) {
+    json entry = {{"name", v.name}, {"summary", v.summary}, {"library", v.library}, {"precision", v.precision}};
+    if (v.precision_tolerance)
+      entry["tolerance"] = {{"rtol", v.precision_tolerance->rtol}, {"atol", v.precision_tolerance->atol},
+                            {"max_rel_l2", v.precision_tolerance->max_rel_l2}, {"reason", v.precision_tolerance->reason}};
+    variants.push_back(std::move(entry));
+  }
   std::vector<std::string> gaps;
   if (validation.empty()) gaps.push_back("no validation size");
   if (held_out.empty()) gaps.push_back("no held-out size (V8)");
@@ -70,7 +78,7 @@ json audit_pair(const pair& p) {
   return {{"target", p.target()}, {"backend", backend_name(p)}, {"reference", static_cast<bool>(p.reference_of())},
           {"validation_sizes", validation}, {"held_out_sizes", held_out}, {"benchmark_size", bench.describe()},
           {"declared_bytes", work.bytes}, {"declared_flops", work.flops}, {"buffer_bytes", buffer_bytes},
-          {"tolerances", tolerances}, {"exact_math", p.is_exact_math()}, {"compliant", gaps.empty()}, {"gaps", gaps}};
+          {"tolerances", tolerances}, {"variants", variants}, {"exact_math", p.is_exact_math()}, {"compliant", gaps.empty()}, {"gaps", gaps}};
 }
 
 int audit(const std::vector<std::string>& targets, bool as_json) {

@@ -113,7 +113,7 @@ pair& pair::add_variant(variant v) {
   return *this;
 }
 pair& pair::add_variant(std::string name, std::string what_changed, stage_fn run) {
-  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}});
+  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}, {}, {}});
 }
 
 const workload& pair::benchmark_workload() const {
@@ -171,11 +171,19 @@ void pair::validate() const {
     gap("no output buffer");
   bool has_baseline = false;
   bool has_optimized = false;
+  int peers = 0;
   for (const auto& v : variants_) {
     if (!v.run) gap("variant " + v.name + " has no run()");
     if (v.name == "baseline") has_baseline = true;
     else if (v.name == "optimized" || v.name.starts_with("optimized_")) has_optimized = true;
-    else gap("variant name '" + v.name + "' is not baseline, optimized or optimized_<step>");
+    else if (v.name.starts_with("peer_")) {
+      if (v.library.empty()) gap("peer variant " + v.name + " must declare the library it runs");
+      if (++peers > 1) gap("at most one peer variant");
+    } else gap("variant name '" + v.name + "' is not baseline, optimized, optimized_<step> or peer_<library>");
+    if (!v.precision.empty() && (!v.precision_tolerance || v.precision_tolerance->reason.empty()))
+      gap("variant " + v.name + " declares precision '" + v.precision + "' but no precision_tolerance with a reason");
+    if (v.precision_tolerance && v.precision.empty())
+      gap("variant " + v.name + " has a precision_tolerance but declares no precision change");
   }
   if (!has_baseline) gap("no baseline variant");
   if (!has_optimized) gap("no optimized variant");

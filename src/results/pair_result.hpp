@@ -31,6 +31,8 @@ struct check_result {
 struct variant_result {
   std::string name;
   std::string summary;
+  std::string precision;  // declared precision change against the baseline ("" = same as baseline)
+  std::string library;    // declared vendor library ("" = own kernels)
   std::vector<sample_record> samples;
   stats::sample_summary stats;
   stats::interval median_ci;
@@ -53,6 +55,9 @@ struct variant_result {
   double energy_window_power_w = 0;               // the window's mean power
   double energy_window_s = 0;
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
+  // peer median over this variant's median, with its CI: 1.0 = as fast as the pair's peer
+  // variant (a vendor library, measured in the same run, interleaved); absent without a peer.
+  std::optional<stats::ratio_estimate> vs_peer;
 };
 
 struct speedup_result {

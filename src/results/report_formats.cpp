@@ -29,8 +29,9 @@ const json* find_speedup(const json& pair, const std::string& variant) {
 
 // One row per variant (twin excluded): the shared shape of the Markdown and CSV tables.
 struct row {
-  std::string target, variant, status, verdict, expectation;
-  double median_us = 0, speedup = 0, low = 0, high = 0, gbps = 0, sol = 0;
+  std::string target, variant, status, verdict, expectation, precision;
+  double median_us = 0, speedup = 0, low = 0, high = 0, gbps = 0, sol = 0, tflops = 0;
+  double peer = 0, peer_low = 0, peer_high = 0;  // share of the pair's peer variant; 0 without one
   int samples = 0;
 };
 
@@ -47,6 +48,13 @@ std::vector<row> rows_of(const json& results) {
       r.median_us = v.value("median_s", 0.0) * 1e6;
       r.gbps = v.value("achieved_bytes_per_s", 0.0) / 1e9;
       r.sol = v.value("sol_memory_pct", 0.0);
+      r.tflops = v.value("achieved_flops_per_s", 0.0) / 1e12;
+      r.precision = v.value("precision", "");
+      if (const auto peer = v.find("vs_peer"); peer != v.end() && peer->is_object()) {
+        r.peer = peer->value("point", 0.0);
+        r.peer_low = peer->value("low", 0.0);
+        r.peer_high = peer->value("high", 0.0);
+      }
       r.samples = v.value("sample_count", 0);
       if (const auto* s = find_speedup(p, name)) {
         r.speedup = (*s)["speedup"].value("point", 0.0);
@@ -123,25 +131,37 @@ std::string bars_svg(const std::vector<row>& rows, bool speedups) {
 
 }  // namespace
 
+std::string peer_cell(const row& r) {
+  return r.peer > 0 ? fmt::format("{:.0f}% [{:.0f}, {:.0f}]", 100 * r.peer, 100 * r.peer_low, 100 * r.peer_high) : "—";
+}
+
 std::string report_markdown(const json& results) {
   std::string md = fmt::format("# aisp results — {}\n\nCard: {}. Mode: {}. aisp {}.\n\n", results.value("started_at", ""),
                                primary_gpu(results).value("name", "host only"),
                                results.value("config", json::object()).value("mode", "?"), results.value("aisp_version", ""));
-  md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | samples |\n";
-  md += "|---|---|---|---|---|---|---|---|---|---|\n";
+  md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | TFLOP/s | vs peer | samples |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string precision_notes;
   for (const auto& r : rows_of(results)) {
-    md += fmt::format("| {} | {} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {} |\n", r.target, r.variant, r.status,
-                      r.median_us, r.speedup > 0 ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "—",
-                      r.verdict.empty() ? "—" : r.verdict, r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.samples);
+    md += fmt::format("| {} | {}{} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} |\n", r.target, r.variant,
+                      r.precision.empty() ? "" : " *", r.status, r.median_us,
+                      r.speedup > 0 ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "—",
+                      r.verdict.empty() ? "—" : r.verdict, r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops,
+                      peer_cell(r), r.samples);
+    if (!r.precision.empty()) precision_notes += fmt::format("- {} {}: declared precision change: {}\n", r.target, r.variant, r.precision);
   }
+  if (!precision_notes.empty()) md += "\n\\* " + std::string("declared precision changes, verified with their own tolerance:\n\n") + precision_notes;
   return md;
 }
 
 std::string report_csv(const json& results) {
-  std::string csv = "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples\n";
+  std::string csv =
+      "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
+      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision\n";
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{}\n", csv_field(r.target), csv_field(r.variant),
-                       r.status, r.median_us, r.speedup, r.low, r.high, r.verdict, r.expectation, r.gbps, r.sol, r.samples);
+    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{}\n", csv_field(r.target),
+                       csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict, r.expectation, r.gbps, r.sol,
+                       r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision));
   }
   return csv;
 }
@@ -154,12 +174,13 @@ std::string report_html(const json& results) {
   html += "<h1>aisp results " + xml_escaped(results.value("started_at", "")) + "</h1>\n<h2>Speedups (95% CI)</h2>\n" +
           bars_svg(rows, true) + "\n<h2>Share of the memory ceiling (SOL %)</h2>\n" + bars_svg(rows, false) + "\n<h2>Table</h2>\n<table>\n";
   html += "<tr><th>target</th><th>variant</th><th>status</th><th>median (µs)</th><th>speedup</th><th>verdict</th><th>expectation</th>"
-          "<th>GB/s</th><th>SOL %</th></tr>\n";
+          "<th>GB/s</th><th>SOL %</th><th>TFLOP/s</th><th>vs peer</th><th>precision</th></tr>\n";
   for (const auto& r : rows) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td></tr>\n",
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td>"
+                        "<td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
                         xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us,
                         r.speedup > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "", r.verdict,
-                        r.expectation, r.gbps, r.sol);
+                        r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision));
   }
   html += "</table>\n<h2>Sample distributions</h2>\n";
   for (const auto& p : results.value("pairs", json::array())) {

@@ -26,6 +26,9 @@ json to_json(const variant_result& v) {
   return {
       {"name", v.name},
       {"summary", v.summary},
+      {"precision", v.precision},
+      {"library", v.library},
+      {"vs_peer", v.vs_peer ? to_json(*v.vs_peer) : json(nullptr)},
       {"verified", v.verified},
       {"stop_reason", v.stop_reason},
       {"sample_count", v.stats.count},

@@ -42,6 +42,19 @@ std::string verified_text(const pair_result& result, const variant_result* v) {
   return "no";
 }
 
+// "72% [70, 74]" of the pair's peer (a vendor library measured in the same run).
+std::string peer_text(const variant_result* v) {
+  if (v == nullptr || !v->vs_peer) return "-";
+  return fmt::format("{:.0f}% [{:.0f}, {:.0f}]", 100 * v->vs_peer->point, 100 * v->vs_peer->low, 100 * v->vs_peer->high);
+}
+
+bool any_peer(const suite_result& suite) {
+  for (const auto& p : suite.pairs)
+    for (const auto& v : p.variants)
+      if (v.vs_peer) return true;
+  return false;
+}
+
 std::size_t display_width(const std::string& text) {
   std::size_t width = 0;
   for (unsigned char c : text) width += (c & 0xC0) != 0x80;  // count UTF-8 code points
@@ -60,14 +73,20 @@ std::string render_table(const suite_result& suite) {
   std::vector<row> rows = {{"target", "variant", "baseline", "candidate", "speedup [95% CI]",
                             "verdict", "verified", "GB/s base→cand (SOL)"}};
   std::vector<std::string> notes;
+  const bool with_peer = any_peer(suite);
+  if (with_peer) rows.front().push_back("vs peer");
+  const auto add_row = [&](row r, const variant_result* v) {
+    if (with_peer) r.push_back(peer_text(v));
+    rows.push_back(std::move(r));
+  };
   for (const auto& p : suite.pairs) {
     if (p.status == "skip") {
-      rows.push_back({p.target, "-", "-", "-", "-", "skipped", "-", "-"});
+      add_row({p.target, "-", "-", "-", "-", "skipped", "-", "-"}, nullptr);
       notes.push_back(p.target + " skipped: " + p.message);
       continue;
     }
     if (p.status == "fail" && p.failure_kind != "verify") {
-      rows.push_back({p.target, "-", "-", "-", "-", "FAIL(" + p.failure_kind + ")", "-", "-"});
+      add_row({p.target, "-", "-", "-", "-", "FAIL(" + p.failure_kind + ")", "-", "-"}, nullptr);
       notes.push_back(p.target + " failed (" + p.failure_kind + "): " + p.message);
       continue;
     }
@@ -75,14 +94,20 @@ std::string render_table(const suite_result& suite) {
     if (p.speedups.empty()) {  // bench verify: checks only, no timing claims
       for (const auto& v : p.variants) {
         if (v.name == "baseline_twin") continue;
-        rows.push_back({p.target, v.name, "-", "-", "-", p.flagged ? "flagged" : "checked", verified_text(p, &v), "-"});
+        add_row({p.target, v.name, "-", "-", "-", p.flagged ? "flagged" : "checked", verified_text(p, &v), "-"}, &v);
       }
     }
     for (const auto& s : p.speedups) {
       const auto* cand = find_variant(p, s.variant);
-      rows.push_back({p.target, s.variant, median_iqr(base), median_iqr(cand),
-                      fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.speedup.point, s.speedup.low, s.speedup.high),
-                      s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)});
+      add_row({p.target, s.variant + (cand != nullptr && !cand->precision.empty() ? " *" : ""), median_iqr(base),
+               median_iqr(cand), fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.speedup.point, s.speedup.low, s.speedup.high),
+               s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)},
+              cand);
+    }
+    if (with_peer && base != nullptr && base->vs_peer)
+      notes.push_back(p.target + " baseline: " + peer_text(base) + " of the peer");
+    for (const auto& v : p.variants) {
+      if (!v.precision.empty()) notes.push_back(p.target + " " + v.name + " * declared precision change: " + v.precision);
     }
     for (const auto& check : p.checks) {
       if (!check.passed) notes.push_back(p.target + " " + check.variant + " " + check.check + ": " + check.detail);

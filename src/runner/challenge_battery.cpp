@@ -150,7 +150,7 @@ void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
       for (const auto& v : fingerprint.at("probe_values").at(spec.name)) values.push_back(v.is_number() ? v.get<double>() : NAN);
       const auto& truth = expected.at(spec.name);
       const auto positions = probe_positions(seed, truth.size(), timed_call_probes);
-      const auto tol = verify::effective_tolerance(scope.declared, spec.type);
+      const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
       for (std::size_t j = 0; j < positions.size() && j < values.size() && problem.empty(); ++j) {
         const double want = truth[positions[j]];
         if (!(std::abs(values[j] - want) <= tol.atol + tol.rtol * std::abs(want)))

@@ -57,7 +57,7 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
   bool all_passed = true;
   for (const auto& spec : declared.buffers()) {
     if (spec.role != buffer_role::output) continue;
-    const auto tol = forced != nullptr ? *forced : verify::effective_tolerance(declared, spec.type);
+    const auto tol = forced != nullptr ? *forced : verify::effective_tolerance(declared, spec.type, variant);
     const auto& raw = actual.at(spec.name);
     const auto& truth = expected.find(spec.name)->second;
     const auto outcome = verify::compare_output(spec.name, spec.type, raw, truth, tol);

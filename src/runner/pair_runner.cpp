@@ -45,6 +45,8 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
     slot.rule = stats::stopping_rule(config.stopping);
     slot.result.name = slot.label;
     slot.result.summary = runs.summary;
+    slot.result.precision = runs.precision;
+    slot.result.library = runs.library;
     slots.push_back(std::move(slot));
   };
   const variant& baseline = declared.find_variant("baseline");
@@ -82,7 +84,23 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
   }
 }
 
-void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots, const run_config& config) {
+// Note [peer ratio]: a pair may carry one vendor-library variant (peer_<library>), timed in the
+// same run and interleaved like every variant. Each variant's ratio to it is the peer's median
+// over the variant's, with a bootstrap CI: 0.72 reads "72% of cuBLAS".
+void record_peer_ratios(std::vector<variant_slot>& slots, const stats::bootstrap_config& bootstrap) {
+  const variant_slot* peer = nullptr;
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::candidate && slot.label.starts_with("peer_")) peer = &slot;
+  }
+  if (peer == nullptr || peer->result.samples.empty()) return;
+  const auto peer_times = durations_of(*peer);
+  for (auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin || &slot == peer || slot.result.samples.empty()) continue;
+    slot.result.vs_peer = stats::bootstrap_median_ratio(peer_times, durations_of(slot), bootstrap);
+  }
+}
+
+void decide_verdicts(pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
   const variant_slot* baseline = nullptr;
   const variant_slot* twin = nullptr;
   for (const auto& slot : slots) {
@@ -108,6 +126,7 @@ void decide_verdicts(pair_result& result, const std::vector<variant_slot>& slots
                                 : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
     result.speedups.push_back(speedup);
   }
+  record_peer_ratios(slots, bootstrap);
 }
 
 // Under the gate (the default) a failed check fails the pair and voids its verdicts; under

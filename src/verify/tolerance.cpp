@@ -20,4 +20,11 @@ tolerance effective_tolerance(const pair& declared, dtype output_type) {
   return default_tolerance(output_type);
 }
 
+tolerance effective_tolerance(const pair& declared, dtype output_type, std::string_view variant_name) {
+  for (const auto& v : declared.variants()) {
+    if (v.name == variant_name && v.precision_tolerance) return *v.precision_tolerance;
+  }
+  return effective_tolerance(declared, output_type);
+}
+
 }  // namespace aisp::verify

@@ -1,0 +1,132 @@
+// What a variant declares beyond its code: a precision change (held to its own tolerance) and a
+// vendor-library peer (every variant's ratio to it shown in every view).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "aisp/check.hpp"
+#include "aisp/pair.hpp"
+#include "results/report_formats.hpp"
+#include "results/result_json.hpp"
+#include "results/terminal_table.hpp"
+#include "verify/tolerance.hpp"
+
+namespace {
+
+using aisp::dtype;
+
+aisp::pair base_pair() {
+  const auto count = [](const aisp::workload& w) { return w.get("n"); };
+  return aisp::pair("ch01:gemm")
+      .benchmark_size({{"n", 64}})
+      .validation_size({{"n", 7}})
+      .held_out_size({{"n", 9}})
+      .input("x", dtype::f32, count)
+      .output("y", dtype::f32, count)
+      .work([](const aisp::workload&) { return aisp::work_amount{1, 0}; })
+      .reference([](aisp::reference_io&) {})
+      .add_variant("baseline", "fp32", [](aisp::run_context&) {});
+}
+
+aisp::variant bf16_variant() {
+  aisp::variant v;
+  v.name = "optimized";
+  v.summary = "bf16 tensor cores";
+  v.run = [](aisp::run_context&) {};
+  v.library = "cuBLAS";
+  v.precision = "bf16 inputs, fp32 accumulate";
+  v.precision_tolerance = aisp::tolerance{.rtol = 0, .atol = 0.05, .max_rel_l2 = 1e-2, .reason = "bf16 rounding of inputs"};
+  return v;
+}
+
+TEST(precision_change, a_declared_variant_is_held_to_its_own_tolerance_and_the_others_to_the_pairs) {
+  auto declared = base_pair().add_variant(bf16_variant());
+  declared.validate();
+  EXPECT_EQ(aisp::verify::effective_tolerance(declared, dtype::f32, "optimized").atol, 0.05);
+  EXPECT_EQ(aisp::verify::effective_tolerance(declared, dtype::f32, "baseline").rtol, 1e-5);
+  EXPECT_EQ(aisp::verify::effective_tolerance(declared, dtype::f32, "baseline_twin").rtol, 1e-5);
+}
+
+TEST(precision_change, without_a_tolerance_and_its_reason_is_a_contract_gap) {
+  auto v = bf16_variant();
+  v.precision_tolerance.reset();
+  auto missing = base_pair().add_variant(v);
+  EXPECT_THROW(missing.validate(), aisp::contract_error);
+  v = bf16_variant();
+  v.precision_tolerance->reason.clear();
+  auto unexplained = base_pair().add_variant(v);
+  EXPECT_THROW(unexplained.validate(), aisp::contract_error);
+  v = bf16_variant();
+  v.precision.clear();
+  auto undeclared = base_pair().add_variant(v);
+  EXPECT_THROW(undeclared.validate(), aisp::contract_error);
+}
+
+TEST(peer_variant, must_name_its_library_and_only_one_is_allowed) {
+  aisp::variant peer;
+  peer.name = "peer_cublas";
+  peer.summary = "cuBLAS";
+  peer.run = [](aisp::run_context&) {};
+  auto nameless = base_pair().add_variant("optimized", "o", [](aisp::run_context&) {}).add_variant(peer);
+  try {
+    nameless.validate();
+    FAIL() << "a peer without a library passed";
+  } catch (const aisp::contract_error& e) {
+    EXPECT_NE(std::string(e.what()).find("must declare the library"), std::string::npos) << e.what();
+  }
+  peer.library = "cuBLAS";
+  auto one = base_pair().add_variant("optimized", "o", [](aisp::run_context&) {}).add_variant(peer);
+  EXPECT_NO_THROW(one.validate());
+  auto second = peer;
+  second.name = "peer_cutlass";
+  auto two = base_pair().add_variant("optimized", "o", [](aisp::run_context&) {}).add_variant(peer).add_variant(second);
+  EXPECT_THROW(two.validate(), aisp::contract_error);
+}
+
+aisp::suite_result suite_with_peer() {
+  aisp::suite_result suite;
+  suite.config = nlohmann::json::object();
+  suite.device = nlohmann::json::object();
+  aisp::pair_result p;
+  p.target = "ch09:sgemm";
+  for (const auto* name : {"baseline", "optimized", "peer_cublas"}) {
+    aisp::variant_result v;
+    v.name = name;
+    v.stats.count = 10;
+    v.stats.median = 1e-3;
+    p.variants.push_back(v);
+  }
+  p.variants[0].vs_peer = aisp::stats::ratio_estimate{.point = 0.02, .low = 0.019, .high = 0.021};
+  p.variants[1].vs_peer = aisp::stats::ratio_estimate{.point = 0.72, .low = 0.70, .high = 0.74};
+  p.variants[1].precision = "bf16 inputs, fp32 accumulate";
+  for (const auto* name : {"optimized", "peer_cublas"}) {
+    aisp::speedup_result s;
+    s.variant = name;
+    s.speedup = {.point = 36, .low = 35, .high = 37};
+    s.verdict = "faster";
+    p.speedups.push_back(s);
+  }
+  suite.pairs.push_back(p);
+  return suite;
+}
+
+TEST(peer_variant, every_view_shows_the_share_of_the_peer_and_the_precision_change) {
+  const auto suite = suite_with_peer();
+  const auto table = aisp::render_table(suite);
+  EXPECT_NE(table.find("vs peer"), std::string::npos) << table;
+  EXPECT_NE(table.find("72% [70, 74]"), std::string::npos) << table;
+  EXPECT_NE(table.find("baseline: 2% [2, 2] of the peer"), std::string::npos) << table;
+  EXPECT_NE(table.find("declared precision change: bf16 inputs"), std::string::npos) << table;
+
+  const auto document = aisp::to_json(suite);
+  const auto md = aisp::report_markdown(document);
+  EXPECT_NE(md.find("72% [70, 74]"), std::string::npos) << md;
+  EXPECT_NE(md.find("| optimized * |"), std::string::npos) << md;
+  EXPECT_NE(md.find("declared precision change: bf16 inputs"), std::string::npos) << md;
+  const auto csv = aisp::report_csv(document);
+  EXPECT_NE(csv.find("vs_peer"), std::string::npos);
+  EXPECT_NE(csv.find("0.7200,0.7000,0.7400,\"bf16 inputs, fp32 accumulate\""), std::string::npos) << csv;
+  EXPECT_EQ(document["pairs"][0]["variants"][2]["vs_peer"], nullptr);
+}
+
+}  // namespace
