@@ -48,6 +48,7 @@ struct run_options {
   bool aa_test = false;
   bool quiet = false;
   bool verify_only = false;
+  bool small_sizes_only = false;
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
@@ -90,6 +91,7 @@ run_config make_config(const run_options& options) {
   config.aa_test = options.aa_test;
   config.phase = parse_phase(options.phase);
   config.verify_only = options.verify_only;
+  config.small_sizes_only = options.small_sizes_only;
   config.golden_file = options.golden_file;
   config.update_goldens = options.update_goldens;
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
@@ -273,6 +275,9 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   auto verify_options = std::make_shared<run_options>();
   verify_options->verify_only = true;
   add_shared_options(*verify, *verify_options);
+  verify->add_flag("--small-sizes-only", verify_options->small_sizes_only,
+                   "stop after the validation and held-out sizes and the challenge battery: no benchmark-size call. "
+                   "For tools that slow every kernel down, e.g. scripts/sanitize.sh (compute-sanitizer memcheck, racecheck)");
   verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options); });
 }
 

@@ -200,6 +200,26 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
   }
 }
 
+// The benchmark size: load, sample interleaved, energy window, the full-size comparison with the
+// baseline, the sampling and timeline checks and SOL.
+void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vector<variant_slot>& slots,
+                        const device_availability& device, const progress_fn& progress) {
+  const pair& declared = scope.declared;
+  const run_config& config = scope.config;
+  load_benchmark(scope, slots);
+  progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
+  run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
+  measure_energy(slots, config, device.read_telemetry);
+  verify_against_baseline(scope, slots);
+  for (auto& slot : slots) {
+    summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
+    if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
+    check_device_timeline(declared, slot, result.checks);
+    if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
+  }
+  if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
+}
+
 }  // namespace
 
 workload benchmark_of(const pair& declared, const run_config& config) {
@@ -246,18 +266,8 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
                          declared.workloads().size() - 1));
     verify_small_sizes(scope, slots);
-    load_benchmark(scope, slots);
-    progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
-    run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
-    measure_energy(slots, config, device.read_telemetry);
-    verify_against_baseline(scope, slots);
-    for (auto& slot : slots) {
-      summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
-      if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
-      check_device_timeline(declared, slot, result.checks);
-      if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
-    }
-    if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
+    // --small-sizes-only (for compute-sanitizer) stops here: no benchmark-size call at all.
+    if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress);
     add_check(result.checks, verify::checks::config_immutable, "baseline", config_fingerprint(config) == config_before,
               "run config hashed before and after the pair");
     mark_verification(result, slots, config);
