@@ -44,6 +44,13 @@ class reference_io {
   [[nodiscard]] std::int64_t param(std::string_view name) const { return work().get(name); }
 };
 
+// The unit whose peak bounds a variant's FLOP rate: SOL % and the physics gate (V3) judge its
+// FLOP/s against this ceiling, so a tensor-core variant is not held to the FP32 SIMT peak.
+enum class math_unit : std::uint8_t { fp32_simt, tf32_tensor, fp16_tensor, bf16_tensor, fp8_tensor };
+[[nodiscard]] std::string_view math_unit_name(math_unit unit);
+// The inverse; an unknown name is fp32_simt.
+[[nodiscard]] math_unit math_unit_from_name(std::string_view name);
+
 using stage_fn = std::function<void(run_context&)>;
 using reference_fn = std::function<void(reference_io&)>;
 using work_fn = std::function<work_amount(const workload&)>;
@@ -60,6 +67,7 @@ struct variant {
   // the change; verification of this variant uses this tolerance instead of the pair's.
   std::string precision;
   std::optional<tolerance> precision_tolerance;
+  math_unit math = math_unit::fp32_simt;  // what bounds its FLOP/s (tensor-core variants declare theirs)
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;

@@ -113,7 +113,7 @@ pair& pair::add_variant(variant v) {
   return *this;
 }
 pair& pair::add_variant(std::string name, std::string what_changed, stage_fn run) {
-  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}, {}, {}});
+  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}, {}, {}, {}});
 }
 
 const workload& pair::benchmark_workload() const {
@@ -190,6 +190,24 @@ void pair::validate() const {
   if (tolerance_ && tolerance_->reason.empty()) gap("a tolerance override needs a reason");
   if (world_size_ != 1) gap("multi-GPU pairs (world size > 1) are not supported yet");
   AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
+}
+
+std::string_view math_unit_name(math_unit unit) {
+  switch (unit) {
+    case math_unit::fp32_simt: return "fp32";
+    case math_unit::tf32_tensor: return "tf32_tensor";
+    case math_unit::fp16_tensor: return "fp16_tensor";
+    case math_unit::bf16_tensor: return "bf16_tensor";
+    case math_unit::fp8_tensor: return "fp8_tensor";
+  }
+  return "fp32";
+}
+
+math_unit math_unit_from_name(std::string_view name) {
+  for (auto unit : {math_unit::tf32_tensor, math_unit::fp16_tensor, math_unit::bf16_tensor, math_unit::fp8_tensor}) {
+    if (math_unit_name(unit) == name) return unit;
+  }
+  return math_unit::fp32_simt;
 }
 
 registrar::registrar(pair declared) { registry::instance().add(std::move(declared)); }

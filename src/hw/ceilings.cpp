@@ -14,8 +14,25 @@
 
 namespace aisp {
 
+double ceiling_set::flops_ceiling(math_unit unit) const {
+  switch (unit) {
+    case math_unit::fp32_simt: return fp32_flops_per_s;
+    case math_unit::tf32_tensor: return tf32_flops_per_s;
+    case math_unit::fp16_tensor: return fp16_flops_per_s;
+    case math_unit::bf16_tensor: return bf16_flops_per_s;
+    case math_unit::fp8_tensor: return fp8_flops_per_s;
+  }
+  return 0;
+}
+
 nlohmann::json to_json(const ceiling_set& c) {
-  return {{"source", c.source}, {"memory_bytes_per_s", c.memory_bytes_per_s}, {"fp32_flops_per_s", c.fp32_flops_per_s}};
+  return {{"source", c.source},
+          {"memory_bytes_per_s", c.memory_bytes_per_s},
+          {"fp32_flops_per_s", c.fp32_flops_per_s},
+          {"tf32_flops_per_s", c.tf32_flops_per_s},
+          {"fp16_flops_per_s", c.fp16_flops_per_s},
+          {"bf16_flops_per_s", c.bf16_flops_per_s},
+          {"fp8_flops_per_s", c.fp8_flops_per_s}};
 }
 
 ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
@@ -23,6 +40,10 @@ ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
   c.source = j.value("source", "");
   c.memory_bytes_per_s = j.value("memory_bytes_per_s", 0.0);
   c.fp32_flops_per_s = j.value("fp32_flops_per_s", 0.0);
+  c.tf32_flops_per_s = j.value("tf32_flops_per_s", 0.0);
+  c.fp16_flops_per_s = j.value("fp16_flops_per_s", 0.0);
+  c.bf16_flops_per_s = j.value("bf16_flops_per_s", 0.0);
+  c.fp8_flops_per_s = j.value("fp8_flops_per_s", 0.0);
   return c;
 }
 
@@ -54,6 +75,10 @@ ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid
     c.source = "datasheet " + sheet->key;
     c.memory_bytes_per_s = sheet->memory_bytes_per_s;
     c.fp32_flops_per_s = sheet->fp32_flops_per_s;
+    c.tf32_flops_per_s = sheet->tf32_flops_per_s;
+    c.fp16_flops_per_s = sheet->fp16_flops_per_s;
+    c.bf16_flops_per_s = sheet->bf16_flops_per_s;
+    c.fp8_flops_per_s = sheet->fp8_flops_per_s;
   }
   return c;
 }

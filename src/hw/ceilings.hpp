@@ -9,12 +9,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aisp/pair.hpp"
+
 namespace aisp {
 
 struct ceiling_set {
   std::string source;              // "measured", "datasheet h100", "host copy", or "" (none known)
   double memory_bytes_per_s = 0;   // read + written bytes per second
   double fp32_flops_per_s = 0;
+  // Dense tensor-core peaks (cuBLASLt probes, else the datasheet); 0 = not known.
+  double tf32_flops_per_s = 0;
+  double fp16_flops_per_s = 0;
+  double bf16_flops_per_s = 0;
+  double fp8_flops_per_s = 0;
+  // The FLOP/s ceiling of one math unit (0 when not known).
+  [[nodiscard]] double flops_ceiling(math_unit unit) const;
   [[nodiscard]] bool known() const { return memory_bytes_per_s > 0 || fp32_flops_per_s > 0; }
 };
 

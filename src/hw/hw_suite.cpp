@@ -64,6 +64,10 @@ ceiling_set ceilings_from(const std::vector<probe_result>& probes) {
     if (!p.error.empty()) continue;
     if (p.group == "memory") c.memory_bytes_per_s = std::max(c.memory_bytes_per_s, p.median);
     if (p.name == "fp32_fma") c.fp32_flops_per_s = p.median;
+    if (p.name == "tf32_tensor") c.tf32_flops_per_s = std::max(c.tf32_flops_per_s, p.median);
+    if (p.name == "fp16_tensor") c.fp16_flops_per_s = std::max(c.fp16_flops_per_s, p.median);
+    if (p.name == "bf16_tensor") c.bf16_flops_per_s = std::max(c.bf16_flops_per_s, p.median);
+    if (p.name == "fp8_tensor") c.fp8_flops_per_s = std::max(c.fp8_flops_per_s, p.median);
   }
   if (c.known()) c.source = "measured";
   return c;

@@ -24,7 +24,10 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
   for (auto* variant : variants) {
     auto& v = *variant;
     if (ceilings.memory_bytes_per_s > 0) v.sol_memory = v.achieved_bytes_per_s / ceilings.memory_bytes_per_s;
-    if (ceilings.fp32_flops_per_s > 0) v.sol_compute = v.achieved_flops_per_s / ceilings.fp32_flops_per_s;
+    // Note [math unit]: each variant's FLOP/s against the peak of the unit it declared.
+    const math_unit unit = math_unit_from_name(v.math);
+    const double flops_ceiling = ceilings.flops_ceiling(unit);
+    if (flops_ceiling > 0) v.sol_compute = v.achieved_flops_per_s / flops_ceiling;
     if (v.sol_memory > physics_margin) {
       add_check(checks, verify::checks::speed_of_light, v.name, false,
                 fmt::format("{:.0f} GB/s is {:.0f}% of the {} memory ceiling ({:.0f} GB/s)", v.achieved_bytes_per_s / 1e9,
@@ -32,8 +35,8 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
     }
     if (v.sol_compute > physics_margin) {
       add_check(checks, verify::checks::speed_of_light, v.name, false,
-                fmt::format("{:.1f} TFLOP/s is {:.0f}% of the {} FP32 ceiling ({:.1f} TFLOP/s)", v.achieved_flops_per_s / 1e12,
-                            100 * v.sol_compute, ceilings.source, ceilings.fp32_flops_per_s / 1e12));
+                fmt::format("{:.1f} TFLOP/s is {:.0f}% of the {} {} ceiling ({:.1f} TFLOP/s)", v.achieved_flops_per_s / 1e12,
+                            100 * v.sol_compute, ceilings.source, math_unit_name(unit), flops_ceiling / 1e12));
     }
   }
 }

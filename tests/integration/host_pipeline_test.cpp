@@ -82,6 +82,31 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   }
 }
 
+TEST(bench_verify, small_sizes_only_verifies_every_variant_and_never_runs_the_benchmark_size) {
+  const auto dir = fresh_dir("small");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench verify --small-sizes-only --targets labs/host:matrix_sum --history none --golden-file " +
+                               std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto results = read_json(dir + "/results.json");
+  ASSERT_EQ(results["pairs"].size(), 1u);
+  const auto& pair = results["pairs"][0];
+  EXPECT_EQ(pair["status"], "pass");
+  bool held_out_checked = false;
+  for (const auto& check : pair["checks"]) {
+    EXPECT_TRUE(check["passed"].get<bool>()) << check.dump();
+    EXPECT_EQ(check["detail"].get<std::string>().find("benchmark "), std::string::npos) << "benchmark size ran: " << check.dump();
+    held_out_checked = held_out_checked || check["detail"].get<std::string>().find("held_out") != std::string::npos;
+  }
+  EXPECT_TRUE(held_out_checked) << pair["checks"].dump();
+  for (const auto& v : pair["variants"]) {
+    EXPECT_EQ(v["sample_count"], 0) << v["name"];
+    if (v["name"] != "baseline_twin") {
+      EXPECT_TRUE(v["verified"].get<bool>()) << v["name"];
+    }
+  }
+  EXPECT_TRUE(pair["speedups"].empty());
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);

@@ -59,9 +59,9 @@ inline pair gpu_fixture(const std::string& name, const std::string& code, const 
       .add_variant(std::move(cheat));
 }
 
-inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}}; }
+inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}, {}}; }
 inline variant with_setup(stage_fn run, stage_fn setup, stage_fn teardown) {
-  return variant{"", "", std::move(run), std::move(setup), std::move(teardown), {}, {}, {}};
+  return variant{"", "", std::move(run), std::move(setup), std::move(teardown), {}, {}, {}, {}};
 }
 
 // State a cheat keeps between setup and run: owned here, released by teardown.
