@@ -1,0 +1,183 @@
+// grid_stride_tuning: y = p(x), a degree-7 polynomial with run-time coefficients, over n fp32.
+// Baseline: one element per thread in blocks of 32 threads ("one warp per block"), each thread
+// reading the 8 coefficients before its one element.
+// Optimized: blocks of 256 threads, one resident wave of them, a grid-stride loop with 4
+// independent loads in flight per thread; the coefficients are read once per thread.
+// Why faster: an SM holds at most 32 blocks, so 32-thread blocks cap it at 32 of its 64 warps,
+// and 2^21 tiny blocks each live for one load latency. The tuned grid fills all 64 warps, keeps
+// 4x the bytes in flight per thread and pays the setup once per ~250 elements. HBM-bound:
+// 512 MiB at ~3.0 TB/s ~= 180 us. H100: see README.
+// Run: aisp bench run --targets ch06:grid_stride_tuning
+#include <cstdint>
+
+#include "aisp/check.hpp"
+#include "aisp/launch_shape.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+
+namespace aisp::ch06 {
+namespace {
+
+// Workload: x (n,) fp32, coefficients (8,) fp32 (c0..c7), y (n,) fp32 with
+// y[i] = c0 + c1 x + ... + c7 x^7, by Horner's rule with fused multiply-adds.
+// Napkin math: bytes = 4n read + 4n written (+ 32 B of coefficients), FLOPs = 7 FMAs = 14 per
+// element. Intensity 1.75 FLOP/byte, far below the ~22 FLOP/byte ridge: bandwidth-bound.
+// n = 2^26: 512 MiB, ~180 us at 3.0 TB/s.
+//
+// Note [occupancy math]: an H100 SM holds at most 64 warps (2048 threads) and at most 32 blocks.
+// A 32-thread block is one warp, so the block cap binds first: 32 warps per SM, 50% occupancy.
+// (64-thread blocks would already reach 64 warps; 32 is the one size that loses half.) Little's
+// law sets the bandwidth: with one 4-byte load per thread in flight, 1024 threads keep 4 KB per
+// SM in flight, where ~16 KB per SM (~2 MB device-wide at ~0.7 us loaded latency) is needed for
+// ~3 TB/s. The optimized kernel keeps 2048 threads x 4 loads x 4 B = 32 KB per SM in flight.
+//
+// Note [block churn]: 2^26 elements in 32-thread blocks is 2^21 blocks, ~15,900 per SM, each one
+// launched, run for about one DRAM latency and retired. The grid-stride kernel launches one
+// wave (8 blocks of 256 per SM) and each thread loops over ~250 elements, so the per-thread
+// setup (thread index, 8 coefficient loads) is paid once instead of once per element.
+//
+// Note [polynomial tolerance]: both variants run the same fmaf sequence, so they agree bitwise;
+// against the fp64 reference each of the 7 Horner steps rounds once, by at most half an ulp of
+// the partial value b_k = c_k + x b_(k+1). With |x| < 1 and |c_k| < 1, |b_k| <= 8 - k, so the
+// error is at most 2^-24 * (8 + 7 + ... + 2) = 35 * 2^-24 ~= 2.1e-6 absolute. Outputs near zero
+// make a relative bound useless there, so atol = 3e-6 (the worst case plus second-order terms)
+// and rtol = 1e-5 for the rest.
+
+constexpr int degree = 7;
+constexpr int num_coefficients = degree + 1;
+
+[[nodiscard]] __device__ float horner(const float (&c)[num_coefficients], float x) {
+  float acc = c[degree];
+#pragma unroll
+  for (int k = degree - 1; k >= 0; --k) {
+    acc = fmaf(acc, x, c[k]);
+  }
+  return acc;
+}
+
+// ---- Baseline: one element per thread, one warp per block ----
+constexpr unsigned int baseline_block_threads = 32;  // "one warp per block": 32 blocks/SM cap
+
+__global__ void poly_one_per_thread_kernel(const float* __restrict__ x,
+                                           const float* __restrict__ coefficients,
+                                           float* __restrict__ y, std::int64_t num_elements) {
+  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (i >= num_elements) {
+    return;
+  }
+  float c[num_coefficients];  // per-thread setup, paid once per element here
+#pragma unroll
+  for (int k = 0; k < num_coefficients; ++k) {
+    c[k] = coefficients[k];
+  }
+  y[i] = horner(c, x[i]);
+}
+
+void launch_baseline(run_context& ctx) {
+  const std::int64_t num_elements = ctx.param("n");
+  const std::int64_t blocks =
+      (num_elements + baseline_block_threads - 1) / baseline_block_threads;
+  AISP_EXPECTS(blocks <= 0x7fffffff, "n exceeds the gridDim.x limit for 32-thread blocks");
+  poly_one_per_thread_kernel<<<static_cast<unsigned int>(blocks), baseline_block_threads, 0,
+                               ctx.stream()>>>(ctx.as<const float>("x"),
+                                               ctx.as<const float>("coefficients"),
+                                               ctx.as<float>("y"), num_elements);
+  AISP_CHECK_LAUNCH();
+}
+
+// ---- Optimized: 256-thread blocks, one wave, grid-stride loop with 4 loads in flight ----
+// Changed: 8 blocks of 256 per SM fill all 64 warp slots; each thread reads the coefficients
+// once, then walks the array with stride = all threads of the grid, loading 4 elements (each
+// warp load still 128 contiguous bytes) before computing any of them.
+constexpr unsigned int tuned_block_threads = 256;
+constexpr int loads_in_flight = 4;
+
+__global__ void poly_grid_stride_kernel(const float* __restrict__ x,
+                                        const float* __restrict__ coefficients,
+                                        float* __restrict__ y, std::int64_t num_elements) {
+  float c[num_coefficients];  // per-thread setup, paid once per thread
+#pragma unroll
+  for (int k = 0; k < num_coefficients; ++k) {
+    c[k] = coefficients[k];
+  }
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  for (; i + (loads_in_flight - 1) * stride < num_elements; i += loads_in_flight * stride) {
+    float v[loads_in_flight];
+#pragma unroll
+    for (int k = 0; k < loads_in_flight; ++k) {
+      v[k] = x[i + k * stride];
+    }
+#pragma unroll
+    for (int k = 0; k < loads_in_flight; ++k) {
+      y[i + k * stride] = horner(c, v[k]);
+    }
+  }
+  for (; i < num_elements; i += stride) {  // the last < 4 strides
+    y[i] = horner(c, x[i]);
+  }
+}
+
+void launch_optimized(run_context& ctx) {
+  const std::int64_t num_elements = ctx.param("n");
+  // One resident wave (132 SMs x 8 blocks of 256) or fewer blocks for small n.
+  const unsigned int blocks = wave_grid(num_elements, tuned_block_threads);
+  poly_grid_stride_kernel<<<blocks, tuned_block_threads, 0, ctx.stream()>>>(
+      ctx.as<const float>("x"), ctx.as<const float>("coefficients"), ctx.as<float>("y"),
+      num_elements);
+  AISP_CHECK_LAUNCH();
+}
+
+}  // namespace
+}  // namespace aisp::ch06
+
+AISP_REGISTER(
+    aisp::pair("ch06:grid_stride_tuning")
+        .summary("degree-7 polynomial over n fp32: 32-thread blocks, one element each vs "
+                 "256-thread blocks, one wave, grid-stride with 4 loads in flight")
+        .benchmark_size({{"n", std::int64_t{1} << 26}})
+        .validation_size({{"n", 1}})
+        .validation_size({{"n", 7}})
+        .validation_size({{"n", 65}})
+        .validation_size({{"n", 1003}})
+        .validation_size({{"n", 300001}})  // > one wave of 270k threads: the stride loop runs
+        .held_out_size({{"n", 1000003}})
+        .input("x", aisp::dtype::f32, [](const aisp::workload& w) { return w.get("n"); })
+        .input("coefficients", aisp::dtype::f32,
+               [](const aisp::workload&) { return std::int64_t{aisp::ch06::num_coefficients}; })
+        .output("y", aisp::dtype::f32, [](const aisp::workload& w) { return w.get("n"); })
+        .work([](const aisp::workload& w) {
+          const double elements = static_cast<double>(w.get("n"));
+          return aisp::work_amount{.bytes = 8.0 * elements + 4.0 * aisp::ch06::num_coefficients,
+                                   .flops = 2.0 * aisp::ch06::degree * elements};
+        })
+        .reference([](aisp::reference_io& io) {
+          const std::span<const double> x = io.input("x");
+          const std::span<const double> c = io.input("coefficients");
+          const std::span<double> y = io.output("y");
+          for (std::size_t i = 0; i < x.size(); ++i) {
+            double value = 0.0;
+            double power = 1.0;
+            for (const double coefficient : c) {  // power form, not Horner: an independent check
+              value += coefficient * power;
+              power *= x[i];
+            }
+            y[i] = value;
+          }
+        })
+        .tolerance_override(aisp::tolerance{
+            .rtol = 1e-5,
+            .atol = 3e-6,
+            .max_rel_l2 = 1e-5,
+            .reason = "7 fp32 Horner steps, each rounding by <= 2^-24 |b_k| with |b_k| <= 8 - k: "
+                      "<= 2.1e-6 absolute, which dominates near the polynomial's zeros (see "
+                      "Note [polynomial tolerance])"})
+        .tag("occupancy")
+        .add_variant("baseline",
+                     "one element per thread, 32-thread blocks (32 blocks/SM cap: 50% occupancy), "
+                     "coefficients read per element",
+                     aisp::ch06::launch_baseline)
+        .add_variant("optimized",
+                     "256-thread blocks, one resident wave, grid-stride loop with 4 loads in "
+                     "flight, coefficients read once per thread",
+                     aisp::ch06::launch_optimized));
