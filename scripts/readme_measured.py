@@ -73,7 +73,7 @@ by_chapter = {}
 for target, p in sorted(pairs.items()):
     by_chapter.setdefault(target.split(":")[0], []).append(p)
 for chapter, chapter_pairs in by_chapter.items():
-    readme = root / "chapters" / chapter / "README.md"
+    readme = root / (chapter if chapter.startswith("labs/") else "chapters/" + chapter) / "README.md"
     if not readme.exists():
         continue
     text = readme.read_text()

@@ -19,6 +19,9 @@ namespace aisp {
 
 enum class backend : std::uint8_t { cuda, host };
 enum class goal : std::uint8_t { speed, memory, throughput, latency };
+// Where the declared bytes move: the GPU's own memory (the default), or across PCIe between host
+// and device (full duplex: its ceiling is both directions' measured pinned bandwidth together).
+enum class data_path : std::uint8_t { device_memory, pcie };
 
 // The work one iteration must do: the fewest bytes through memory and the FLOPs.
 struct work_amount {
@@ -95,6 +98,8 @@ class pair {
   pair& exact_math();
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
+  // The declared bytes cross this path: SOL % and the physics gate use its ceiling.
+  pair& moves_data_over(data_path path);
   pair& work(work_fn fn);
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
@@ -117,6 +122,7 @@ class pair {
   [[nodiscard]] goal goal_of() const { return goal_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
+  [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
   [[nodiscard]] const std::vector<variant>& variants() const { return variants_; }
@@ -147,6 +153,7 @@ class pair {
   goal goal_ = goal::speed;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
+  data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;
   std::vector<variant> variants_;

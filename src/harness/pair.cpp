@@ -84,6 +84,11 @@ pair& pair::allow_access_policy_window() {
   return *this;
 }
 
+pair& pair::moves_data_over(data_path path) {
+  data_path_ = path;
+  return *this;
+}
+
 pair& pair::work(work_fn fn) {
   work_ = std::move(fn);
   return *this;

@@ -25,6 +25,10 @@ double ceiling_set::flops_ceiling(math_unit unit) const {
   return 0;
 }
 
+double ceiling_set::bandwidth_ceiling(data_path path) const {
+  return path == data_path::pcie ? pcie_h2d_bytes_per_s + pcie_d2h_bytes_per_s : memory_bytes_per_s;
+}
+
 nlohmann::json to_json(const ceiling_set& c) {
   return {{"source", c.source},
           {"memory_bytes_per_s", c.memory_bytes_per_s},
@@ -32,7 +36,9 @@ nlohmann::json to_json(const ceiling_set& c) {
           {"tf32_flops_per_s", c.tf32_flops_per_s},
           {"fp16_flops_per_s", c.fp16_flops_per_s},
           {"bf16_flops_per_s", c.bf16_flops_per_s},
-          {"fp8_flops_per_s", c.fp8_flops_per_s}};
+          {"fp8_flops_per_s", c.fp8_flops_per_s},
+          {"pcie_h2d_bytes_per_s", c.pcie_h2d_bytes_per_s},
+          {"pcie_d2h_bytes_per_s", c.pcie_d2h_bytes_per_s}};
 }
 
 ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
@@ -44,6 +50,8 @@ ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
   c.fp16_flops_per_s = j.value("fp16_flops_per_s", 0.0);
   c.bf16_flops_per_s = j.value("bf16_flops_per_s", 0.0);
   c.fp8_flops_per_s = j.value("fp8_flops_per_s", 0.0);
+  c.pcie_h2d_bytes_per_s = j.value("pcie_h2d_bytes_per_s", 0.0);
+  c.pcie_d2h_bytes_per_s = j.value("pcie_d2h_bytes_per_s", 0.0);
   return c;
 }
 
@@ -79,6 +87,8 @@ ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid
     c.fp16_flops_per_s = sheet->fp16_flops_per_s;
     c.bf16_flops_per_s = sheet->bf16_flops_per_s;
     c.fp8_flops_per_s = sheet->fp8_flops_per_s;
+    c.pcie_h2d_bytes_per_s = sheet->pcie_bytes_per_s;
+    c.pcie_d2h_bytes_per_s = sheet->pcie_bytes_per_s;
   }
   return c;
 }

@@ -22,6 +22,11 @@ struct ceiling_set {
   double fp16_flops_per_s = 0;
   double bf16_flops_per_s = 0;
   double fp8_flops_per_s = 0;
+  // Pinned host<->device copy bandwidth, each direction (aisp hw pcie, else the datasheet).
+  double pcie_h2d_bytes_per_s = 0;
+  double pcie_d2h_bytes_per_s = 0;
+  // The bandwidth ceiling of a data path: device memory, or both PCIe directions together.
+  [[nodiscard]] double bandwidth_ceiling(data_path path) const;
   // The FLOP/s ceiling of one math unit (0 when not known).
   [[nodiscard]] double flops_ceiling(math_unit unit) const;
   [[nodiscard]] bool known() const { return memory_bytes_per_s > 0 || fp32_flops_per_s > 0; }

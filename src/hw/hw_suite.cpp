@@ -64,6 +64,8 @@ ceiling_set ceilings_from(const std::vector<probe_result>& probes) {
     if (!p.error.empty()) continue;
     if (p.group == "memory") c.memory_bytes_per_s = std::max(c.memory_bytes_per_s, p.median);
     if (p.name == "fp32_fma") c.fp32_flops_per_s = p.median;
+    if (p.name == "h2d_pinned") c.pcie_h2d_bytes_per_s = p.median;
+    if (p.name == "d2h_pinned") c.pcie_d2h_bytes_per_s = p.median;
     if (p.name == "tf32_tensor") c.tf32_flops_per_s = std::max(c.tf32_flops_per_s, p.median);
     if (p.name == "fp16_tensor") c.fp16_flops_per_s = std::max(c.fp16_flops_per_s, p.median);
     if (p.name == "bf16_tensor") c.bf16_flops_per_s = std::max(c.bf16_flops_per_s, p.median);

@@ -194,7 +194,7 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
   std::vector<variant_result*> variants;
   for (auto& slot : slots) variants.push_back(&slot.result);
   if (declared.where() == backend::cuda) {
-    assess_speed_of_light(result.work, device.ceilings, variants, result.roofline, result.checks);
+    assess_speed_of_light(result.work, device.ceilings, variants, result.roofline, result.checks, declared.path_of());
   } else {
     static const ceiling_set host = host_ceilings();
     assess_speed_of_light(result.work, host, variants, result.roofline, result.checks);

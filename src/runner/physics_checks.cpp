@@ -7,31 +7,37 @@
 namespace aisp {
 
 void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings, const std::vector<variant_result*>& variants,
-                           nlohmann::json& roofline, std::vector<check_result>& checks) {
+                           nlohmann::json& roofline, std::vector<check_result>& checks, data_path path) {
   const double intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
-  roofline = {{"arithmetic_intensity_flop_per_byte", intensity}, {"ceilings", to_json(ceilings)}};
+  const bool over_pcie = path == data_path::pcie;
+  const double bandwidth = ceilings.bandwidth_ceiling(path);
+  const char* path_name = over_pcie ? "PCIe (both directions)" : "memory";
+  roofline = {{"arithmetic_intensity_flop_per_byte", intensity},
+              {"ceilings", to_json(ceilings)},
+              {"data_path", over_pcie ? "pcie" : "device_memory"},
+              {"bandwidth_ceiling_bytes_per_s", bandwidth}};
   if (!ceilings.known()) {
     roofline["bound"] = "unknown";
     return;
   }
-  if (ceilings.memory_bytes_per_s > 0 && ceilings.fp32_flops_per_s > 0) {
-    const double ridge = ceilings.fp32_flops_per_s / ceilings.memory_bytes_per_s;
+  if (bandwidth > 0 && ceilings.fp32_flops_per_s > 0) {
+    const double ridge = ceilings.fp32_flops_per_s / bandwidth;
     roofline["ridge_flop_per_byte"] = ridge;
-    roofline["bound"] = intensity < ridge ? "memory" : "compute";
+    roofline["bound"] = intensity < ridge ? (over_pcie ? "pcie" : "memory") : "compute";
   } else {
-    roofline["bound"] = ceilings.memory_bytes_per_s > 0 ? "memory" : "compute";
+    roofline["bound"] = bandwidth > 0 ? (over_pcie ? "pcie" : "memory") : "compute";
   }
   for (auto* variant : variants) {
     auto& v = *variant;
-    if (ceilings.memory_bytes_per_s > 0) v.sol_memory = v.achieved_bytes_per_s / ceilings.memory_bytes_per_s;
+    if (bandwidth > 0) v.sol_memory = v.achieved_bytes_per_s / bandwidth;
     // Note [math unit]: each variant's FLOP/s against the peak of the unit it declared.
     const math_unit unit = math_unit_from_name(v.math);
     const double flops_ceiling = ceilings.flops_ceiling(unit);
     if (flops_ceiling > 0) v.sol_compute = v.achieved_flops_per_s / flops_ceiling;
     if (v.sol_memory > physics_margin) {
       add_check(checks, verify::checks::speed_of_light, v.name, false,
-                fmt::format("{:.0f} GB/s is {:.0f}% of the {} memory ceiling ({:.0f} GB/s)", v.achieved_bytes_per_s / 1e9,
-                            100 * v.sol_memory, ceilings.source, ceilings.memory_bytes_per_s / 1e9));
+                fmt::format("{:.0f} GB/s is {:.0f}% of the {} {} ceiling ({:.0f} GB/s)", v.achieved_bytes_per_s / 1e9,
+                            100 * v.sol_memory, ceilings.source, path_name, bandwidth / 1e9));
     }
     if (v.sol_compute > physics_margin) {
       add_check(checks, verify::checks::speed_of_light, v.name, false,

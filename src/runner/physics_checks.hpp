@@ -15,6 +15,7 @@ inline constexpr double physics_margin = 1.05;
 // Fills sol_memory / sol_compute of every variant and `roofline`; records a failed
 // speed-of-light check (V3) for a variant above the margin. Nothing when no ceiling is known.
 void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings, const std::vector<variant_result*>& variants,
-                           nlohmann::json& roofline, std::vector<check_result>& checks);
+                           nlohmann::json& roofline, std::vector<check_result>& checks,
+                           data_path path = data_path::device_memory);
 
 }  // namespace aisp

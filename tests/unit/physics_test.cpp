@@ -76,6 +76,27 @@ TEST(physics_gate, judges_a_tensor_core_variant_against_its_declared_unit_not_fp
   EXPECT_EQ(aisp::math_unit_from_name(aisp::math_unit_name(aisp::math_unit::fp8_tensor)), aisp::math_unit::fp8_tensor);
 }
 
+TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
+  auto ceilings = h100_like();
+  ceilings.pcie_h2d_bytes_per_s = 55e9;
+  ceilings.pcie_d2h_bytes_per_s = 55e9;
+  variant_result overlapped;
+  overlapped.name = "optimized";
+  overlapped.achieved_bytes_per_s = 96e9;
+  variant_result impossible;
+  impossible.name = "optimized_cheat";
+  impossible.achieved_bytes_per_s = 200e9;  // more than PCIe can carry both ways at once
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&overlapped, &impossible}, roofline, checks, aisp::data_path::pcie);
+  EXPECT_NEAR(overlapped.sol_memory, 96.0 / 110.0, 1e-9);
+  EXPECT_EQ(roofline["bound"], "pcie");
+  EXPECT_EQ(roofline["data_path"], "pcie");
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].variant, "optimized_cheat");
+  EXPECT_NE(checks[0].detail.find("PCIe"), std::string::npos) << checks[0].detail;
+}
+
 TEST(physics_gate, says_unknown_when_no_ceiling_is_known) {
   variant_result v;
   v.achieved_bytes_per_s = 1e15;
