@@ -1,0 +1,71 @@
+// scripts/sanitize.sh end to end on a host pair, with a stand-in for compute-sanitizer that runs
+// the command it wraps and writes the sanitizer's summary line: the plumbing (every tool, every
+// target, logs per process, the verdict and the exit code) is checked without a GPU.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+
+class sanitize_script : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("aisp_sanitize_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    stub_ = (dir_ / "compute-sanitizer").string();
+    std::ofstream(stub_) << "#!/bin/sh\n"
+                            "log=''\n"
+                            "while [ $# -gt 0 ]; do case \"$1\" in --log-file) log=\"$2\"; shift 2;; --*) shift 2;; *) break;; esac; done\n"
+                            "\"$@\"; rc=$?\n"
+                            "echo \"========= ERROR SUMMARY: ${STUB_ERRORS:-0} errors\" > \"$(echo \"$log\" | sed \"s/%p/$$/\")\"\n"
+                            "[ \"${STUB_ERRORS:-0}\" -gt 0 ] && exit 86\n"
+                            "exit $rc\n";
+    std::filesystem::permissions(stub_, std::filesystem::perms::owner_all);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  aisp::testing::command_result sanitize(const std::string& errors) {
+    const auto bin_dir = std::filesystem::path(aisp::testing::aisp_binary()).parent_path().string();
+    return run_command("cd " + std::string(AISP_SOURCE_DIR) + " && STUB_ERRORS=" + errors + " COMPUTE_SANITIZER=" + stub_ +
+                       " scripts/sanitize.sh " + bin_dir + " " + (dir_ / "out").string() + " labs/host:matrix_sum");
+  }
+
+  std::filesystem::path dir_;
+  std::string stub_;
+};
+
+TEST_F(sanitize_script, a_clean_pair_is_clean_under_both_tools_and_exits_zero) {
+  const auto result = sanitize("0");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream summary(dir_ / "out" / "sanitize.txt");
+  const std::string text((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("labs/host:matrix_sum"), std::string::npos) << text;
+  EXPECT_NE(text.find("memcheck  clean"), std::string::npos) << text;
+  EXPECT_NE(text.find("racecheck clean"), std::string::npos) << text;
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "out" / "runs" / "labs_host_matrix_sum-memcheck" / "results.json"))
+      << "the wrapped bench verify did not run";
+}
+
+TEST_F(sanitize_script, errors_reported_by_the_sanitizer_fail_the_script_with_their_count) {
+  const auto result = sanitize("3");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_NE(result.output.find("ERRORS"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("errors=3"), std::string::npos) << result.output;
+}
+
+TEST_F(sanitize_script, no_target_is_a_usage_error) {
+  const auto bin_dir = std::filesystem::path(aisp::testing::aisp_binary()).parent_path().string();
+  const auto result = run_command("COMPUTE_SANITIZER=" + stub_ + " " + std::string(AISP_SOURCE_DIR) + "/scripts/sanitize.sh " +
+                                  bin_dir + " " + (dir_ / "out").string());
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_NE(result.output.find("name at least one target"), std::string::npos) << result.output;
+}
+
+}  // namespace
