@@ -10,13 +10,13 @@
 // Run: aisp bench run --targets ch01:gemm_tensor_cores
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "aisp/check.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -240,30 +240,8 @@ AISP_REGISTER(
         // Small-integer inputs are exact in bf16, and sums of k <= 80 products of |x| <= 8 stay
         // far below 2^24: both variants are bitwise exact on the X5 challenge.
         .exact_math()
-        .work([](const aisp::workload& w) {
-          const auto m = static_cast<double>(w.get("m"));
-          const auto n = static_cast<double>(w.get("n"));
-          const auto k = static_cast<double>(w.get("k"));
-          return aisp::work_amount{.bytes = 4.0 * (m * k + k * n + m * n),
-                                   .flops = 2.0 * m * n * k};
-        })
-        .reference([](aisp::reference_io& io) {
-          const auto m = static_cast<std::size_t>(io.param("m"));
-          const auto n = static_cast<std::size_t>(io.param("n"));
-          const auto k = static_cast<std::size_t>(io.param("k"));
-          const std::span<const double> a = io.input("a");  // (m, k)
-          const std::span<const double> b = io.input("b");  // (k, n)
-          const std::span<double> c = io.output("c");       // (m, n)
-          std::fill(c.begin(), c.end(), 0.0);
-          for (std::size_t i = 0; i < m; ++i) {
-            for (std::size_t p = 0; p < k; ++p) {
-              const double a_ip = a[i * k + p];
-              for (std::size_t j = 0; j < n; ++j) {
-                c[i * n + j] += a_ip * b[p * n + j];
-              }
-            }
-          }
-        })
+        .work(aisp::kit::matmul_work(sizeof(float)))  // fp32 a, b and c
+        .reference(aisp::kit::matmul_reference)
         .tolerance_override(aisp::tolerance{
             .rtol = 1e-4,
             .atol = 5e-4,

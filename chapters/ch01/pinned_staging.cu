@@ -13,6 +13,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -100,17 +101,6 @@ void launch_optimized(run_context& ctx) {
 
 void teardown_optimized(run_context& ctx) { release_state<pinned_staging_buffer>(ctx); }
 
-[[nodiscard]] variant staged_variant(const char* name, const char* summary, stage_fn setup,
-                                     stage_fn run, stage_fn teardown) {
-  variant v;
-  v.name = name;
-  v.summary = summary;
-  v.run = std::move(run);
-  v.setup = std::move(setup);
-  v.teardown = std::move(teardown);
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch01
 
@@ -140,10 +130,11 @@ AISP_REGISTER(
         })
         .tag("pinned-memory")
         .tag("pcie")
-        .add_variant(aisp::ch01::staged_variant(
+        .add_variant(aisp::kit::with_state(
             "baseline", "pageable host staging buffer (operator new[])",
-            aisp::ch01::setup_baseline, aisp::ch01::launch_baseline,
+            aisp::ch01::launch_baseline, aisp::ch01::setup_baseline,
             aisp::ch01::teardown_baseline))
-        .add_variant(aisp::ch01::staged_variant(
-            "optimized", "pinned host staging buffer (cudaMallocHost)", aisp::ch01::setup_optimized,
-            aisp::ch01::launch_optimized, aisp::ch01::teardown_optimized)));
+        .add_variant(aisp::kit::with_state(
+            "optimized", "pinned host staging buffer (cudaMallocHost)",
+            aisp::ch01::launch_optimized, aisp::ch01::setup_optimized,
+            aisp::ch01::teardown_optimized)));

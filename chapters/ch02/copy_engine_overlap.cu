@@ -11,11 +11,10 @@
 #include <array>
 #include <cstdint>
 #include <span>
-#include <string>
-#include <utility>
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -180,18 +179,6 @@ void run_optimized(run_context& ctx) {
 
 [[nodiscard]] std::int64_t elements(const workload& w) { return w.get("n"); }
 
-// A variant with setup and teardown (pinned ring, streams, events).
-[[nodiscard]] variant with_state(std::string name, std::string summary, stage_fn run, stage_fn setup,
-                                 stage_fn teardown) {
-  variant v;
-  v.name = std::move(name);
-  v.summary = std::move(summary);
-  v.run = std::move(run);
-  v.setup = std::move(setup);
-  v.teardown = std::move(teardown);
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch02
 
@@ -220,10 +207,10 @@ AISP_REGISTER(
           std::copy(input.begin(), input.end(), output.begin());
         })
         .tag("copy-engines")
-        .add_variant(aisp::ch02::with_state(
+        .add_variant(aisp::kit::with_state(
             "baseline", "chunked D2H then H2D through a pinned ring, all on one stream",
             aisp::ch02::run_baseline, aisp::ch02::setup_baseline, aisp::ch02::teardown_baseline))
-        .add_variant(aisp::ch02::with_state(
+        .add_variant(aisp::kit::with_state(
             "optimized", "D2H and H2D on two streams with per-slot events: both copy engines busy",
             aisp::ch02::run_optimized, aisp::ch02::setup_optimized,
             aisp::ch02::teardown_optimized)));

@@ -14,12 +14,11 @@
 #include <cstdint>
 #include <limits>
 #include <span>
-#include <string>
-#include <utility>
 
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -166,18 +165,6 @@ void run_optimized(run_context& ctx) { launch_gather_add(ctx); }
   return w.get("table_rows") * row_floats;
 }
 
-// A variant with setup and teardown (the set-aside and the stream's window).
-[[nodiscard]] variant with_state(std::string name, std::string summary, stage_fn run, stage_fn setup,
-                                 stage_fn teardown) {
-  variant v;
-  v.name = std::move(name);
-  v.summary = std::move(summary);
-  v.run = std::move(run);
-  v.setup = std::move(setup);
-  v.teardown = std::move(teardown);
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch02
 
@@ -223,7 +210,7 @@ AISP_REGISTER(
         .tag("l2-persistence")
         .add_variant("baseline", "gather + add with the default L2 policy",
                      aisp::ch02::run_baseline)
-        .add_variant(aisp::ch02::with_state(
+        .add_variant(aisp::kit::with_state(
             "optimized",
             "persisting set-aside and access-policy window over the table, set on ctx.stream() "
             "in setup",

@@ -11,13 +11,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -230,18 +229,6 @@ void run_optimized(run_context& ctx) {
 
 [[nodiscard]] std::int64_t elements(const workload& w) { return w.get("n"); }
 
-// A variant with setup and teardown (the managed weights, a stream, events).
-[[nodiscard]] variant with_state(std::string name, std::string summary, stage_fn run, stage_fn setup,
-                                 stage_fn teardown) {
-  variant v;
-  v.name = std::move(name);
-  v.summary = std::move(summary);
-  v.run = std::move(run);
-  v.setup = std::move(setup);
-  v.teardown = std::move(teardown);
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch02
 
@@ -273,10 +260,10 @@ AISP_REGISTER(
           }
         })
         .tag("unified-memory")
-        .add_variant(aisp::ch02::with_state(
+        .add_variant(aisp::kit::with_state(
             "baseline", "weights read through managed memory: pages migrate on GPU faults",
             aisp::ch02::run_baseline, aisp::ch02::setup_baseline, aisp::ch02::teardown_baseline))
-        .add_variant(aisp::ch02::with_state(
+        .add_variant(aisp::kit::with_state(
             "optimized",
             "cudaMemPrefetchAsync to the GPU in 2 MiB-block chunks on a copy stream, each chunk's "
             "kernel after its event",

@@ -12,6 +12,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 
 namespace aisp::ch07 {
@@ -129,32 +130,8 @@ AISP_REGISTER(
         .input("b", aisp::dtype::f32, {"k", "n"})
         .output("c", aisp::dtype::f32, {"m", "n"})
         .exact_math()  // small-integer inputs: every partial sum is an integer below 2^24
-        .work([](const aisp::workload& w) {
-          const auto m = static_cast<double>(w.get("m"));
-          const auto n = static_cast<double>(w.get("n"));
-          const auto k = static_cast<double>(w.get("k"));
-          return aisp::work_amount{.bytes = 4.0 * (m * k + k * n + m * n),
-                                   .flops = 2.0 * m * n * k};
-        })
-        .reference([](aisp::reference_io& io) {
-          const auto m = static_cast<std::size_t>(io.param("m"));
-          const auto n = static_cast<std::size_t>(io.param("n"));
-          const auto k = static_cast<std::size_t>(io.param("k"));
-          const std::span<const double> a = io.input("a");  // (m, k)
-          const std::span<const double> b = io.input("b");  // (k, n)
-          const std::span<double> c = io.output("c");       // (m, n)
-          for (std::size_t i = 0; i < m; ++i) {
-            for (std::size_t j = 0; j < n; ++j) {
-              c[i * n + j] = 0.0;
-            }
-            for (std::size_t kk = 0; kk < k; ++kk) {
-              const double a_ik = a[i * k + kk];
-              for (std::size_t j = 0; j < n; ++j) {
-                c[i * n + j] += a_ik * b[kk * n + j];
-              }
-            }
-          }
-        })
+        .work(aisp::kit::matmul_work(sizeof(float)))  // fp32 a, b and c
+        .reference(aisp::kit::matmul_reference)
         .tolerance_override(aisp::tolerance{
             .rtol = 1e-5,
             .atol = 1e-4,

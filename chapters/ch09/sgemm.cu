@@ -14,11 +14,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <span>
 
 #include "aisp/check.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 #include "sgemm_kernels.cuh"
@@ -176,32 +176,8 @@ AISP_REGISTER(
         .input("b", aisp::dtype::f32, {"k", "n"})
         .output("c", aisp::dtype::f32, {"m", "n"})
         .exact_math()  // see Note [small-integer inputs]
-        .work([](const aisp::workload& w) {
-          const auto m = static_cast<double>(w.get("m"));
-          const auto n = static_cast<double>(w.get("n"));
-          const auto k = static_cast<double>(w.get("k"));
-          return aisp::work_amount{.bytes = 4.0 * (m * k + k * n + m * n),
-                                   .flops = 2.0 * m * n * k};
-        })
-        .reference([](aisp::reference_io& io) {
-          const auto m = static_cast<std::size_t>(io.param("m"));
-          const auto n = static_cast<std::size_t>(io.param("n"));
-          const auto k = static_cast<std::size_t>(io.param("k"));
-          const std::span<const double> a = io.input("a");  // (m, k)
-          const std::span<const double> b = io.input("b");  // (k, n)
-          const std::span<double> c = io.output("c");       // (m, n)
-          for (std::size_t i = 0; i < m; ++i) {
-            for (std::size_t j = 0; j < n; ++j) {
-              c[i * n + j] = 0.0;
-            }
-            for (std::size_t p = 0; p < k; ++p) {  // i-p-j: streams rows of b and c
-              const double a_ip = a[i * k + p];
-              for (std::size_t j = 0; j < n; ++j) {
-                c[i * n + j] += a_ip * b[p * n + j];
-              }
-            }
-          }
-        })
+        .work(aisp::kit::matmul_work(sizeof(float)))  // fp32 a, b and c
+        .reference(aisp::kit::matmul_reference)
         .tolerance_override(aisp::tolerance{
             .rtol = 1e-5,
             .atol = 1e-3,

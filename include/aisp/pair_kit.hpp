@@ -1,0 +1,71 @@
+// Small host-side pieces that several pair files declare alike: the fp64 reference and the
+// declared work of a matmul, and a variant that owns setup/teardown state. Header-only and
+// host-only (no CUDA), so a pair file includes it like the other aisp/ headers and a unit test
+// compiles it without a GPU.
+//
+// A pair's reference may come from here: it is fp64 host code shared between pairs, never with
+// the variants it checks, which keep their own kernels and their own order of summation.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "aisp/pair.hpp"
+
+namespace aisp::kit {
+
+// The fp64 reference of C (m, n) = A (m, k) B (k, n), all row-major, for a pair whose workload
+// has the parameters "m", "n" and "k", whose inputs are "a" (m, k) and "b" (k, n) and whose
+// output is "c" (m, n). c[i][j] is the sum of a[i][p] b[p][j] over p = 0, 1, ..., k - 1, in that
+// order, starting from 0. The loops run i-p-j, so the inner loop streams rows of b and c.
+// Usage: `.reference(aisp::kit::matmul_reference)`.
+inline void matmul_reference(reference_io& io) {
+  const auto m = static_cast<std::size_t>(io.param("m"));
+  const auto n = static_cast<std::size_t>(io.param("n"));
+  const auto k = static_cast<std::size_t>(io.param("k"));
+  const std::span<const double> a = io.input("a");  // (m, k)
+  const std::span<const double> b = io.input("b");  // (k, n)
+  const std::span<double> c = io.output("c");       // (m, n)
+  for (std::size_t i = 0; i < m; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      c[i * n + j] = 0.0;
+    }
+    for (std::size_t p = 0; p < k; ++p) {
+      const double a_ip = a[i * k + p];
+      for (std::size_t j = 0; j < n; ++j) {
+        c[i * n + j] += a_ip * b[p * n + j];
+      }
+    }
+  }
+}
+
+// The declared work of that matmul (parameters "m", "n", "k"): A, B and C each moved through
+// memory once at `element_bytes` per element, and 2 m n k FLOPs (a multiply and an add per term).
+// Usage: `.work(aisp::kit::matmul_work(sizeof(float)))`.
+[[nodiscard]] inline work_fn matmul_work(std::size_t element_bytes) {
+  return [bytes_per_element = static_cast<double>(element_bytes)](const workload& w) {
+    const auto m = static_cast<double>(w.get("m"));
+    const auto n = static_cast<double>(w.get("n"));
+    const auto k = static_cast<double>(w.get("k"));
+    return work_amount{.bytes = bytes_per_element * (m * k + k * n + m * n),
+                       .flops = 2.0 * m * n * k};
+  };
+}
+
+// A variant whose run() uses state that setup() makes and teardown() frees (streams, events,
+// pinned or managed buffers, a changed device limit); every other field keeps its default.
+// Usage: `.add_variant(aisp::kit::with_state("optimized", "what changed", run, setup, teardown))`.
+[[nodiscard]] inline variant with_state(std::string name, std::string summary, stage_fn run,
+                                        stage_fn setup, stage_fn teardown) {
+  variant v;
+  v.name = std::move(name);
+  v.summary = std::move(summary);
+  v.run = std::move(run);
+  v.setup = std::move(setup);
+  v.teardown = std::move(teardown);
+  return v;
+}
+
+}  // namespace aisp::kit
