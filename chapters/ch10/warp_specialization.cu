@@ -1,0 +1,380 @@
+// warp_specialization: the 112-tap fp32 conv1d of ch10:double_buffered_pipeline,
+// y[i] = sum_k w[k] x[i + k - 56], zero padding, same size.
+// Baseline: uniform warps: every one of a block's 32 warps loads its share of a tile into
+// shared memory, the block meets at a barrier, every warp computes, the block meets again
+// (single stage, one 1024-thread block per SM marching over tiles).
+// Optimized: warp specialization: warp 0 is a producer that only copies tiles (cp.async) into a
+// 3-stage shared-memory ring; warps 1-31 are consumers that only compute. Each stage has a
+// "full" mbarrier (the producer's copies landed) and an "empty" one (all consumer warps are
+// done with it); there is no block-wide barrier in the loop.
+// Why faster: 28 FLOP/byte, so load time (~4 us per tile per SM) and compute time (~7 us) are
+// the same order, and one block per SM leaves nothing else to hide a load behind. The uniform
+// block alternates (~11 us per tile: the sum); the specialized one overlaps (~7 us: the max),
+// with the producer up to 2 tiles ahead. ~1.45x at 50.3M outputs. H100: see README.
+// Run: aisp bench run --targets ch10:warp_specialization
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "aisp/check.hpp"
+#include "aisp/launch_shape.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
+
+namespace aisp::ch10 {
+namespace {
+
+// Workload: x (n,) fp32, weights (112,) fp32, y (n,) fp32; x = 0 outside [0, n).
+// Napkin math: bytes = 8n (+ 448 B of taps), FLOPs = 224 n. At n = 50,282,496: 402 MB,
+// ~134 us at 3.0 TB/s; 11.3 GFLOP, ~172 us at the 65.5 TFLOP/s FMA peak (28 FLOP/byte).
+// n is 132 x 31 baseline tiles of 12288 and 132 x 32 specialized tiles of 11904: both variants
+// give every SM the same number of tiles.
+//
+// Note [tile geometry]: a compute thread owns 12 adjacent outputs of a tile and reads 31
+// float4s of the tile's stage starting at float4 3c (c = its index among the compute threads):
+// conflict-free, since 3c mod 8 differs across a quarter warp. A stage holds the tile's
+// outputs + 112 inputs as float4s starting at o0 - 56 (aligned: o0 and 56 are multiples of 4).
+// The baseline has 1024 compute threads (12288 outputs per tile, 49.6 KB stage); the
+// specialized kernel has 992 (11904 outputs, 48.1 KB stage, 3 stages = 144 KB). Both cap
+// threads at 64 registers (__launch_bounds__(1024, 1)): one block per SM.
+//
+// Note [ring protocol]: stage s of local tile i is s = i % 3, used for the u-th time, u = i / 3.
+// full[s] counts 32 arrivals: each producer lane issues its copies and then
+// cp.async.mbarrier.arrive.noinc, which arrives when that lane's copies have landed (noinc: the
+// arrival is one of the 32 expected ones). empty[s] counts 31 arrivals: lane 0 of each consumer
+// warp, after __syncwarp, when the warp has finished reading the stage. Consumers wait on
+// full[s] with parity u & 1; the producer, before refilling s for use u >= 1, waits on empty[s]
+// with parity (u - 1) & 1. Neither barrier can run two phases ahead of its waiter (each needs
+// the other side's next step), so one parity bit is unambiguous. cp.async (non-bulk) writes
+// through the generic proxy, so no proxy fence is needed between the consumers' reads and the
+// refill. The producer waits for its last copies (cp.async.wait_all) before it exits.
+//
+// Note [conv tolerance]: as in ch10:double_buffered_pipeline: every variant adds an output's 112
+// products with fmaf in tap order (bitwise equal), error std 15.3 u = 9.1e-7 against fp64,
+// atol 2e-5 = 22 sigma; small-integer inputs are exact.
+
+constexpr int taps = 112;
+constexpr int half_taps = taps / 2;
+constexpr int tap_steps = taps / 4;
+constexpr int block_threads = 1024;
+constexpr int outputs_per_thread = 12;
+constexpr int window_vectors = 4;
+
+// Tile shape for a given number of compute threads.
+template <int ComputeThreads>
+struct tile_shape {
+  static constexpr int outputs = ComputeThreads * outputs_per_thread;
+  static constexpr int vectors = (outputs + taps) / 4;
+  static constexpr int bytes = vectors * 16;
+  static_assert(3 * (ComputeThreads - 1) + (tap_steps - 1) + (window_vectors - 1) < vectors,
+                "the last thread's window stays inside the stage");
+};
+using uniform_tile = tile_shape<block_threads>;            // 12288 outputs, 3100 float4s
+using specialized_tile = tile_shape<block_threads - 32>;   // 11904 outputs, 3004 float4s
+constexpr int ring_stages = 3;
+
+__device__ float input_at(const float* __restrict__ x, std::int64_t g, std::int64_t n) {
+  return g >= 0 && g < n ? x[g] : 0.0f;
+}
+
+__device__ void load_taps(float4* taps4, const float* __restrict__ weights) {
+  if (threadIdx.x < tap_steps) {
+    const float* w = weights + 4 * threadIdx.x;
+    taps4[threadIdx.x] = make_float4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// Compute thread c of a tile: outputs o0 + 12c .. o0 + 12c + 11, taps in order.
+__device__ void convolve_outputs(const float4* stage, const float4* taps4, float* __restrict__ y,
+                                 std::int64_t o0, std::int64_t n, int c) {
+  const float4* window = stage + 3 * c;
+  float acc[outputs_per_thread] = {};
+  float4 v0 = window[0];
+  float4 v1 = window[1];
+  float4 v2 = window[2];
+  float4 v3 = window[3];
+#pragma unroll
+  for (int s = 0; s < tap_steps; ++s) {
+    const float4 w4 = taps4[s];
+    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+    const float xs[16] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w,
+                          v2.x, v2.y, v2.z, v2.w, v3.x, v3.y, v3.z, v3.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int r = 0; r < outputs_per_thread; ++r) {
+        acc[r] = fmaf(w[j], xs[r + j], acc[r]);
+      }
+    }
+    if (s + 1 < tap_steps) {
+      v0 = v1;
+      v1 = v2;
+      v2 = v3;
+      v3 = window[s + window_vectors];
+    }
+  }
+  const std::int64_t first = o0 + std::int64_t{outputs_per_thread} * c;
+  if (first + outputs_per_thread <= n) {
+    auto* out = reinterpret_cast<float4*>(y + first);
+#pragma unroll
+    for (int q = 0; q < outputs_per_thread / 4; ++q) {
+      out[q] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < outputs_per_thread; ++r) {
+      if (first + r < n) {
+        y[first + r] = acc[r];
+      }
+    }
+  }
+}
+
+// ---- Baseline: uniform warps, single stage ----
+__global__ void __launch_bounds__(block_threads, 1)
+    conv1d_uniform_warps_kernel(const float* __restrict__ x, const float* __restrict__ weights,
+                                float* __restrict__ y, std::int64_t n, int num_tiles) {
+  extern __shared__ float4 stage[];
+  __shared__ float4 taps4[tap_steps];
+  load_taps(taps4, weights);
+  constexpr int per_thread = (uniform_tile::vectors + block_threads - 1) / block_threads;
+  for (int tile = static_cast<int>(blockIdx.x); tile < num_tiles;
+       tile += static_cast<int>(gridDim.x)) {
+    const std::int64_t o0 = std::int64_t{tile} * uniform_tile::outputs;
+    const std::int64_t g0 = o0 - half_taps;
+#pragma unroll
+    for (int i = 0; i < per_thread; ++i) {  // every warp loads its share of the tile...
+      const int v = static_cast<int>(threadIdx.x) + i * block_threads;
+      if (v < uniform_tile::vectors) {
+        const std::int64_t g = g0 + 4 * v;
+        stage[v] = g >= 0 && g + 4 <= n
+                       ? *reinterpret_cast<const float4*>(x + g)
+                       : make_float4(input_at(x, g, n), input_at(x, g + 1, n),
+                                     input_at(x, g + 2, n), input_at(x, g + 3, n));
+      }
+    }
+    __syncthreads();
+    convolve_outputs(stage, taps4, y, o0, n, static_cast<int>(threadIdx.x));  // ...then computes
+    __syncthreads();
+  }
+}
+
+// ---- Optimized: one producer warp, 31 consumer warps, full/empty mbarriers ----
+// Changed: roles. Warp 0 copies tiles into a 3-stage ring with cp.async and never computes;
+// warps 1-31 wait on a stage's full barrier, compute, and release it on its empty barrier. The
+// block never meets at a barrier inside the loop (see Note [ring protocol]).
+__device__ unsigned int shared_address(const void* p) {
+  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
+}
+__device__ void mbarrier_init(std::uint64_t* barrier, unsigned int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
+               "r"(arrivals)
+               : "memory");
+}
+__device__ void mbarrier_arrive(std::uint64_t* barrier) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier))
+               : "memory");
+}
+__device__ void mbarrier_wait_parity(std::uint64_t* barrier, unsigned int parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred done;\n"
+      "wait_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra wait_%=;\n"
+      "}\n" ::"r"(shared_address(barrier)),
+      "r"(parity)
+      : "memory");
+}
+// Arrive on `barrier` once all of this thread's earlier cp.async copies have landed.
+__device__ void cp_async_arrive_noinc(std::uint64_t* barrier) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
+                   shared_address(barrier))
+               : "memory");
+}
+__device__ void cp_async_zfill16(void* shared_dst, const void* global_src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared_dst)),
+               "l"(global_src), "r"(src_bytes)
+               : "memory");
+}
+
+__global__ void __launch_bounds__(block_threads, 1)
+    conv1d_warp_specialized_kernel(const float* __restrict__ x,
+                                   const float* __restrict__ weights, float* __restrict__ y,
+                                   std::int64_t n, int num_tiles) {
+  extern __shared__ float4 ring[];  // ring_stages * specialized_tile::vectors float4s
+  __shared__ float4 taps4[tap_steps];
+  __shared__ std::uint64_t full[ring_stages];
+  __shared__ std::uint64_t empty[ring_stages];
+  constexpr int consumer_warps = block_threads / 32 - 1;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < ring_stages; ++s) {
+      mbarrier_init(&full[s], 32);               // one arrival per producer lane
+      mbarrier_init(&empty[s], consumer_warps);  // one arrival per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  load_taps(taps4, weights);
+  __syncthreads();  // barriers initialized, taps visible: the only block-wide barrier
+
+  const auto first = static_cast<int>(blockIdx.x);
+  const auto stride = static_cast<int>(gridDim.x);
+  if (warp == 0) {  // producer
+    int i = 0;
+    for (int tile = first; tile < num_tiles; tile += stride, ++i) {
+      const int s = i % ring_stages;
+      const int use = i / ring_stages;
+      if (use > 0) {
+        mbarrier_wait_parity(&empty[s], static_cast<unsigned int>(use - 1) & 1u);
+      }
+      float4* stage = ring + s * specialized_tile::vectors;
+      const std::int64_t g0 = std::int64_t{tile} * specialized_tile::outputs - half_taps;
+      for (int v = lane; v < specialized_tile::vectors; v += 32) {
+        const std::int64_t g = g0 + 4 * v;
+        const std::int64_t inside = g < 0 ? 0 : std::clamp<std::int64_t>(n - g, 0, 4);
+        cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
+      }
+      cp_async_arrive_noinc(&full[s]);
+    }
+    asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its issuer
+    return;
+  }
+  const int c = static_cast<int>(threadIdx.x) - 32;  // compute thread index, 0 .. 991
+  int i = 0;
+  for (int tile = first; tile < num_tiles; tile += stride, ++i) {
+    const int s = i % ring_stages;
+    mbarrier_wait_parity(&full[s], static_cast<unsigned int>(i / ring_stages) & 1u);
+    convolve_outputs(ring + s * specialized_tile::vectors, taps4, y,
+                     std::int64_t{tile} * specialized_tile::outputs, n, c);
+    __syncwarp();  // the whole warp has read the stage
+    if (lane == 0) {
+      mbarrier_arrive(&empty[s]);
+    }
+  }
+}
+
+// ---- Launchers ----
+struct march_shape {
+  int blocks_per_wave = 0;
+};
+
+template <class Kernel>
+void setup_march(run_context& ctx, Kernel kernel, int smem_bytes) {
+  AISP_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  int blocks_per_sm = 0;
+  AISP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
+                                                                block_threads, smem_bytes));
+  AISP_EXPECTS(blocks_per_sm >= 1, "a 1024-thread conv block must fit on an SM");
+  make_state<march_shape>(ctx).blocks_per_wave = blocks_per_sm * device_sm_count();
+}
+
+template <class Kernel>
+void launch_march(run_context& ctx, Kernel kernel, int smem_bytes, int tile_outputs) {
+  const std::int64_t n = ctx.param("n");
+  const auto* x = ctx.as<const float>("x");
+  auto* y = ctx.as<float>("y");
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  AISP_EXPECTS(aligned(x) && aligned(y), "float4 and cp.async need 16-byte aligned x and y");
+  const std::int64_t num_tiles = (n + tile_outputs - 1) / tile_outputs;
+  AISP_EXPECTS(num_tiles <= (std::int64_t{1} << 30), "tile index must fit an int");
+  const auto grid = static_cast<unsigned int>(
+      std::min<std::int64_t>(num_tiles, state_of<march_shape>(ctx).blocks_per_wave));
+  kernel<<<grid, block_threads, smem_bytes, ctx.stream()>>>(
+      x, ctx.as<const float>("weights"), y, n, static_cast<int>(num_tiles));
+  AISP_CHECK_LAUNCH();
+}
+
+void setup_baseline(run_context& ctx) {
+  setup_march(ctx, conv1d_uniform_warps_kernel, uniform_tile::bytes);
+}
+void launch_baseline(run_context& ctx) {
+  launch_march(ctx, conv1d_uniform_warps_kernel, uniform_tile::bytes, uniform_tile::outputs);
+}
+void setup_optimized(run_context& ctx) {
+  setup_march(ctx, conv1d_warp_specialized_kernel, ring_stages * specialized_tile::bytes);
+}
+void launch_optimized(run_context& ctx) {
+  launch_march(ctx, conv1d_warp_specialized_kernel, ring_stages * specialized_tile::bytes,
+               specialized_tile::outputs);
+}
+void teardown(run_context& ctx) { release_state<march_shape>(ctx); }
+
+[[nodiscard]] variant make_variant(const char* name, const char* summary, stage_fn setup,
+                                   stage_fn run) {
+  variant v;
+  v.name = name;
+  v.summary = summary;
+  v.setup = std::move(setup);
+  v.run = std::move(run);
+  v.teardown = teardown;
+  return v;
+}
+
+}  // namespace
+}  // namespace aisp::ch10
+
+AISP_REGISTER(
+    aisp::pair("ch10:warp_specialization")
+        .summary("112-tap conv1d: uniform load-then-compute warps vs a producer warp feeding 31 "
+                 "consumer warps through a 3-stage mbarrier ring")
+        .benchmark_size({{"n", 50282496}})
+        .validation_size({{"n", 1}})
+        .validation_size({{"n", 7}})
+        .validation_size({{"n", 65}})
+        .validation_size({{"n", 1003}})
+        .validation_size({{"n", 11905}})
+        .validation_size({{"n", 47619}})
+        .validation_size({{"n", 100003}})
+        .held_out_size({{"n", 300007}})
+        .input("x", aisp::dtype::f32, {"n"})
+        .input("weights", aisp::dtype::f32,
+               [](const aisp::workload&) { return std::int64_t{aisp::ch10::taps}; })
+        .output("y", aisp::dtype::f32, {"n"})
+        .exact_math()  // small integers: |sum| <= 112 * 64, exact in fp32
+        .work([](const aisp::workload& w) {
+          const double n = static_cast<double>(w.get("n"));
+          return aisp::work_amount{.bytes = 8.0 * n + 4.0 * aisp::ch10::taps,
+                                   .flops = 2.0 * aisp::ch10::taps * n};
+        })
+        .reference([](aisp::reference_io& io) {
+          const std::int64_t n = io.param("n");
+          const std::span<const double> x = io.input("x");
+          const std::span<const double> weights = io.input("weights");
+          const std::span<double> y = io.output("y");
+          for (std::int64_t i = 0; i < n; ++i) {
+            double acc = 0.0;
+            for (std::int64_t k = 0; k < aisp::ch10::taps; ++k) {
+              const std::int64_t g = i + k - aisp::ch10::half_taps;
+              if (g >= 0 && g < n) {
+                acc += weights[static_cast<std::size_t>(k)] * x[static_cast<std::size_t>(g)];
+              }
+            }
+            y[static_cast<std::size_t>(i)] = acc;
+          }
+        })
+        .tolerance_override(aisp::tolerance{
+            .rtol = 1e-5,
+            .atol = 2e-5,
+            .max_rel_l2 = 1e-5,
+            .reason = "112 fp32 fmaf per output in tap order against fp64: rounding errors of "
+                      "partial sums of std sqrt(j/9) add to 9.1e-7 std; atol 2e-5 is 22 sigma "
+                      "(see Note [conv tolerance] in ch10:double_buffered_pipeline)"})
+        .tag("warp-specialization")
+        .tag("mbarrier")
+        .tag("producer-consumer")
+        .tag("cp-async")
+        .tag("convolution")
+        .add_variant(aisp::ch10::make_variant(
+            "baseline",
+            "uniform warps: every warp loads its share of a tile, barrier, every warp computes, "
+            "barrier",
+            aisp::ch10::setup_baseline, aisp::ch10::launch_baseline))
+        .add_variant(aisp::ch10::make_variant(
+            "optimized",
+            "warp 0 produces tiles into a 3-stage ring (cp.async + full/empty mbarriers), warps "
+            "1-31 consume",
+            aisp::ch10::setup_optimized, aisp::ch10::launch_optimized)));
