@@ -47,11 +47,12 @@ namespace cg = cooperative_groups;
 // arrived, then __syncthreads: sweep s's stores happen-before sweep s + 1's loads, and the
 // acquire invalidates the SM's L1, so the plain (L1-cached) loads of the next sweep see them.
 // The loads therefore must not use the non-coherent path: no __restrict__ on the ping-pong
-// grids in the cooperative kernel (u0 and f are read-only for the whole kernel and keep it).
+// grids in the cooperative kernel, nor on u0, since src starts as u0 (with it, nvcc 13 emitted
+// ld.global.nc for every src load, read-only-cache loads of data the kernel writes); f keeps it.
 // The arrivals serialize on one address (and the pollers read that same L2 line), so the
 // barrier's cost grows with the number of blocks. The cooperative launch fails (it does not
 // hang) if the grid exceeds what can be resident, so setup() computes that limit,
-// cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs (2 x 132 for this 28-register kernel),
+// cudaOccupancyMaxActiveBlocksPerMultiprocessor x SMs (2 x 132 for this 32-register kernel),
 // and run() launches min(limit, one block per SM, blocks the cells need): one 1024-thread block
 // per SM already gives a 512 x 512 sweep 2 cells per thread, and 132 arrivals cost half of 264.
 // All blocks run the same loop, so every block reaches every barrier.
@@ -127,7 +128,8 @@ void launch_baseline(run_context& ctx) {
 // once; each sweep is a grid-stride loop over the cells, and cg::this_grid().sync() replaces
 // the kernel boundary (see Note [grid barrier]).
 __global__ void __launch_bounds__(block_threads)
-    jacobi_cooperative_kernel(const float* __restrict__ u0, const float* __restrict__ f,
+    jacobi_cooperative_kernel(const float* u0,  // no __restrict__: src is derived from it
+                              const float* __restrict__ f,
                               float* output, float* scratch, int n, int steps) {
   const cg::grid_group grid = cg::this_grid();
   const auto cells = static_cast<unsigned int>(n) * static_cast<unsigned int>(n);  // < 2^31
