@@ -1,5 +1,6 @@
 // The history and what is made from it: `bench history`, `compare-runs`, `expectations`,
 // `report` and `merge`. The database defaults to artifacts/aisp.db (see `bench run --history`).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -127,23 +128,37 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
 
   auto* compare = bench.add_subcommand("compare-runs",
                                        "Per target and variant: run B's time over run A's with a bootstrap CI on the stored\n"
-                                       "samples, and faster/slower/unchanged. Warns across cards, drivers and modes.");
+                                       "samples, and faster/slower/unchanged. Warns across cards, drivers, modes and sizes\n"
+                                       "(--strict refuses them); --fail-on-slower makes it a regression gate for CI.");
   auto run_a = std::make_shared<std::int64_t>(0);
   auto run_b = std::make_shared<std::int64_t>(0);
   auto compare_json = std::make_shared<bool>(false);
+  auto strict = std::make_shared<bool>(false);
+  auto fail_on_slower = std::make_shared<bool>(false);
   add_db(compare);
   compare->add_option("A", *run_a, "the earlier run id (see bench history)")->required();
   compare->add_option("B", *run_b, "the later run id")->required();
   compare->add_flag("--json", *compare_json, "print machine-readable JSON");
+  compare->add_flag("--strict", *strict,
+                    "refuse (exit 1, nothing compared) when the runs differ in card, driver, timing mode or a "
+                    "pair's benchmark size: such ratios measure the difference, not the code");
+  compare->add_flag("--fail-on-slower", *fail_on_slower, "exit 1 when any variant of run B is slower than in run A");
   compare->callback([=, &result] {
     history_store store(*db);
     const auto comparison = compare_runs(store, *run_a, *run_b);
+    if (*strict && !comparison.warnings.empty()) {
+      std::fprintf(stderr, "aisp: compare-runs --strict refused: %s\n", comparison.warnings.front().c_str());
+      result.exit_code = 1;
+      return;
+    }
     if (*compare_json) {
       std::printf("%s\n", to_json(comparison).dump(2).c_str());
     } else {
       std::printf("%s", render_text(comparison).c_str());
     }
-    result.exit_code = 0;
+    const bool any_slower = std::any_of(comparison.changes.begin(), comparison.changes.end(),
+                                        [](const variant_change& c) { return c.verdict == "slower"; });
+    result.exit_code = *fail_on_slower && any_slower ? 1 : 0;
   });
 
   auto* expect = bench.add_subcommand("expectations",

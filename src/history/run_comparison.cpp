@@ -43,6 +43,10 @@ run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int
   for (const auto& pair_b : history.pairs_of(run_b)) {
     const auto target = pair_b.value("target", "");
     if (!pairs_a.count(target)) continue;
+    if (pairs_a[target].value("workload", json::object()) != pair_b.value("workload", json::object()))
+      comparison.warnings.push_back(fmt::format("different benchmark sizes for {}: {} vs {}", target,
+                                                pairs_a[target].value("workload", json::object()).dump(),
+                                                pair_b.value("workload", json::object()).dump()));
     for (const auto& v : pair_b.value("variants", json::array())) {
       const auto name = v.value("name", "");
       if (name == "baseline_twin") continue;

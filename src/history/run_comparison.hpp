@@ -1,6 +1,7 @@
 // `bench compare-runs A B`: for every target and variant in both runs, the ratio of B's median to
 // A's with a bootstrap CI computed on the stored samples (not on the medians), and whether the
-// change is real. Runs on different cards or drivers are compared with a warning.
+// change is real. Runs on different cards, drivers, modes or sizes are compared with a warning
+// (`--strict` refuses them instead).
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ struct variant_change {
 struct run_comparison {
   std::int64_t run_a = 0;
   std::int64_t run_b = 0;
-  std::vector<std::string> warnings;  // different card, driver or mode
+  std::vector<std::string> warnings;  // different card, driver, mode or benchmark size
   std::vector<variant_change> changes;
 };
 

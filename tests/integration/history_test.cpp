@@ -145,6 +145,35 @@ TEST_F(history_pipeline, merge_folds_artifacts_in_once) {
   EXPECT_EQ(json::parse(run_command(aisp() + " bench history --json --db " + db, false).output).size(), 2u);
 }
 
+TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_a_regression) {
+  const auto dir = fresh("gate");
+  const auto one = [&](const std::string& name, const std::string& extra) {
+    return run_command(aisp() + " bench run --targets labs/host:transpose --max-time 2 --min-time 0.2 --quiet --golden-file " +
+                       std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + "/" + name +
+                       " --history " + dir + "/aisp.db" + extra);
+  };
+  // Small sizes, so each sample is short and the 2 s cap still gives every variant its minimum.
+  ASSERT_EQ(one("small", " --size rows=1024").exit_code, 0);
+  ASSERT_EQ(one("large", " --size rows=2048").exit_code, 0);  // twice the work: every variant slower
+  const std::string compare = aisp() + " bench compare-runs 1 2 --db " + dir + "/aisp.db";
+
+  const auto lenient = run_command(compare);
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.output;
+  EXPECT_NE(lenient.output.find("warning: different benchmark sizes for labs/host:transpose"), std::string::npos) << lenient.output;
+  EXPECT_NE(lenient.output.find("slower"), std::string::npos) << lenient.output;
+
+  const auto strict = run_command(compare + " --strict");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("--strict refused: different benchmark sizes"), std::string::npos) << strict.output;
+  EXPECT_EQ(strict.output.find("time B/A"), std::string::npos) << "a refused comparison prints no table";
+
+  const auto gated = run_command(compare + " --fail-on-slower");
+  EXPECT_EQ(gated.exit_code, 1) << gated.output;
+  const auto reversed = run_command(aisp() + " bench compare-runs 2 1 --fail-on-slower --db " + dir + "/aisp.db");
+  EXPECT_EQ(reversed.exit_code, 0) << "the smaller run is faster, not slower: " << reversed.output;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   const auto dir = fresh("bad");
   { std::ofstream(dir + "/corrupt.db") << "this is not a database, only text long enough to be a header........"; }
