@@ -13,6 +13,7 @@
 // Run: aisp bench run --targets ch07:cp_async_prefetch
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -50,11 +51,6 @@ __device__ void cp_async_bytes16(void* shared_dst, const void* global_src) {
 __device__ void cp_async_bytes4(void* shared_dst, const void* global_src) {
   const auto dst = static_cast<unsigned int>(__cvta_generic_to_shared(shared_dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(global_src) : "memory");
-}
-__device__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int Pending>
-__device__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
 template <bool Vector>
@@ -104,21 +100,21 @@ __global__ void __launch_bounds__(block_threads)
     if (j <= last_local) {
       load_row_async<Vector>(ring[j], image, h, w, y0 - 1 + j, x0);
     }
-    cp_async_commit();
+    ptx::cp_async_commit();
   }
   for (int y = y0; y < y1; ++y) {
     const int k = y - y0;
-    cp_async_wait<prefetch_rows - 1>();  // this thread's copies of local row k + 2 landed
+    ptx::cp_async_wait<prefetch_rows - 1>();  // this thread's copies of local row k + 2 landed
     __syncthreads();                     // everyone's; and step k - 1 is done everywhere
     const int next = k + 2 + prefetch_rows;
     if (next <= last_local) {
       load_row_async<Vector>(ring[next % slots], image, h, w, y0 - 1 + next, x0);
     }
-    cp_async_commit();
+    ptx::cp_async_commit();
     compute_row<Vector>(ring[k % slots], ring[(k + 1) % slots], ring[(k + 2) % slots], wts,
                         output, h, w, y, x0);
   }
-  cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+  ptx::cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 }
 
 // ---- Launcher ----

@@ -12,6 +12,7 @@
 // Run: aisp bench run --targets ch07:tma_bulk_copy
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -45,44 +46,6 @@ namespace {
 // one barrier and refills the slot that just went out of use.
 constexpr int tma_slots = 4;
 
-__device__ unsigned int shared_address(const void* p) {
-  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
-}
-__device__ void mbarrier_init(std::uint64_t* barrier, unsigned int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(arrivals)
-               : "memory");
-}
-__device__ void mbarrier_arrive(std::uint64_t* barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier))
-               : "memory");
-}
-__device__ void mbarrier_arrive_expect_tx(std::uint64_t* barrier, unsigned int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   shared_address(barrier)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ void mbarrier_wait_parity(std::uint64_t* barrier, unsigned int parity) {
-  asm volatile(
-      "{\n"
-      " .reg .pred done;\n"
-      "wait_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra wait_%=;\n"
-      "}\n" ::"r"(shared_address(barrier)),
-      "r"(parity)
-      : "memory");
-}
-// Global -> shared bulk copy; completes `bytes` of transaction on `barrier`.
-__device__ void bulk_copy_to_shared(void* dst, const void* src, unsigned int bytes,
-                                    std::uint64_t* barrier) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::
-          "r"(shared_address(dst)),
-      "l"(src), "r"(bytes), "r"(shared_address(barrier))
-      : "memory");
-}
 
 __global__ void __launch_bounds__(block_threads)
     stencil_tma_rows_kernel(const float* __restrict__ image, const float* __restrict__ weights,
@@ -113,18 +76,18 @@ __global__ void __launch_bounds__(block_threads)
     const int slot = j % tma_slots;
     const int y = y0 - 1 + j;
     if (y >= 0 && y < h) {
-      mbarrier_arrive_expect_tx(&full[slot], row_bytes);
-      bulk_copy_to_shared(&ring[slot][copied_from], image + std::int64_t{y} * w + gx_begin,
+      ptx::mbarrier_arrive_expect_tx(&full[slot], row_bytes);
+      ptx::bulk_copy_to_shared(&ring[slot][copied_from], image + std::int64_t{y} * w + gx_begin,
                           row_bytes, &full[slot]);
     } else {
-      mbarrier_arrive(&full[slot]);  // outside the image: no data, readers use zeros
+      ptx::mbarrier_arrive(&full[slot]);  // outside the image: no data, readers use zeros
     }
   };
   if (issuer) {
     for (int s = 0; s < tma_slots; ++s) {
-      mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&full[s], 1);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    ptx::fence_mbarrier_init();
   }
   __syncthreads();  // barriers initialized, edge zeros stored
   if (issuer) {
@@ -132,8 +95,8 @@ __global__ void __launch_bounds__(block_threads)
       issue(j);
     }
   }
-  mbarrier_wait_parity(&full[0], 0);
-  mbarrier_wait_parity(&full[1], 0);
+  ptx::mbarrier_wait_parity(&full[0], 0);
+  ptx::mbarrier_wait_parity(&full[1], 0);
 
   const int first = 4 * static_cast<int>(threadIdx.x);
   const int col = x0 + first;
@@ -141,7 +104,7 @@ __global__ void __launch_bounds__(block_threads)
     const int k = y - y0;
     const int below = k + 2;
     const auto parity = static_cast<unsigned int>(below / tma_slots) & 1u;
-    mbarrier_wait_parity(&full[below % tma_slots], parity);
+    ptx::mbarrier_wait_parity(&full[below % tma_slots], parity);
     if (col < w) {
       const float* rows[3] = {ring[k % tma_slots], ring[(k + 1) % tma_slots],
                               ring[below % tma_slots]};

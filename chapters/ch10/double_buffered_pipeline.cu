@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -166,19 +167,6 @@ __global__ void __launch_bounds__(block_threads, 1)
 // per tile. A step waits for its own copies of tile i (cp.async.wait_group 1 leaves tile i + 1
 // in flight), meets at one barrier so everyone's copies are visible, computes, and meets at a
 // second barrier before the next step refills the stage it just read.
-__device__ void cp_async_zfill16(void* shared_dst, const void* global_src, int src_bytes) {
-  const auto dst = static_cast<unsigned int>(__cvta_generic_to_shared(shared_dst));
-  // src_bytes < 16 copies that many bytes and zero-fills the rest of the 16 (0: all zeros).
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src),
-               "r"(src_bytes)
-               : "memory");
-}
-__device__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int Pending>
-__device__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
-}
-
 __device__ void load_stage_async(float4* stage, const float* __restrict__ x, std::int64_t o0,
                                  std::int64_t n) {
   const std::int64_t g0 = o0 - half_taps;
@@ -186,7 +174,7 @@ __device__ void load_stage_async(float4* stage, const float* __restrict__ x, std
     const std::int64_t g = g0 + 4 * v;
     // g and 0 are multiples of 4, so a chunk never straddles 0; it may straddle n.
     const std::int64_t inside = g < 0 ? 0 : std::clamp<std::int64_t>(n - g, 0, 4);
-    cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
+    ptx::cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
   }
 }
 
@@ -201,7 +189,7 @@ __global__ void __launch_bounds__(block_threads, 1)
   if (first < num_tiles) {
     load_stage_async(stages, x, std::int64_t{first} * tile_outputs, n);
   }
-  cp_async_commit();
+  ptx::cp_async_commit();
   int step = 0;
   for (int tile = first; tile < num_tiles; tile += stride, ++step) {
     const int next = tile + stride;
@@ -209,14 +197,14 @@ __global__ void __launch_bounds__(block_threads, 1)
       load_stage_async(stages + ((step + 1) % 2) * stage_vectors, x,
                        std::int64_t{next} * tile_outputs, n);
     }
-    cp_async_commit();     // one group per step, empty past the end: the count stays fixed
-    cp_async_wait<1>();    // this thread's copies of `tile` landed; `next` stays in flight
+    ptx::cp_async_commit();     // one group per step, empty past the end: the count stays fixed
+    ptx::cp_async_wait<1>();    // this thread's copies of `tile` landed; `next` stays in flight
     __syncthreads();       // everyone's copies (and the taps) visible
     convolve_tile(stages + (step % 2) * stage_vectors, taps4, y,
                   std::int64_t{tile} * tile_outputs, n);
     __syncthreads();       // nobody reads this stage any more: step + 1 may refill it
   }
-  cp_async_wait<0>();  // the last group is empty, but no copy may outlive the block
+  ptx::cp_async_wait<0>();  // the last group is empty, but no copy may outlive the block
 }
 
 // ---- Launchers ----

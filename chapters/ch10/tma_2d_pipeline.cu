@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -179,48 +180,13 @@ __global__ void __launch_bounds__(block_threads)
 // Changed: loads. Thread 0 copies each tile's 136 x 68 box with one cp.async.bulk.tensor.2d
 // (address generation and edge zero-fill in the TMA unit), three tiles ahead; every thread
 // waits on the stage's mbarrier, computes as before, and the block meets once per tile.
-__device__ unsigned int shared_address(const void* p) {
-  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
-}
-__device__ void mbarrier_init(std::uint64_t* barrier, unsigned int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(arrivals)
-               : "memory");
-}
-__device__ void mbarrier_arrive_expect_tx(std::uint64_t* barrier, unsigned int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(
-                   shared_address(barrier)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ void mbarrier_wait_parity(std::uint64_t* barrier, unsigned int parity) {
-  asm volatile(
-      "{\n"
-      " .reg .pred done;\n"
-      "wait_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra wait_%=;\n"
-      "}\n" ::"r"(shared_address(barrier)),
-      "r"(parity)
-      : "memory");
-}
-// The box at (x, y) (innermost first) of `map` into shared memory; completes on `barrier`.
-__device__ void tma_load_2d(void* dst, const CUtensorMap* map, int x, int y,
-                            std::uint64_t* barrier) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(shared_address(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(shared_address(barrier))
-      : "memory");
-}
-
 __global__ void __launch_bounds__(block_threads, 2)
     stencil5x5_tma_ring_kernel(const __grid_constant__ CUtensorMap image_map,
                                const float* __restrict__ weights, float* __restrict__ output,
                                int h, int w, int tiles_x, int num_tiles) {
   extern __shared__ unsigned char smem_raw[];
   // TMA writes stages at 128-byte aligned addresses: align the base by hand.
-  const unsigned int raw = shared_address(smem_raw);
+  const unsigned int raw = ptx::shared_address(smem_raw);
   float* ring = reinterpret_cast<float*>(smem_raw + (((raw + 127u) & ~127u) - raw));
   auto* full = reinterpret_cast<std::uint64_t*>(ring + ring_stages * box_floats);
   const bool issuer = threadIdx.x == 0;
@@ -229,15 +195,15 @@ __global__ void __launch_bounds__(block_threads, 2)
   const auto issue = [&](int i) {  // local tile i into stage i % ring_stages
     const int tile = first + i * stride;
     const int s = i % ring_stages;
-    mbarrier_arrive_expect_tx(&full[s], box_bytes);
-    tma_load_2d(ring + s * box_floats, &image_map, (tile % tiles_x) * tile_cols - box_col_offset,
+    ptx::mbarrier_arrive_expect_tx(&full[s], box_bytes);
+    ptx::tma_load_2d(ring + s * box_floats, &image_map, (tile % tiles_x) * tile_cols - box_col_offset,
                 (tile / tiles_x) * tile_rows - radius, &full[s]);
   };
   if (issuer) {
     for (int s = 0; s < ring_stages; ++s) {
-      mbarrier_init(&full[s], 1);
+      ptx::mbarrier_init(&full[s], 1);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");  // visible to TMA
+    ptx::fence_mbarrier_init();  // visible to TMA
   }
   __syncthreads();
   const int local_tiles = first < num_tiles ? (num_tiles - 1 - first) / stride + 1 : 0;
@@ -251,7 +217,7 @@ __global__ void __launch_bounds__(block_threads, 2)
   for (int i = 0; i < local_tiles; ++i) {
     const int tile = first + i * stride;
     const int s = i % ring_stages;
-    mbarrier_wait_parity(&full[s], static_cast<unsigned int>(i / ring_stages) & 1u);
+    ptx::mbarrier_wait_parity(&full[s], static_cast<unsigned int>(i / ring_stages) & 1u);
     stencil_tile<true>(ring + s * box_floats, wts, output, h, w, (tile / tiles_x) * tile_rows,
                        (tile % tiles_x) * tile_cols);
     __syncthreads();  // nobody reads stage s again until it is refilled

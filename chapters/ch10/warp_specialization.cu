@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -164,41 +165,6 @@ __global__ void __launch_bounds__(block_threads, 1)
 // Changed: roles. Warp 0 copies tiles into a 3-stage ring with cp.async and never computes;
 // warps 1-31 wait on a stage's full barrier, compute, and release it on its empty barrier. The
 // block never meets at a barrier inside the loop (see Note [ring protocol]).
-__device__ unsigned int shared_address(const void* p) {
-  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
-}
-__device__ void mbarrier_init(std::uint64_t* barrier, unsigned int arrivals) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(barrier)),
-               "r"(arrivals)
-               : "memory");
-}
-__device__ void mbarrier_arrive(std::uint64_t* barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(barrier))
-               : "memory");
-}
-__device__ void mbarrier_wait_parity(std::uint64_t* barrier, unsigned int parity) {
-  asm volatile(
-      "{\n"
-      " .reg .pred done;\n"
-      "wait_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      " @!done bra wait_%=;\n"
-      "}\n" ::"r"(shared_address(barrier)),
-      "r"(parity)
-      : "memory");
-}
-// Arrive on `barrier` once all of this thread's earlier cp.async copies have landed.
-__device__ void cp_async_arrive_noinc(std::uint64_t* barrier) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(
-                   shared_address(barrier))
-               : "memory");
-}
-__device__ void cp_async_zfill16(void* shared_dst, const void* global_src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared_dst)),
-               "l"(global_src), "r"(src_bytes)
-               : "memory");
-}
-
 __global__ void __launch_bounds__(block_threads, 1)
     conv1d_warp_specialized_kernel(const float* __restrict__ x,
                                    const float* __restrict__ weights, float* __restrict__ y,
@@ -212,10 +178,10 @@ __global__ void __launch_bounds__(block_threads, 1)
   const int lane = static_cast<int>(threadIdx.x) % 32;
   if (threadIdx.x == 0) {
     for (int s = 0; s < ring_stages; ++s) {
-      mbarrier_init(&full[s], 32);               // one arrival per producer lane
-      mbarrier_init(&empty[s], consumer_warps);  // one arrival per consumer warp
+      ptx::mbarrier_init(&full[s], 32);               // one arrival per producer lane
+      ptx::mbarrier_init(&empty[s], consumer_warps);  // one arrival per consumer warp
     }
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    ptx::fence_mbarrier_init();
   }
   load_taps(taps4, weights);
   __syncthreads();  // barriers initialized, taps visible: the only block-wide barrier
@@ -228,16 +194,16 @@ __global__ void __launch_bounds__(block_threads, 1)
       const int s = i % ring_stages;
       const int use = i / ring_stages;
       if (use > 0) {
-        mbarrier_wait_parity(&empty[s], static_cast<unsigned int>(use - 1) & 1u);
+        ptx::mbarrier_wait_parity(&empty[s], static_cast<unsigned int>(use - 1) & 1u);
       }
       float4* stage = ring + s * specialized_tile::vectors;
       const std::int64_t g0 = std::int64_t{tile} * specialized_tile::outputs - half_taps;
       for (int v = lane; v < specialized_tile::vectors; v += 32) {
         const std::int64_t g = g0 + 4 * v;
         const std::int64_t inside = g < 0 ? 0 : std::clamp<std::int64_t>(n - g, 0, 4);
-        cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
+        ptx::cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
       }
-      cp_async_arrive_noinc(&full[s]);
+      ptx::cp_async_arrive_noinc(&full[s]);
     }
     asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its issuer
     return;
@@ -246,12 +212,12 @@ __global__ void __launch_bounds__(block_threads, 1)
   int i = 0;
   for (int tile = first; tile < num_tiles; tile += stride, ++i) {
     const int s = i % ring_stages;
-    mbarrier_wait_parity(&full[s], static_cast<unsigned int>(i / ring_stages) & 1u);
+    ptx::mbarrier_wait_parity(&full[s], static_cast<unsigned int>(i / ring_stages) & 1u);
     convolve_outputs(ring + s * specialized_tile::vectors, taps4, y,
                      std::int64_t{tile} * specialized_tile::outputs, n, c);
     __syncwarp();  // the whole warp has read the stage
     if (lane == 0) {
-      mbarrier_arrive(&empty[s]);
+      ptx::mbarrier_arrive(&empty[s]);
     }
   }
 }

@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "gemm_problem.cuh"
 #include "steps_simt.cuh"
@@ -69,14 +70,6 @@ __device__ __forceinline__ void cp_async_16_or_zero(unsigned int shared_dst, con
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_dst),
                "l"(global_src), "r"(src_bytes)
                : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-// Wait until at most `Pending` of this thread's most recent groups are still in flight.
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
 // Which row of a 16-row operand slice, and which 16-byte chunk of its 16 k, lane l addresses for
@@ -391,17 +384,17 @@ __global__ void __launch_bounds__(pipeline_step::threads, 1)
     if (s < num_k_tiles) {
       load_tile(s, s);
     }
-    cp_async_commit();
+    ptx::cp_async_commit();
   }
   int read_stage = 0;
   int write_stage = stages - 1;
   for (int t = 0; t < num_k_tiles; ++t) {
-    cp_async_wait<stages - 2>();  // this thread's copies of tile t are done...
+    ptx::cp_async_wait<stages - 2>();  // this thread's copies of tile t are done...
     __syncthreads();  // ...and everyone's; and every warp has finished tile t - 1 (write_stage)
     if (t + stages - 1 < num_k_tiles) {
       load_tile(t + stages - 1, write_stage);
     }
-    cp_async_commit();
+    ptx::cp_async_commit();
     const unsigned int stage_base = smem_base + static_cast<unsigned int>(read_stage * stage_bytes);
 #pragma unroll
     for (int k16 = 0; k16 < block_k / 16; ++k16) {
@@ -431,7 +424,7 @@ __global__ void __launch_bounds__(pipeline_step::threads, 1)
     read_stage = read_stage + 1 == stages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == stages ? 0 : write_stage + 1;
   }
-  cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
+  ptx::cp_async_wait<0>();  // only empty groups can remain; leave nothing in flight at exit
 
   const bool pairs = stores_in_pairs(p);
   const int row0 = block_row + warp_row + lane / 4;
