@@ -7,10 +7,10 @@
 // with 1056 (256x fewer), and its 16-byte loads keep more bytes in flight per SM. Reading 512 MiB
 // at ~3.0 TB/s is ~180 us; the optimized kernel should sit at that floor. H100: see README.
 // Run: aisp bench run --targets ch07:block_reduce
-#include <algorithm>
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 
@@ -38,23 +38,6 @@ constexpr unsigned int block_threads = 256;
 constexpr unsigned int warps_per_block = block_threads / 32;
 constexpr int vectors_in_flight = 4;
 
-// One wave of resident blocks: enough threads to cover every SM at full occupancy.
-[[nodiscard]] std::int64_t resident_blocks() {
-  int device = 0;
-  AISP_CUDA_CHECK(cudaGetDevice(&device));
-  int sm_count = 0;
-  int threads_per_sm = 0;
-  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
-  AISP_CUDA_CHECK(
-      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-  return std::int64_t{sm_count} * threads_per_sm / block_threads;
-}
-
-[[nodiscard]] unsigned int wave_grid(std::int64_t items_per_thread_pass) {
-  const std::int64_t wanted = (items_per_thread_pass + block_threads - 1) / block_threads;
-  return static_cast<unsigned int>(std::clamp<std::int64_t>(wanted, 1, resident_blocks()));
-}
-
 // ---- Baseline: per-thread partial sums, one atomic per thread ----
 __global__ void sum_thread_atomic_kernel(const float* __restrict__ input, float* __restrict__ sum,
                                          std::int64_t num_elements) {
@@ -71,7 +54,7 @@ void launch_baseline(run_context& ctx) {
   const std::int64_t num_elements = ctx.param("n");
   auto* sum = ctx.as<float>("sum");
   AISP_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(float), ctx.stream()));  // [zero the accumulator]
-  sum_thread_atomic_kernel<<<wave_grid(num_elements), block_threads, 0, ctx.stream()>>>(
+  sum_thread_atomic_kernel<<<wave_grid(num_elements, static_cast<int>(block_threads)), block_threads, 0, ctx.stream()>>>(
       ctx.as<const float>("input"), sum, num_elements);
   AISP_CHECK_LAUNCH();
 }
@@ -150,7 +133,7 @@ void launch_optimized(run_context& ctx) {
   AISP_EXPECTS(reinterpret_cast<std::uintptr_t>(input) % alignof(float4) == 0,
                "float4 loads need a 16-byte aligned input");
   AISP_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(float), ctx.stream()));  // [zero the accumulator]
-  sum_block_atomic_kernel<<<wave_grid(num_elements / 4), block_threads, 0, ctx.stream()>>>(
+  sum_block_atomic_kernel<<<wave_grid(num_elements / 4, static_cast<int>(block_threads)), block_threads, 0, ctx.stream()>>>(
       input, sum, num_elements);
   AISP_CHECK_LAUNCH();
 }

@@ -10,6 +10,8 @@
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
+#include "aisp/variant_state.hpp"
 
 namespace aisp::cheats_gpu {
 namespace {
@@ -60,19 +62,9 @@ inline pair gpu_fixture(const std::string& name, const std::string& code, const 
 }
 
 inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}, {}}; }
+// gpu_fixture() names the variant; state between setup and run goes through aisp/variant_state.hpp.
 inline variant with_setup(stage_fn run, stage_fn setup, stage_fn teardown) {
-  return variant{"", "", std::move(run), std::move(setup), std::move(teardown), {}, {}, {}, {}};
-}
-
-// State a cheat keeps between setup and run: owned here, released by teardown.
-template <class State>
-State& state_of(run_context& ctx) {
-  return *static_cast<State*>(ctx.user_state());
-}
-template <class State>
-void release_state(run_context& ctx) {
-  delete static_cast<State*>(ctx.user_state());
-  ctx.user_state() = nullptr;
+  return kit::with_state("", "", std::move(run), std::move(setup), std::move(teardown));
 }
 
 }  // namespace
