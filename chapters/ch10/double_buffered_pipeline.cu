@@ -17,6 +17,7 @@
 
 #include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
+#include "conv1d_march.cuh"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -46,39 +47,12 @@ namespace {
 // hit (3t + s + 3) mod 8 = 8 distinct 16-byte bank groups, so the load is one wavefront per
 // quarter warp. The 4 taps are one broadcast float4.
 //
-// Note [conv tolerance]: every variant adds the 112 products of an output with fmaf in tap order,
-// so they agree bitwise. Against fp64: the j-th fmaf rounds a partial sum s_j by at most
-// u |s_j| (u = 2^-24). For uniform [-1, 1) inputs a product has variance 1/9, s_j has standard
-// deviation sqrt(j / 9), and the rounding errors, independent and uniform, add up to a
-// standard deviation of u sqrt(sum_j j / 27) = 15.3 u = 9.1e-7. atol = 2e-5 is 22 sigma, and
-// still 1/10000 of one average product, so a dropped tap fails. Small-integer inputs are exact
-// (|sum| <= 112 * 64 < 2^24), so the pair runs the exact-integer challenge.
-
-constexpr int taps = 112;
-constexpr int half_taps = taps / 2;
-constexpr int tap_steps = taps / 4;  // one float4 of taps per step
-constexpr int block_threads = 1024;
-constexpr int outputs_per_thread = 12;
 constexpr int tile_outputs = block_threads * outputs_per_thread;  // 12288
 constexpr int stage_vectors = (tile_outputs + taps) / 4;         // 3100 float4s
 constexpr int stage_bytes = stage_vectors * 16;                  // 49,600 bytes
-constexpr int window_vectors = 4;  // 16 floats: 12 outputs + 3 more taps of reach
 static_assert(taps % 4 == 0 && half_taps % 4 == 0, "stage float4s must be aligned in x");
 static_assert(3 * (block_threads - 1) + (tap_steps - 1) + (window_vectors - 1) < stage_vectors,
               "the last thread's window stays inside the stage");
-
-// x[g] for any g, zero outside [0, n): the stage's edge handling.
-__device__ float input_at(const float* __restrict__ x, std::int64_t g, std::int64_t n) {
-  return g >= 0 && g < n ? x[g] : 0.0f;
-}
-
-// The taps as 28 float4s in shared memory, loaded once per block.
-__device__ void load_taps(float4* taps4, const float* __restrict__ weights) {
-  if (threadIdx.x < tap_steps) {
-    const float* w = weights + 4 * threadIdx.x;
-    taps4[threadIdx.x] = make_float4(w[0], w[1], w[2], w[3]);
-  }
-}
 
 // One tile from its stage: thread t computes outputs o0 + 12t .. o0 + 12t + 11 (see Note [tile
 // geometry]); every output adds its 112 products in tap order.
@@ -207,126 +181,35 @@ __global__ void __launch_bounds__(block_threads, 1)
   ptx::cp_async_wait<0>();  // the last group is empty, but no copy may outlive the block
 }
 
-// ---- Launchers ----
-// setup(): the dynamic shared memory opt-in and one full wave of blocks, so run() launches
-// without device queries.
-struct march_shape {
-  int blocks_per_wave = 0;
-};
-
-template <class Kernel>
-void setup_march(run_context& ctx, Kernel kernel, int smem_bytes) {
-  AISP_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-  int blocks_per_sm = 0;
-  AISP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
-                                                                block_threads, smem_bytes));
-  AISP_EXPECTS(blocks_per_sm >= 1, "a 1024-thread conv block must fit on an SM");
-  make_state<march_shape>(ctx).blocks_per_wave = blocks_per_sm * device_sm_count();
-}
-
-template <class Kernel>
-void launch_march(run_context& ctx, Kernel kernel, int smem_bytes) {
-  const std::int64_t n = ctx.param("n");
-  const auto* x = ctx.as<const float>("x");
-  auto* y = ctx.as<float>("y");
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  AISP_EXPECTS(aligned(x) && aligned(y), "float4 and cp.async need 16-byte aligned x and y");
-  const std::int64_t num_tiles = (n + tile_outputs - 1) / tile_outputs;
-  AISP_EXPECTS(num_tiles <= (std::int64_t{1} << 30), "tile index must fit an int");
-  const auto grid = static_cast<unsigned int>(
-      std::min<std::int64_t>(num_tiles, state_of<march_shape>(ctx).blocks_per_wave));
-  kernel<<<grid, block_threads, smem_bytes, ctx.stream()>>>(
-      x, ctx.as<const float>("weights"), y, n, static_cast<int>(num_tiles));
-  AISP_CHECK_LAUNCH();
-}
-
-void setup_baseline(run_context& ctx) {
-  setup_march(ctx, conv1d_single_stage_kernel, stage_bytes);
-}
+// ---- Launchers (conv1d_march.cuh) ----
+void setup_baseline(run_context& ctx) { setup_march(ctx, conv1d_single_stage_kernel, stage_bytes); }
 void launch_baseline(run_context& ctx) {
-  launch_march(ctx, conv1d_single_stage_kernel, stage_bytes);
+  launch_march(ctx, conv1d_single_stage_kernel, stage_bytes, tile_outputs);
 }
 void setup_optimized(run_context& ctx) {
   setup_march(ctx, conv1d_double_buffered_kernel, 2 * stage_bytes);
 }
 void launch_optimized(run_context& ctx) {
-  launch_march(ctx, conv1d_double_buffered_kernel, 2 * stage_bytes);
-}
-void teardown(run_context& ctx) { release_state<march_shape>(ctx); }
-
-[[nodiscard]] variant make_variant(const char* name, const char* summary, stage_fn setup,
-                                   stage_fn run) {
-  variant v;
-  v.name = name;
-  v.summary = summary;
-  v.setup = std::move(setup);
-  v.run = std::move(run);
-  v.teardown = teardown;
-  return v;
+  launch_march(ctx, conv1d_double_buffered_kernel, 2 * stage_bytes, tile_outputs);
 }
 
 }  // namespace
 }  // namespace aisp::ch10
 
 AISP_REGISTER(
-    aisp::pair("ch10:double_buffered_pipeline")
-        .summary("112-tap conv1d, one block per SM: single-stage tiles vs cp.async double "
-                 "buffering")
-        .benchmark_size({{"n", 50282496}})
-        .validation_size({{"n", 1}})
-        .validation_size({{"n", 7}})
-        .validation_size({{"n", 65}})
-        .validation_size({{"n", 1003}})
-        .validation_size({{"n", 12289}})
-        .validation_size({{"n", 36867}})
-        .validation_size({{"n", 100003}})
-        // Held out, and large enough that every block of the one-per-SM grid walks 4+ tiles:
-        // the only size below the benchmark that reaches the double buffer's refills.
-        .held_out_size({{"n", 6500003}})
-        .input("x", aisp::dtype::f32, {"n"})
-        .input("weights", aisp::dtype::f32,
-               [](const aisp::workload&) { return std::int64_t{aisp::ch10::taps}; })
-        .output("y", aisp::dtype::f32, {"n"})
-        .exact_math()  // small integers: |sum| <= 112 * 64, exact in fp32 (Note [conv tolerance])
-        .work([](const aisp::workload& w) {
-          const double n = static_cast<double>(w.get("n"));
-          return aisp::work_amount{.bytes = 8.0 * n + 4.0 * aisp::ch10::taps,
-                                   .flops = 2.0 * aisp::ch10::taps * n};
-        })
-        .reference([](aisp::reference_io& io) {
-          const std::int64_t n = io.param("n");
-          const std::span<const double> x = io.input("x");
-          const std::span<const double> weights = io.input("weights");
-          const std::span<double> y = io.output("y");
-          for (std::int64_t i = 0; i < n; ++i) {
-            double acc = 0.0;
-            for (std::int64_t k = 0; k < aisp::ch10::taps; ++k) {
-              const std::int64_t g = i + k - aisp::ch10::half_taps;
-              if (g >= 0 && g < n) {
-                acc += weights[static_cast<std::size_t>(k)] * x[static_cast<std::size_t>(g)];
-              }
-            }
-            y[static_cast<std::size_t>(i)] = acc;
-          }
-        })
-        .tolerance_override(aisp::tolerance{
-            .rtol = 1e-5,
-            .atol = 2e-5,
-            .max_rel_l2 = 1e-5,
-            .reason = "112 fp32 fmaf per output in tap order against fp64: rounding errors of "
-                      "partial sums of std sqrt(j/9) add to 9.1e-7 std; atol 2e-5 is 22 sigma "
-                      "(see Note [conv tolerance])"})
+    aisp::ch10::conv1d_pair("ch10:double_buffered_pipeline",
+                            "112-tap conv1d, one block per SM: single-stage tiles vs cp.async double "
+                            "buffering",
+                            {12289, 36867})  // one past one tile of 12288, and three
         .tag("software-pipelining")
         .tag("double-buffering")
         .tag("cp-async")
-        .tag("convolution")
-        .add_variant(aisp::ch10::make_variant(
+        .add_variant(aisp::ch10::march_variant(
             "baseline",
             "1024-thread blocks march over 12288-output tiles: load tile, barrier, compute, "
             "barrier",
             aisp::ch10::setup_baseline, aisp::ch10::launch_baseline))
-        .add_variant(aisp::ch10::make_variant(
+        .add_variant(aisp::ch10::march_variant(
             "optimized",
             "same march and compute, two stages: cp.async fetches tile i + 1 during tile i",
             aisp::ch10::setup_optimized, aisp::ch10::launch_optimized)));

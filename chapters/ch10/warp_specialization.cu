@@ -18,6 +18,7 @@
 
 #include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
+#include "conv1d_march.cuh"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -51,16 +52,7 @@ namespace {
 // through the generic proxy, so no proxy fence is needed between the consumers' reads and the
 // refill. The producer waits for its last copies (cp.async.wait_all) before it exits.
 //
-// Note [conv tolerance]: as in ch10:double_buffered_pipeline: every variant adds an output's 112
-// products with fmaf in tap order (bitwise equal), error std 15.3 u = 9.1e-7 against fp64,
-// atol 2e-5 = 22 sigma; small-integer inputs are exact.
-
-constexpr int taps = 112;
-constexpr int half_taps = taps / 2;
-constexpr int tap_steps = taps / 4;
-constexpr int block_threads = 1024;
-constexpr int outputs_per_thread = 12;
-constexpr int window_vectors = 4;
+// Note [conv tolerance]: in conv1d_march.cuh (shared with ch10:double_buffered_pipeline).
 
 // Tile shape for a given number of compute threads.
 template <int ComputeThreads>
@@ -74,17 +66,6 @@ struct tile_shape {
 using uniform_tile = tile_shape<block_threads>;            // 12288 outputs, 3100 float4s
 using specialized_tile = tile_shape<block_threads - 32>;   // 11904 outputs, 3004 float4s
 constexpr int ring_stages = 3;
-
-__device__ float input_at(const float* __restrict__ x, std::int64_t g, std::int64_t n) {
-  return g >= 0 && g < n ? x[g] : 0.0f;
-}
-
-__device__ void load_taps(float4* taps4, const float* __restrict__ weights) {
-  if (threadIdx.x < tap_steps) {
-    const float* w = weights + 4 * threadIdx.x;
-    taps4[threadIdx.x] = make_float4(w[0], w[1], w[2], w[3]);
-  }
-}
 
 // Compute thread c of a tile: outputs o0 + 12c .. o0 + 12c + 11, taps in order.
 __device__ void convolve_outputs(const float4* stage, const float4* taps4, float* __restrict__ y,
@@ -222,38 +203,7 @@ __global__ void __launch_bounds__(block_threads, 1)
   }
 }
 
-// ---- Launchers ----
-struct march_shape {
-  int blocks_per_wave = 0;
-};
-
-template <class Kernel>
-void setup_march(run_context& ctx, Kernel kernel, int smem_bytes) {
-  AISP_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
-  int blocks_per_sm = 0;
-  AISP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel,
-                                                                block_threads, smem_bytes));
-  AISP_EXPECTS(blocks_per_sm >= 1, "a 1024-thread conv block must fit on an SM");
-  make_state<march_shape>(ctx).blocks_per_wave = blocks_per_sm * device_sm_count();
-}
-
-template <class Kernel>
-void launch_march(run_context& ctx, Kernel kernel, int smem_bytes, int tile_outputs) {
-  const std::int64_t n = ctx.param("n");
-  const auto* x = ctx.as<const float>("x");
-  auto* y = ctx.as<float>("y");
-  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  AISP_EXPECTS(aligned(x) && aligned(y), "float4 and cp.async need 16-byte aligned x and y");
-  const std::int64_t num_tiles = (n + tile_outputs - 1) / tile_outputs;
-  AISP_EXPECTS(num_tiles <= (std::int64_t{1} << 30), "tile index must fit an int");
-  const auto grid = static_cast<unsigned int>(
-      std::min<std::int64_t>(num_tiles, state_of<march_shape>(ctx).blocks_per_wave));
-  kernel<<<grid, block_threads, smem_bytes, ctx.stream()>>>(
-      x, ctx.as<const float>("weights"), y, n, static_cast<int>(num_tiles));
-  AISP_CHECK_LAUNCH();
-}
-
+// ---- Launchers (conv1d_march.cuh) ----
 void setup_baseline(run_context& ctx) {
   setup_march(ctx, conv1d_uniform_warps_kernel, uniform_tile::bytes);
 }
@@ -267,81 +217,25 @@ void launch_optimized(run_context& ctx) {
   launch_march(ctx, conv1d_warp_specialized_kernel, ring_stages * specialized_tile::bytes,
                specialized_tile::outputs);
 }
-void teardown(run_context& ctx) { release_state<march_shape>(ctx); }
-
-[[nodiscard]] variant make_variant(const char* name, const char* summary, stage_fn setup,
-                                   stage_fn run) {
-  variant v;
-  v.name = name;
-  v.summary = summary;
-  v.setup = std::move(setup);
-  v.run = std::move(run);
-  v.teardown = teardown;
-  return v;
-}
 
 }  // namespace
 }  // namespace aisp::ch10
 
 AISP_REGISTER(
-    aisp::pair("ch10:warp_specialization")
-        .summary("112-tap conv1d: uniform load-then-compute warps vs a producer warp feeding 31 "
-                 "consumer warps through a 3-stage mbarrier ring")
-        .benchmark_size({{"n", 50282496}})
-        .validation_size({{"n", 1}})
-        .validation_size({{"n", 7}})
-        .validation_size({{"n", 65}})
-        .validation_size({{"n", 1003}})
-        .validation_size({{"n", 11905}})
-        .validation_size({{"n", 47619}})
-        .validation_size({{"n", 100003}})
-        // Held out, and large enough that every block of the one-per-SM grid walks 4+ tiles:
-        // the only size below the benchmark where the 3-stage ring wraps (empty waits, parity).
-        .held_out_size({{"n", 6500003}})
-        .input("x", aisp::dtype::f32, {"n"})
-        .input("weights", aisp::dtype::f32,
-               [](const aisp::workload&) { return std::int64_t{aisp::ch10::taps}; })
-        .output("y", aisp::dtype::f32, {"n"})
-        .exact_math()  // small integers: |sum| <= 112 * 64, exact in fp32
-        .work([](const aisp::workload& w) {
-          const double n = static_cast<double>(w.get("n"));
-          return aisp::work_amount{.bytes = 8.0 * n + 4.0 * aisp::ch10::taps,
-                                   .flops = 2.0 * aisp::ch10::taps * n};
-        })
-        .reference([](aisp::reference_io& io) {
-          const std::int64_t n = io.param("n");
-          const std::span<const double> x = io.input("x");
-          const std::span<const double> weights = io.input("weights");
-          const std::span<double> y = io.output("y");
-          for (std::int64_t i = 0; i < n; ++i) {
-            double acc = 0.0;
-            for (std::int64_t k = 0; k < aisp::ch10::taps; ++k) {
-              const std::int64_t g = i + k - aisp::ch10::half_taps;
-              if (g >= 0 && g < n) {
-                acc += weights[static_cast<std::size_t>(k)] * x[static_cast<std::size_t>(g)];
-              }
-            }
-            y[static_cast<std::size_t>(i)] = acc;
-          }
-        })
-        .tolerance_override(aisp::tolerance{
-            .rtol = 1e-5,
-            .atol = 2e-5,
-            .max_rel_l2 = 1e-5,
-            .reason = "112 fp32 fmaf per output in tap order against fp64: rounding errors of "
-                      "partial sums of std sqrt(j/9) add to 9.1e-7 std; atol 2e-5 is 22 sigma "
-                      "(see Note [conv tolerance] in ch10:double_buffered_pipeline)"})
+    aisp::ch10::conv1d_pair("ch10:warp_specialization",
+                            "112-tap conv1d: uniform load-then-compute warps vs a producer warp "
+                            "feeding 31 consumer warps through a 3-stage mbarrier ring",
+                            {11905, 47619})  // one past one specialized tile of 11904, and four
         .tag("warp-specialization")
         .tag("mbarrier")
         .tag("producer-consumer")
         .tag("cp-async")
-        .tag("convolution")
-        .add_variant(aisp::ch10::make_variant(
+        .add_variant(aisp::ch10::march_variant(
             "baseline",
             "uniform warps: every warp loads its share of a tile, barrier, every warp computes, "
             "barrier",
             aisp::ch10::setup_baseline, aisp::ch10::launch_baseline))
-        .add_variant(aisp::ch10::make_variant(
+        .add_variant(aisp::ch10::march_variant(
             "optimized",
             "warp 0 produces tiles into a 3-stage ring (cp.async + full/empty mbarriers), warps "
             "1-31 consume",

@@ -1,0 +1,142 @@
+// The workload that ch10:double_buffered_pipeline and ch10:warp_specialization share, so their
+// optimized variants compare two ways of overlapping the same loads with the same compute:
+// y[i] = sum_k w[k] x[i + k - 56], 112 taps, zero padding (deep-learning conv1d), computed by
+// one 1024-thread block per SM marching over tiles. Each pair file keeps its own kernels.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "aisp/check.hpp"
+#include "aisp/launch_shape.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
+
+namespace aisp::ch10 {
+namespace {
+
+// Note [conv tolerance]: every variant adds the 112 products of an output with fmaf in tap order,
+// so they agree bitwise. Against fp64: the j-th fmaf rounds a partial sum s_j by at most
+// u |s_j| (u = 2^-24). For uniform [-1, 1) inputs a product has variance 1/9, s_j has standard
+// deviation sqrt(j / 9), and the rounding errors, independent and uniform, add up to a
+// standard deviation of u sqrt(sum_j j / 27) = 15.3 u = 9.1e-7. atol = 2e-5 is 22 sigma, and
+// still 1/10000 of one average product, so a dropped tap fails. Small-integer inputs are exact
+// (|sum| <= 112 * 64 < 2^24), so the pairs run the exact-integer challenge.
+
+constexpr int taps = 112;
+constexpr int half_taps = taps / 2;
+constexpr int tap_steps = taps / 4;  // one float4 of taps per step
+constexpr int block_threads = 1024;
+constexpr int outputs_per_thread = 12;
+constexpr int window_vectors = 4;  // 16 floats: 12 outputs + 3 more taps of reach
+
+// x[g] for any g, zero outside [0, n): the stage's edge handling.
+__device__ float input_at(const float* __restrict__ x, std::int64_t g, std::int64_t n) {
+  return g >= 0 && g < n ? x[g] : 0.0f;
+}
+
+// The taps as 28 float4s in shared memory, loaded once per block.
+__device__ void load_taps(float4* taps4, const float* __restrict__ weights) {
+  if (threadIdx.x < tap_steps) {
+    const float* w = weights + 4 * threadIdx.x;
+    taps4[threadIdx.x] = make_float4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// ---- Launchers ----
+// setup(): the dynamic shared memory opt-in and one full wave of blocks, so run() launches
+// without device queries.
+struct march_shape {
+  int blocks_per_wave = 0;
+};
+
+template <class Kernel>
+void setup_march(run_context& ctx, Kernel kernel, int smem_bytes) {
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes));
+  int blocks_per_sm = 0;
+  AISP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, block_threads, smem_bytes));
+  AISP_EXPECTS(blocks_per_sm >= 1, "a 1024-thread conv block must fit on an SM");
+  make_state<march_shape>(ctx).blocks_per_wave = blocks_per_sm * device_sm_count();
+}
+
+// One wave of blocks (at most one per tile) marching over tiles of `tile_outputs` outputs.
+template <class Kernel>
+void launch_march(run_context& ctx, Kernel kernel, int smem_bytes, int tile_outputs) {
+  const std::int64_t n = ctx.param("n");
+  const auto* x = ctx.as<const float>("x");
+  auto* y = ctx.as<float>("y");
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  AISP_EXPECTS(aligned(x) && aligned(y), "float4 and cp.async need 16-byte aligned x and y");
+  const std::int64_t num_tiles = (n + tile_outputs - 1) / tile_outputs;
+  AISP_EXPECTS(num_tiles <= (std::int64_t{1} << 30), "tile index must fit an int");
+  const auto grid =
+      static_cast<unsigned int>(std::min<std::int64_t>(num_tiles, state_of<march_shape>(ctx).blocks_per_wave));
+  kernel<<<grid, block_threads, smem_bytes, ctx.stream()>>>(x, ctx.as<const float>("weights"), y, n,
+                                                            static_cast<int>(num_tiles));
+  AISP_CHECK_LAUNCH();
+}
+
+void teardown_march(run_context& ctx) { release_state<march_shape>(ctx); }
+
+[[nodiscard]] variant march_variant(const char* name, const char* summary, stage_fn setup, stage_fn run) {
+  variant v;
+  v.name = name;
+  v.summary = summary;
+  v.setup = std::move(setup);
+  v.run = std::move(run);
+  v.teardown = teardown_march;
+  return v;
+}
+
+// The shared declaration; the caller adds its tags and variants. `tile_edges`: validation sizes
+// one past one and a few tiles of its own tile shape.
+[[nodiscard]] pair conv1d_pair(std::string target, std::string summary, std::initializer_list<std::int64_t> tile_edges) {
+  pair declared(std::move(target));
+  declared.summary(std::move(summary)).benchmark_size({{"n", 50282496}});
+  for (const std::int64_t n : {std::int64_t{1}, std::int64_t{7}, std::int64_t{65}, std::int64_t{1003}}) {
+    declared.validation_size({{"n", n}});
+  }
+  for (const std::int64_t n : tile_edges) declared.validation_size({{"n", n}});
+  return std::move(declared)
+      .validation_size({{"n", 100003}})
+      // Held out, and large enough that every block of the one-per-SM grid walks 4+ tiles: the
+      // only size below the benchmark where the pipelines refill (ring wrap, parity flips).
+      .held_out_size({{"n", 6500003}})
+      .input("x", dtype::f32, {"n"})
+      .input("weights", dtype::f32, [](const workload&) { return std::int64_t{taps}; })
+      .output("y", dtype::f32, {"n"})
+      .exact_math()  // small integers: |sum| <= 112 * 64, exact in fp32 (Note [conv tolerance])
+      .work([](const workload& w) {
+        const double n = static_cast<double>(w.get("n"));
+        return work_amount{.bytes = 8.0 * n + 4.0 * taps, .flops = 2.0 * taps * n};
+      })
+      .reference([](reference_io& io) {
+        const std::int64_t n = io.param("n");
+        const std::span<const double> x = io.input("x");
+        const std::span<const double> weights = io.input("weights");
+        const std::span<double> y = io.output("y");
+        for (std::int64_t i = 0; i < n; ++i) {
+          double acc = 0.0;
+          for (std::int64_t k = 0; k < taps; ++k) {
+            const std::int64_t g = i + k - half_taps;
+            if (g >= 0 && g < n) acc += weights[static_cast<std::size_t>(k)] * x[static_cast<std::size_t>(g)];
+          }
+          y[static_cast<std::size_t>(i)] = acc;
+        }
+      })
+      .tolerance_override(tolerance{.rtol = 1e-5,
+                                    .atol = 2e-5,
+                                    .max_rel_l2 = 1e-5,
+                                    .reason = "112 fp32 fmaf per output in tap order against fp64: rounding errors of "
+                                              "partial sums of std sqrt(j/9) add to 9.1e-7 std; atol 2e-5 is 22 sigma "
+                                              "(see Note [conv tolerance])"})
+      .tag("convolution");
+}
+
+}  // namespace
+}  // namespace aisp::ch10
