@@ -51,8 +51,6 @@ class reference_io {
 // FLOP/s against this ceiling, so a tensor-core variant is not held to the FP32 SIMT peak.
 enum class math_unit : std::uint8_t { fp32_simt, tf32_tensor, fp16_tensor, bf16_tensor, fp8_tensor };
 [[nodiscard]] std::string_view math_unit_name(math_unit unit);
-// The inverse; an unknown name is fp32_simt.
-[[nodiscard]] math_unit math_unit_from_name(std::string_view name);
 
 using stage_fn = std::function<void(run_context&)>;
 using reference_fn = std::function<void(reference_io&)>;

@@ -208,13 +208,6 @@ std::string_view math_unit_name(math_unit unit) {
   return "fp32";
 }
 
-math_unit math_unit_from_name(std::string_view name) {
-  for (auto unit : {math_unit::tf32_tensor, math_unit::fp16_tensor, math_unit::bf16_tensor, math_unit::fp8_tensor}) {
-    if (math_unit_name(unit) == name) return unit;
-  }
-  return math_unit::fp32_simt;
-}
-
 registrar::registrar(pair declared) { registry::instance().add(std::move(declared)); }
 
 }  // namespace aisp

@@ -33,7 +33,7 @@ struct variant_result {
   std::string summary;
   std::string precision;  // declared precision change against the baseline ("" = same as baseline)
   std::string library;    // declared vendor library ("" = own kernels)
-  std::string math = "fp32";  // the math unit whose peak bounds its FLOP/s (math_unit_name)
+  math_unit math = math_unit::fp32_simt;  // the unit whose peak bounds its FLOP/s
   std::vector<sample_record> samples;
   stats::sample_summary stats;
   stats::interval median_ci;

@@ -28,7 +28,7 @@ json to_json(const variant_result& v) {
       {"summary", v.summary},
       {"precision", v.precision},
       {"library", v.library},
-      {"math_unit", v.math},
+      {"math_unit", std::string(math_unit_name(v.math))},
       {"vs_peer", v.vs_peer ? to_json(*v.vs_peer) : json(nullptr)},
       {"verified", v.verified},
       {"stop_reason", v.stop_reason},

@@ -47,7 +47,7 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
     slot.result.summary = runs.summary;
     slot.result.precision = runs.precision;
     slot.result.library = runs.library;
-    slot.result.math = std::string(math_unit_name(runs.math));
+    slot.result.math = runs.math;
     slots.push_back(std::move(slot));
   };
   const variant& baseline = declared.find_variant("baseline");

@@ -31,7 +31,7 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
     auto& v = *variant;
     if (bandwidth > 0) v.sol_memory = v.achieved_bytes_per_s / bandwidth;
     // Note [math unit]: each variant's FLOP/s against the peak of the unit it declared.
-    const math_unit unit = math_unit_from_name(v.math);
+    const math_unit unit = v.math;
     const double flops_ceiling = ceilings.flops_ceiling(unit);
     if (flops_ceiling > 0) v.sol_compute = v.achieved_flops_per_s / flops_ceiling;
     if (v.sol_memory > physics_margin) {

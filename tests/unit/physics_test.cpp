@@ -61,11 +61,11 @@ TEST(physics_gate, judges_a_tensor_core_variant_against_its_declared_unit_not_fp
   ceilings.bf16_flops_per_s = 790e12;
   variant_result tensor;
   tensor.name = "optimized";
-  tensor.math = "bf16_tensor";
+  tensor.math = aisp::math_unit::bf16_tensor;
   tensor.achieved_flops_per_s = 600e12;  // 10x the FP32 peak, 76% of the bf16 one
   variant_result undeclared = tensor;
   undeclared.name = "optimized_undeclared";
-  undeclared.math = "fp32";
+  undeclared.math = aisp::math_unit::fp32_simt;
   nlohmann::json roofline;
   std::vector<check_result> checks;
   assess_speed_of_light({.bytes = 1e9, .flops = 1e12}, ceilings, {&tensor, &undeclared}, roofline, checks);
@@ -73,7 +73,7 @@ TEST(physics_gate, judges_a_tensor_core_variant_against_its_declared_unit_not_fp
   ASSERT_EQ(checks.size(), 1u) << "only the variant that did not declare its tensor unit breaks physics";
   EXPECT_EQ(checks[0].variant, "optimized_undeclared");
   EXPECT_NE(checks[0].detail.find("fp32 ceiling"), std::string::npos) << checks[0].detail;
-  EXPECT_EQ(aisp::math_unit_from_name(aisp::math_unit_name(aisp::math_unit::fp8_tensor)), aisp::math_unit::fp8_tensor);
+  EXPECT_EQ(aisp::math_unit_name(aisp::math_unit::fp8_tensor), "fp8_tensor");
 }
 
 TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
