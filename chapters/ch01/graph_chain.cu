@@ -14,6 +14,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -126,16 +127,6 @@ void launch_optimized(run_context& ctx) {
 
 void teardown_optimized(run_context& ctx) { release_state<chain_graph>(ctx); }
 
-[[nodiscard]] variant optimized_variant() {
-  variant v;
-  v.name = "optimized";
-  v.summary = "the chain captured once into a CUDA graph in setup(), one cudaGraphLaunch";
-  v.run = launch_optimized;
-  v.setup = setup_optimized;
-  v.teardown = teardown_optimized;
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch01
 
@@ -181,4 +172,7 @@ AISP_REGISTER(
         .tag("cuda-graphs")
         .add_variant("baseline", "one stream launch per step, 48 launches per call",
                      aisp::ch01::launch_baseline)
-        .add_variant(aisp::ch01::optimized_variant()));
+        .add_variant(aisp::kit::with_state(
+            "optimized",
+            "the chain captured once into a CUDA graph in setup(), one cudaGraphLaunch",
+            aisp::ch01::launch_optimized, aisp::ch01::setup_optimized, aisp::ch01::teardown_optimized)));

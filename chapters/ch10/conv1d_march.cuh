@@ -14,6 +14,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -82,16 +83,6 @@ void launch_march(run_context& ctx, Kernel kernel, int smem_bytes, int tile_outp
 }
 
 void teardown_march(run_context& ctx) { release_state<march_shape>(ctx); }
-
-[[nodiscard]] variant march_variant(const char* name, const char* summary, stage_fn setup, stage_fn run) {
-  variant v;
-  v.name = name;
-  v.summary = summary;
-  v.setup = std::move(setup);
-  v.run = std::move(run);
-  v.teardown = teardown_march;
-  return v;
-}
 
 // The shared declaration; the caller adds its tags and variants. `tile_edges`: validation sizes
 // one past one and a few tiles of its own tile shape.

@@ -21,6 +21,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -196,17 +197,6 @@ void launch_optimized(run_context& ctx) {
 
 void teardown_optimized(run_context& ctx) { release_state<cooperative_shape>(ctx); }
 
-[[nodiscard]] variant optimized_variant() {
-  variant v;
-  v.name = "optimized";
-  v.summary = "one cooperative launch of a fully resident grid, cg::this_grid().sync() between "
-              "sweeps";
-  v.run = launch_optimized;
-  v.setup = setup_optimized;
-  v.teardown = teardown_optimized;
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch10
 
@@ -271,4 +261,8 @@ AISP_REGISTER(
         .tag("stencil")
         .add_variant("baseline", "one jacobi_sweep_kernel launch per sweep, ping-pong buffers",
                      aisp::ch10::launch_baseline)
-        .add_variant(aisp::ch10::optimized_variant()));
+        .add_variant(aisp::kit::with_state(
+            "optimized",
+            "one cooperative launch of a fully resident grid, cg::this_grid().sync() between "
+            "sweeps",
+            aisp::ch10::launch_optimized, aisp::ch10::setup_optimized, aisp::ch10::teardown_optimized)));

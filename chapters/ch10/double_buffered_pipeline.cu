@@ -204,12 +204,12 @@ AISP_REGISTER(
         .tag("software-pipelining")
         .tag("double-buffering")
         .tag("cp-async")
-        .add_variant(aisp::ch10::march_variant(
+        .add_variant(aisp::kit::with_state(
             "baseline",
             "1024-thread blocks march over 12288-output tiles: load tile, barrier, compute, "
             "barrier",
-            aisp::ch10::setup_baseline, aisp::ch10::launch_baseline))
-        .add_variant(aisp::ch10::march_variant(
+            aisp::ch10::launch_baseline, aisp::ch10::setup_baseline, aisp::ch10::teardown_march))
+        .add_variant(aisp::kit::with_state(
             "optimized",
             "same march and compute, two stages: cp.async fetches tile i + 1 during tile i",
-            aisp::ch10::setup_optimized, aisp::ch10::launch_optimized)));
+            aisp::ch10::launch_optimized, aisp::ch10::setup_optimized, aisp::ch10::teardown_march)));

@@ -20,6 +20,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -211,16 +212,6 @@ void launch_optimized(run_context& ctx) {
 
 void teardown_optimized(run_context& ctx) { release_state<persistent_shape>(ctx); }
 
-[[nodiscard]] variant optimized_variant() {
-  variant v;
-  v.name = "optimized";
-  v.summary = "persistent wave of blocks pulling tiles from an atomic counter, heaviest first";
-  v.run = launch_optimized;
-  v.setup = setup_optimized;
-  v.teardown = teardown_optimized;
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch10
 
@@ -276,4 +267,7 @@ AISP_REGISTER(
         .add_variant("baseline",
                      "one 1024-thread block per 64-query tile, tiles in index order (cheap first)",
                      aisp::ch10::launch_baseline)
-        .add_variant(aisp::ch10::optimized_variant()));
+        .add_variant(aisp::kit::with_state(
+            "optimized",
+            "persistent wave of blocks pulling tiles from an atomic counter, heaviest first",
+            aisp::ch10::launch_optimized, aisp::ch10::setup_optimized, aisp::ch10::teardown_optimized)));

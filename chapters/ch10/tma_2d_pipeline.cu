@@ -24,6 +24,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 
@@ -318,17 +319,6 @@ void launch_optimized(run_context& ctx) {
 
 void teardown_optimized(run_context& ctx) { release_state<tma_state>(ctx); }
 
-[[nodiscard]] variant optimized_variant() {
-  variant v;
-  v.name = "optimized";
-  v.summary = "persistent blocks, 3-stage ring of 136 x 68 TMA tensor-map boxes (hardware edge "
-              "zero-fill), one mbarrier per stage";
-  v.run = launch_optimized;
-  v.setup = setup_optimized;
-  v.teardown = teardown_optimized;
-  return v;
-}
-
 }  // namespace
 }  // namespace aisp::ch10
 
@@ -397,4 +387,8 @@ AISP_REGISTER(
                      "one block per 64x128 tile: plain loads of the 68x132 input tile into shared "
                      "memory, barrier, compute",
                      aisp::ch10::launch_baseline)
-        .add_variant(aisp::ch10::optimized_variant()));
+        .add_variant(aisp::kit::with_state(
+            "optimized",
+            "persistent blocks, 3-stage ring of 136 x 68 TMA tensor-map boxes (hardware edge "
+            "zero-fill), one mbarrier per stage",
+            aisp::ch10::launch_optimized, aisp::ch10::setup_optimized, aisp::ch10::teardown_optimized)));

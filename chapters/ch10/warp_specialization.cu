@@ -230,13 +230,13 @@ AISP_REGISTER(
         .tag("mbarrier")
         .tag("producer-consumer")
         .tag("cp-async")
-        .add_variant(aisp::ch10::march_variant(
+        .add_variant(aisp::kit::with_state(
             "baseline",
             "uniform warps: every warp loads its share of a tile, barrier, every warp computes, "
             "barrier",
-            aisp::ch10::setup_baseline, aisp::ch10::launch_baseline))
-        .add_variant(aisp::ch10::march_variant(
+            aisp::ch10::launch_baseline, aisp::ch10::setup_baseline, aisp::ch10::teardown_march))
+        .add_variant(aisp::kit::with_state(
             "optimized",
             "warp 0 produces tiles into a 3-stage ring (cp.async + full/empty mbarriers), warps "
             "1-31 consume",
-            aisp::ch10::setup_optimized, aisp::ch10::launch_optimized)));
+            aisp::ch10::launch_optimized, aisp::ch10::setup_optimized, aisp::ch10::teardown_march)));
