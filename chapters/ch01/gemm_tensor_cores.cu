@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/cublaslt_plan.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -55,80 +56,31 @@ namespace {
 constexpr std::int64_t workspace_bytes = std::int64_t{32} << 20;  // split-K / stream-K scratch
 constexpr int convert_block_threads = 256;
 
-// ---- The cuBLASLt plan: handle, descriptor, layouts and the heuristic's algorithm ----
-struct gemm_plan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t b_layout = nullptr;  // cuBLASLt's "A": b as column-major (n, k)
-  cublasLtMatrixLayout_t a_layout = nullptr;  // cuBLASLt's "B": a as column-major (k, m)
-  cublasLtMatrixLayout_t c_layout = nullptr;  // C and D: c as column-major (n, m)
-  cublasLtMatmulAlgo_t algo{};
-
-  gemm_plan() = default;
-  gemm_plan(const gemm_plan&) = delete;
-  gemm_plan& operator=(const gemm_plan&) = delete;
-  ~gemm_plan() {  // destructor path: a failed release has no one left to tell
-    if (c_layout != nullptr) cublasLtMatrixLayoutDestroy(c_layout);
-    if (a_layout != nullptr) cublasLtMatrixLayoutDestroy(a_layout);
-    if (b_layout != nullptr) cublasLtMatrixLayoutDestroy(b_layout);
-    if (desc != nullptr) cublasLtMatmulDescDestroy(desc);
-    if (handle != nullptr) cublasLtDestroy(handle);
-  }
-};
-
-[[nodiscard]] cublasLtMatrixLayout_t column_major(cudaDataType_t type, std::int64_t rows,
-                                                  std::int64_t cols) {
-  cublasLtMatrixLayout_t layout = nullptr;
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(rows),
-                                               static_cast<std::uint64_t>(cols), rows));
-  return layout;
-}
-
 // setup(): a plan for inputs of `input_type`, fp32 accumulation and fp32 output, chosen once by
 // cuBLASLt's heuristic for this workload (fixed before timing: K6).
 void setup_plan(run_context& ctx, cudaDataType_t input_type) {
   const std::int64_t m = ctx.param("m");
   const std::int64_t n = ctx.param("n");
   const std::int64_t k = ctx.param("k");
-  auto& plan = make_state<gemm_plan>(ctx);
-  AISP_CUBLAS_CHECK(cublasLtCreate(&plan.handle));
   // CUBLAS_COMPUTE_32F, not ..._FAST_TF32: fp32 accumulation, and fp32 math for fp32 inputs.
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  plan.b_layout = column_major(input_type, n, k);  // see Note [row-major through cuBLASLt]
-  plan.a_layout = column_major(input_type, k, m);
-  plan.c_layout = column_major(CUDA_R_32F, n, m);
-
-  cublasLtMatmulPreference_t preference = nullptr;
-  AISP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  const auto max_workspace = static_cast<std::size_t>(workspace_bytes);
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int returned = 0;
-  const cublasStatus_t status = [&] {
-    const cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-        sizeof(max_workspace));
-    if (set != CUBLAS_STATUS_SUCCESS) return set;
-    return cublasLtMatmulAlgoGetHeuristic(plan.handle, plan.desc, plan.b_layout, plan.a_layout,
-                                          plan.c_layout, plan.c_layout, preference, 1, &heuristic,
-                                          &returned);
-  }();
-  cublasLtMatmulPreferenceDestroy(preference);
-  AISP_CUBLAS_CHECK(status);
-  AISP_EXPECTS(returned >= 1 && heuristic.state == CUBLAS_STATUS_SUCCESS,
-               "cuBLASLt has no algorithm for this GEMM");
-  plan.algo = heuristic.algo;
+  auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  // See Note [row-major through cuBLASLt]: cuBLASLt's A is b, its B is a, C is c.
+  plan.layout_a = cublaslt_plan::column_major(input_type, n, k, n);
+  plan.layout_b = cublaslt_plan::column_major(input_type, k, m, k);
+  plan.layout_c = cublaslt_plan::column_major(CUDA_R_32F, n, m, n);
+  plan.choose_algorithm(static_cast<std::size_t>(workspace_bytes), "this GEMM");
 }
 
-void teardown_plan(run_context& ctx) { release_state<gemm_plan>(ctx); }
+void teardown_plan(run_context& ctx) { release_state<cublaslt_plan>(ctx); }
 
 // c = a b with the plan's types; a and b are fp32 or bf16 device pointers.
 void enqueue_gemm(run_context& ctx, const void* a, const void* b) {
-  const auto& plan = state_of<gemm_plan>(ctx);
+  const auto& plan = state_of<cublaslt_plan>(ctx);
   const float alpha = 1.0f;
   const float beta = 0.0f;  // C is not read: the poisoned output never enters the math
   auto* c = ctx.as<float>("c");
-  AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, b, plan.b_layout, a,
-                                   plan.a_layout, &beta, c, plan.c_layout, c, plan.c_layout,
+  AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, b, plan.layout_a, a,
+                                   plan.layout_b, &beta, c, plan.layout_c, c, plan.layout_c,
                                    &plan.algo, ctx.buffer("workspace"),
                                    static_cast<std::size_t>(workspace_bytes), ctx.stream()));
 }

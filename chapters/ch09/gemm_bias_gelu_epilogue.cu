@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "aisp/check.hpp"
+#include "aisp/cublaslt_plan.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -57,37 +58,13 @@ constexpr std::uint32_t block_threads = 256;
 constexpr std::uint32_t vectors_per_thread = 4;  // 64 bytes of loads in flight per thread
 constexpr std::uint32_t vectors_per_block = vectors_per_thread * block_threads;
 
-// A matmul plan: handle, descriptors, workspace and the heuristic's algorithm, fixed in setup
-// (K6: no retuning while timed). Pointers to the harness's buffers are set again in run().
-struct matmul_plan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t a_layout = nullptr;  // the B buffer, (N, K) column-major
-  cublasLtMatrixLayout_t b_layout = nullptr;  // the A buffer, (K, M) column-major
-  cublasLtMatrixLayout_t d_layout = nullptr;  // D, (N, M) column-major
-  cublasLtMatmulAlgo_t algo{};
-  void* workspace = nullptr;
-
-  matmul_plan() = default;
-  matmul_plan(const matmul_plan&) = delete;
-  matmul_plan& operator=(const matmul_plan&) = delete;
-  ~matmul_plan() {  // statuses dropped: nothing is left to tell during teardown
-    static_cast<void>(cudaFree(workspace));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(d_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(b_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(a_layout));
-    static_cast<void>(cublasLtMatmulDescDestroy(desc));
-    static_cast<void>(cublasLtDestroy(handle));
-  }
-};
-
+// The matmul plan (aisp/cublaslt_plan.hpp): fixed in setup (K6: no retuning while timed).
+// Pointers to the harness's buffers are set again in run().
 void build_plan(run_context& ctx, cublasLtEpilogue_t epilogue) {
-  const auto m = static_cast<std::uint64_t>(ctx.param("m"));
-  const auto n = static_cast<std::uint64_t>(ctx.param("n"));
-  const auto k = static_cast<std::uint64_t>(ctx.param("k"));
-  auto& plan = make_state<matmul_plan>(ctx);
-  AISP_CUBLAS_CHECK(cublasLtCreate(&plan.handle));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const std::int64_t m = ctx.param("m");
+  const std::int64_t n = ctx.param("n");
+  const std::int64_t k = ctx.param("k");
+  auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
                                                    &epilogue, sizeof(epilogue)));
   if (epilogue == CUBLASLT_EPILOGUE_GELU_BIAS) {
@@ -95,39 +72,19 @@ void build_plan(run_context& ctx, cublasLtEpilogue_t epilogue) {
     AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                      &bias, sizeof(bias)));
   }
-  // Note [row-major through cuBLASLt].
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a_layout, CUDA_R_16BF, n, k,
-                                               static_cast<std::int64_t>(n)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b_layout, CUDA_R_16BF, k, m,
-                                               static_cast<std::int64_t>(k)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.d_layout, CUDA_R_32F, n, m,
-                                               static_cast<std::int64_t>(n)));
-  AISP_CUDA_CHECK(cudaMalloc(&plan.workspace, workspace_bytes));
-
-  cublasLtMatmulPreference_t preference = nullptr;
-  AISP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  const cublasStatus_t status = [&] {
-    const cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-        sizeof(workspace_bytes));
-    if (set != CUBLAS_STATUS_SUCCESS) return set;
-    return cublasLtMatmulAlgoGetHeuristic(plan.handle, plan.desc, plan.a_layout, plan.b_layout,
-                                          plan.d_layout, plan.d_layout, preference, 1, &result,
-                                          &found);
-  }();
-  static_cast<void>(cublasLtMatmulPreferenceDestroy(preference));
-  AISP_CUBLAS_CHECK(status);
-  AISP_EXPECTS(found > 0, "cuBLASLt heuristic found no algorithm for this matmul");
-  plan.algo = result.algo;
+  // Note [row-major through cuBLASLt]: cuBLASLt's A is the b buffer, its B the a buffer.
+  plan.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, n, k, n);  // (N, K)
+  plan.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, k, m, k);  // (K, M)
+  plan.layout_c = cublaslt_plan::column_major(CUDA_R_32F, n, m, n);   // D, (N, M)
+  plan.allocate_workspace(workspace_bytes);
+  plan.choose_algorithm(workspace_bytes, "this matmul");
 }
 
-void release_plan(run_context& ctx) { release_state<matmul_plan>(ctx); }
+void release_plan(run_context& ctx) { release_state<cublaslt_plan>(ctx); }
 
 // D = A @ B (+ the plan's epilogue), on ctx.stream(). C = D with beta = 0: C is not read.
 void run_matmul(run_context& ctx, bool with_bias) {
-  auto& plan = state_of<matmul_plan>(ctx);
+  auto& plan = state_of<cublaslt_plan>(ctx);
   if (with_bias) {  // the buffers may have moved since setup (the harness re-addresses them)
     const void* bias = ctx.buffer("bias");
     AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
@@ -136,9 +93,9 @@ void run_matmul(run_context& ctx, bool with_bias) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
   void* d = ctx.buffer("d");
-  AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, ctx.buffer("b"), plan.a_layout,
-                                   ctx.buffer("a"), plan.b_layout, &beta, d, plan.d_layout, d,
-                                   plan.d_layout, &plan.algo, plan.workspace, workspace_bytes,
+  AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, ctx.buffer("b"), plan.layout_a,
+                                   ctx.buffer("a"), plan.layout_b, &beta, d, plan.layout_c, d,
+                                   plan.layout_c, &plan.algo, plan.workspace, workspace_bytes,
                                    ctx.stream()));
 }
 

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "aisp/check.hpp"
+#include "aisp/cublaslt_plan.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
@@ -75,78 +76,32 @@ void run_step(run_context& ctx) {
 // first operand (n, k; ld n), A as the second (k, m; ld k), and C as (n, m; ld n). No copies.
 constexpr std::size_t cublas_workspace_bytes = std::size_t{32} << 20;
 
-struct cublas_plan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t first_layout = nullptr;   // B^T: (n, k), ld n
-  cublasLtMatrixLayout_t second_layout = nullptr;  // A^T: (k, m), ld k
-  cublasLtMatrixLayout_t out_layout = nullptr;     // C^T: (n, m), ld n
-  cublasLtMatmulAlgo_t algo{};
-  void* workspace = nullptr;
-
-  cublas_plan() = default;
-  cublas_plan(const cublas_plan&) = delete;
-  cublas_plan& operator=(const cublas_plan&) = delete;
-  ~cublas_plan() {  // release statuses are dropped: nothing is left to tell
-    static_cast<void>(cudaFree(workspace));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(out_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(second_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(first_layout));
-    static_cast<void>(cublasLtMatmulDescDestroy(desc));
-    static_cast<void>(cublasLtDestroy(handle));
-  }
-};
-
+// C^T (n, m) = B^T (n, k) A^T (k, m) in column-major terms: cuBLASLt's A is b, its B is a.
 void setup_cublas(run_context& ctx) {
-  const auto m = static_cast<std::uint64_t>(ctx.param("m"));
-  const auto n = static_cast<std::uint64_t>(ctx.param("n"));
-  const auto k = static_cast<std::uint64_t>(ctx.param("k"));
-  auto& plan = make_state<cublas_plan>(ctx);
-  AISP_CUBLAS_CHECK(cublasLtCreate(&plan.handle));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.first_layout, CUDA_R_32F, n, k,
-                                               static_cast<std::int64_t>(n)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.second_layout, CUDA_R_32F, k, m,
-                                               static_cast<std::int64_t>(k)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.out_layout, CUDA_R_32F, n, m,
-                                               static_cast<std::int64_t>(n)));
-  AISP_CUDA_CHECK(cudaMalloc(&plan.workspace, cublas_workspace_bytes));
-
-  // The algorithm is chosen once, here, and fixed for every timed call (K6).
-  cublasLtMatmulPreference_t preference = nullptr;
-  AISP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  const std::size_t workspace_bytes = cublas_workspace_bytes;
-  const cublasStatus_t set_status = cublasLtMatmulPreferenceSetAttribute(
-      preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-      sizeof(workspace_bytes));
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int returned = 0;
-  const cublasStatus_t heuristic_status =
-      set_status != CUBLAS_STATUS_SUCCESS
-          ? set_status
-          : cublasLtMatmulAlgoGetHeuristic(plan.handle, plan.desc, plan.first_layout,
-                                           plan.second_layout, plan.out_layout, plan.out_layout,
-                                           preference, 1, &heuristic, &returned);
-  static_cast<void>(cublasLtMatmulPreferenceDestroy(preference));
-  AISP_CUBLAS_CHECK(heuristic_status);
-  AISP_EXPECTS(returned >= 1 && heuristic.state == CUBLAS_STATUS_SUCCESS,
-               "cuBLASLt has no fp32 algorithm for this shape");
-  plan.algo = heuristic.algo;
+  const std::int64_t m = ctx.param("m");
+  const std::int64_t n = ctx.param("n");
+  const std::int64_t k = ctx.param("k");
+  auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  plan.layout_a = cublaslt_plan::column_major(CUDA_R_32F, n, k, n);  // B^T: (n, k), ld n
+  plan.layout_b = cublaslt_plan::column_major(CUDA_R_32F, k, m, k);  // A^T: (k, m), ld k
+  plan.layout_c = cublaslt_plan::column_major(CUDA_R_32F, n, m, n);  // C^T: (n, m), ld n
+  plan.allocate_workspace(cublas_workspace_bytes);
+  plan.choose_algorithm(cublas_workspace_bytes, "this fp32 shape");  // fixed for every timed call (K6)
 }
 
 void run_cublas(run_context& ctx) {
-  const auto& plan = state_of<cublas_plan>(ctx);
+  const auto& plan = state_of<cublaslt_plan>(ctx);
   const float alpha = 1.0f;
   const float beta = 0.0f;  // C is written, never read
   float* const c = ctx.as<float>("c");
   AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, ctx.as<const float>("b"),
-                                   plan.first_layout, ctx.as<const float>("a"),
-                                   plan.second_layout, &beta, c, plan.out_layout, c,
-                                   plan.out_layout, &plan.algo, plan.workspace,
+                                   plan.layout_a, ctx.as<const float>("a"),
+                                   plan.layout_b, &beta, c, plan.layout_c, c,
+                                   plan.layout_c, &plan.algo, plan.workspace,
                                    cublas_workspace_bytes, ctx.stream()));
 }
 
-void teardown_cublas(run_context& ctx) { release_state<cublas_plan>(ctx); }
+void teardown_cublas(run_context& ctx) { release_state<cublaslt_plan>(ctx); }
 
 [[nodiscard]] variant cublas_peer() {
   variant peer;

@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "aisp/check.hpp"
+#include "aisp/cublaslt_plan.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -89,87 +90,37 @@ void run_step(run_context& ctx) {
 // cuBLAS's "TN" GEMM: both operands K-major, its native tensor-core layout; no copies.
 constexpr std::size_t cublas_workspace_bytes = std::size_t{32} << 20;  // split-K / stream-K scratch
 
-struct cublas_plan {
-  cublasLtHandle_t handle = nullptr;
-  cublasLtMatmulDesc_t desc = nullptr;
-  cublasLtMatrixLayout_t b_layout = nullptr;  // cuBLASLt's A: b as column-major (k, n), ld k, op T
-  cublasLtMatrixLayout_t a_layout = nullptr;  // cuBLASLt's B: a as column-major (k, m), ld k, op N
-  cublasLtMatrixLayout_t c_layout = nullptr;  // C and D: c as column-major (n, m), ld n
-  cublasLtMatmulAlgo_t algo{};
-  void* workspace = nullptr;
-
-  cublas_plan() = default;
-  cublas_plan(const cublas_plan&) = delete;
-  cublas_plan& operator=(const cublas_plan&) = delete;
-  ~cublas_plan() {  // release statuses are dropped: nothing is left to tell
-    static_cast<void>(cudaFree(workspace));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(c_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(a_layout));
-    static_cast<void>(cublasLtMatrixLayoutDestroy(b_layout));
-    static_cast<void>(cublasLtMatmulDescDestroy(desc));
-    static_cast<void>(cublasLtDestroy(handle));
-  }
-};
-
 void setup_cublas(run_context& ctx) {
-  const auto m = static_cast<std::uint64_t>(ctx.param("m"));
-  const auto n = static_cast<std::uint64_t>(ctx.param("n"));
-  const auto k = static_cast<std::uint64_t>(ctx.param("k"));
-  auto& plan = make_state<cublas_plan>(ctx);
-  AISP_CUBLAS_CHECK(cublasLtCreate(&plan.handle));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const std::int64_t m = ctx.param("m");
+  const std::int64_t n = ctx.param("n");
+  const std::int64_t k = ctx.param("k");
+  auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
   const cublasOperation_t transpose = CUBLAS_OP_T;  // [TN through cuBLASLt]
   AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                                    &transpose, sizeof(transpose)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.b_layout, CUDA_R_16BF, k, n,
-                                               static_cast<std::int64_t>(k)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.a_layout, CUDA_R_16BF, k, m,
-                                               static_cast<std::int64_t>(k)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&plan.c_layout, CUDA_R_16BF, n, m,
-                                               static_cast<std::int64_t>(n)));
-  AISP_CUDA_CHECK(cudaMalloc(&plan.workspace, cublas_workspace_bytes));
-
+  plan.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, k, n, k);  // b as (k, n), ld k, op T
+  plan.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, k, m, k);  // a as (k, m), ld k, op N
+  plan.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);  // C and D: (n, m), ld n
+  plan.allocate_workspace(cublas_workspace_bytes);
   // The algorithm is chosen once, here, and fixed for every timed call (K6). Split-K partial sums
   // must stay fp32: the INPLACE and OUTPUT_TYPE reduction schemes add them in bf16 (an extra
   // 2^-8 rounding per partial, outside Note [bf16 gemm tolerance]), so only COMPUTE_TYPE (or
   // no split at all) is allowed.
-  cublasLtMatmulPreference_t preference = nullptr;
-  AISP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-  const std::size_t workspace_bytes = cublas_workspace_bytes;
-  const std::uint32_t reduction_mask = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int returned = 0;
-  const cublasStatus_t status = [&] {
-    cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(
-        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-        sizeof(workspace_bytes));
-    if (set != CUBLAS_STATUS_SUCCESS) return set;
-    set = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                               &reduction_mask, sizeof(reduction_mask));
-    if (set != CUBLAS_STATUS_SUCCESS) return set;
-    return cublasLtMatmulAlgoGetHeuristic(plan.handle, plan.desc, plan.b_layout, plan.a_layout,
-                                          plan.c_layout, plan.c_layout, preference, 1, &heuristic,
-                                          &returned);
-  }();
-  static_cast<void>(cublasLtMatmulPreferenceDestroy(preference));
-  AISP_CUBLAS_CHECK(status);
-  AISP_EXPECTS(returned >= 1 && heuristic.state == CUBLAS_STATUS_SUCCESS,
-               "cuBLASLt has no bf16 TN algorithm for this shape");
-  plan.algo = heuristic.algo;
+  plan.choose_algorithm(cublas_workspace_bytes, "this bf16 TN shape", CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
 }
 
 void run_cublas(run_context& ctx) {
-  const auto& plan = state_of<cublas_plan>(ctx);
+  const auto& plan = state_of<cublaslt_plan>(ctx);
   const float alpha = 1.0f;
   const float beta = 0.0f;  // C is written, never read: the poisoned output never enters the math
   auto* const c = ctx.as<__nv_bfloat16>("c");
   AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, ctx.as<const __nv_bfloat16>("b"),
-                                   plan.b_layout, ctx.as<const __nv_bfloat16>("a"), plan.a_layout,
-                                   &beta, c, plan.c_layout, c, plan.c_layout, &plan.algo,
+                                   plan.layout_a, ctx.as<const __nv_bfloat16>("a"), plan.layout_b,
+                                   &beta, c, plan.layout_c, c, plan.layout_c, &plan.algo,
                                    plan.workspace, cublas_workspace_bytes, ctx.stream()));
 }
 
-void teardown_cublas(run_context& ctx) { release_state<cublas_plan>(ctx); }
+void teardown_cublas(run_context& ctx) { release_state<cublaslt_plan>(ctx); }
 
 // ---- Variants, in worklog order ----
 template <void (*Launch)(const gemm_problem&, cudaStream_t)>
