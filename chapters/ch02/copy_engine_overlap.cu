@@ -196,7 +196,7 @@ AISP_REGISTER(
         .input("input", aisp::dtype::f32, aisp::ch02::elements)
         .output("output", aisp::dtype::f32, aisp::ch02::elements)
         .exact_math()  // a copy: bitwise exact on any input (X5 challenge)
-        .moves_data_over(aisp::data_path::pcie)  // SOL against pinned H2D + D2H, not HBM
+        .moves_data_over(aisp::data_path::pcie_both_directions)  // SOL against pinned H2D + D2H, not HBM
         .work([](const aisp::workload& w) {
           const double elements = static_cast<double>(w.get("n"));
           return aisp::work_amount{.bytes = 2.0 * 4.0 * elements, .flops = 0.0};

@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -39,6 +40,23 @@ constexpr int window_vectors = 4;  // 16 floats: 12 outputs + 3 more taps of rea
 // x[g] for any g, zero outside [0, n): the stage's edge handling.
 __device__ float input_at(const float* __restrict__ x, std::int64_t g, std::int64_t n) {
   return g >= 0 && g < n ? x[g] : 0.0f;
+}
+
+// Note [partial vector]: the float4 x[g .. g + 3] into shared memory with cp.async, zeros
+// outside [0, n) (g is a multiple of 4, so a chunk never straddles 0; it may straddle n). A
+// chunk that straddles n goes as four 4-byte copies: a 16-byte cp.async with a shorter source
+// size reads only those bytes, but compute-sanitizer memcheck reports all 16 as an
+// out-of-bounds read (it did on the H100, one report per straddling chunk).
+__device__ void copy_input_vector_async(float4* dst, const float* __restrict__ x, std::int64_t g, std::int64_t n) {
+  const std::int64_t inside = g < 0 ? 0 : std::clamp<std::int64_t>(n - g, 0, 4);
+  if (inside == 4 || inside == 0) {
+    ptx::cp_async_zfill16(dst, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
+    return;
+  }
+  float* lanes = reinterpret_cast<float*>(dst);
+  for (int e = 0; e < 4; ++e) {
+    ptx::cp_async_zfill4(lanes + e, e < inside ? x + g + e : x, e < inside ? 4 : 0);
+  }
 }
 
 // The taps as 28 float4s in shared memory, loaded once per block.

@@ -145,10 +145,7 @@ __device__ void load_stage_async(float4* stage, const float* __restrict__ x, std
                                  std::int64_t n) {
   const std::int64_t g0 = o0 - half_taps;
   for (int v = static_cast<int>(threadIdx.x); v < stage_vectors; v += block_threads) {
-    const std::int64_t g = g0 + 4 * v;
-    // g and 0 are multiples of 4, so a chunk never straddles 0; it may straddle n.
-    const std::int64_t inside = g < 0 ? 0 : std::clamp<std::int64_t>(n - g, 0, 4);
-    ptx::cp_async_zfill16(stage + v, inside > 0 ? x + g : x, static_cast<int>(4 * inside));
+    copy_input_vector_async(stage + v, x, g0 + 4 * v, n);  // Note [partial vector]
   }
 }
 

@@ -20,8 +20,12 @@ namespace aisp {
 enum class backend : std::uint8_t { cuda, host };
 enum class goal : std::uint8_t { speed, memory, throughput, latency };
 // Where the declared bytes move: the GPU's own memory (the default), or across PCIe between host
-// and device (full duplex: its ceiling is both directions' measured pinned bandwidth together).
-enum class data_path : std::uint8_t { device_memory, pcie };
+// and device. pcie_both_directions: copies overlap in both directions (full duplex), so the
+// ceiling is both directions' measured pinned bandwidth together. pcie_one_direction: one copy
+// at a time (H2D, D2H or a serial round trip), so the ceiling is one direction's bandwidth
+// (the harmonic mean of H2D and D2H: exact for a round trip of equal halves).
+enum class data_path : std::uint8_t { device_memory, pcie_both_directions, pcie_one_direction };
+[[nodiscard]] constexpr bool crosses_pcie(data_path path) { return path != data_path::device_memory; }
 
 // The work one iteration must do: the fewest bytes through memory and the FLOPs.
 struct work_amount {

@@ -49,6 +49,7 @@ struct run_options {
   bool quiet = false;
   bool verify_only = false;
   bool small_sizes_only = false;
+  bool validation_sizes_only = false;
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
@@ -91,7 +92,8 @@ run_config make_config(const run_options& options) {
   config.aa_test = options.aa_test;
   config.phase = parse_phase(options.phase);
   config.verify_only = options.verify_only;
-  config.small_sizes_only = options.small_sizes_only;
+  config.small_sizes_only = options.small_sizes_only || options.validation_sizes_only;
+  config.skip_held_out = options.validation_sizes_only;
   config.golden_file = options.golden_file;
   config.update_goldens = options.update_goldens;
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
@@ -278,6 +280,10 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   verify->add_flag("--small-sizes-only", verify_options->small_sizes_only,
                    "stop after the validation and held-out sizes and the challenge battery: no benchmark-size call. "
                    "For tools that slow every kernel down, e.g. scripts/sanitize.sh (compute-sanitizer memcheck, racecheck)");
+  verify->add_flag("--validation-sizes-only", verify_options->validation_sizes_only,
+                   "as --small-sizes-only, without the held-out sizes: only the validation sizes and the battery "
+                   "(on the largest validation size). scripts/sanitize.sh's default: held-out sizes can be large "
+                   "enough to take a sanitizer hours");
   verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options); });
 }
 

@@ -182,10 +182,17 @@ std::vector<sample_record> variant_session::sample(int count, const std::vector<
       const auto pattern = pattern_bytes(pattern_seed, b);
       const std::size_t width = dtype_size(b.spec.type);
       std::size_t unwritten = 0;
+      auto& matches = fingerprint.pattern_matches[b.spec.name];
       for (std::size_t e = 0; e < b.num_elements; ++e) {
-        unwritten += std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(e * width),
-                                bytes.begin() + static_cast<std::ptrdiff_t>((e + 1) * width),
-                                pattern.begin() + static_cast<std::ptrdiff_t>(e * width));
+        const bool holds_pattern = std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(e * width),
+                                              bytes.begin() + static_cast<std::ptrdiff_t>((e + 1) * width),
+                                              pattern.begin() + static_cast<std::ptrdiff_t>(e * width));
+        if (!holds_pattern) continue;
+        ++unwritten;
+        if (matches.size() < verify::max_listed_pattern_matches) {
+          const double value = load_as_double(b.spec.type, bytes.data(), e);
+          matches.push_back({e, std::isnan(value) ? std::nullopt : std::optional<double>(value)});
+        }
       }
       fingerprint.unwritten[b.spec.name] = unwritten;
       auto& values = fingerprint.probe_values[b.spec.name];

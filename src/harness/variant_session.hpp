@@ -12,6 +12,7 @@
 #include "harness/buffer_store.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
+#include "verify/pattern_matches.hpp"
 
 namespace aisp {
 
@@ -51,6 +52,9 @@ struct call_report {
 struct timed_call_fingerprint {
   int sample_index = 0;
   std::map<std::string, std::size_t> unwritten;              // elements still holding the pattern
+  // Note [coincident pattern] in verify/pattern_matches.hpp: the first of them, with the value
+  // the pattern decodes to, so the judge can clear those that equal the right answer.
+  std::map<std::string, std::vector<verify::pattern_match>> pattern_matches;
   std::map<std::string, std::vector<double>> probe_values;   // at probe_positions(seed, n, k)
 };
 

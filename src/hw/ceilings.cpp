@@ -26,7 +26,14 @@ double ceiling_set::flops_ceiling(math_unit unit) const {
 }
 
 double ceiling_set::bandwidth_ceiling(data_path path) const {
-  return path == data_path::pcie ? pcie_h2d_bytes_per_s + pcie_d2h_bytes_per_s : memory_bytes_per_s;
+  switch (path) {
+    case data_path::device_memory: return memory_bytes_per_s;
+    case data_path::pcie_both_directions: return pcie_h2d_bytes_per_s + pcie_d2h_bytes_per_s;
+    case data_path::pcie_one_direction:
+      if (pcie_h2d_bytes_per_s <= 0 || pcie_d2h_bytes_per_s <= 0) return 0;
+      return 2 / (1 / pcie_h2d_bytes_per_s + 1 / pcie_d2h_bytes_per_s);
+  }
+  return 0;
 }
 
 nlohmann::json to_json(const ceiling_set& c) {

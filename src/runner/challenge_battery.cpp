@@ -8,6 +8,7 @@
 #include "runner/worker_protocol.hpp"
 #include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
+#include "verify/pattern_matches.hpp"
 #include "verify/tolerance.hpp"
 
 namespace aisp {
@@ -96,6 +97,17 @@ void fresh_inputs_check(const judge_scope& scope, variant_slot& slot, const work
   compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, std::string(kind.what), slot.label, scope.checks);
 }
 
+std::vector<verify::pattern_match> listed_pattern_matches(const nlohmann::json& fingerprint, const std::string& buffer) {
+  std::vector<verify::pattern_match> listed;
+  if (!fingerprint.contains("pattern_matches") || !fingerprint["pattern_matches"].contains(buffer)) return listed;
+  for (const auto& row : fingerprint["pattern_matches"][buffer]) {
+    verify::pattern_match match{row.at(0).get<std::size_t>(), std::nullopt};
+    if (row.at(1).is_number()) match.value = row.at(1).get<double>();
+    listed.push_back(match);
+  }
+  return listed;
+}
+
 }  // namespace
 
 std::uint64_t timed_call_pattern_seed(const run_config& config) { return challenge_seed(config, 11); }
@@ -143,14 +155,15 @@ void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
     std::string problem;
     for (const auto& spec : scope.declared.buffers()) {
       if (spec.role != buffer_role::output) continue;
-      const auto unwritten = fingerprint.at("unwritten").at(spec.name).get<std::size_t>();
+      const auto& truth = expected.at(spec.name);
+      const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
+      const auto unwritten = verify::truly_unwritten(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(),
+                                                     listed_pattern_matches(fingerprint, spec.name), truth, tol);
       if (unwritten > 0 && problem.empty()) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
       // JSON has no NaN: the worker's NaN arrives as null, and stays a failure here.
       std::vector<double> values;
       for (const auto& v : fingerprint.at("probe_values").at(spec.name)) values.push_back(v.is_number() ? v.get<double>() : NAN);
-      const auto& truth = expected.at(spec.name);
       const auto positions = probe_positions(seed, truth.size(), timed_call_probes);
-      const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
       for (std::size_t j = 0; j < positions.size() && j < values.size() && problem.empty(); ++j) {
         const double want = truth[positions[j]];
         if (!(std::abs(values[j] - want) <= tol.atol + tol.rtol * std::abs(want)))

@@ -9,12 +9,16 @@ namespace aisp {
 void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings, const std::vector<variant_result*>& variants,
                            nlohmann::json& roofline, std::vector<check_result>& checks, data_path path) {
   const double intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
-  const bool over_pcie = path == data_path::pcie;
+  const bool over_pcie = crosses_pcie(path);
   const double bandwidth = ceilings.bandwidth_ceiling(path);
-  const char* path_name = over_pcie ? "PCIe (both directions)" : "memory";
+  const char* path_name = path == data_path::pcie_both_directions ? "PCIe (both directions)"
+                          : over_pcie                              ? "PCIe (one direction)"
+                                                                   : "memory";
   roofline = {{"arithmetic_intensity_flop_per_byte", intensity},
               {"ceilings", to_json(ceilings)},
-              {"data_path", over_pcie ? "pcie" : "device_memory"},
+              {"data_path", path == data_path::pcie_both_directions ? "pcie_both_directions"
+                     : over_pcie                              ? "pcie_one_direction"
+                                                              : "device_memory"},
               {"bandwidth_ceiling_bytes_per_s", bandwidth}};
   if (!ceilings.known()) {
     roofline["bound"] = "unknown";

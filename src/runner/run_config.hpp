@@ -30,6 +30,7 @@ struct run_config {
   verify_phase phase = verify_phase::gate;
   bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts
   bool small_sizes_only = false;  // `bench verify --small-sizes-only`: validation/held-out sizes and the battery only
+  bool skip_held_out = false;     // `bench verify --validation-sizes-only`: the above without the held-out sizes
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
   bool audit = true;              // the CUPTI device audit in GPU workers

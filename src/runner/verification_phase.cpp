@@ -84,6 +84,7 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
   verify::golden_store goldens(scope.config.golden_file);
   for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
+    if (work.kind == workload_kind::held_out && scope.config.skip_held_out) continue;
     const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, false, {}});
     check_golden(scope, goldens, work, reference);
     const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;

@@ -123,7 +123,14 @@ class worker {
     for (const auto& record : records) samples.push_back(protocol::sample_to_json(record));
     json verified = json::array();
     for (const auto& f : fingerprints) {
-      verified.push_back({{"index", f.sample_index}, {"unwritten", f.unwritten}, {"probe_values", f.probe_values}});
+      json matches = json::object();
+      for (const auto& [name, listed] : f.pattern_matches) {
+        json rows = json::array();
+        for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
+        matches[name] = std::move(rows);
+      }
+      verified.push_back({{"index", f.sample_index}, {"unwritten", f.unwritten}, {"pattern_matches", matches},
+                          {"probe_values", f.probe_values}});
     }
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified},
                   {"minor_faults", after.minor_faults - before.minor_faults}};

@@ -107,6 +107,25 @@ TEST(bench_verify, small_sizes_only_verifies_every_variant_and_never_runs_the_be
   EXPECT_TRUE(pair["speedups"].empty());
 }
 
+TEST(bench_verify, validation_sizes_only_skips_the_held_out_sizes_too) {
+  const auto dir = fresh_dir("validation_only");
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench verify --validation-sizes-only --targets labs/host:matrix_sum --history none --golden-file " +
+                               std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto results = read_json(dir + "/results.json");
+  ASSERT_EQ(results["pairs"].size(), 1u);
+  const auto& pair = results["pairs"][0];
+  EXPECT_EQ(pair["status"], "pass");
+  bool validation_checked = false;
+  for (const auto& check : pair["checks"]) {
+    const auto detail = check["detail"].get<std::string>();
+    EXPECT_EQ(detail.find("held_out"), std::string::npos) << "held-out size ran: " << check.dump();
+    EXPECT_EQ(detail.find("benchmark "), std::string::npos) << "benchmark size ran: " << check.dump();
+    validation_checked = validation_checked || detail.find("validation") != std::string::npos;
+  }
+  EXPECT_TRUE(validation_checked) << pair["checks"].dump();
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "../test_support.hpp"
 
@@ -31,10 +32,12 @@ class sanitize_script : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  aisp::testing::command_result sanitize(const std::string& errors) {
+  aisp::testing::command_result sanitize(const std::string& errors, const std::string& targets = "labs/host:matrix_sum",
+                                         int jobs = 1) {
     const auto bin_dir = std::filesystem::path(aisp::testing::aisp_binary()).parent_path().string();
-    return run_command("cd " + std::string(AISP_SOURCE_DIR) + " && STUB_ERRORS=" + errors + " COMPUTE_SANITIZER=" + stub_ +
-                       " scripts/sanitize.sh " + bin_dir + " " + (dir_ / "out").string() + " labs/host:matrix_sum");
+    return run_command("cd " + std::string(AISP_SOURCE_DIR) + " && STUB_ERRORS=" + errors + " SANITIZE_JOBS=" +
+                       std::to_string(jobs) + " COMPUTE_SANITIZER=" + stub_ + " scripts/sanitize.sh " + bin_dir + " " +
+                       (dir_ / "out").string() + " " + targets);
   }
 
   std::filesystem::path dir_;
@@ -58,6 +61,20 @@ TEST_F(sanitize_script, errors_reported_by_the_sanitizer_fail_the_script_with_th
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_NE(result.output.find("ERRORS"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("errors=3"), std::string::npos) << result.output;
+}
+
+TEST_F(sanitize_script, parallel_runs_report_every_target_and_tool_in_command_line_order) {
+  const auto result = sanitize("0", "labs/host:matrix_sum labs/host", 4);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream summary(dir_ / "out" / "sanitize.txt");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(summary, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("labs/host:matrix_sum", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find("memcheck  clean"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("racecheck clean"), std::string::npos) << lines[1];
+  EXPECT_EQ(lines[2].rfind("labs/host ", 0), 0u) << lines[2];
+  EXPECT_NE(lines[3].find("racecheck clean"), std::string::npos) << lines[3];
 }
 
 TEST_F(sanitize_script, no_target_is_a_usage_error) {

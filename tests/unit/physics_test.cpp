@@ -88,13 +88,36 @@ TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
   impossible.achieved_bytes_per_s = 200e9;  // more than PCIe can carry both ways at once
   nlohmann::json roofline;
   std::vector<check_result> checks;
-  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&overlapped, &impossible}, roofline, checks, aisp::data_path::pcie);
+  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&overlapped, &impossible}, roofline, checks,
+                        aisp::data_path::pcie_both_directions);
   EXPECT_NEAR(overlapped.sol_memory, 96.0 / 110.0, 1e-9);
   EXPECT_EQ(roofline["bound"], "pcie");
-  EXPECT_EQ(roofline["data_path"], "pcie");
+  EXPECT_EQ(roofline["data_path"], "pcie_both_directions");
   ASSERT_EQ(checks.size(), 1u);
   EXPECT_EQ(checks[0].variant, "optimized_cheat");
   EXPECT_NE(checks[0].detail.find("PCIe"), std::string::npos) << checks[0].detail;
+}
+
+TEST(physics_gate, judges_one_copy_at_a_time_against_one_direction_of_the_link) {
+  auto ceilings = h100_like();
+  ceilings.pcie_h2d_bytes_per_s = 50e9;
+  ceilings.pcie_d2h_bytes_per_s = 60e9;
+  variant_result round_trip;
+  round_trip.name = "optimized";
+  round_trip.achieved_bytes_per_s = 54e9;
+  variant_result impossible;
+  impossible.name = "optimized_cheat";
+  impossible.achieved_bytes_per_s = 80e9;  // more than one direction can carry
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&round_trip, &impossible}, roofline, checks,
+                        aisp::data_path::pcie_one_direction);
+  const double harmonic = 2 / (1 / 50e9 + 1 / 60e9);  // a round trip of equal halves
+  EXPECT_NEAR(round_trip.sol_memory, 54e9 / harmonic, 1e-9);
+  EXPECT_EQ(roofline["data_path"], "pcie_one_direction");
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].variant, "optimized_cheat");
+  EXPECT_NE(checks[0].detail.find("PCIe (one direction)"), std::string::npos) << checks[0].detail;
 }
 
 TEST(physics_gate, says_unknown_when_no_ceiling_is_known) {
