@@ -12,11 +12,12 @@ export AISP_CACHE_DIR=/tmp/aisp_cache
 start=$(date +%s)
 case "$mode" in
   verify|run)
+    # --json: the harness rewrites it after every pair, so a run cut off by a time limit keeps
+    # the pairs it finished.
     "$bin/aisp" bench "$mode" --targets "$@" --artifacts-dir /tmp/aisp_"$mode" --history none --energy-window 0 \
-      > "$out/$mode.log" 2>&1
+      --json "$out/$mode-results.json" > "$out/$mode.log" 2>&1
     echo "$mode rc $? wall $(( $(date +%s) - start )) s" >> "$out/$mode.log"
-    python3 "$here/summarize_results.py" /tmp/aisp_"$mode"/results.json > "$out/$mode.txt" 2>&1
-    cp /tmp/aisp_"$mode"/results.json "$out/$mode-results.json"
+    python3 "$here/summarize_results.py" "$out/$mode-results.json" > "$out/$mode.txt" 2>&1
     tail -n 60 "$out/$mode.log" ;;
   sanitize)
     "$here/sanitize.sh" "$bin" /tmp/aisp_sanitize "$@" > "$out/sanitize.txt" 2>&1

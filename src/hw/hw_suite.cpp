@@ -64,8 +64,12 @@ ceiling_set ceilings_from(const std::vector<probe_result>& probes) {
     if (!p.error.empty()) continue;
     if (p.group == "memory") c.memory_bytes_per_s = std::max(c.memory_bytes_per_s, p.median);
     if (p.name == "fp32_fma") c.fp32_flops_per_s = p.median;
-    if (p.name == "h2d_pinned") c.pcie_h2d_bytes_per_s = p.median;
-    if (p.name == "d2h_pinned") c.pcie_d2h_bytes_per_s = p.median;
+    // Note [pcie ceiling]: the best repetition, not the median. The link is shared with other
+    // traffic through the host's PCIe switch, which only slows a copy: on one H100 host the
+    // median H2D came out at 48.8 GB/s (range 48.6-53.0) minutes before ch01:pinned_staging
+    // moved 54.9 GB/s through the same link, and the physics gate (V3) failed an honest pair.
+    if (p.name == "h2d_pinned") c.pcie_h2d_bytes_per_s = p.max;
+    if (p.name == "d2h_pinned") c.pcie_d2h_bytes_per_s = p.max;
     if (p.name == "tf32_tensor") c.tf32_flops_per_s = std::max(c.tf32_flops_per_s, p.median);
     if (p.name == "fp16_tensor") c.fp16_flops_per_s = std::max(c.fp16_flops_per_s, p.median);
     if (p.name == "bf16_tensor") c.bf16_flops_per_s = std::max(c.bf16_flops_per_s, p.median);

@@ -174,6 +174,21 @@ TEST(ceilings, take_the_best_memory_probe_and_the_fma_peak) {
   EXPECT_EQ(c.source, "measured");
 }
 
+TEST(ceilings, take_the_best_pcie_repetition_since_shared_links_only_slow_copies) {
+  probe_result h2d;
+  h2d.name = "h2d_pinned";
+  h2d.group = "pcie";
+  h2d.median = 48.8e9;
+  h2d.max = 53.0e9;
+  probe_result d2h = h2d;
+  d2h.name = "d2h_pinned";
+  d2h.median = 55.1e9;
+  d2h.max = 55.3e9;
+  const auto c = ceilings_from({h2d, d2h});
+  EXPECT_DOUBLE_EQ(c.pcie_h2d_bytes_per_s, 53.0e9);
+  EXPECT_DOUBLE_EQ(c.pcie_d2h_bytes_per_s, 55.3e9);
+}
+
 TEST(host_ceilings, measure_a_positive_copy_bandwidth) {
   const auto c = host_ceilings();
   EXPECT_GT(c.memory_bytes_per_s, 1e8);
