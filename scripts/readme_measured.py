@@ -24,10 +24,17 @@ def us(seconds):
     return f"{seconds * 1e6:,.1f} µs" if seconds < 1e-2 else f"{seconds * 1e3:,.2f} ms"
 
 
-def rate(v):
+# The bandwidth ceiling a pair's SOL % divides by (results' roofline.data_path; "pcie" is the
+# name both directions had before one-direction copies got their own ceiling).
+CEILING_NAMES = {"pcie": "both PCIe directions", "pcie_both_directions": "both PCIe directions",
+                 "pcie_one_direction": "one PCIe direction"}
+
+
+def rate(v, path="device_memory"):
     parts = []
     if v["achieved_bytes_per_s"] > 0:
-        parts.append(f'{v["achieved_bytes_per_s"] / 1e9:,.0f} GB/s, {v["sol_memory_pct"]:.1f}% of the copy ceiling')
+        ceiling = CEILING_NAMES.get(path, "the copy ceiling")
+        parts.append(f'{v["achieved_bytes_per_s"] / 1e9:,.0f} GB/s, {v["sol_memory_pct"]:.1f}% of {ceiling}')
     if v["achieved_flops_per_s"] > 1e11:
         unit = v.get("math_unit", "fp32")
         parts.append(f'{v["achieved_flops_per_s"] / 1e12:.1f} TFLOP/s, {v["sol_compute_pct"]:.1f}% of the {unit} peak')
@@ -41,12 +48,13 @@ def sentence(p, run):
         return f'Measured on H100: **{p["status"]}** ({p["message"][:200]}).'
     variants = {v["name"]: v for v in p["variants"]}
     base = variants["baseline"]
+    path = p.get("roofline", {}).get("data_path", "device_memory")
     text = (f'Measured on {run["card"]} ({run["uuid"]}…, {run["date"]}, {run["mode"]} mode, '
-            f'`aisp bench run --targets {p["target"]}`): baseline {us(base["median_s"])} (IQR {us(base["iqr_s"])}; {rate(base)})')
+            f'`aisp bench run --targets {p["target"]}`): baseline {us(base["median_s"])} (IQR {us(base["iqr_s"])}; {rate(base, path)})')
     for s in p["speedups"]:
         v = variants[s["variant"]]
         sp = s["speedup"]
-        text += (f'; {s["variant"]} {us(v["median_s"])} (IQR {us(v["iqr_s"])}; {rate(v)}), speedup '
+        text += (f'; {s["variant"]} {us(v["median_s"])} (IQR {us(v["iqr_s"])}; {rate(v, path)}), speedup '
                  f'**{sp["point"]:.3f}x [{sp["low"]:.3f}, {sp["high"]:.3f}]**, `{s["verdict"]}`')
     return text + ". Every variant verified; the baseline against its twin sets the noise floor."
 
