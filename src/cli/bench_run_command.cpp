@@ -50,6 +50,7 @@ struct run_options {
   bool verify_only = false;
   bool small_sizes_only = false;
   bool validation_sizes_only = false;
+  bool skip_battery = false;
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
@@ -94,6 +95,10 @@ run_config make_config(const run_options& options) {
   config.verify_only = options.verify_only;
   config.small_sizes_only = options.small_sizes_only || options.validation_sizes_only;
   config.skip_held_out = options.validation_sizes_only;
+  AISP_EXPECTS(!options.skip_battery || config.small_sizes_only,
+               "--skip-battery needs --small-sizes-only or --validation-sizes-only: without the battery a run "
+               "judges nothing it could call verified");
+  config.skip_battery = options.skip_battery;
   config.golden_file = options.golden_file;
   config.update_goldens = options.update_goldens;
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
@@ -284,6 +289,9 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
                    "as --small-sizes-only, without the held-out sizes: only the validation sizes and the battery "
                    "(on the largest validation size). scripts/sanitize.sh's default: held-out sizes can be large "
                    "enough to take a sanitizer hours");
+  verify->add_flag("--skip-battery", verify_options->skip_battery,
+                   "with --small-sizes-only or --validation-sizes-only: the sizes' reference checks alone, no "
+                   "challenge battery. For racecheck, where every battery call of a shared-memory GEMM costs minutes");
   verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options); });
 }
 

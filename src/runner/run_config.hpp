@@ -31,6 +31,7 @@ struct run_config {
   bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts
   bool small_sizes_only = false;  // `bench verify --small-sizes-only`: validation/held-out sizes and the battery only
   bool skip_held_out = false;     // `bench verify --validation-sizes-only`: the above without the held-out sizes
+  bool skip_battery = false;      // `bench verify --skip-battery` (with one of the two above): no challenge battery
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
   bool audit = true;              // the CUPTI device audit in GPU workers

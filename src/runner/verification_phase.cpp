@@ -103,6 +103,7 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
     check_ground_truth(scope, work, label, outputs, passed);
   }
   if (scope.config.update_goldens) goldens.save();
+  if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
   const workload& battery = battery_workload(scope.declared);
   for (auto& slot : slots) {
     if (slot.role != slot_role::noise_twin) run_challenges(scope, slot, battery);

@@ -127,6 +127,16 @@ TEST(bench_verify, validation_sizes_only_skips_the_held_out_sizes_too) {
   EXPECT_TRUE(validation_checked) << pair["checks"].dump();
 }
 
+TEST(bench_verify, skip_battery_runs_only_the_reference_checks_and_needs_a_small_sizes_flag) {
+  const auto pair = verified_host_pair("--validation-sizes-only --skip-battery", "no_battery");
+  ASSERT_TRUE(pair.contains("checks"));
+  const auto with_battery = verified_host_pair("--validation-sizes-only", "with_battery");
+  EXPECT_LT(pair["checks"].size(), with_battery["checks"].size()) << "the battery's checks should be gone";
+  const auto refused = run_command(aisp::testing::aisp_binary() + " bench verify --skip-battery --targets labs/host:matrix_sum --history none");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.output.find("--skip-battery needs"), std::string::npos) << refused.output;
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);
