@@ -1,7 +1,8 @@
 // The workload that ch10:double_buffered_pipeline and ch10:warp_specialization share, so their
 // optimized variants compare two ways of overlapping the same loads with the same compute:
 // y[i] = sum_k w[k] x[i + k - 56], 112 taps, zero padding (deep-learning conv1d), computed by
-// one 1024-thread block per SM marching over tiles. Each pair file keeps its own kernels.
+// one 1024-thread block per SM marching over tiles. Both pairs share the single-stage baseline
+// and the compute; each pair file keeps its optimized kernel.
 #pragma once
 
 #include <algorithm>
@@ -67,6 +68,102 @@ __device__ void load_taps(float4* taps4, const float* __restrict__ weights) {
   }
 }
 
+// The tile of a block whose ComputeThreads threads each compute 12 adjacent outputs. Its stage
+// holds the tile's outputs + 112 inputs as float4s starting at o0 - 56 (aligned: o0 and 56 are
+// multiples of 4). Compute thread c reads 31 float4s from float4 3c: conflict-free, since 3c
+// mod 8 differs across a quarter warp.
+template <int ComputeThreads>
+struct conv_tile {
+  static constexpr int outputs = ComputeThreads * outputs_per_thread;
+  static constexpr int vectors = (outputs + taps) / 4;
+  static constexpr int bytes = vectors * 16;
+  static_assert(taps % 4 == 0 && half_taps % 4 == 0, "stage float4s must be aligned in x");
+  static_assert(3 * (ComputeThreads - 1) + (tap_steps - 1) + (window_vectors - 1) < vectors,
+                "the last thread's window stays inside the stage");
+};
+using full_tile = conv_tile<block_threads>;  // 12288 outputs, 3100 float4s, 49.6 KB
+
+// Compute thread c of a tile: outputs o0 + 12c .. o0 + 12c + 11, each adding its 112 products in
+// tap order (so every variant of both pairs agrees bitwise).
+__device__ void convolve_outputs(const float4* stage, const float4* taps4, float* __restrict__ y,
+                                 std::int64_t o0, std::int64_t n, unsigned int c) {
+  const float4* window = stage + 3 * c;
+  float acc[outputs_per_thread] = {};
+  float4 v0 = window[0];
+  float4 v1 = window[1];
+  float4 v2 = window[2];
+  float4 v3 = window[3];
+#pragma unroll
+  for (int s = 0; s < tap_steps; ++s) {
+    const float4 w4 = taps4[s];
+    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
+    const float xs[16] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w,
+                          v2.x, v2.y, v2.z, v2.w, v3.x, v3.y, v3.z, v3.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+#pragma unroll
+      for (int r = 0; r < outputs_per_thread; ++r) {
+        acc[r] = fmaf(w[j], xs[r + j], acc[r]);  // tap 4s + j of output r
+      }
+    }
+    if (s + 1 < tap_steps) {  // slide the window by one float4 (renamed, not moved, when unrolled)
+      v0 = v1;
+      v1 = v2;
+      v2 = v3;
+      v3 = window[s + window_vectors];
+    }
+  }
+  const std::int64_t first = o0 + std::int64_t{outputs_per_thread} * c;
+  if (first + outputs_per_thread <= n) {
+    auto* out = reinterpret_cast<float4*>(y + first);  // first % 4 == 0, y 16-byte aligned
+#pragma unroll
+    for (int q = 0; q < outputs_per_thread / 4; ++q) {
+      out[q] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < outputs_per_thread; ++r) {
+      if (first + r < n) {
+        y[first + r] = acc[r];
+      }
+    }
+  }
+}
+
+// ---- The baseline of both pairs: one stage, load -> barrier -> compute -> barrier ----
+__device__ void load_stage_sync(float4* stage, const float* __restrict__ x, std::int64_t o0,
+                                std::int64_t n) {
+  const std::int64_t g0 = o0 - half_taps;
+  constexpr int per_thread = (full_tile::vectors + block_threads - 1) / block_threads;  // 4
+#pragma unroll
+  for (int i = 0; i < per_thread; ++i) {
+    const int v = static_cast<int>(threadIdx.x) + i * block_threads;
+    if (v < full_tile::vectors) {
+      const std::int64_t g = g0 + 4 * v;
+      stage[v] = g >= 0 && g + 4 <= n
+                     ? *reinterpret_cast<const float4*>(x + g)
+                     : make_float4(input_at(x, g, n), input_at(x, g + 1, n),
+                                   input_at(x, g + 2, n), input_at(x, g + 3, n));
+    }
+  }
+}
+
+__global__ void __launch_bounds__(block_threads, 1)
+    conv1d_single_stage_kernel(const float* __restrict__ x, const float* __restrict__ weights,
+                               float* __restrict__ y, std::int64_t n, int num_tiles) {
+  extern __shared__ float4 stage[];  // one stage: full_tile::vectors float4s
+  __shared__ float4 taps4[tap_steps];
+  load_taps(taps4, weights);
+  for (int tile = static_cast<int>(blockIdx.x); tile < num_tiles;
+       tile += static_cast<int>(gridDim.x)) {
+    const std::int64_t o0 = std::int64_t{tile} * full_tile::outputs;
+    load_stage_sync(stage, x, o0, n);
+    __syncthreads();  // the stage (and, the first time, the taps) visible to all
+    convolve_outputs(stage, taps4, y, o0, n, threadIdx.x);
+    __syncthreads();  // nobody reads the stage any more: the next tile may overwrite it
+  }
+}
+
 // ---- Launchers ----
 // setup(): the dynamic shared memory opt-in and one full wave of blocks, so run() launches
 // without device queries.
@@ -101,6 +198,12 @@ void launch_march(run_context& ctx, Kernel kernel, int smem_bytes, int tile_outp
 }
 
 void teardown_march(run_context& ctx) { release_state<march_shape>(ctx); }
+
+// The shared baseline's variant functions.
+void setup_single_stage(run_context& ctx) { setup_march(ctx, conv1d_single_stage_kernel, full_tile::bytes); }
+void launch_single_stage(run_context& ctx) {
+  launch_march(ctx, conv1d_single_stage_kernel, full_tile::bytes, full_tile::outputs);
+}
 
 // The shared declaration; the caller adds its tags and variants. `tile_edges`: validation sizes
 // one past one and a few tiles of its own tile shape.

@@ -42,98 +42,15 @@ namespace {
 // pays: with several blocks per SM, the warp scheduler already overlaps one block's load with
 // another's compute.
 //
+constexpr int tile_outputs = full_tile::outputs;    // 12288
+constexpr int stage_vectors = full_tile::vectors;  // 3100 float4s
+constexpr int stage_bytes = full_tile::bytes;      // 49,600 bytes
+
 // Note [conflict-free window]: per 4 taps a thread loads one new float4 of its window from
 // shared memory: at step s thread t reads float4 3t + s + 3. Eight threads of a quarter warp
 // hit (3t + s + 3) mod 8 = 8 distinct 16-byte bank groups, so the load is one wavefront per
 // quarter warp. The 4 taps are one broadcast float4.
 //
-constexpr int tile_outputs = block_threads * outputs_per_thread;  // 12288
-constexpr int stage_vectors = (tile_outputs + taps) / 4;         // 3100 float4s
-constexpr int stage_bytes = stage_vectors * 16;                  // 49,600 bytes
-static_assert(taps % 4 == 0 && half_taps % 4 == 0, "stage float4s must be aligned in x");
-static_assert(3 * (block_threads - 1) + (tap_steps - 1) + (window_vectors - 1) < stage_vectors,
-              "the last thread's window stays inside the stage");
-
-// One tile from its stage: thread t computes outputs o0 + 12t .. o0 + 12t + 11 (see Note [tile
-// geometry]); every output adds its 112 products in tap order.
-__device__ void convolve_tile(const float4* stage, const float4* taps4, float* __restrict__ y,
-                              std::int64_t o0, std::int64_t n) {
-  const float4* window = stage + 3 * threadIdx.x;
-  float acc[outputs_per_thread] = {};
-  float4 v0 = window[0];
-  float4 v1 = window[1];
-  float4 v2 = window[2];
-  float4 v3 = window[3];
-#pragma unroll
-  for (int s = 0; s < tap_steps; ++s) {
-    const float4 w4 = taps4[s];
-    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
-    const float xs[16] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w,
-                          v2.x, v2.y, v2.z, v2.w, v3.x, v3.y, v3.z, v3.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int r = 0; r < outputs_per_thread; ++r) {
-        acc[r] = fmaf(w[j], xs[r + j], acc[r]);  // tap 4s + j of output r
-      }
-    }
-    if (s + 1 < tap_steps) {  // slide the window by one float4 (renamed, not moved, when unrolled)
-      v0 = v1;
-      v1 = v2;
-      v2 = v3;
-      v3 = window[s + window_vectors];
-    }
-  }
-  const std::int64_t first = o0 + std::int64_t{outputs_per_thread} * threadIdx.x;
-  if (first + outputs_per_thread <= n) {
-    auto* out = reinterpret_cast<float4*>(y + first);  // first % 4 == 0, y 16-byte aligned
-#pragma unroll
-    for (int q = 0; q < outputs_per_thread / 4; ++q) {
-      out[q] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
-    }
-  } else {
-#pragma unroll
-    for (int r = 0; r < outputs_per_thread; ++r) {
-      if (first + r < n) {
-        y[first + r] = acc[r];
-      }
-    }
-  }
-}
-
-// ---- Baseline: single stage, load -> barrier -> compute -> barrier ----
-__device__ void load_stage_sync(float4* stage, const float* __restrict__ x, std::int64_t o0,
-                                std::int64_t n) {
-  const std::int64_t g0 = o0 - half_taps;
-  constexpr int per_thread = (stage_vectors + block_threads - 1) / block_threads;  // 4
-#pragma unroll
-  for (int i = 0; i < per_thread; ++i) {
-    const int v = static_cast<int>(threadIdx.x) + i * block_threads;
-    if (v < stage_vectors) {
-      const std::int64_t g = g0 + 4 * v;
-      stage[v] = g >= 0 && g + 4 <= n
-                     ? *reinterpret_cast<const float4*>(x + g)
-                     : make_float4(input_at(x, g, n), input_at(x, g + 1, n),
-                                   input_at(x, g + 2, n), input_at(x, g + 3, n));
-    }
-  }
-}
-
-__global__ void __launch_bounds__(block_threads, 1)
-    conv1d_single_stage_kernel(const float* __restrict__ x, const float* __restrict__ weights,
-                               float* __restrict__ y, std::int64_t n, int num_tiles) {
-  extern __shared__ float4 stage[];  // one stage: stage_vectors float4s
-  __shared__ float4 taps4[tap_steps];
-  load_taps(taps4, weights);
-  for (int tile = static_cast<int>(blockIdx.x); tile < num_tiles;
-       tile += static_cast<int>(gridDim.x)) {
-    const std::int64_t o0 = std::int64_t{tile} * tile_outputs;
-    load_stage_sync(stage, x, o0, n);
-    __syncthreads();  // the stage (and, the first time, the taps) visible to all
-    convolve_tile(stage, taps4, y, o0, n);
-    __syncthreads();  // nobody reads the stage any more: the next tile may overwrite it
-  }
-}
 
 // ---- Optimized: two stages, cp.async one tile ahead ----
 // Changed: the stage of tile i + 1 is filled with 16-byte cp.async copies (global -> shared, no
@@ -171,18 +88,14 @@ __global__ void __launch_bounds__(block_threads, 1)
     ptx::cp_async_commit();     // one group per step, empty past the end: the count stays fixed
     ptx::cp_async_wait<1>();    // this thread's copies of `tile` landed; `next` stays in flight
     __syncthreads();       // everyone's copies (and the taps) visible
-    convolve_tile(stages + (step % 2) * stage_vectors, taps4, y,
-                  std::int64_t{tile} * tile_outputs, n);
+    convolve_outputs(stages + (step % 2) * stage_vectors, taps4, y,
+                     std::int64_t{tile} * tile_outputs, n, threadIdx.x);
     __syncthreads();       // nobody reads this stage any more: step + 1 may refill it
   }
   ptx::cp_async_wait<0>();  // the last group is empty, but no copy may outlive the block
 }
 
 // ---- Launchers (conv1d_march.cuh) ----
-void setup_baseline(run_context& ctx) { setup_march(ctx, conv1d_single_stage_kernel, stage_bytes); }
-void launch_baseline(run_context& ctx) {
-  launch_march(ctx, conv1d_single_stage_kernel, stage_bytes, tile_outputs);
-}
 void setup_optimized(run_context& ctx) {
   setup_march(ctx, conv1d_double_buffered_kernel, 2 * stage_bytes);
 }
@@ -205,7 +118,7 @@ AISP_REGISTER(
             "baseline",
             "1024-thread blocks march over 12288-output tiles: load tile, barrier, compute, "
             "barrier",
-            aisp::ch10::launch_baseline, aisp::ch10::setup_baseline, aisp::ch10::teardown_march))
+            aisp::ch10::launch_single_stage, aisp::ch10::setup_single_stage, aisp::ch10::teardown_march))
         .add_variant(aisp::kit::with_state(
             "optimized",
             "same march and compute, two stages: cp.async fetches tile i + 1 during tile i",

@@ -1,10 +1,12 @@
 // warp_specialization: the 112-tap fp32 conv1d of ch10:double_buffered_pipeline,
 // y[i] = sum_k w[k] x[i + k - 56], zero padding, same size.
-// Baseline: uniform warps: every one of a block's 32 warps loads its share of a tile into
+// Baseline: uniform warps (conv1d_march.cuh's single-stage kernel, shared with
+// ch10:double_buffered_pipeline): every one of a block's 32 warps loads its share of a tile into
 // shared memory, the block meets at a barrier, every warp computes, the block meets again
 // (single stage, one 1024-thread block per SM marching over tiles).
 // Optimized: warp specialization: warp 0 is a producer that only copies tiles (one bulk copy per
-// interior tile, cp.async at the edges) into a 3-stage shared-memory ring; warps 1-31 are consumers that only compute. Each stage has a
+// interior tile, cp.async at the edges) into a 3-stage shared-memory ring; warps 1-31 are
+// consumers that only compute. Each stage has a
 // "full" mbarrier (the producer's copies landed) and an "empty" one (all consumer warps are
 // done with it); there is no block-wide barrier in the loop.
 // Why faster: 28 FLOP/byte, so load time (~4 us per tile per SM) and compute time (~7 us) are
@@ -63,93 +65,9 @@ namespace {
 //
 // Note [conv tolerance]: in conv1d_march.cuh (shared with ch10:double_buffered_pipeline).
 
-// Tile shape for a given number of compute threads.
-template <int ComputeThreads>
-struct tile_shape {
-  static constexpr int outputs = ComputeThreads * outputs_per_thread;
-  static constexpr int vectors = (outputs + taps) / 4;
-  static constexpr int bytes = vectors * 16;
-  static_assert(3 * (ComputeThreads - 1) + (tap_steps - 1) + (window_vectors - 1) < vectors,
-                "the last thread's window stays inside the stage");
-};
-using uniform_tile = tile_shape<block_threads>;            // 12288 outputs, 3100 float4s
-using specialized_tile = tile_shape<block_threads - 32>;   // 11904 outputs, 3004 float4s
+using specialized_tile = conv_tile<block_threads - 32>;  // 11904 outputs, 3004 float4s
 constexpr int ring_stages = 3;
 
-// Compute thread c of a tile: outputs o0 + 12c .. o0 + 12c + 11, taps in order.
-__device__ void convolve_outputs(const float4* stage, const float4* taps4, float* __restrict__ y,
-                                 std::int64_t o0, std::int64_t n, int c) {
-  const float4* window = stage + 3 * c;
-  float acc[outputs_per_thread] = {};
-  float4 v0 = window[0];
-  float4 v1 = window[1];
-  float4 v2 = window[2];
-  float4 v3 = window[3];
-#pragma unroll
-  for (int s = 0; s < tap_steps; ++s) {
-    const float4 w4 = taps4[s];
-    const float w[4] = {w4.x, w4.y, w4.z, w4.w};
-    const float xs[16] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w,
-                          v2.x, v2.y, v2.z, v2.w, v3.x, v3.y, v3.z, v3.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-#pragma unroll
-      for (int r = 0; r < outputs_per_thread; ++r) {
-        acc[r] = fmaf(w[j], xs[r + j], acc[r]);
-      }
-    }
-    if (s + 1 < tap_steps) {
-      v0 = v1;
-      v1 = v2;
-      v2 = v3;
-      v3 = window[s + window_vectors];
-    }
-  }
-  const std::int64_t first = o0 + std::int64_t{outputs_per_thread} * c;
-  if (first + outputs_per_thread <= n) {
-    auto* out = reinterpret_cast<float4*>(y + first);
-#pragma unroll
-    for (int q = 0; q < outputs_per_thread / 4; ++q) {
-      out[q] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
-    }
-  } else {
-#pragma unroll
-    for (int r = 0; r < outputs_per_thread; ++r) {
-      if (first + r < n) {
-        y[first + r] = acc[r];
-      }
-    }
-  }
-}
-
-// ---- Baseline: uniform warps, single stage ----
-__global__ void __launch_bounds__(block_threads, 1)
-    conv1d_uniform_warps_kernel(const float* __restrict__ x, const float* __restrict__ weights,
-                                float* __restrict__ y, std::int64_t n, int num_tiles) {
-  extern __shared__ float4 stage[];
-  __shared__ float4 taps4[tap_steps];
-  load_taps(taps4, weights);
-  constexpr int per_thread = (uniform_tile::vectors + block_threads - 1) / block_threads;
-  for (int tile = static_cast<int>(blockIdx.x); tile < num_tiles;
-       tile += static_cast<int>(gridDim.x)) {
-    const std::int64_t o0 = std::int64_t{tile} * uniform_tile::outputs;
-    const std::int64_t g0 = o0 - half_taps;
-#pragma unroll
-    for (int i = 0; i < per_thread; ++i) {  // every warp loads its share of the tile...
-      const int v = static_cast<int>(threadIdx.x) + i * block_threads;
-      if (v < uniform_tile::vectors) {
-        const std::int64_t g = g0 + 4 * v;
-        stage[v] = g >= 0 && g + 4 <= n
-                       ? *reinterpret_cast<const float4*>(x + g)
-                       : make_float4(input_at(x, g, n), input_at(x, g + 1, n),
-                                     input_at(x, g + 2, n), input_at(x, g + 3, n));
-      }
-    }
-    __syncthreads();
-    convolve_outputs(stage, taps4, y, o0, n, static_cast<int>(threadIdx.x));  // ...then computes
-    __syncthreads();
-  }
-}
 
 // ---- Optimized: one producer warp, 31 consumer warps, full/empty mbarriers ----
 // Changed: roles. Warp 0 copies tiles into a 3-stage ring with cp.async and never computes;
@@ -207,7 +125,7 @@ __global__ void __launch_bounds__(block_threads, 1)
     asm volatile("cp.async.wait_all;\n" ::: "memory");  // no copy outlives its issuer
     return;
   }
-  const int c = static_cast<int>(threadIdx.x) - 32;  // compute thread index, 0 .. 991
+  const unsigned int c = threadIdx.x - 32;  // compute thread index, 0 .. 991
   int i = 0;
   for (int tile = first; tile < num_tiles; tile += stride, ++i) {
     const int s = i % ring_stages;
@@ -222,12 +140,6 @@ __global__ void __launch_bounds__(block_threads, 1)
 }
 
 // ---- Launchers (conv1d_march.cuh) ----
-void setup_baseline(run_context& ctx) {
-  setup_march(ctx, conv1d_uniform_warps_kernel, uniform_tile::bytes);
-}
-void launch_baseline(run_context& ctx) {
-  launch_march(ctx, conv1d_uniform_warps_kernel, uniform_tile::bytes, uniform_tile::outputs);
-}
 void setup_optimized(run_context& ctx) {
   setup_march(ctx, conv1d_warp_specialized_kernel, ring_stages * specialized_tile::bytes);
 }
@@ -252,7 +164,7 @@ AISP_REGISTER(
             "baseline",
             "uniform warps: every warp loads its share of a tile, barrier, every warp computes, "
             "barrier",
-            aisp::ch10::launch_baseline, aisp::ch10::setup_baseline, aisp::ch10::teardown_march))
+            aisp::ch10::launch_single_stage, aisp::ch10::setup_single_stage, aisp::ch10::teardown_march))
         .add_variant(aisp::kit::with_state(
             "optimized",
             "warp 0 produces tiles into a 3-stage ring (cp.async + full/empty mbarriers), warps "
