@@ -15,7 +15,7 @@
 // the compute and stores of the tiles before them. HBM-bound: 2 x 231 MiB at 8448 x 7168,
 // ~162 us at 3.0 TB/s. H100: see README.
 // Run: aisp bench run --targets ch10:tma_2d_pipeline
-#include <cudaTypedefs.h>  // CUtensorMap and the PFN type only: aisp does not link libcuda
+#include <cuda.h>  // CUtensorMap only: aisp does not link libcuda (aisp/tensor_map_encoder.hpp)
 
 #include <algorithm>
 #include <cstdint>
@@ -26,6 +26,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "aisp/tensor_map_encoder.hpp"
 #include "aisp/variant_state.hpp"
 
 namespace aisp::ch10 {
@@ -263,19 +264,13 @@ void launch_baseline(run_context& ctx) {
 constexpr int ring_smem_bytes = ring_stages * (static_cast<int>(box_bytes) + 8) + 128;
 
 struct tma_state {
-  PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+  tensor_map_encoder encode = nullptr;
   int blocks_per_wave = 0;
 };
 
 void setup_optimized(run_context& ctx) {
   auto& state = make_state<tma_state>(ctx);
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  AISP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
-                                                   cudaEnableDefault, &found));
-  AISP_EXPECTS(found == cudaDriverEntryPointSuccess && entry != nullptr,
-               "the driver has no cuTensorMapEncodeTiled");
-  state.encode = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(entry);
+  state.encode = tensor_map_encode_function();
   AISP_CUDA_CHECK(cudaFuncSetAttribute(stencil5x5_tma_ring_kernel,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        ring_smem_bytes));

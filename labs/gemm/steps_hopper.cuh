@@ -13,14 +13,14 @@
 // Run: through the pair that includes this header (labs/gemm/bf16_gemm.cu).
 #pragma once
 
-#include <cuda.h>  // CUtensorMap and its enums only: aisp does not link libcuda (see below)
-#include <cudaTypedefs.h>
+#include <cuda.h>  // CUtensorMap and its enums only: aisp does not link libcuda (aisp/tensor_map_encoder.hpp)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/tensor_map_encoder.hpp"
 #include "gemm_problem.cuh"
 #include "hopper_ptx.cuh"
 #include "hopper_tiles.cuh"
@@ -263,23 +263,6 @@ __global__ void __launch_bounds__(384, 1)
 }
 
 // ---- Host side ----
-// The driver's tensor-map encoder through the runtime's entry-point query: aisp links only
-// cudart (CI machines have no driver), so libcuda's symbol is looked up at run time.
-using tensor_map_encoder = PFN_cuTensorMapEncodeTiled_v12000;
-
-inline tensor_map_encoder encoder() {
-  static const tensor_map_encoder fn = [] {
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    AISP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &entry, 12000,
-                                                     cudaEnableDefault, &found));
-    AISP_EXPECTS(found == cudaDriverEntryPointSuccess && entry != nullptr,
-                 "the driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<tensor_map_encoder>(entry);
-  }();
-  return fn;
-}
-
 // A (rows, k) K-major bf16 matrix as a 2-D tensor map: box = 64 (k) x box_rows, 128-byte
 // swizzle (Note [wgmma descriptor]), zero fill out of bounds. Host-only encoding into a stack
 // object: no allocation, ~1 us; rebuilt every call because buffers may move between calls.
@@ -290,10 +273,11 @@ inline CUtensorMap kmajor_tensor_map(const __nv_bfloat16* data, int rows, int k,
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(block_k), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult status =
-      encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<__nv_bfloat16*>(data), dims,
-                strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      tensor_map_encode_function()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                                   const_cast<__nv_bfloat16*>(data), dims, strides, box,
+                                   element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   AISP_EXPECTS(status == CUDA_SUCCESS, "cuTensorMapEncodeTiled rejected a GEMM operand");
   return map;
 }
@@ -338,7 +322,7 @@ inline const device_facts& facts_for_current_device() {
   AISP_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sm_count, cudaDevAttrMultiProcessorCount, device));
   facts.hopper = major == 9 && minor == 0;
   if (facts.hopper) {
-    (void)encoder();
+    (void)tensor_map_encode_function();
     AISP_CUDA_CHECK(cudaFuncSetAttribute(step5_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          smem_bytes));
     AISP_CUDA_CHECK(cudaFuncSetAttribute(step6_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
