@@ -11,6 +11,7 @@
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
+#include "row_sums.cuh"
 
 namespace aisp::ch09 {
 namespace {
@@ -37,42 +38,10 @@ constexpr int warps_per_block = block_threads / 32;
 constexpr int items_per_thread = 4;  // vectors (float4 or float) of the row held per thread
 constexpr float norm_eps = 1e-6f;
 
-[[nodiscard]] __device__ float squares(float v) { return v * v; }
-[[nodiscard]] __device__ float squares(float4 v) {
-  return fmaf(v.x, v.x, fmaf(v.y, v.y, fmaf(v.z, v.z, v.w * v.w)));
-}
 [[nodiscard]] __device__ float scaled(float v, float s) { return v * s; }
 [[nodiscard]] __device__ float4 scaled(float4 v, float s) {
   return make_float4(v.x * s, v.y * s, v.z * s, v.w * s);
 }
-
-namespace warp {
-[[nodiscard]] __device__ float reduce_sum(float value) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  }
-  return value;  // every lane holds the warp's sum
-}
-}  // namespace warp
-
-namespace block {
-// The block's sum, returned to every thread. Called once per block (one row per block).
-[[nodiscard]] __device__ float reduce_sum(float value) {
-  __shared__ float warp_sums[warps_per_block];
-  value = warp::reduce_sum(value);
-  if (threadIdx.x % 32 == 0) {
-    warp_sums[threadIdx.x / 32] = value;
-  }
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < warps_per_block; ++w) {
-    total += warp_sums[w];  // the same word for all lanes: a broadcast, no bank conflict
-  }
-  return total;
-}
-}  // namespace block
 
 // Vec = float4 when cols % 4 == 0 (rows 16-byte aligned), else float.
 template <class Vec>
@@ -89,7 +58,7 @@ __global__ void row_sum_squares_kernel(const float* __restrict__ x, float* __res
   for (int i = threadIdx.x; i < num_vectors; i += block_threads) {
     partial += squares(row[i]);
   }
-  const float total = block::reduce_sum(partial);
+  const float total = block::reduce_sum<warps_per_block>(partial);
   if (threadIdx.x == 0) {
     inv_norm[blockIdx.x] = rsqrtf(total + norm_eps);
   }
@@ -175,7 +144,7 @@ __global__ void l2_norm_row_fused_kernel(const float* __restrict__ x, float* __r
     partial += squares(row_in[i]);  // rows longer than the registers hold
   }
 
-  const float inv_norm = rsqrtf(block::reduce_sum(partial) + norm_eps);
+  const float inv_norm = rsqrtf(block::reduce_sum<warps_per_block>(partial) + norm_eps);
 
 #pragma unroll
   for (int j = 0; j < items_per_thread; ++j) {

@@ -15,6 +15,7 @@
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
+#include "row_sums.cuh"
 
 namespace aisp::ch09 {
 namespace {
@@ -46,10 +47,6 @@ constexpr float rms_eps = 1e-6f;
 [[nodiscard]] __device__ float4 add(float4 a, float4 b) {
   return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w);
 }
-[[nodiscard]] __device__ float squares(float v) { return v * v; }
-[[nodiscard]] __device__ float squares(float4 v) {
-  return fmaf(v.x, v.x, fmaf(v.y, v.y, fmaf(v.z, v.z, v.w * v.w)));
-}
 [[nodiscard]] __device__ float normalized(float h, float inv_rms, float weight) {
   return h * inv_rms * weight;
 }
@@ -57,34 +54,6 @@ constexpr float rms_eps = 1e-6f;
   return make_float4(h.x * inv_rms * weight.x, h.y * inv_rms * weight.y,
                      h.z * inv_rms * weight.z, h.w * inv_rms * weight.w);
 }
-
-namespace warp {
-[[nodiscard]] __device__ float reduce_sum(float value) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) {
-    value += __shfl_xor_sync(0xffffffffu, value, offset);
-  }
-  return value;  // every lane holds the warp's sum
-}
-}  // namespace warp
-
-namespace block {
-// The block's sum, returned to every thread. Called once per block (one row per block).
-[[nodiscard]] __device__ float reduce_sum(float value) {
-  __shared__ float warp_sums[warps_per_block];
-  value = warp::reduce_sum(value);
-  if (threadIdx.x % 32 == 0) {
-    warp_sums[threadIdx.x / 32] = value;
-  }
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < warps_per_block; ++w) {
-    total += warp_sums[w];  // one word for all lanes: a broadcast
-  }
-  return total;
-}
-}  // namespace block
 
 template <class Vec>
 constexpr int lanes_of = sizeof(Vec) / sizeof(float);
@@ -140,7 +109,7 @@ __global__ void rmsnorm_row_kernel(const float* __restrict__ x, const float* __r
   }
 
   const float inv_rms =
-      rsqrtf(block::reduce_sum(partial) / static_cast<float>(cols) + rms_eps);
+      rsqrtf(block::reduce_sum<warps_per_block>(partial) / static_cast<float>(cols) + rms_eps);
 
 #pragma unroll
   for (int j = 0; j < items_per_thread; ++j) {
