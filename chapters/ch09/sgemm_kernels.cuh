@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 
 namespace aisp::ch09 {
@@ -390,23 +391,12 @@ using h100 = config<128, 256, 32, 32, 128>;
 }  // namespace warp_tile
 
 // cp.async (sm_80+): global -> shared without a register round trip. The 16-byte form
-// bypasses L1; the 4-byte form with a source size of 0 reads nothing and writes a zero.
+// bypasses L1; edges use aisp/async_copy.cuh's 4-byte form, whose source size of 0 reads
+// nothing and writes a zero.
 __device__ __forceinline__ void copy_async_16(float* shared_dst, const float* global_src) {
   const auto dst = static_cast<unsigned int>(__cvta_generic_to_shared(shared_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
 }
-__device__ __forceinline__ void copy_async_4_or_zero(float* shared_dst, const float* global_src,
-                                                     bool in_range) {
-  const auto dst = static_cast<unsigned int>(__cvta_generic_to_shared(shared_dst));
-  const int src_bytes = in_range ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(global_src),
-               "r"(src_bytes));
-}
-__device__ __forceinline__ void copy_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void copy_async_wait_all() {
-  asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-}
-
 template <class Cfg, bool Checked>
 __global__ void __launch_bounds__(Cfg::threads) sgemm_warp_tile_kernel(gemm_args args) {
   using warp_tile::frag;
@@ -459,14 +449,14 @@ __global__ void __launch_bounds__(Cfg::threads) sgemm_warp_tile_kernel(gemm_args
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
           const bool in_range = k0 + row < args.k && block_col + col + j < args.n;
-          copy_async_4_or_zero(b_dst + row * Cfg::block_n + col + j,
+          ptx::cp_async_zfill4(b_dst + row * Cfg::block_n + col + j,
                                in_range ? args.b + (k0 + row) * args.n + block_col + col + j
                                         : args.b,
-                               in_range);
+                               in_range ? 4 : 0);
         }
       }
     }
-    copy_async_commit();
+    ptx::cp_async_commit();
   };
   // Finish tile `stage`: A registers -> shared, transposed; wait for this thread's B copies.
   const auto store_tile = [&](int stage) {
@@ -478,7 +468,7 @@ __global__ void __launch_bounds__(Cfg::threads) sgemm_warp_tile_kernel(gemm_args
       a_dst[(a_col[i] + 2) * Cfg::a_stride + a_row[i]] = a_next[i].z;
       a_dst[(a_col[i] + 3) * Cfg::a_stride + a_row[i]] = a_next[i].w;
     }
-    copy_async_wait_all();
+    ptx::cp_async_wait<0>();
   };
 
   float acc[acc_m][acc_n] = {};
