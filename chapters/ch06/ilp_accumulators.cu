@@ -94,31 +94,6 @@ __device__ __forceinline__ void load_coefficients(const float4* __restrict__ row
   return acc;
 }
 
-__global__ void poly_norm_horner_kernel(const float4* __restrict__ coefficients,
-                                        float* __restrict__ energy,
-                                        std::int64_t num_polynomials) {
-  const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  if (i >= num_polynomials) {
-    return;
-  }
-  float c[num_coefficients];
-  load_coefficients(coefficients + i * coefficient_vectors, c);
-  float total = 0.0f;
-  for (int m = 0; m < num_nodes; ++m) {
-    const float p = horner(c, node(m));
-    total = fmaf(p, p, total);
-  }
-  energy[i] = total * (2.0f / num_nodes);
-}
-
-void launch_baseline(run_context& ctx) {
-  const std::int64_t num_polynomials = ctx.param("n");
-  poly_norm_horner_kernel<<<polynomial_blocks(num_polynomials), block_threads, 0,
-                            ctx.stream()>>>(ctx.as<const float4>("coefficients"),
-                                            ctx.as<float>("energy"), num_polynomials);
-  AISP_CHECK_LAUNCH();
-}
-
 // ---- Optimized: second-order Horner, 4 independent accumulators ----
 // Changed: accumulator r runs Horner in u = t^4 over c_r, c_(r+4), c_(r+8), ...; the 4 chains
 // share no result, so a warp has 4 FFMAs ready per step instead of 1. They are combined at the
@@ -142,9 +117,10 @@ void launch_baseline(run_context& ctx) {
   return fmaf(fmaf(fmaf(acc[3], t, acc[2]), t, acc[1]), t, acc[0]);
 }
 
-__global__ void poly_norm_4_chains_kernel(const float4* __restrict__ coefficients,
-                                          float* __restrict__ energy,
-                                          std::int64_t num_polynomials) {
+// Both variants: per polynomial, the sum of p(x_m)^2 over the nodes; only the evaluator differs.
+template <float (*Evaluate)(const float (&)[num_coefficients], float)>
+__global__ void poly_norm_kernel(const float4* __restrict__ coefficients, float* __restrict__ energy,
+                                 std::int64_t num_polynomials) {
   const std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   if (i >= num_polynomials) {
     return;
@@ -153,17 +129,17 @@ __global__ void poly_norm_4_chains_kernel(const float4* __restrict__ coefficient
   load_coefficients(coefficients + i * coefficient_vectors, c);
   float total = 0.0f;
   for (int m = 0; m < num_nodes; ++m) {
-    const float p = horner_4_chains(c, node(m));
+    const float p = Evaluate(c, node(m));
     total = fmaf(p, p, total);
   }
   energy[i] = total * (2.0f / num_nodes);
 }
 
-void launch_optimized(run_context& ctx) {
+template <float (*Evaluate)(const float (&)[num_coefficients], float)>
+void launch_poly_norm(run_context& ctx) {
   const std::int64_t num_polynomials = ctx.param("n");
-  poly_norm_4_chains_kernel<<<polynomial_blocks(num_polynomials), block_threads, 0,
-                              ctx.stream()>>>(ctx.as<const float4>("coefficients"),
-                                              ctx.as<float>("energy"), num_polynomials);
+  poly_norm_kernel<Evaluate><<<polynomial_blocks(num_polynomials), block_threads, 0, ctx.stream()>>>(
+      ctx.as<const float4>("coefficients"), ctx.as<float>("energy"), num_polynomials);
   AISP_CHECK_LAUNCH();
 }
 
@@ -213,7 +189,7 @@ AISP_REGISTER(
         })
         .tag("ilp")
         .add_variant("baseline", "Horner's rule: one accumulator, a 127-long dependent FMA chain",
-                     aisp::ch06::launch_baseline)
+                     aisp::ch06::launch_poly_norm<aisp::ch06::horner>)
         .add_variant("optimized",
                      "second-order Horner: 4 independent accumulators in t^4, combined at the end",
-                     aisp::ch06::launch_optimized));
+                     aisp::ch06::launch_poly_norm<aisp::ch06::horner_4_chains>));
