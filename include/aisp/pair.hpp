@@ -55,6 +55,8 @@ class reference_io {
 // FLOP/s against this ceiling, so a tensor-core variant is not held to the FP32 SIMT peak.
 enum class math_unit : std::uint8_t { fp32_simt, tf32_tensor, fp16_tensor, bf16_tensor, fp8_tensor };
 [[nodiscard]] std::string_view math_unit_name(math_unit unit);
+// As results.json names it: device_memory, pcie_both_directions, pcie_one_direction.
+[[nodiscard]] std::string_view data_path_name(data_path path);
 
 using stage_fn = std::function<void(run_context&)>;
 using reference_fn = std::function<void(reference_io&)>;

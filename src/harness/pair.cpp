@@ -197,6 +197,15 @@ void pair::validate() const {
   AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
 }
 
+std::string_view data_path_name(data_path path) {
+  switch (path) {
+    case data_path::device_memory: return "device_memory";
+    case data_path::pcie_both_directions: return "pcie_both_directions";
+    case data_path::pcie_one_direction: return "pcie_one_direction";
+  }
+  return "unknown";
+}
+
 std::string_view math_unit_name(math_unit unit) {
   switch (unit) {
     case math_unit::fp32_simt: return "fp32";

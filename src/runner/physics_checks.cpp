@@ -13,12 +13,10 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
   const double bandwidth = ceilings.bandwidth_ceiling(path);
   const char* path_name = path == data_path::pcie_both_directions ? "PCIe (both directions)"
                           : over_pcie                              ? "PCIe (one direction)"
-                                                                   : "memory";
+                                                                   : "memory";  // for messages
   roofline = {{"arithmetic_intensity_flop_per_byte", intensity},
               {"ceilings", to_json(ceilings)},
-              {"data_path", path == data_path::pcie_both_directions ? "pcie_both_directions"
-                     : over_pcie                              ? "pcie_one_direction"
-                                                              : "device_memory"},
+              {"data_path", std::string(data_path_name(path))},
               {"bandwidth_ceiling_bytes_per_s", bandwidth}};
   if (!ceilings.known()) {
     roofline["bound"] = "unknown";
