@@ -8,7 +8,7 @@
 // it computes, stores and waits at two barriers; with ~4 blocks of 256 threads per SM that is at
 // most 16 KB in flight per SM, under the ~23 KB that HBM needs (Little's law), and less on
 // average. Prefetching keeps two more rows (8 KB) per block on the way at all times.
-// HBM-bound: 2 x 252 MiB at 9216 x 7168, ~176 us at 3.0 TB/s.
+// HBM-bound: 2 x 504 MiB at 18432 x 7168, ~352 us at 3.0 TB/s.
 // H100: see README.
 // Run: aisp bench run --targets ch07:cp_async_prefetch
 #include <cstdint>

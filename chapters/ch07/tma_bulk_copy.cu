@@ -7,8 +7,8 @@
 // slot as soon as the block is done with it, so the next row is on its way during the compute.
 // Why faster: the synchronous step has ~16 KB per SM in flight and none while it computes,
 // stores and waits at two barriers; the bulk copy needs no registers and no per-thread load
-// instructions, and its row is in flight across the compute. HBM-bound: 2 x 252 MiB at
-// 9216 x 7168, ~176 us at 3.0 TB/s. H100: see README.
+// instructions, and its row is in flight across the compute. HBM-bound: 2 x 504 MiB at
+// 18432 x 7168, ~352 us at 3.0 TB/s. H100: see README.
 // Run: aisp bench run --targets ch07:tma_bulk_copy
 #include <cstdint>
 
