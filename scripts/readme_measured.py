@@ -10,11 +10,37 @@ import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 pairs, runs = {}, {}
+
+# Where results shape nothing in the timings, the README leaves them out of the command it shows.
+WHERE_TO = {"--artifacts-dir", "--json", "--history", "--golden-file", "--quarantine-file", "--trace"}
+
+
+def command_of(doc):
+    """The run's command as recorded (aisp records it since 2026-11-26), without the output
+    paths; older results only have their targets and sampling limit."""
+    words = doc.get("command", "").split()
+    if not words:
+        config = doc["config"]
+        line = "aisp bench run --targets " + " ".join(config.get("targets", []))
+        if config.get("max_time_s", 15) != 15:
+            line += f' --max-time {config["max_time_s"]:g}'
+        return line
+    kept, skip = ["aisp"], False
+    for word in words[1:]:
+        if skip:
+            skip = False
+        elif word in WHERE_TO:
+            skip = True
+        else:
+            kept.append(word)
+    return " ".join(kept)
+
+
 for path in sys.argv[1:]:
     doc = json.load(open(path))
     gpu = doc["device"]["gpus"][0] if doc["device"].get("gpus") else {}
     run = {"card": gpu.get("name", "?"), "uuid": gpu.get("uuid", "?")[:12], "date": doc["started_at"][:10],
-           "mode": doc["config"].get("mode", "cold")}
+           "mode": doc["config"].get("mode", "cold"), "command": command_of(doc)}
     for p in doc["pairs"]:
         pairs[p["target"]] = p
         runs[p["target"]] = run
@@ -50,7 +76,7 @@ def sentence(p, run):
     base = variants["baseline"]
     path = p.get("roofline", {}).get("data_path", "device_memory")
     text = (f'Measured on {run["card"]} ({run["uuid"]}…, {run["date"]}, {run["mode"]} mode, '
-            f'`aisp bench run --targets {p["target"]}`): baseline {us(base["median_s"])} (IQR {us(base["iqr_s"])}; {rate(base, path)})')
+            f'`{run["command"]}`): baseline {us(base["median_s"])} (IQR {us(base["iqr_s"])}; {rate(base, path)})')
     for s in p["speedups"]:
         v = variants[s["variant"]]
         sp = s["speedup"]

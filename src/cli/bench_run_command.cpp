@@ -137,7 +137,7 @@ run_config make_config(const run_options& options) {
   return config;
 }
 
-int run_bench(const run_options& options) {
+int run_bench(const run_options& options, const std::string& command_line) {
   fail_on_broken_registrations();
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
@@ -149,6 +149,7 @@ int run_bench(const run_options& options) {
   }
   suite_result header;
   header.aisp_version = aisp_version();
+  header.command = command_line;
   header.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   header.artifacts_dir = config.artifacts_dir;
   header.device = to_json(system);
@@ -274,7 +275,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
                   "differ by up to 0.4% on an H100")
       ->check(CLI::NonNegativeNumber);
   run->add_flag("--aa-test", options->aa_test, "run the baseline in the candidate's slot: a correct harness says no-difference");
-  run->callback([options, &result] { result.exit_code = run_bench(*options); });
+  run->callback([options, &result] { result.exit_code = run_bench(*options, result.command_line); });
 
   auto* verify = bench.add_subcommand(
       "verify", "Run only the checks (reference, challenge battery, verified timed calls), with a token of sampling:\n"
@@ -292,7 +293,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   verify->add_flag("--skip-battery", verify_options->skip_battery,
                    "with --small-sizes-only or --validation-sizes-only: the sizes' reference checks alone, no "
                    "challenge battery. For racecheck, where every battery call of a shared-memory GEMM costs minutes");
-  verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options); });
+  verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options, result.command_line); });
 }
 
 }  // namespace aisp::cli

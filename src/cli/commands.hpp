@@ -3,10 +3,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <string>
+
 namespace aisp::cli {
 
-// Set by a command's action: the process exit code.
+// Set by main before parsing: the whole command line, shell-quoted, so that results record how
+// they were made. Set by a command's action: the process exit code.
 struct outcome {
+  std::string command_line;
   int exit_code = 0;
 };
 

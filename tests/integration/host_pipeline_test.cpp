@@ -51,6 +51,11 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   EXPECT_TRUE(manifest["environment"]["findings"].is_array());
   EXPECT_EQ(results["environment"], manifest["environment"]);
   EXPECT_EQ(results["schema_version"], 1);
+  // The command that made the results, word for word, so that they can be reproduced.
+  const auto command = results["command"].get<std::string>();
+  EXPECT_NE(command.find(" bench run --targets labs/host --max-time 3 --min-time 0.2 "), std::string::npos)
+      << command;
+  EXPECT_NE(command.find("--json " + json_path), std::string::npos) << command;
   ASSERT_EQ(results["pairs"].size(), 2u);
   for (const auto& pair : results["pairs"]) {
     SCOPED_TRACE(pair["target"].get<std::string>());
