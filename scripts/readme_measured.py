@@ -56,11 +56,25 @@ CEILING_NAMES = {"pcie": "both PCIe directions", "pcie_both_directions": "both P
                  "pcie_one_direction": "one PCIe direction"}
 
 
+def sol_ci(v):
+    """The SOL % at the ends of the median's 95% CI: results' sol_memory_pct_ci, or for older
+    results the same arithmetic on median_ci_s (SOL scales with 1 / time)."""
+    if v.get("sol_memory_pct_ci"):
+        return v["sol_memory_pct_ci"]["low"], v["sol_memory_pct_ci"]["high"]
+    ci = v.get("median_ci_s") or {}
+    if not ci.get("low") or not ci.get("high") or not v.get("sol_memory_pct"):
+        return None
+    at_median = v["sol_memory_pct"] * v["median_s"]
+    return at_median / ci["high"], at_median / ci["low"]
+
+
 def rate(v, path="device_memory"):
     parts = []
     if v["achieved_bytes_per_s"] > 0:
         ceiling = CEILING_NAMES.get(path, "the copy ceiling")
-        parts.append(f'{v["achieved_bytes_per_s"] / 1e9:,.0f} GB/s, {v["sol_memory_pct"]:.1f}% of {ceiling}')
+        ci = sol_ci(v)
+        spread = f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else ""
+        parts.append(f'{v["achieved_bytes_per_s"] / 1e9:,.0f} GB/s, {v["sol_memory_pct"]:.1f}%{spread} of {ceiling}')
     if v["achieved_flops_per_s"] > 1e11:
         unit = v.get("math_unit", "fp32")
         parts.append(f'{v["achieved_flops_per_s"] / 1e12:.1f} TFLOP/s, {v["sol_compute_pct"]:.1f}% of the {unit} peak')

@@ -11,6 +11,7 @@
 #include "hw/ceilings.hpp"
 #include "hw/datasheet.hpp"
 #include "hw/hw_suite.hpp"
+#include "results/result_json.hpp"
 #include "results/roofline_svg.hpp"
 #include "runner/physics_checks.hpp"
 
@@ -23,6 +24,24 @@ ceiling_set h100_like() {
   c.memory_bytes_per_s = 3e12;
   c.fp32_flops_per_s = 60e12;
   return c;
+}
+
+TEST(results_json, gives_the_memory_sol_the_ends_of_the_median_ci_imply) {
+  pair_result pair;
+  variant_result v;
+  v.name = "optimized";
+  v.stats.median = 100e-6;
+  v.median_ci = {.low = 98e-6, .high = 104e-6};
+  v.sol_memory = 0.85;  // at the median
+  pair.variants.push_back(v);
+  v.name = "no_ceiling";
+  v.sol_memory = 0;
+  pair.variants.push_back(v);
+  const auto json = to_json(pair);
+  const auto& ci = json["variants"][0]["sol_memory_pct_ci"];
+  EXPECT_NEAR(ci["low"].get<double>(), 85.0 * 100 / 104, 1e-9);  // the slow end: less of the ceiling
+  EXPECT_NEAR(ci["high"].get<double>(), 85.0 * 100 / 98, 1e-9);
+  EXPECT_TRUE(json["variants"][1]["sol_memory_pct_ci"].is_null());
 }
 
 TEST(physics_gate, reports_sol_and_the_bound_and_passes_what_fits_under_the_ceiling) {
