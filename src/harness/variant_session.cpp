@@ -46,6 +46,8 @@ bool is_subnormal_element(dtype type, const unsigned char* bytes, std::size_t in
   if (type == dtype::f32 || type == dtype::bf16) {
     return value != 0 && std::abs(value) < 1.17549435e-38;  // below FLT_MIN
   }
+  if (type == dtype::e4m3) return value != 0 && std::abs(value) < 0x1p-6;
+  if (type == dtype::e5m2) return value != 0 && std::abs(value) < 0x1p-14;
   return value != 0 && std::abs(value) < 6.103515625e-05;  // below the smallest normal half
 }
 

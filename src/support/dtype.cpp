@@ -15,6 +15,8 @@ std::size_t dtype_size(dtype type) {
     case dtype::i32: return 4;
     case dtype::i64: return 8;
     case dtype::u8: return 1;
+    case dtype::e4m3: return 1;
+    case dtype::e5m2: return 1;
   }
   return 0;
 }
@@ -28,17 +30,20 @@ std::string_view dtype_name(dtype type) {
     case dtype::i32: return "i32";
     case dtype::i64: return "i64";
     case dtype::u8: return "u8";
+    case dtype::e4m3: return "e4m3";
+    case dtype::e5m2: return "e5m2";
   }
   return "?";
 }
 
 bool dtype_is_float(dtype type) {
-  return type == dtype::f64 || type == dtype::f32 || type == dtype::f16 || type == dtype::bf16;
+  return type == dtype::f64 || type == dtype::f32 || type == dtype::f16 || type == dtype::bf16 ||
+         type == dtype::e4m3 || type == dtype::e5m2;
 }
 
 dtype dtype_from_name(std::string_view name) {
   for (dtype candidate : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32,
-                          dtype::i64, dtype::u8}) {
+                          dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2}) {
     if (dtype_name(candidate) == name) return candidate;
   }
   AISP_EXPECTS(false, "unknown dtype '" + std::string(name) + "'");

@@ -1,5 +1,7 @@
 #include "support/element_codec.hpp"
 
+#include "support/fp8_codec.hpp"
+
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -14,6 +16,7 @@ constexpr std::uint16_t bf16_poison_bits = 0x7FADu;
 constexpr std::int32_t i32_poison = static_cast<std::int32_t>(0xDEADBEEFu);
 constexpr std::int64_t i64_poison = static_cast<std::int64_t>(0xDEADBEEFDEADBEEFull);
 constexpr std::uint8_t u8_poison = 0xA5u;
+constexpr std::uint8_t fp8_poison_bits = 0x7Fu;  // a NaN in both 8-bit formats (their only payload-free choice)
 
 template <class T>
 T read_at(const void* base, std::size_t index) {
@@ -84,6 +87,8 @@ double load_as_double(dtype type, const void* base, std::size_t index) {
     case dtype::i32: return read_at<std::int32_t>(base, index);
     case dtype::i64: return static_cast<double>(read_at<std::int64_t>(base, index));
     case dtype::u8: return read_at<std::uint8_t>(base, index);
+    case dtype::e4m3: return fp8_bits_to_float(read_at<std::uint8_t>(base, index), fp8_format::e4m3);
+    case dtype::e5m2: return fp8_bits_to_float(read_at<std::uint8_t>(base, index), fp8_format::e5m2);
   }
   return 0;
 }
@@ -101,6 +106,12 @@ void store_from_double(dtype type, void* base, std::size_t index, double value) 
     case dtype::i32: write_at(base, index, static_cast<std::int32_t>(value)); return;
     case dtype::i64: write_at(base, index, static_cast<std::int64_t>(value)); return;
     case dtype::u8: write_at(base, index, static_cast<std::uint8_t>(value)); return;
+    case dtype::e4m3:
+      write_at(base, index, float_to_fp8_bits(static_cast<float>(value), fp8_format::e4m3));
+      return;
+    case dtype::e5m2:
+      write_at(base, index, float_to_fp8_bits(static_cast<float>(value), fp8_format::e5m2));
+      return;
   }
 }
 
@@ -113,6 +124,8 @@ void fill_poison(dtype type, void* base, std::size_t count) {
     case dtype::i32: fill_with(base, count, i32_poison); return;
     case dtype::i64: fill_with(base, count, i64_poison); return;
     case dtype::u8: fill_with(base, count, u8_poison); return;
+    case dtype::e4m3:
+    case dtype::e5m2: fill_with(base, count, fp8_poison_bits); return;
   }
 }
 
@@ -125,6 +138,8 @@ bool is_poison(dtype type, const void* base, std::size_t index) {
     case dtype::i32: return read_at<std::int32_t>(base, index) == i32_poison;
     case dtype::i64: return read_at<std::int64_t>(base, index) == i64_poison;
     case dtype::u8: return read_at<std::uint8_t>(base, index) == u8_poison;
+    case dtype::e4m3:
+    case dtype::e5m2: return read_at<std::uint8_t>(base, index) == fp8_poison_bits;
   }
   return false;
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "support/element_codec.hpp"
 
@@ -50,6 +51,17 @@ void dimension_codes(const buffer_spec& spec, const workload& work, const std::v
   }
 }
 
+// The other float format of the same width, which a kernel could write by mistake (O8).
+std::optional<dtype> sibling_format(dtype type) {
+  switch (type) {
+    case dtype::bf16: return dtype::f16;
+    case dtype::f16: return dtype::bf16;
+    case dtype::e4m3: return dtype::e5m2;
+    case dtype::e5m2: return dtype::e4m3;
+    default: return std::nullopt;
+  }
+}
+
 bool passes_as(dtype reinterpret, std::span<const unsigned char> actual, std::span<const double> expected,
                const tolerance& tol) {
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -92,8 +104,8 @@ std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const wo
   }
   if (tail && first_failure > 0 && first_failure < failing.size()) codes.push_back("O7");
   if (!spec.dims.empty()) dimension_codes(spec, work, failing, codes);
-  if (spec.type == dtype::bf16 && passes_as(dtype::f16, actual, expected, tol)) codes.push_back("O8");
-  if (spec.type == dtype::f16 && passes_as(dtype::bf16, actual, expected, tol)) codes.push_back("O8");
+  if (const auto other = sibling_format(spec.type); other && passes_as(*other, actual, expected, tol))
+    codes.push_back("O8");
   if (spec.type == dtype::f32 && outcome.unwritten == 0 && outcome.nan_count == 0 && carries_half_precision(actual, expected))
     codes.push_back("W1");
   return codes;

@@ -8,6 +8,10 @@ tolerance default_tolerance(dtype type) {
     case dtype::f32: return {1e-5, 1e-8, 1e-5, "fp32 default"};
     case dtype::f16: return {1e-3, 1e-5, 1e-2, "fp16 default"};
     case dtype::bf16: return {1.6e-2, 1e-5, 1e-2, "bf16 default"};
+    // 8-bit floats: 3 (e4m3) and 2 (e5m2) mantissa bits round by up to 1/16 and 1/8 of a value;
+    // rtol is twice that, atol the smallest subnormal, the L2 bound ~2x a rounding's RMS.
+    case dtype::e4m3: return {0.125, 0x1p-9, 0.08, "e4m3 default"};
+    case dtype::e5m2: return {0.25, 0x1p-16, 0.16, "e5m2 default"};
     case dtype::i32:
     case dtype::i64:
     case dtype::u8: return {0, 0, 0, "integers are exact"};

@@ -12,6 +12,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 #include "fixture_kit.hpp"
+#include "support/fp8_codec.hpp"
 
 namespace aisp::cheats {
 namespace {
@@ -132,6 +133,28 @@ void fp16_into_bf16(run_context& ctx) {
       .add_variant("optimized", "stores fp16 encodings in the bf16 output", fp16_into_bf16);
 }
 
+// ---- O8, 8-bit: y is declared e4m3; the variant stores the right values as e5m2 codes ----
+void e4m3_honest(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  auto* y = ctx.as<std::uint8_t>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i)
+    y[i] = float_to_fp8_bits(2.0f * x[i] + 1.0f, fp8_format::e4m3);
+}
+
+void e5m2_into_e4m3(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  auto* y = ctx.as<std::uint8_t>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i)
+    y[i] = float_to_fp8_bits(2.0f * x[i] + 1.0f, fp8_format::e5m2);
+}
+
+[[nodiscard]] pair e5m2_in_e4m3_pair() {
+  return elementwise_declaration("cheats:o8_e5m2_in_e4m3_output", "O8", affine_math, dtype::e4m3)
+      .summary(cheat_summary("O8", "writes e5m2 codes into an e4m3 output"))
+      .add_variant("baseline", "honest loop: y = 2x + 1 rounded to e4m3", e4m3_honest)
+      .add_variant("optimized", "stores e5m2 encodings in the e4m3 output", e5m2_into_e4m3);
+}
+
 // ---- O9: setup() plants a subnormal in the input, which slows every later call ----
 void plant_subnormal(run_context& ctx) {
   float* x = ctx.as<float>("x");
@@ -167,6 +190,7 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o7_leading_region_only", "O
                                              "writes only the leading half of y",
                                              aisp::cheats::leading_half));
 AISP_REGISTER(aisp::cheats::fp16_in_bf16_pair());
+AISP_REGISTER(aisp::cheats::e5m2_in_e4m3_pair());
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:o9_subnormal_input", "O9",
     aisp::cheats::cheating_variant("setup() writes a subnormal into x",
