@@ -105,6 +105,11 @@ run_config make_config(const run_options& options) {
   config.audit = options.audit == "on";
   config.energy_window_s = options.energy_window_s;
   config.expectations_file = options.expectations_file;
+  if (!options.trace_dir.empty()) {
+    AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
+    std::filesystem::create_directories(options.trace_dir);
+    config.trace_dir = std::filesystem::canonical(options.trace_dir).string();
+  }
   // --size rows=1024,cols=1024 (repeatable): each name=value replaces one benchmark parameter.
   for (const auto& sizes : options.sizes) {
     std::size_t begin = 0;

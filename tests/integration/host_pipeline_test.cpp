@@ -142,6 +142,22 @@ TEST(bench_verify, skip_battery_runs_only_the_reference_checks_and_needs_a_small
   EXPECT_NE(refused.output.find("--skip-battery needs"), std::string::npos) << refused.output;
 }
 
+// --trace reaches the run's configuration: it needs the audit, and it makes its folder before any
+// pair runs (the traces themselves are GPU-only: tests/gpu/trace_test.cpp). A refactor once
+// dropped it and --trace silently did nothing until the GPU test ran on the device.
+TEST(bench_run, trace_needs_the_audit_and_creates_its_folder) {
+  const auto dir = fresh_dir("trace");
+  const auto without_audit = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host:transpose --audit off --trace " +
+                                         dir + "/traces --artifacts-dir " + dir + "/a");
+  EXPECT_EQ(without_audit.exit_code, 2) << without_audit.output;
+  EXPECT_NE(without_audit.output.find("--trace needs the device audit"), std::string::npos) << without_audit.output;
+  // The verdict does not matter here (a short run on a busy CI machine may fall short of the
+  // sample minimum); the folder exists once the configuration has been made.
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host:transpose --max-time 1 --min-time 0.1"
+                               " --history none --trace " + dir + "/traces --artifacts-dir " + dir + "/b");
+  EXPECT_TRUE(std::filesystem::is_directory(dir + "/traces")) << run.output;
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);

@@ -135,21 +135,38 @@ void first_element_only(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
-// The physics gate (V3) on the device: declares streaming 64 MiB of x; the math reads x[0].
+// The honest baseline streams all of x, as the declaration says, through a scratch copy (so the
+// loads are used), and writes y[0]: ~256 MiB of traffic at 2^25, ~90 us, within physics and
+// above the timer-resolution floor (T4), with the device busy (L1).
+__global__ void stream_then_first_kernel(const float* __restrict__ x, float* __restrict__ copy,
+                                         std::int64_t n, float* y) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n; i += stride) copy[i] = x[i];
+  if (blockIdx.x == 0 && threadIdx.x == 0) y[0] = 2.0f * x[0] + 1.0f;
+}
+
+void stream_then_first(run_context& ctx) {
+  stream_then_first_kernel<<<4 * 132, 512, 0, ctx.stream()>>>(ctx.as<const float>("x"), ctx.as<float>("copy"),
+                                                              ctx.num_elements("x"), ctx.as<float>("y"));
+  AISP_CHECK_LAUNCH();
+}
+
+// The physics gate (V3) on the device: declares streaming 128 MiB of x; the cheat reads x[0].
 pair beyond_physics_pair() {
   const auto count = [](const workload& w) { return w.get("n"); };
   return pair("cheats_gpu:v3_beyond_physics")
-      .summary("planted cheat V3: claims to stream 64 MiB of x; its kernel reads x[0]")
+      .summary("planted cheat V3: claims to stream 128 MiB of x; its kernel reads x[0]")
       .tag("cheat:V3")
-      .benchmark_size({{"n", std::int64_t{1} << 24}})
+      .benchmark_size({{"n", std::int64_t{1} << 25}})
       .validation_size({{"n", 1}})
       .validation_size({{"n", 1000}})
       .held_out_size({{"n", 1003}})
       .input("x", dtype::f32, count)
       .output("y", dtype::f32, [](const workload&) { return std::int64_t{1}; })
+      .scratch("copy", dtype::f32, count)
       .work([](const workload& w) { return work_amount{4.0 * static_cast<double>(w.get("n")) + 4.0, 2.0}; })
       .reference([](reference_io& io) { io.output("y")[0] = 2.0 * io.input("x")[0] + 1.0; })
-      .add_variant("baseline", "y = 2 x[0] + 1", first_element_only)
+      .add_variant("baseline", "streams x into a scratch copy, then y = 2 x[0] + 1", stream_then_first)
       .add_variant("optimized", "the same; the declaration claims all of x", first_element_only);
 }
 
