@@ -48,6 +48,9 @@ struct variant_result {
   double achieved_bytes_per_s = 0;
   double achieved_flops_per_s = 0;
   double sol_memory = 0;    // achieved bytes/s over the memory ceiling (0 when no ceiling is known)
+  // sol_memory at the ends of the median's 95% CI (SOL scales with 1 / time), so that a target
+  // like ">= 85%" is judged against the measurement's spread; {0, 0} without a ceiling or a CI.
+  stats::interval sol_memory_ci;
   double sol_compute = 0;   // achieved FLOP/s over the compute ceiling
   bool verified = false;
   std::size_t throttled_samples = 0;              // in visits where NVML showed a throttling reason

@@ -14,15 +14,6 @@ using nlohmann::json;
 
 json to_json(const stats::ratio_estimate& r) { return {{"point", r.point}, {"low", r.low}, {"high", r.high}}; }
 
-// The SOL % that the ends of the median's 95% CI give (SOL scales with 1 / time), so that a
-// target like ">= 85%" can be judged against the measurement's spread, not its point alone;
-// null without a ceiling or a CI.
-json sol_memory_ci(const variant_result& v) {
-  if (v.sol_memory <= 0 || v.median_ci.low <= 0 || v.median_ci.high <= 0) return nullptr;
-  const double at_median = 100 * v.sol_memory * v.stats.median;
-  return {{"low", at_median / v.median_ci.high}, {"high", at_median / v.median_ci.low}};
-}
-
 json to_json(const variant_result& v) {
   json samples = json::array();
   json clocks = json::array();
@@ -63,7 +54,9 @@ json to_json(const variant_result& v) {
       {"achieved_bytes_per_s", v.achieved_bytes_per_s},
       {"achieved_flops_per_s", v.achieved_flops_per_s},
       {"sol_memory_pct", 100 * v.sol_memory},
-      {"sol_memory_pct_ci", sol_memory_ci(v)},
+      {"sol_memory_pct_ci", v.sol_memory_ci.high > 0 ? json{{"low", 100 * v.sol_memory_ci.low},
+                                                            {"high", 100 * v.sol_memory_ci.high}}
+                                                      : json(nullptr)},
       {"sol_compute_pct", 100 * v.sol_compute},
       {"samples_s", samples},
       {"sample_host_wall_s", walls},

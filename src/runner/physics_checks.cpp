@@ -32,6 +32,10 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
   for (auto* variant : variants) {
     auto& v = *variant;
     if (bandwidth > 0) v.sol_memory = v.achieved_bytes_per_s / bandwidth;
+    if (v.sol_memory > 0 && v.median_ci.low > 0 && v.median_ci.high > 0) {
+      v.sol_memory_ci = {.low = v.sol_memory * v.stats.median / v.median_ci.high,
+                         .high = v.sol_memory * v.stats.median / v.median_ci.low};
+    }
     // Note [math unit]: each variant's FLOP/s against the peak of the unit it declared.
     const math_unit unit = v.math;
     const double flops_ceiling = ceilings.flops_ceiling(unit);
