@@ -99,48 +99,48 @@ TEST(physics_gate, judges_a_tensor_core_variant_against_its_declared_unit_not_fp
   EXPECT_EQ(aisp::math_unit_name(aisp::math_unit::fp8_tensor), "fp8_tensor");
 }
 
-TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
-  auto ceilings = h100_like();
-  ceilings.pcie_h2d_bytes_per_s = 55e9;
-  ceilings.pcie_d2h_bytes_per_s = 55e9;
-  variant_result overlapped;
-  overlapped.name = "optimized";
-  overlapped.achieved_bytes_per_s = 96e9;
-  variant_result impossible;
-  impossible.name = "optimized_cheat";
-  impossible.achieved_bytes_per_s = 200e9;  // more than PCIe can carry both ways at once
+// A PCIe pair on a link of h2d / d2h bytes/s: an honest variant ("optimized") and one that moves
+// more than the path can ("optimized_cheat"), judged over `path`.
+struct pcie_judgement {
+  variant_result honest;
   nlohmann::json roofline;
   std::vector<check_result> checks;
-  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&overlapped, &impossible}, roofline, checks,
-                        aisp::data_path::pcie_both_directions);
-  EXPECT_NEAR(overlapped.sol_memory, 96.0 / 110.0, 1e-9);
-  EXPECT_EQ(roofline["bound"], "pcie");
-  EXPECT_EQ(roofline["data_path"], "pcie_both_directions");
-  ASSERT_EQ(checks.size(), 1u);
-  EXPECT_EQ(checks[0].variant, "optimized_cheat");
-  EXPECT_NE(checks[0].detail.find("PCIe"), std::string::npos) << checks[0].detail;
+};
+pcie_judgement judge_over_pcie(double h2d, double d2h, double honest_bytes_per_s, double cheat_bytes_per_s,
+                               aisp::data_path path) {
+  auto ceilings = h100_like();
+  ceilings.pcie_h2d_bytes_per_s = h2d;
+  ceilings.pcie_d2h_bytes_per_s = d2h;
+  pcie_judgement judged;
+  judged.honest.name = "optimized";
+  judged.honest.achieved_bytes_per_s = honest_bytes_per_s;
+  variant_result cheat;
+  cheat.name = "optimized_cheat";
+  cheat.achieved_bytes_per_s = cheat_bytes_per_s;
+  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&judged.honest, &cheat}, judged.roofline, judged.checks, path);
+  return judged;
+}
+
+TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
+  // 200 GB/s: more than PCIe can carry both ways at once.
+  const auto judged = judge_over_pcie(55e9, 55e9, 96e9, 200e9, aisp::data_path::pcie_both_directions);
+  EXPECT_NEAR(judged.honest.sol_memory, 96.0 / 110.0, 1e-9);
+  EXPECT_EQ(judged.roofline["bound"], "pcie");
+  EXPECT_EQ(judged.roofline["data_path"], "pcie_both_directions");
+  ASSERT_EQ(judged.checks.size(), 1u);
+  EXPECT_EQ(judged.checks[0].variant, "optimized_cheat");
+  EXPECT_NE(judged.checks[0].detail.find("PCIe"), std::string::npos) << judged.checks[0].detail;
 }
 
 TEST(physics_gate, judges_one_copy_at_a_time_against_one_direction_of_the_link) {
-  auto ceilings = h100_like();
-  ceilings.pcie_h2d_bytes_per_s = 50e9;
-  ceilings.pcie_d2h_bytes_per_s = 60e9;
-  variant_result round_trip;
-  round_trip.name = "optimized";
-  round_trip.achieved_bytes_per_s = 54e9;
-  variant_result impossible;
-  impossible.name = "optimized_cheat";
-  impossible.achieved_bytes_per_s = 80e9;  // more than one direction can carry
-  nlohmann::json roofline;
-  std::vector<check_result> checks;
-  assess_speed_of_light({.bytes = 1e9, .flops = 0}, ceilings, {&round_trip, &impossible}, roofline, checks,
-                        aisp::data_path::pcie_one_direction);
+  // 80 GB/s: more than one direction can carry.
+  const auto judged = judge_over_pcie(50e9, 60e9, 54e9, 80e9, aisp::data_path::pcie_one_direction);
   const double harmonic = 2 / (1 / 50e9 + 1 / 60e9);  // a round trip of equal halves
-  EXPECT_NEAR(round_trip.sol_memory, 54e9 / harmonic, 1e-9);
-  EXPECT_EQ(roofline["data_path"], "pcie_one_direction");
-  ASSERT_EQ(checks.size(), 1u);
-  EXPECT_EQ(checks[0].variant, "optimized_cheat");
-  EXPECT_NE(checks[0].detail.find("PCIe (one direction)"), std::string::npos) << checks[0].detail;
+  EXPECT_NEAR(judged.honest.sol_memory, 54e9 / harmonic, 1e-9);
+  EXPECT_EQ(judged.roofline["data_path"], "pcie_one_direction");
+  ASSERT_EQ(judged.checks.size(), 1u);
+  EXPECT_EQ(judged.checks[0].variant, "optimized_cheat");
+  EXPECT_NE(judged.checks[0].detail.find("PCIe (one direction)"), std::string::npos) << judged.checks[0].detail;
 }
 
 TEST(physics_gate, says_unknown_when_no_ceiling_is_known) {
