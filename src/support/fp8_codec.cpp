@@ -40,16 +40,19 @@ float decode(std::uint8_t bits, const fp8_layout& f) {
   return negative ? -magnitude : magnitude;
 }
 
-// The non-negative finite codes 0 .. max_finite_bits in increasing order of value (the code
-// order is the value order for a sign-magnitude format).
-template <fp8_format Format>
-const std::array<float, 128>& positive_values() {
-  static const auto table = [] {
-    std::array<float, 128> values{};
-    for (int code = 0; code < 128; ++code) values[code] = decode(static_cast<std::uint8_t>(code), layout_of(Format));
-    return values;
-  }();
-  return table;
+// The values of the non-negative codes 0 .. 127, in increasing order up to the largest finite
+// one (for a sign-magnitude format the code order is the value order).
+std::array<float, 128> positive_values_of(fp8_format format) {
+  std::array<float, 128> values{};
+  for (int code = 0; code < 128; ++code) values[code] = decode(static_cast<std::uint8_t>(code), layout_of(format));
+  return values;
+}
+
+const std::array<float, 128>& positive_values(fp8_format format) {
+  static const std::array<std::array<float, 128>, 2> tables = {positive_values_of(fp8_format::e4m3),
+                                                               positive_values_of(fp8_format::e5m2)};
+  static_assert(static_cast<int>(fp8_format::e4m3) == 0 && static_cast<int>(fp8_format::e5m2) == 1);
+  return tables[static_cast<std::size_t>(format)];
 }
 
 std::uint8_t encode(float value, fp8_format format) {
@@ -57,8 +60,7 @@ std::uint8_t encode(float value, fp8_format format) {
   if (std::isnan(value)) return f.nan_bits;
   const std::uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
   const float magnitude = std::fabs(value);
-  const auto& values = format == fp8_format::e4m3 ? positive_values<fp8_format::e4m3>()
-                                                  : positive_values<fp8_format::e5m2>();
+  const auto& values = positive_values(format);
   if (magnitude >= values[f.max_finite_bits]) return sign | f.max_finite_bits;  // saturate
   // The first code whose value is >= magnitude, then the nearer of it and the one below (the
   // distances are exact in double; a tie goes to the even code, as cvt.rn does).
