@@ -13,6 +13,9 @@ enum class dtype : std::uint8_t { f64, f32, f16, bf16, i32, i64, u8, e4m3, e5m2 
 [[nodiscard]] std::size_t dtype_size(dtype type);
 [[nodiscard]] std::string_view dtype_name(dtype type);
 [[nodiscard]] bool dtype_is_float(dtype type);
+// The smallest positive normal value of a float type (a nonzero value below it is subnormal);
+// 0 for the integer types.
+[[nodiscard]] double dtype_smallest_normal(dtype type);
 // Throws contract_error for an unknown name.
 [[nodiscard]] dtype dtype_from_name(std::string_view name);
 

@@ -42,13 +42,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 bool is_subnormal_element(dtype type, const unsigned char* bytes, std::size_t index) {
   if (!dtype_is_float(type)) return false;
   const double value = load_as_double(type, bytes, index);
-  if (type == dtype::f64) return std::fpclassify(value) == FP_SUBNORMAL;
-  if (type == dtype::f32 || type == dtype::bf16) {
-    return value != 0 && std::abs(value) < 1.17549435e-38;  // below FLT_MIN
-  }
-  if (type == dtype::e4m3) return value != 0 && std::abs(value) < 0x1p-6;
-  if (type == dtype::e5m2) return value != 0 && std::abs(value) < 0x1p-14;
-  return value != 0 && std::abs(value) < 6.103515625e-05;  // below the smallest normal half
+  return value != 0 && std::abs(value) < dtype_smallest_normal(type);
 }
 
 // A phase of the session (setup, warmup, samples, verify): an NVTX range for Nsight, and a

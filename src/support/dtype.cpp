@@ -41,6 +41,21 @@ bool dtype_is_float(dtype type) {
          type == dtype::e4m3 || type == dtype::e5m2;
 }
 
+double dtype_smallest_normal(dtype type) {
+  switch (type) {
+    case dtype::f64: return 0x1p-1022;
+    case dtype::f32:
+    case dtype::bf16: return 0x1p-126;  // bf16 keeps fp32's exponent range
+    case dtype::f16: return 0x1p-14;
+    case dtype::e4m3: return 0x1p-6;
+    case dtype::e5m2: return 0x1p-14;
+    case dtype::i32:
+    case dtype::i64:
+    case dtype::u8: return 0;
+  }
+  return 0;
+}
+
 dtype dtype_from_name(std::string_view name) {
   for (dtype candidate : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32,
                           dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2}) {

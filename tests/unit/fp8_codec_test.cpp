@@ -97,6 +97,10 @@ TEST(fp8_dtypes, are_one_byte_floats_with_a_nan_poison_and_a_named_default_toler
     store_from_double(type, bytes, 0, 0.3);
     EXPECT_FALSE(is_poison(type, bytes, 0));
     EXPECT_NEAR(load_as_double(type, bytes, 0), 0.3, 0.3 / 8);  // within half a spacing
+    // The smallest normal is the first code with a nonzero exponent field: 0x08 (e4m3), 0x04 (e5m2).
+    const std::uint8_t first_normal = type == dtype::e4m3 ? 0x08 : 0x04;
+    EXPECT_EQ(dtype_smallest_normal(type),
+              fp8_bits_to_float(first_normal, type == dtype::e4m3 ? fp8_format::e4m3 : fp8_format::e5m2));
     const auto tol = verify::default_tolerance(type);
     EXPECT_GT(tol.rtol, 0);
     EXPECT_NE(tol.reason.find(dtype_name(type)), std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -61,3 +62,11 @@ TEST(fill_seeded, index_permutation_holds_each_index_once) {
 }
 
 }  // namespace
+
+TEST(dtype_smallest_normal, is_the_first_normal_value_of_each_float_encoding_and_zero_for_integers) {
+  EXPECT_EQ(aisp::dtype_smallest_normal(dtype::f64), std::numeric_limits<double>::min());
+  EXPECT_EQ(aisp::dtype_smallest_normal(dtype::f32), std::numeric_limits<float>::min());
+  EXPECT_EQ(aisp::dtype_smallest_normal(dtype::f16), aisp::half_bits_to_float(0x0400));  // exponent field 1
+  EXPECT_EQ(aisp::dtype_smallest_normal(dtype::bf16), aisp::bf16_bits_to_float(0x0080));
+  for (const dtype integer : {dtype::i32, dtype::i64, dtype::u8}) EXPECT_EQ(aisp::dtype_smallest_normal(integer), 0);
+}
