@@ -51,7 +51,9 @@ namespace {
 // the same formula with a faster tanh, measured on an H100 (cuBLASLt 13) at up to 6e-6 absolute
 // from the fp64 formula, largest near y ~ -0.1 where a relative bound allows little. atol 3e-5 and
 // rtol 1e-4 hold both with a >= 5x margin at the validation and held-out sizes; at the benchmark
-// size (K = 1024) the two variants were measured 5.6e-6 apart.
+// size (K = 1024) the two variants were measured 5.6e-6 apart. The relative L2 bound is the rtol:
+// a one-element size is a single relative error, and with random seeds (issue 15) a 1x1x1 output
+// of 0.146 came out 2.8e-6 from fp64 (1.9e-5 relative, H100, 2026-11-26), over the 1e-5 it had.
 
 constexpr std::size_t workspace_bytes = std::size_t{32} << 20;  // split-K / stream-K scratch
 constexpr std::uint32_t block_threads = 256;
@@ -229,11 +231,11 @@ AISP_REGISTER(
         .tolerance_override(aisp::tolerance{
             .rtol = 1e-4,
             .atol = 3e-5,
-            .max_rel_l2 = 1e-5,
+            .max_rel_l2 = 1e-4,
             .reason = "fp32 K-sum (~sqrt(K) 2^-24 |partial sums|, ~5e-6 at K = 263) and "
                       "cuBLASLt's fast-tanh GELU epilogue (measured <= 6e-6 absolute from the "
-                      "fp64 tanh formula near y ~ -0.1): atol 3e-5, rtol 1e-4 (see Note [gemm "
-                      "epilogue tolerance])"})
+                      "fp64 tanh formula near y ~ -0.1): atol 3e-5, rtol 1e-4, and a relative L2 "
+                      "of 1e-4, the rtol (see Note [gemm epilogue tolerance])"})
         .tag("fusion")
         .tag("epilogue")
         .tag("gemm")

@@ -100,6 +100,9 @@ class pair {
   // The math is exact on small integers (copies, integer sums, permutations...): the harness
   // then also runs an exact-integer challenge with a bitwise comparison (X5).
   pair& exact_math();
+  // Note [fresh calls]: every timed call gets new inputs. A pair whose meaning needs the same
+  // inputs in every call declares it, with the reason; its calls are still verified.
+  pair& fixed_inputs(std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
   // The declared bytes cross this path: SOL % and the physics gate use its ceiling.
@@ -126,6 +129,8 @@ class pair {
   [[nodiscard]] goal goal_of() const { return goal_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
+  [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }
+  [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
@@ -157,6 +162,7 @@ class pair {
   goal goal_ = goal::speed;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
+  std::string fixed_inputs_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;

@@ -12,7 +12,7 @@ namespace {
 
 // What a callback id stands for; anything else is left disabled (no cost on its calls).
 enum category : std::uint8_t { none, event_record, allocation, host_callback, stream_creation, stream_attribute,
-                               module_load, device_switch };
+                               module_load, device_switch, launch_ex };
 
 category classify(std::string_view name) {
   const auto starts = [&](std::string_view prefix) { return name.starts_with(prefix); };
@@ -28,6 +28,7 @@ category classify(std::string_view name) {
   if (starts("cuModuleLoad") || starts("cuLibraryLoad") || starts("cuLinkComplete") || starts("cudaLibraryLoad"))
     return module_load;
   if (name == "cudaSetDevice" || name.starts_with("cudaSetDevice_v")) return device_switch;
+  if (starts("cudaLaunchKernelExC") || starts("cuLaunchKernelEx")) return launch_ex;
   return none;
 }
 
@@ -273,6 +274,24 @@ void cupti_recorder::on_api(int domain, std::uint32_t id, const void* data) {
     case stream_attribute: {
       const auto* p = static_cast<const cudaStreamSetAttribute_v11000_params*>(call->functionParams);
       if (p != nullptr && p->attr == cudaStreamAttributeAccessPolicyWindow) ++api.access_policy;
+      break;
+    }
+    case launch_ex: {  // X4: a persisting-L2 window passed as a launch attribute
+      bool window = false;
+      if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        const auto* p = static_cast<const cudaLaunchKernelExC_v11060_params*>(call->functionParams);
+        for (unsigned a = 0; p != nullptr && p->config != nullptr && a < p->config->numAttrs; ++a) {
+          const auto& attribute = p->config->attrs[a];
+          window = window || (attribute.id == cudaLaunchAttributeAccessPolicyWindow && attribute.val.accessPolicyWindow.num_bytes > 0);
+        }
+      } else {
+        const auto* p = static_cast<const cuLaunchKernelEx_params*>(call->functionParams);
+        for (unsigned a = 0; p != nullptr && p->config != nullptr && a < p->config->numAttrs; ++a) {
+          const auto& attribute = p->config->attrs[a];
+          window = window || (attribute.id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW && attribute.value.accessPolicyWindow.num_bytes > 0);
+        }
+      }
+      if (window) ++api.access_policy;
       break;
     }
     case device_switch: {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <optional>
+#include <random>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -37,7 +39,7 @@ struct run_options {
   std::string mode = "cold";
   std::string phase = "gate";
   std::string quarantine_file = "artifacts/quarantine.json";
-  std::uint64_t seed = 42;
+  std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
   double max_time_s = 15;
   double min_time_s = 0.5;
   std::size_t min_samples = 10;
@@ -82,7 +84,9 @@ run_config make_config(const run_options& options) {
   AISP_EXPECTS(mode.has_value(), "--mode must be cold, hot or graph, not '" + options.mode + "'");
   run_config config;
   config.mode = *mode;
-  config.seed = options.seed;
+  // Note [fresh calls]: a fixed default seed would give every run the same validation inputs;
+  // the seed is random unless the user fixes it, and the results record it either way.
+  config.seed = options.seed.value_or(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
   config.stopping.max_time_s = options.max_time_s;
   config.stopping.min_time_s = std::min(options.min_time_s, options.max_time_s);
   config.stopping.min_samples = options.min_samples;
@@ -158,7 +162,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   header.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   header.artifacts_dir = config.artifacts_dir;
   header.device = to_json(system);
-  header.config = {{"mode", options.mode}, {"seed", options.seed}, {"max_time_s", config.stopping.max_time_s},
+  header.config = {{"mode", options.mode}, {"seed", config.seed}, {"seed_fixed", options.seed.has_value()}, {"max_time_s", config.stopping.max_time_s},
                    {"min_time_s", config.stopping.min_time_s}, {"min_samples", config.stopping.min_samples},
                    {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
                    {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
@@ -218,7 +222,9 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "cold: L2 flushed before every sample (default); hot: warm batches, for microsecond kernels; "
                      "graph: batches replayed from a CUDA graph")
       ->check(CLI::IsMember({"cold", "hot", "graph"}));
-  command.add_option("--seed", options.seed, "seed of every input (default 42); challenge seeds derive from it");
+  command.add_option("--seed", options.seed,
+                     "seed of the validation-size inputs and of the challenges (default: random, recorded in "
+                     "results.json); timed calls always get fresh inputs from the judge's own entropy");
   command.add_option("--verify-phase", options.phase,
                      "what a failed check does: detect (record it), quarantine (record it and list the target in "
                      "--quarantine-file), gate (fail the pair and void its verdicts; the default)")

@@ -39,12 +39,6 @@ void release(backend where, void* pointer) {
 
 }  // namespace
 
-std::vector<unsigned char> pattern_bytes(std::uint64_t seed, const owned_buffer& buffer) {
-  std::vector<unsigned char> bytes(buffer.bytes());
-  fill_random_bytes(buffer_stream_id(seed, buffer.spec.name), bytes.data(), bytes.size());
-  return bytes;
-}
-
 buffer_store::buffer_store(const pair& declared, const workload& work, backend where)
     : where_(where) {
   try {
@@ -84,20 +78,22 @@ std::vector<unsigned char> buffer_store::read(const owned_buffer& buffer) const 
   return bytes;
 }
 
-void buffer_store::fill_inputs(std::uint64_t seed, bool exact_integers) {
+void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
   for (const auto& b : buffers_) {
     if (b.spec.role == buffer_role::output) continue;
     std::vector<unsigned char> bytes(b.bytes());
-    fill_seeded(b.spec.type, effective_init(b.spec, exact_integers), buffer_stream_id(seed, b.spec.name),
+    fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(seed, b.spec.name),
                 bytes.data(), b.num_elements);
     write(b, bytes);
   }
 }
 
-void buffer_store::fill_outputs_with_pattern(std::uint64_t seed) {
+void buffer_store::fill_scratch(std::uint64_t seed) {
   for (const auto& b : buffers_) {
-    if (b.spec.role != buffer_role::output) continue;
-    write(b, pattern_bytes(seed, b));
+    if (b.spec.role != buffer_role::scratch) continue;
+    std::vector<unsigned char> bytes(b.bytes());
+    fill_seeded(b.spec.type, b.spec.init, buffer_stream_id(seed, b.spec.name), bytes.data(), b.num_elements);
+    write(b, bytes);
   }
 }
 
@@ -120,6 +116,86 @@ void buffer_store::poison_outputs() {
     fill_poison(b.spec.type, bytes.data(), b.num_elements);
     write(b, bytes);
   }
+}
+
+output_fill buffer_store::fill_of(const output_fill& fill, const owned_buffer& buffer) {
+  return {buffer_stream_id(fill.seed, buffer.spec.name), fill.poison};
+}
+
+void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
+  for (const auto& b : buffers_) {
+    if (b.spec.role != buffer_role::input) continue;
+    const auto stream_id = buffer_stream_id(seed, b.spec.name);
+    if (where_ == backend::cuda) {
+      device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
+    } else {
+      host_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements);
+    }
+  }
+}
+
+void buffer_store::fill_outputs(const output_fill& fill, cudaStream_t stream) {
+  for (const auto& b : buffers_) {
+    if (b.spec.role != buffer_role::output) continue;
+    if (where_ == backend::cuda) {
+      device_fill_output(b.spec.type, fill_of(fill, b), b.data, b.num_elements, stream);
+    } else {
+      host_fill_output(b.spec.type, fill_of(fill, b), b.data, b.num_elements);
+    }
+  }
+}
+
+fill_matches buffer_store::count_fill(const owned_buffer& buffer, const output_fill& fill, std::size_t listed,
+                                      cudaStream_t stream) const {
+  if (where_ == backend::cuda) return device_count_fill(buffer.spec.type, fill_of(fill, buffer), buffer.data, buffer.num_elements, listed, stream);
+  return host_count_fill(buffer.spec.type, fill_of(fill, buffer), buffer.data, buffer.num_elements, listed);
+}
+
+std::vector<unsigned char> buffer_store::gather(const owned_buffer& buffer, const std::vector<std::size_t>& positions,
+                                                cudaStream_t stream) const {
+  const std::size_t width = dtype_size(buffer.spec.type);
+  if (where_ == backend::cuda) return device_gather(buffer.data, width, positions, stream);
+  std::vector<unsigned char> values(positions.size() * width);
+  for (std::size_t j = 0; j < positions.size(); ++j) {
+    AISP_EXPECTS(positions[j] < buffer.num_elements, "gather position out of range");
+    std::memcpy(values.data() + j * width, static_cast<const unsigned char*>(buffer.data) + positions[j] * width, width);
+  }
+  return values;
+}
+
+std::unique_ptr<buffer_store> buffer_store::snapshot_outputs(cudaStream_t stream) const {
+  std::vector<owned_buffer> copies;
+  try {
+    for (const auto& b : buffers_) {
+      if (b.spec.role != buffer_role::output) continue;
+      owned_buffer copy{b.spec, b.num_elements, allocate(where_, b.bytes())};
+      copies.push_back(copy);
+      if (where_ == backend::cuda) {
+        AISP_CUDA_CHECK(cudaMemcpyAsync(copy.data, b.data, b.bytes(), cudaMemcpyDeviceToDevice, stream));
+      } else {
+        std::memcpy(copy.data, b.data, b.bytes());
+      }
+    }
+    if (where_ == backend::cuda) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+  } catch (...) {
+    for (auto& b : copies) release(where_, b.data);
+    throw;
+  }
+  return std::unique_ptr<buffer_store>(new buffer_store(where_, std::move(copies)));
+}
+
+void buffer_store::copy_outputs_to(buffer_store& snapshot, cudaStream_t stream) const {
+  for (const auto& b : buffers_) {
+    if (b.spec.role != buffer_role::output) continue;
+    const auto& into = snapshot.find(b.spec.name);
+    AISP_EXPECTS(into.bytes() == b.bytes(), "snapshot of another workload");
+    if (where_ == backend::cuda) {
+      AISP_CUDA_CHECK(cudaMemcpyAsync(into.data, b.data, b.bytes(), cudaMemcpyDeviceToDevice, stream));
+    } else {
+      std::memcpy(into.data, b.data, b.bytes());
+    }
+  }
+  if (where_ == backend::cuda) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 const owned_buffer& buffer_store::find(std::string_view name) const {

@@ -4,12 +4,17 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
 #include "aisp/buffer_spec.hpp"
 #include "aisp/pair.hpp"
+#include "harness/call_fill.hpp"
+#include "support/seeded_fill.hpp"
 
 namespace aisp {
 
@@ -20,8 +25,6 @@ struct owned_buffer {
   [[nodiscard]] std::size_t bytes() const { return num_elements * dtype_size(spec.type); }
 };
 
-// The bytes fill_outputs_with_pattern(seed) writes into `buffer`.
-[[nodiscard]] std::vector<unsigned char> pattern_bytes(std::uint64_t seed, const owned_buffer& buffer);
 
 class buffer_store {
  public:
@@ -31,12 +34,26 @@ class buffer_store {
   buffer_store& operator=(const buffer_store&) = delete;
 
   // Inputs from (seed, buffer name); scratch gets seeded noise too, never zeros. With
-  // `exact_integers`, float inputs get small integers instead (the X5 challenge).
-  void fill_inputs(std::uint64_t seed, bool exact_integers = false);
+  // `values` other than declared: the exact-integer or non-integer challenge.
+  void fill_inputs(std::uint64_t seed, input_values values = input_values::declared);
+  // Only the scratch buffers' seeded noise (inputs then come from refresh_inputs).
+  void fill_scratch(std::uint64_t seed);
   void poison_outputs();
-  // Random bytes from `seed` in every output: a pattern no variant can predict (X7).
-  void fill_outputs_with_pattern(std::uint64_t seed);
   void write_element(const owned_buffer& buffer, std::size_t index, double value);
+  // Note [fresh calls] (call_fill.hpp): every input regenerated from `seed` (on the device for
+  // CUDA pairs), and every output filled from `fill`; both seeded per buffer name.
+  void refresh_inputs(std::uint64_t seed, cudaStream_t stream);
+  void fill_outputs(const output_fill& fill, cudaStream_t stream);
+  // The elements of `buffer` that still hold what fill_outputs(fill) wrote.
+  [[nodiscard]] fill_matches count_fill(const owned_buffer& buffer, const output_fill& fill, std::size_t listed,
+                                        cudaStream_t stream) const;
+  // The raw bytes at `positions` of `buffer`.
+  [[nodiscard]] std::vector<unsigned char> gather(const owned_buffer& buffer, const std::vector<std::size_t>& positions,
+                                                  cudaStream_t stream) const;
+  // A copy of every output (same names, new memory), for reading after later calls.
+  [[nodiscard]] std::unique_ptr<buffer_store> snapshot_outputs(cudaStream_t stream) const;
+  // Copies every output into `snapshot` (made by snapshot_outputs of this store).
+  void copy_outputs_to(buffer_store& snapshot, cudaStream_t stream) const;
   [[nodiscard]] std::vector<unsigned char> read(const owned_buffer& buffer) const;
   void write(const owned_buffer& buffer, const std::vector<unsigned char>& bytes);
 
@@ -45,6 +62,9 @@ class buffer_store {
   [[nodiscard]] std::size_t total_bytes() const;
 
  private:
+  buffer_store(backend where, std::vector<owned_buffer> buffers) : where_(where), buffers_(std::move(buffers)) {}
+  [[nodiscard]] static output_fill fill_of(const output_fill& fill, const owned_buffer& buffer);
+
   backend where_;
   std::vector<owned_buffer> buffers_;
 };

@@ -51,8 +51,9 @@ class device_sampler final : public sampler {
     if (mode_ == timing_mode::graph) capture_graph();
   }
 
-  sample_record take() override {
+  sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
+    if (before) before();
     if (mode_ != timing_mode::hot) {
       AISP_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
       flusher_.flush(stream_);

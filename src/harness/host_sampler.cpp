@@ -22,8 +22,9 @@ class host_sampler final : public sampler {
     calls_ = calls_per_sample;
   }
 
-  sample_record take() override {
+  sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
+    if (before) before();
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
     const auto start = std::chrono::steady_clock::now();

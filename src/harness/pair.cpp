@@ -79,6 +79,12 @@ pair& pair::exact_math() {
   return *this;
 }
 
+pair& pair::fixed_inputs(std::string reason) {
+  AISP_EXPECTS(!reason.empty(), target_ + ": fixed_inputs() needs the reason the inputs must stay fixed");
+  fixed_inputs_reason_ = std::move(reason);
+  return *this;
+}
+
 pair& pair::allow_access_policy_window() {
   access_policy_window_ = true;
   return *this;

@@ -46,7 +46,9 @@ class sampler {
  public:
   virtual ~sampler() = default;
   virtual void prepare(std::function<void()> one_call, int calls_per_sample) = 0;
-  virtual sample_record take() = 0;
+  // `before` (may be empty) runs first, untimed and before the cold-mode flush: the fresh
+  // inputs and output fill of Note [fresh calls].
+  virtual sample_record take(const std::function<void()>& before = {}) = 0;
   // Runs the prepared batch once, untimed, on the timed path (graph replay in graph mode).
   virtual void run_prepared_once() = 0;
 };

@@ -4,10 +4,12 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <utility>
 
 #include <nvtx3/nvToolsExt.h>
 
 #include "aisp/check.hpp"
+#include "audit/library_precision.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -15,8 +17,12 @@ namespace aisp {
 
 class variant_session::context final : public run_context {
  public:
+  // Every call sees its workload as the benchmark kind: which size a call is for, the timed
+  // one, a validation or a held-out one, is not the variant's to know (Note [fresh calls]).
   context(const workload& work, const buffer_store& buffers, cudaStream_t stream)
-      : work_(work), buffers_(buffers), stream_(stream) {}
+      : work_(work), buffers_(buffers), stream_(stream) {
+    work_.kind = workload_kind::benchmark;
+  }
   [[nodiscard]] const workload& work() const override { return work_; }
   [[nodiscard]] cudaStream_t stream() const override { return stream_; }
   [[nodiscard]] void* buffer(std::string_view name) const override { return buffers_.find(name).data; }
@@ -71,6 +77,8 @@ variant_session::variant_session(const pair& declared, const variant& chosen, se
   if (pair_.where() == backend::cuda) {
     AISP_CUDA_CHECK(cudaFree(nullptr));  // create the context before anything is timed (C6)
     AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
+    // The driver may set some L2 aside by default (9.4 MiB seen on the H100): only a change is X4.
+    AISP_CUDA_CHECK(cudaDeviceGetLimit(&initial_set_aside_, cudaLimitPersistingL2CacheSize));
   }
 }
 
@@ -84,6 +92,8 @@ variant_session::~variant_session() {
 
 void variant_session::unload() {
   if (context_ && variant_.teardown) variant_.teardown(*context_);
+  kept_outputs_.reset();
+  kept_index_.reset();
   sampler_.reset();
   context_.reset();
   buffers_.reset();
@@ -107,12 +117,53 @@ void variant_session::prepare_timed_path() {
   sampler_->prepare([this] { variant_.run(*context_); }, calls_per_sample_);
 }
 
-load_report variant_session::load(const workload& work, bool warmup) {
+output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index) {
+  const std::uint64_t seed = call_seed(fill_base, index);
+  return {seed, (seed >> 61) == 0};  // one call in eight gets the poison, the rest a pattern
+}
+
+// A launch of the last run() that failed without a sticky error waits in the last-error slot:
+// keep it for the next call report (X8) before the harness's own launches check that slot.
+void variant_session::keep_unchecked_launch_error() {
+  if (stream_ == nullptr) return;
+  if (const cudaError_t pending = cudaGetLastError(); pending != cudaSuccess && unchecked_launch_error_.empty())
+    unchecked_launch_error_ = cudaGetErrorName(pending);
+}
+
+void variant_session::prepare_call(std::uint64_t input_seed, const output_fill& fill) {
+  keep_unchecked_launch_error();
+  if (!pair_.has_fixed_inputs()) buffers_->refresh_inputs(input_seed, stream_);
+  buffers_->fill_outputs(fill, stream_);
+}
+
+std::string variant_session::access_policy_in_force() const {
+  if (stream_ == nullptr) return "";
+  cudaStreamAttrValue value{};
+  AISP_CUDA_CHECK(cudaStreamGetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &value));
+  if (value.accessPolicyWindow.num_bytes > 0)
+    return "an access-policy window of " + std::to_string(value.accessPolicyWindow.num_bytes) + " bytes on the pair's stream";
+  std::size_t set_aside = 0;
+  AISP_CUDA_CHECK(cudaDeviceGetLimit(&set_aside, cudaLimitPersistingL2CacheSize));
+  if (set_aside != initial_set_aside_)
+    return "a persisting-L2 set-aside of " + std::to_string(set_aside) + " bytes (the context began with " +
+           std::to_string(initial_set_aside_) + ")";
+  return "";
+}
+
+load_report variant_session::load(const workload& work, bool warmup, bool benchmark) {
   unload();
   work_ = work;
   load_report report;
   buffers_ = std::make_unique<buffer_store>(pair_, work, pair_.where());
-  buffers_->fill_inputs(options_.seed);
+  // At the benchmark size no one compares the inputs with the host reference, and every call
+  // regenerates them: the device generator fills them (a host fill of GiBs takes seconds).
+  if (benchmark && !pair_.has_fixed_inputs()) {
+    buffers_->fill_scratch(options_.seed);
+    buffers_->refresh_inputs(own_entropy_(), stream_);
+    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  } else {
+    buffers_->fill_inputs(options_.seed);
+  }
   buffers_->poison_outputs();
   report.buffer_bytes = buffers_->total_bytes();
   context_ = std::make_unique<context>(work_, *buffers_, stream_);
@@ -125,21 +176,27 @@ load_report variant_session::load(const workload& work, bool warmup) {
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
   }
   report.setup_s = seconds_since(start);
+  report.access_policy = access_policy_in_force();
   // Setup may not touch outputs (L2) or inputs (X3): check both before anything runs.
   for (const auto& b : buffers_->all()) {
     if (b.spec.role != buffer_role::output) continue;
     const auto bytes = buffers_->read(b);
     for (std::size_t i = 0; i < b.num_elements; ++i) report.setup_wrote_outputs += !is_poison(b.spec.type, bytes.data(), i);
   }
-  for (const auto& [name, hash] : hash_inputs(nullptr)) {
+  for (const auto& [name, hash] : hash_inputs(&report.setup_subnormal_inputs)) {
     if (inputs_before.at(name) != hash) report.setup_mutated_inputs.push_back(name);
   }
 
-  // Warmup: module loads, lazy init and first-touch costs stay out of the samples (S6).
+  // Warmup: module loads, lazy init and first-touch costs stay out of the samples (S6). Each
+  // call gets fresh inputs and an output fill, as a timed one does: nothing to stash (T5, L4).
   start = std::chrono::steady_clock::now();
   {
     const phase_scope phase(options_.observer, "warmup");
+    const std::uint64_t input_base = own_entropy_();
+    const std::uint64_t fill_base = own_entropy_();
     while (warmup && (report.warmup_calls < options_.warmup_calls || seconds_since(start) < options_.warmup_min_s)) {
+      prepare_call(call_seed(input_base, static_cast<std::uint64_t>(report.warmup_calls)),
+                   fill_for_call(fill_base, static_cast<std::uint64_t>(report.warmup_calls)));
       variant_.run(*context_);
       if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
       ++report.warmup_calls;
@@ -148,6 +205,8 @@ load_report variant_session::load(const workload& work, bool warmup) {
   }
   report.warmup_s = seconds_since(start);
   report.estimated_call_s = report.warmup_calls > 0 ? report.warmup_s / report.warmup_calls : 0;
+  // Small sizes are compared with the reference on the seed's inputs: put them back.
+  if (warmup && !benchmark && !pair_.has_fixed_inputs()) buffers_->fill_inputs(options_.seed);
   calls_per_sample_ = 1;
   if (options_.mode != timing_mode::cold && report.estimated_call_s > 0) {
     const double calls = std::ceil(options_.min_batched_sample_s / report.estimated_call_s);
@@ -155,56 +214,93 @@ load_report variant_session::load(const workload& work, bool warmup) {
   }
   report.calls_per_sample = calls_per_sample_;
   prepare_timed_path();
+  report.library_precision = take_library_precision();
+  if (benchmark) kept_outputs_ = buffers_->snapshot_outputs(stream_);
   return report;
 }
 
-std::vector<sample_record> variant_session::sample(int count, const std::vector<int>& verify_indices,
-                                                   std::uint64_t pattern_seed, std::size_t probes,
+std::vector<sample_record> variant_session::sample(const sample_plan& plan,
                                                    std::vector<timed_call_fingerprint>& fingerprints) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
   const phase_scope phase(options_.observer, "samples");
+  const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
+  const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
   std::vector<sample_record> records;
-  records.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) {
-    const bool verified = std::find(verify_indices.begin(), verify_indices.end(), i) != verify_indices.end();
-    if (verified) buffers_->fill_outputs_with_pattern(pattern_seed);  // untimed, before the flush
-    records.push_back(sampler_->take());
-    if (!verified) continue;
+  records.reserve(static_cast<std::size_t>(plan.count));
+  for (int i = 0; i < plan.count; ++i) {
+    const auto index = static_cast<std::uint64_t>(i);
+    const std::uint64_t input_seed = call_seed(input_base, index);
+    const output_fill fill = fill_for_call(fill_base, index);
+    records.push_back(sampler_->take([&] { prepare_call(input_seed, fill); }));
+    if (plan.verify != i) continue;
     timed_call_fingerprint fingerprint;
     fingerprint.sample_index = i;
+    fingerprint.input_seed = input_seed;
     for (const auto& b : buffers_->all()) {
       if (b.spec.role != buffer_role::output) continue;
-      const auto bytes = buffers_->read(b);
-      const auto pattern = pattern_bytes(pattern_seed, b);
-      const std::size_t width = dtype_size(b.spec.type);
-      std::size_t unwritten = 0;
-      auto& matches = fingerprint.pattern_matches[b.spec.name];
-      for (std::size_t e = 0; e < b.num_elements; ++e) {
-        const bool holds_pattern = std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(e * width),
-                                              bytes.begin() + static_cast<std::ptrdiff_t>((e + 1) * width),
-                                              pattern.begin() + static_cast<std::ptrdiff_t>(e * width));
-        if (!holds_pattern) continue;
-        ++unwritten;
-        if (matches.size() < verify::max_listed_pattern_matches) {
-          const double value = load_as_double(b.spec.type, bytes.data(), e);
-          matches.push_back({e, std::isnan(value) ? std::nullopt : std::optional<double>(value)});
-        }
-      }
-      fingerprint.unwritten[b.spec.name] = unwritten;
-      auto& values = fingerprint.probe_values[b.spec.name];
-      for (std::size_t position : probe_positions(pattern_seed, b.num_elements, probes)) {
-        values.push_back(load_as_double(b.spec.type, bytes.data(), position));
+      const auto matches = buffers_->count_fill(b, fill, verify::max_listed_pattern_matches, stream_);
+      fingerprint.unwritten[b.spec.name] = matches.count;
+      const auto raw = buffers_->gather(b, matches.first, stream_);
+      auto& listed = fingerprint.pattern_matches[b.spec.name];
+      for (std::size_t j = 0; j < matches.first.size(); ++j) {
+        const double value = load_as_double(b.spec.type, raw.data(), j);
+        listed.push_back({matches.first[j], std::isnan(value) ? std::nullopt : std::optional<double>(value)});
       }
     }
+    if (kept_outputs_ == nullptr) kept_outputs_ = buffers_->snapshot_outputs(stream_);
+    buffers_->copy_outputs_to(*kept_outputs_, stream_);
+    kept_index_ = i;
     fingerprints.push_back(std::move(fingerprint));
   }
   return records;
 }
 
-call_report variant_session::verified_call(const std::string& prefix) {
+output_values variant_session::values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const {
+  output_values values;
+  for (const auto& b : store.all()) {
+    if (b.spec.role != buffer_role::output) continue;
+    const auto positions = probe_positions(positions_seed, b.num_elements, count);
+    const auto raw = store.gather(b, positions, stream_);
+    auto& out = values[b.spec.name];
+    for (std::size_t j = 0; j < positions.size(); ++j) out.push_back(load_as_double(b.spec.type, raw.data(), j));
+  }
+  return values;
+}
+
+std::map<int, output_values> variant_session::probe(std::uint64_t positions_seed, std::size_t count) {
+  std::map<int, output_values> probed;
+  if (kept_index_) probed[*kept_index_] = values_at(*kept_outputs_, positions_seed, count);
+  kept_index_.reset();
+  return probed;
+}
+
+std::pair<output_values, output_values> variant_session::truth(
+    std::uint64_t input_seed, std::uint64_t positions_seed, std::size_t count,
+    const std::map<std::string, std::vector<std::size_t>>& extra) {
+  AISP_EXPECTS(sampler_ != nullptr, "truth() before load()");
+  const phase_scope phase(options_.observer, "verify");
+  prepare_call(input_seed, fill_for_call(own_entropy_(), 0));
+  sampler_->run_prepared_once();
+  output_values at_extra;
+  for (const auto& [name, indices] : extra) {
+    const auto& b = buffers_->find(name);
+    for (std::size_t index : indices) AISP_EXPECTS(index < b.num_elements, "truth index out of range");
+    const auto raw = buffers_->gather(b, indices, stream_);
+    auto& out = at_extra[name];
+    for (std::size_t j = 0; j < indices.size(); ++j) out.push_back(load_as_double(b.spec.type, raw.data(), j));
+  }
+  return {values_at(*buffers_, positions_seed, count), std::move(at_extra)};
+}
+
+call_report variant_session::verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed) {
   AISP_EXPECTS(sampler_ != nullptr, "verified_call() before load()");
   const phase_scope phase(options_.observer, "verify");
   call_report report;
+  keep_unchecked_launch_error();
+  if (input_seed && !pair_.has_fixed_inputs()) {
+    buffers_->refresh_inputs(*input_seed, stream_);
+    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
   buffers_->poison_outputs();
   const auto inputs_before = hash_inputs(nullptr);
   report.before = take_process_snapshot();
@@ -214,6 +310,7 @@ call_report variant_session::verified_call(const std::string& prefix) {
   if (stream_ != nullptr) {
     // A bad launch configuration fails without a sticky error: only the last-error slot knows.
     if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);
+    if (report.launch_error.empty()) report.launch_error = std::exchange(unchecked_launch_error_, {});
   }
   for (const auto& [name, hash] : hash_inputs(&report.subnormal_inputs)) {
     if (inputs_before.at(name) != hash) report.mutated_inputs.push_back(name);
@@ -230,9 +327,9 @@ call_report variant_session::verified_call(const std::string& prefix) {
   return report;
 }
 
-void variant_session::refill(std::uint64_t seed, bool exact_integers) {
+void variant_session::refill(std::uint64_t seed, input_values values) {
   AISP_EXPECTS(buffers_ != nullptr, "refill() before load()");
-  buffers_->fill_inputs(seed, exact_integers);
+  buffers_->fill_inputs(seed, values);
 }
 
 void variant_session::readdress(std::uint64_t seed) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,9 @@ struct load_report {
   std::size_t buffer_bytes = 0;
   std::size_t setup_wrote_outputs = 0;             // output elements setup() touched (L2)
   std::vector<std::string> setup_mutated_inputs;   // X3
+  std::size_t setup_subnormal_inputs = 0;          // subnormals in the inputs setup() left (O9)
+  std::string access_policy;                       // what setup() left: a window or an L2 set-aside (X4); "" when none
+  std::vector<std::string> library_precision;      // reduced-precision cuBLAS policies asked for (W2)
 };
 
 // What one verified call left behind: its outputs and the process probes around it.
@@ -48,15 +53,28 @@ struct call_report {
   process_snapshot after;
 };
 
-// A verified timed call: outputs held a random pattern before the sample.
+// A verified timed call (Note [fresh calls]): its inputs' seed, and the elements its outputs
+// left holding the fill written before the sample. Its outputs are kept until probe().
 struct timed_call_fingerprint {
   int sample_index = 0;
-  std::map<std::string, std::size_t> unwritten;              // elements still holding the pattern
-  // Note [coincident pattern] in verify/pattern_matches.hpp: the first of them, with the value
-  // the pattern decodes to, so the judge can clear those that equal the right answer.
+  std::uint64_t input_seed = 0;
+  std::map<std::string, std::size_t> unwritten;              // elements still holding the fill
+  // Note [coincident pattern] in verify/pattern_matches.hpp: some of them, with the value the
+  // fill decodes to, so the judge can clear those that equal the right answer.
   std::map<std::string, std::vector<verify::pattern_match>> pattern_matches;
-  std::map<std::string, std::vector<double>> probe_values;   // at probe_positions(seed, n, k)
 };
+
+// Which calls a request of samples makes, and what they get before each call. The seeds come
+// from the judge (drawn from its own entropy); absent, the worker draws them itself.
+struct sample_plan {
+  int count = 1;
+  std::optional<int> verify;               // the sample whose outputs are fingerprinted and kept
+  std::optional<std::uint64_t> input_base;
+  std::optional<std::uint64_t> fill_base;
+};
+
+// Output values at positions, keyed by output name.
+using output_values = std::map<std::string, std::vector<double>>;
 
 class variant_session {
  public:
@@ -67,15 +85,29 @@ class variant_session {
 
   // Frees the previous workload (teardown first), then allocates, fills, sets up and (unless
   // told not to) warms up. Outputs are poisoned before setup, so a setup() that writes them shows.
-  load_report load(const workload& work, bool warmup = true);
-  // Samples; those at `verify_indices` run on patterned outputs and are fingerprinted.
-  [[nodiscard]] std::vector<sample_record> sample(int count, const std::vector<int>& verify_indices,
-                                                  std::uint64_t pattern_seed, std::size_t probes,
+  // `benchmark`: the inputs come from the device generator and every call refreshes them; else
+  // they come from the seed (as the reference sees them) and are restored after warmup.
+  load_report load(const workload& work, bool warmup = true, bool benchmark = false);
+  // Samples. Each gets fresh inputs (unless the pair fixes them) and an output fill first;
+  // the one at `plan.verify` (at most one a visit) is fingerprinted and its outputs kept for probe().
+  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan,
                                                   std::vector<timed_call_fingerprint>& fingerprints);
+  // The kept outputs of verified samples at `count` positions drawn from `positions_seed`
+  // (after the calls, so no variant could know them), keyed by sample index; then forgets them.
+  [[nodiscard]] std::map<int, output_values> probe(std::uint64_t positions_seed, std::size_t count);
+  // One untimed call on inputs from `input_seed`; the outputs at the probe positions of
+  // `positions_seed` and at `extra` indices: the truth for another worker's verified sample.
+  [[nodiscard]] std::pair<output_values, output_values> truth(std::uint64_t input_seed, std::uint64_t positions_seed,
+                                                               std::size_t count,
+                                                               const std::map<std::string, std::vector<std::size_t>>& extra);
   // Poisons the outputs, runs the timed path once, writes each output to `<prefix>.<name>.bin`.
-  call_report verified_call(const std::string& prefix);
+  // With `input_seed`, the inputs are first regenerated from it (the device generator).
+  call_report verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed = std::nullopt);
+  // Something that pins data in L2 outside the pair's declaration: a window on the harness's
+  // stream, or a persisting-L2 set-aside (X4); "" when neither.
+  [[nodiscard]] std::string access_policy_in_force() const;
   // New input data at the same addresses (fresh seed, or exact integers).
-  void refill(std::uint64_t seed, bool exact_integers);
+  void refill(std::uint64_t seed, input_values values);
   // The same data at new addresses: new buffers, setup() again, nothing reused.
   void readdress(std::uint64_t seed);
   void set_element(const std::string& buffer, std::size_t index, double value);
@@ -84,7 +116,11 @@ class variant_session {
   class context;
   void unload();
   void prepare_timed_path();
+  // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
+  void prepare_call(std::uint64_t input_seed, const output_fill& fill);
+  void keep_unchecked_launch_error();
   [[nodiscard]] std::map<std::string, std::uint64_t> hash_inputs(std::size_t* subnormals) const;
+  [[nodiscard]] output_values values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const;
 
   const pair& pair_;
   const variant& variant_;
@@ -96,6 +132,16 @@ class variant_session {
   std::unique_ptr<buffer_store> buffers_;
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
+  // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
+  // so keeping them faults in no new pages during sampling (M6).
+  std::unique_ptr<buffer_store> kept_outputs_;
+  std::optional<int> kept_index_;
+  std::size_t initial_set_aside_ = 0;     // the context's persisting-L2 set-aside before any pair code
+  std::string unchecked_launch_error_;    // a failed launch of run() found before the harness's own (X8)
+  std::mt19937_64 own_entropy_{std::random_device{}()};        // seeds the judge did not send
 };
+
+// The fill before call `index` of a batch: a seeded pattern, or (one call in four) the poison.
+[[nodiscard]] output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index);
 
 }  // namespace aisp

@@ -1,6 +1,7 @@
 #include "runner/challenge_battery.hpp"
 
 #include <cmath>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -97,6 +98,13 @@ void fresh_inputs_check(const judge_scope& scope, variant_slot& slot, const work
   compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, std::string(kind.what), slot.label, scope.checks);
 }
 
+// JSON has no NaN: the worker's NaN arrives as null, and stays a NaN (a failure) here.
+std::vector<double> json_values(const nlohmann::json& list) {
+  std::vector<double> values;
+  for (const auto& v : list) values.push_back(v.is_number() ? v.get<double>() : NAN);
+  return values;
+}
+
 std::vector<verify::pattern_match> listed_pattern_matches(const nlohmann::json& fingerprint, const std::string& buffer) {
   std::vector<verify::pattern_match> listed;
   if (!fingerprint.contains("pattern_matches") || !fingerprint["pattern_matches"].contains(buffer)) return listed;
@@ -108,14 +116,54 @@ std::vector<verify::pattern_match> listed_pattern_matches(const nlohmann::json& 
   return listed;
 }
 
+// Note [non-integer challenge]: an exact-math pair is bitwise exact on small integers, and so is a
+// TF32 or bf16 downgrade of it (small integers fit their mantissas). On non-integer inputs the
+// downgrade shows: each output's relative L2 error against the fp64 reference must stay within
+// what its own dtype's arithmetic leaves (a bound per dtype, ~100x its unit roundoff for fp32);
+// TF32 leaves ~1e-3, bf16 ~1e-2.
+double non_integer_bound(dtype type) {
+  switch (type) {
+    case dtype::f64: return 1e-12;
+    case dtype::f32: return 3e-5;
+    case dtype::f16: return 4e-3;
+    case dtype::bf16: return 3e-2;
+    default: return 0;  // integers and 8-bit floats: no bound finer than the pair's own tolerance
+  }
+}
+
+void non_integer_challenge(const judge_scope& scope, variant_slot& slot, const workload& work) {
+  const verify::reference_inputs inputs{challenge_seed(scope.config, 5), input_values::non_integers, {}};
+  slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", "non_integers"}}, scope.config.worker_timeout_s);
+  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".nonint");
+  const auto reference = verify::compute_reference(scope.declared, work, inputs);
+  for (const auto& spec : scope.declared.buffers()) {
+    if (spec.role != buffer_role::output || non_integer_bound(spec.type) == 0) continue;
+    // A variant that declares its precision change is held to the tolerance it declared with it.
+    const auto& declared_change = slot.runs->precision_tolerance;
+    const tolerance relative = declared_change ? *declared_change
+                                               : tolerance{1e300, 1e300, non_integer_bound(spec.type),
+                                                           "non-integer challenge: relative L2 error of the dtype's own arithmetic"};
+    const auto outcome = verify::compare_output(spec.name, spec.type, call.outputs.at(spec.name), reference.at(spec.name), relative);
+    add_check(scope.checks, verify::checks::non_integers, slot.label, outcome.passed(),
+              fmt::format("non-integer inputs: {}", outcome.describe()));
+  }
+}
+
 }  // namespace
 
-std::uint64_t timed_call_pattern_seed(const run_config& config) { return challenge_seed(config, 11); }
+std::uint64_t secret_seed() {
+  static thread_local std::mt19937_64 entropy{[] {
+    std::random_device device;
+    return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+  }()};
+  return entropy();
+}
+
 
 void run_challenges(const judge_scope& scope, variant_slot& slot, const workload& work) {
-  const verify::reference_inputs after_setup{challenge_seed(scope.config, 1), false, {}};
+  const verify::reference_inputs after_setup{challenge_seed(scope.config, 1), input_values::declared, {}};
   fresh_inputs_check(scope, slot, work, false, after_setup, verify::checks::fresh_after_setup);
-  verify::reference_inputs current{challenge_seed(scope.config, 2), false, {}};
+  verify::reference_inputs current{challenge_seed(scope.config, 2), input_values::declared, {}};
   fresh_inputs_check(scope, slot, work, true, current, verify::checks::fresh_after_warmup);
 
   // Determinism: the same inputs twice. Reported, never failed: atomics legitimately reorder.
@@ -132,42 +180,52 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
     if (spec.role == buffer_role::input && dtype_is_float(spec.type)) jitter_buffer(scope, slot, work, spec, current);
   }
 
-  const verify::reference_inputs moved{challenge_seed(scope.config, 3), false, {}};
+  const verify::reference_inputs moved{challenge_seed(scope.config, 3), input_values::declared, {}};
   slot.worker->request({{"op", "readdress"}, {"seed", moved.seed}}, scope.config.worker_timeout_s);
   const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".moved");
   compare_outputs(scope.declared, work, call.outputs, verify::compute_reference(scope.declared, work, moved), nullptr,
                   verify::checks::new_address, "same data at new addresses", slot.label, scope.checks);
 
   if (scope.declared.is_exact_math()) {
-    const verify::reference_inputs exact{challenge_seed(scope.config, 4), true, {}};
-    slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"exact_integers", true}}, scope.config.worker_timeout_s);
+    const verify::reference_inputs exact{challenge_seed(scope.config, 4), input_values::exact_integers, {}};
+    slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"values", "exact_integers"}}, scope.config.worker_timeout_s);
     const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact");
     const tolerance bitwise{0, 0, 0, "exact-integer challenge: bitwise"};
     compare_outputs(scope.declared, work, exact_call.outputs, verify::compute_reference(scope.declared, work, exact), &bitwise,
                     verify::checks::exact_integers, "exact-integer inputs, bitwise", slot.label, scope.checks);
+    non_integer_challenge(scope, slot, work);
   }
 }
 
-void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
-                       const std::map<std::string, std::vector<double>, std::less<>>& expected) {
-  const auto seed = timed_call_pattern_seed(scope.config);
+void check_timed_calls(const judge_scope& scope, const variant_slot& slot, variant_slot& baseline) {
   for (const auto& fingerprint : slot.timed_fingerprints) {
-    std::string problem;
+    nlohmann::json extra = nlohmann::json::object();
     for (const auto& spec : scope.declared.buffers()) {
       if (spec.role != buffer_role::output) continue;
-      const auto& truth = expected.at(spec.name);
+      std::vector<std::size_t> indices;
+      for (const auto& match : listed_pattern_matches(fingerprint, spec.name)) indices.push_back(match.index);
+      extra[spec.name] = indices;
+    }
+    const auto truth = baseline.worker->request({{"op", "truth"},
+                                                 {"input_seed", fingerprint.at("input_seed")},
+                                                 {"positions_seed", fingerprint.at("positions_seed")},
+                                                 {"count", timed_call_probes},
+                                                 {"extra", extra}},
+                                                scope.config.worker_timeout_s);
+    std::string problem;
+    for (const auto& spec : scope.declared.buffers()) {
+      if (spec.role != buffer_role::output || !problem.empty()) continue;
       const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
-      const auto unwritten = verify::truly_unwritten(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(),
-                                                     listed_pattern_matches(fingerprint, spec.name), truth, tol);
-      if (unwritten > 0 && problem.empty()) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
-      // JSON has no NaN: the worker's NaN arrives as null, and stays a failure here.
-      std::vector<double> values;
-      for (const auto& v : fingerprint.at("probe_values").at(spec.name)) values.push_back(v.is_number() ? v.get<double>() : NAN);
-      const auto positions = probe_positions(seed, truth.size(), timed_call_probes);
-      for (std::size_t j = 0; j < positions.size() && j < values.size() && problem.empty(); ++j) {
-        const double want = truth[positions[j]];
-        if (!(std::abs(values[j] - want) <= tol.atol + tol.rtol * std::abs(want)))
-          problem = fmt::format("{}[{}]: expected {:.9g}, got {:.9g}", spec.name, positions[j], want, values[j]);
+      const auto unwritten = verify::truly_unwritten_listed(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(),
+                                                            listed_pattern_matches(fingerprint, spec.name),
+                                                            json_values(truth.at("extra").at(spec.name)), tol);
+      if (unwritten > 0) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
+      const auto want = json_values(truth.at("values").at(spec.name));
+      const auto got = json_values(fingerprint.at("probe_values").at(spec.name));
+      for (std::size_t j = 0; j < want.size() && j < got.size() && problem.empty(); ++j) {
+        if (!(std::abs(got[j] - want[j]) <= tol.atol + tol.rtol * std::abs(want[j])))
+          problem = fmt::format("{} probe {}: the baseline gives {:.9g} on the same inputs, this call {:.9g}", spec.name, j,
+                                want[j], got[j]);
       }
     }
     add_check(scope.checks, verify::checks::timed_call, slot.label, problem.empty(),

@@ -13,13 +13,19 @@ namespace aisp {
 
 void run_challenges(const judge_scope& scope, variant_slot& slot, const workload& work);
 
-// The slot's verified timed calls (fingerprints taken during sampling) against `expected`, the
-// baseline's benchmark-size outputs.
-void check_timed_calls(const judge_scope& scope, const variant_slot& slot,
-                       const std::map<std::string, std::vector<double>, std::less<>>& expected);
+// The slot's verified timed calls (fingerprints taken during sampling), each against the
+// baseline worker's untimed call on the same inputs, at the same probe positions.
+void check_timed_calls(const judge_scope& scope, const variant_slot& slot, variant_slot& baseline);
 
-// The seed of the unpredictable output pattern of verified timed calls.
-[[nodiscard]] std::uint64_t timed_call_pattern_seed(const run_config& config);
+// A seed from the judge's own entropy (std::random_device), never derived from the run seed:
+// what a variant cannot predict even knowing every public input of the run.
+[[nodiscard]] std::uint64_t secret_seed();
+
 inline constexpr std::size_t timed_call_probes = 4096;
+// Note [random timed calls]: one sample in `default_verify_one_in` is verified, at most
+// `max_verified_timed_calls` and at least `min_verified_timed_calls` per worker.
+inline constexpr int default_verify_one_in = 8;
+inline constexpr int max_verified_timed_calls = 24;
+inline constexpr int min_verified_timed_calls = 6;
 
 }  // namespace aisp

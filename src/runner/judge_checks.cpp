@@ -41,9 +41,12 @@ void add_check(std::vector<check_result>& checks, const verify::check_kind& kind
   checks.push_back(std::move(result));
 }
 
-verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix) {
+verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix,
+                               std::optional<std::uint64_t> input_seed) {
   verified_outputs result;
-  result.report = slot.worker->request({{"op", "outputs"}, {"prefix", prefix}}, config.worker_timeout_s);
+  nlohmann::json request = {{"op", "outputs"}, {"prefix", prefix}};
+  if (input_seed) request["input_seed"] = *input_seed;
+  result.report = slot.worker->request(request, config.worker_timeout_s);
   for (const auto& [name, path] : result.report.at("files").items()) {
     result.outputs[name] = read_and_remove(path.get<std::string>());
   }
@@ -111,9 +114,26 @@ void check_setup(const nlohmann::json& load, const std::string& variant, std::ve
   if (const auto touched = load.at("setup_wrote_outputs").get<std::size_t>(); touched > 0)
     add_check(checks, verify::checks::setup_touches_outputs, variant, false,
               fmt::format("setup() wrote {} output elements (outputs were poisoned before it)", touched));
+  if (const auto subnormals = load.value("setup_subnormal_inputs", std::size_t{0}); subnormals > 0)
+    add_check(checks, verify::checks::subnormal_inputs, variant, false,
+              fmt::format("setup() left {} subnormal input values (the harness never draws them)", subnormals));
   const auto mutated = load.at("setup_mutated_inputs").get<std::vector<std::string>>();
   if (!mutated.empty())
     add_check(checks, verify::checks::input_mutation, variant, false, "setup() changed input " + mutated.front());
+}
+
+void check_access_policy(const pair& declared, const std::string& found, const std::string& when,
+                         const std::string& variant, std::vector<check_result>& checks) {
+  if (found.empty() || declared.allows_access_policy_window()) return;
+  add_check(checks, verify::checks::access_policy, variant, false,
+            fmt::format("{} after {}; the pair does not declare allow_access_policy_window()", found, when));
+}
+
+void check_library_precision(const variant& runs, const std::vector<std::string>& asked, const std::string& when,
+                             const std::string& variant_label, std::vector<check_result>& checks) {
+  if (asked.empty() || runs.math != math_unit::fp32_simt || !runs.precision.empty()) return;
+  add_check(checks, verify::checks::library_precision, variant_label, false,
+            fmt::format("{} in {}; the variant declares fp32 math and no precision change", asked.front(), when));
 }
 
 std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared, const raw_outputs& outputs) {

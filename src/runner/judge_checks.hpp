@@ -28,7 +28,9 @@ void add_check(std::vector<check_result>& checks, const verify::check_kind& kind
                bool passed, const std::string& detail, std::vector<std::string> extra_codes = {});
 
 // Asks the worker for a verified call and reads (then deletes) its output files.
-[[nodiscard]] verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix);
+// With `input_seed`, the worker first regenerates the inputs from it (Note [fresh calls]).
+[[nodiscard]] verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix,
+                                             std::optional<std::uint64_t> input_seed = std::nullopt);
 
 // Compares every output with `expected`; returns whether all passed. Failures are recorded
 // under `kind` with the comparison's code and the failure-pattern codes first.
@@ -44,6 +46,15 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
                        std::vector<check_result>& checks);
 // What setup() did: touched outputs (L2) or inputs (X3).
 void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks);
+
+// X4 outside run(): what the worker found pinning L2 (`found`, "" for nothing) after `when`.
+void check_access_policy(const pair& declared, const std::string& found, const std::string& when,
+                         const std::string& variant, std::vector<check_result>& checks);
+
+// W2 outside run() too: reduced-precision cuBLAS policies (`asked`) in a variant that declares
+// fp32 math and no precision change.
+void check_library_precision(const variant& runs, const std::vector<std::string>& asked, const std::string& when,
+                             const std::string& variant_label, std::vector<check_result>& checks);
 
 // Raw outputs widened to fp64, keyed by output name: a variant's outputs as the truth for another.
 [[nodiscard]] std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared,

@@ -13,6 +13,7 @@
 #include "audit/timeline_json.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/timeline_checks.hpp"
@@ -216,6 +217,9 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
     check_device_timeline(declared, slot, result.checks);
+    check_access_policy(declared, slot.access_policy, "a visit of timed samples", slot.label, result.checks);
+    if (declared.where() == backend::cuda) check_math_unit(declared, slot, config, result.checks);
+    check_library_precision(*slot.runs, slot.library_precision, "a visit of timed samples", slot.label, result.checks);
     if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
   }
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);

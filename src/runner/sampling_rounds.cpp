@@ -45,18 +45,36 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
   if (is_thermally_throttled(reasons)) slot.thermal_samples += static_cast<std::size_t>(count);
 }
 
+// The verified samples of a visit: their probes are drawn now, after the calls, from the judge's
+// entropy, and read from the outputs the worker kept.
+void keep_verified_samples(variant_slot& slot, const nlohmann::json& reply, const run_config& config) {
+  const auto& verified = reply.value("verified", nlohmann::json::array());
+  if (verified.empty()) return;
+  const std::uint64_t positions_seed = secret_seed();
+  const auto probed = slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}},
+                                           config.worker_timeout_s).at("probed");
+  for (auto fingerprint : verified) {
+    fingerprint["positions_seed"] = positions_seed;
+    fingerprint["probe_values"] = probed.at(std::to_string(fingerprint.at("index").get<int>()));
+    slot.timed_fingerprints.push_back(std::move(fingerprint));
+    ++slot.verified_timed_calls;
+  }
+}
+
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
-           std::mt19937_64& chooser, std::vector<check_result>& checks) {
+           std::mt19937_64& chooser, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
   const int count = visit_size(slot, visit_s);
-  nlohmann::json request = {{"op", "sample"}, {"count", count}};
-  // Note [random timed calls]: about one visit in three (while the budget lasts) verifies one
-  // sample chosen at random: its outputs get an unpredictable pattern before the call, so a
-  // variant cannot tell a verified call from a timed one (X1, X7).
-  if (slot.role != slot_role::noise_twin && slot.timed_calls_to_verify > 0 && (config.verify_only || chooser() % 3 == 0)) {
-    request["verify"] = std::vector<int>{static_cast<int>(chooser() % static_cast<std::uint64_t>(count))};
-    request["pattern_seed"] = timed_call_pattern_seed(config);
-    request["probes"] = timed_call_probes;
-    --slot.timed_calls_to_verify;
+  nlohmann::json request = {{"op", "sample"}, {"count", count}, {"input_base", secret_seed()}, {"fill_base", secret_seed()}};
+  // Note [random timed calls]: each sample of a non-twin worker is verified with a secret
+  // probability, drawn from the judge's own entropy (no public seed predicts it). Before every
+  // sample, verified or not, the worker writes fresh inputs and an output fill (Note [fresh
+  // calls]), so nothing a variant can see tells a verified call from a timed one (X1, X7).
+  // At most one sample a visit, each with a chance of about 1 in `verify_one_in`.
+  if (slot.role != slot_role::noise_twin && slot.verified_timed_calls < max_verified_timed_calls) {
+    const auto chance = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), verify_one_in);
+    if (config.verify_only || chooser() % static_cast<std::uint64_t>(verify_one_in) < chance) {
+      request["verify"] = static_cast<int>(chooser() % static_cast<std::uint64_t>(count));
+    }
   }
   // Note [audited visits] (cupti_recorder.hpp): the first visit and about one in three after it
   // run under the device audit; their samples are checked, not timed.
@@ -82,7 +100,9 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   }
   slot.result.sampling_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
-  for (const auto& verified : reply.value("verified", nlohmann::json::array())) slot.timed_fingerprints.push_back(verified);
+  keep_verified_samples(slot, reply, config);
+  if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
+  for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
   // The audit's own bookkeeping faults in audited visits: only timed visits count (M6).
@@ -129,7 +149,7 @@ std::vector<double> durations_of(const variant_slot& slot) {
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks) {
-  std::mt19937_64 chooser(timed_call_pattern_seed(config));
+  std::mt19937_64 chooser(secret_seed());
   for (int round = 0;; ++round) {
     const double visit_s = round_visit_s(slots, config);
     if (round % 2 == 0) {
@@ -147,7 +167,19 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
       }
       all_decided = all_decided && slot.stopped != stats::stop_reason::keep_going;
     }
-    if (all_decided) return;
+    if (all_decided) break;
+  }
+  // A short run may end before every worker had its share of verified samples: more rounds
+  // (every worker visits, so the samples stay interleaved and balanced), each verifying one
+  // sample of each short worker's visit, until each has the minimum.
+  for (int extra = 0; extra < min_verified_timed_calls; ++extra) {
+    bool short_of_verified = false;
+    for (const auto& slot : slots) {
+      short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && slot.verified_timed_calls < min_verified_timed_calls);
+    }
+    if (!short_of_verified) return;
+    const double visit_s = round_visit_s(slots, config);
+    for (auto& slot : slots) visit(slot, visit_s, config, telemetry, chooser, checks, 1);
   }
 }
 

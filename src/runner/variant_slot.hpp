@@ -32,10 +32,12 @@ struct variant_slot {
   stats::stopping_rule rule;
   stats::stop_reason stopped = stats::stop_reason::keep_going;
   double sample_wall_estimate_s = 0;
-  int timed_calls_to_verify = 3;                     // random timed calls still to fingerprint
+  int verified_timed_calls = 0;                      // timed samples fingerprinted so far (Note [random timed calls])
   int visits = 0;
   std::size_t audited_samples = 0;                   // taken under the CUPTI audit, not timed
-  std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls (X1, X7)
+  std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls, with their probes (X1, X7)
+  std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
+  std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
   std::vector<window_audit> audits;                  // one per timed sample, when the audit is on

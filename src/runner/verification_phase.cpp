@@ -1,9 +1,12 @@
 #include "runner/verification_phase.hpp"
 
+#include <random>
+
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
 #include "runner/challenge_battery.hpp"
+#include "runner/drawn_size.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/pair_runner.hpp"
 #include "runner/worker_protocol.hpp"
@@ -65,11 +68,14 @@ void check_ground_truth(const judge_scope& scope, const workload& work, const st
 }  // namespace
 
 // The reference against its stored golden; a missing golden is recorded when asked to.
-void check_golden(const judge_scope& scope, verify::golden_store& goldens, const workload& work,
-                  const verify::reference_outputs& reference) {
+// Goldens are kept for one fixed seed, whatever the run's (random by default) seed is: they watch
+// the reference for drift, which does not depend on the inputs a run happens to draw.
+void check_golden(const judge_scope& scope, verify::golden_store& goldens, const workload& work) {
+  constexpr std::uint64_t golden_seed = 42;
+  const auto reference = verify::compute_reference(scope.declared, work, {golden_seed, input_values::declared, {}});
   for (const auto& [output, values] : reference) {
-    const auto key = verify::golden_store::key(scope.declared.target(), work.describe(), output, scope.config.seed);
-    const auto current = verify::fingerprint_of(values, scope.config.seed);
+    const auto key = verify::golden_store::key(scope.declared.target(), work.describe(), output, golden_seed);
+    const auto current = verify::fingerprint_of(values, golden_seed);
     if (const auto* golden = goldens.find(key)) {
       const auto drift = verify::golden_drift(*golden, current);
       add_check(scope.checks, verify::checks::golden, "reference", drift.empty(),
@@ -80,27 +86,68 @@ void check_golden(const judge_scope& scope, verify::golden_store& goldens, const
   }
 }
 
+namespace {
+
+// One small size: every variant (the baseline first) against the reference, with the probes.
+// `drawn`: Note [drawn held-out size]; a size the baseline itself cannot run is not the pair's,
+// so it is noted and skipped rather than failed.
+void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work, bool drawn,
+                 verify::golden_store& goldens) {
+  const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, input_values::declared, {}});
+  if (!drawn) check_golden(scope, goldens, work);
+  const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
+  const std::string label = fmt::format("{} {}{}", workload_kind_name(work.kind), work.describe(), drawn ? " (drawn at run time)" : "");
+  std::map<std::string, raw_outputs> outputs;
+  std::map<std::string, bool> passed;
+  for (auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin) continue;
+    std::vector<check_result> scratch;
+    auto& checks = drawn && slot.role == slot_role::baseline ? scratch : scope.checks;
+    try {
+      const auto load = slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}}, scope.config.worker_timeout_s);
+      check_setup(load.at("load"), slot.label, checks);
+      check_access_policy(scope.declared, load.at("load").value("access_policy", std::string()), "setup()", slot.label, checks);
+      check_library_precision(*slot.runs, load.at("load").value("library_precision", std::vector<std::string>{}),
+                              "setup() or warmup", slot.label, checks);
+      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".small");
+      passed[slot.label] = compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, label, slot.label, checks);
+      check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), checks);
+      outputs[slot.label] = std::move(call.outputs);
+    } catch (const worker_failure& failure) {
+      const bool baseline_refused = drawn && slot.role == slot_role::baseline && failure.kind() != worker_failure_kind::cuda &&
+                                    failure.kind() != worker_failure_kind::crash && failure.kind() != worker_failure_kind::timeout;
+      if (!baseline_refused) throw;
+      passed["baseline"] = false;
+    }
+    if (drawn && slot.role == slot_role::baseline) {
+      bool clean = passed["baseline"];
+      for (const auto& c : scratch) clean = clean && c.passed;
+      if (!clean) {
+        check_result note;
+        note.check = "drawn-size";
+        note.variant = "baseline";
+        note.detail = label + ": the baseline does not pass it, so it is not a size of this pair; skipped";
+        scope.checks.push_back(note);
+        return;
+      }
+      scope.checks.insert(scope.checks.end(), scratch.begin(), scratch.end());
+    }
+  }
+  check_ground_truth(scope, work, label, outputs, passed);
+}
+
+}  // namespace
+
 void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots) {
   verify::golden_store goldens(scope.config.golden_file);
   for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
     if (work.kind == workload_kind::held_out && scope.config.skip_held_out) continue;
-    const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, false, {}});
-    check_golden(scope, goldens, work, reference);
-    const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
-    const std::string label = fmt::format("{} {}", workload_kind_name(work.kind), work.describe());
-    std::map<std::string, raw_outputs> outputs;
-    std::map<std::string, bool> passed;
-    for (auto& slot : slots) {
-      if (slot.role == slot_role::noise_twin) continue;
-      const auto load = slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}}, scope.config.worker_timeout_s);
-      check_setup(load.at("load"), slot.label, scope.checks);
-      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".small");
-      passed[slot.label] = compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, label, slot.label, scope.checks);
-      check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), scope.checks);
-      outputs[slot.label] = std::move(call.outputs);
-    }
-    check_ground_truth(scope, work, label, outputs, passed);
+    verify_size(scope, slots, work, false, goldens);
+  }
+  if (!scope.config.skip_held_out) {
+    std::mt19937_64 entropy(secret_seed());
+    if (const auto drawn = draw_held_out_size(scope.declared, entropy)) verify_size(scope, slots, *drawn, true, goldens);
   }
   if (scope.config.update_goldens) goldens.save();
   if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
@@ -113,9 +160,14 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {
   const auto work = protocol::workload_to_json(benchmark_of(scope.declared, scope.config));
   for (auto& slot : slots) {
-    const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}}, scope.config.worker_timeout_s);
+    const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}, {"benchmark", true}}, scope.config.worker_timeout_s);
     const auto& load = reply.at("load");
-    if (slot.role != slot_role::noise_twin) check_setup(load, slot.label, scope.checks);
+    if (slot.role != slot_role::noise_twin) {
+      check_setup(load, slot.label, scope.checks);
+      check_access_policy(scope.declared, load.value("access_policy", std::string()), "setup()", slot.label, scope.checks);
+      check_library_precision(*slot.runs, load.value("library_precision", std::vector<std::string>{}), "setup() or warmup",
+                              slot.label, scope.checks);
+    }
     slot.result.setup_s = load.at("setup_s").get<double>();
     slot.result.buffer_bytes = load.value("buffer_bytes", std::size_t{0});
     slot.result.warmup_s = load.at("warmup_s").get<double>();
@@ -130,18 +182,20 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
   }
   AISP_EXPECTS(baseline != nullptr, "no baseline slot");
   const workload work = benchmark_of(scope.declared, scope.config);
-  const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark");
+  // Fresh inputs no variant has seen: a result kept from earlier calls is stale here (Note [fresh calls]).
+  const std::uint64_t input_seed = secret_seed();
+  const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark", input_seed);
   check_call_probes(base_call.report, baseline->label, false, scope.checks);
   const auto expected = widen_outputs(scope.declared, base_call.outputs);
   const std::string label = "benchmark " + work.describe();
   for (auto& slot : slots) {
     if (slot.role == slot_role::noise_twin) continue;
     if (slot.role == slot_role::candidate) {
-      const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark");
+      const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
       compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, scope.checks);
       check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), scope.checks);
     }
-    check_timed_calls(scope, slot, expected);
+    check_timed_calls(scope, slot, *baseline);
   }
 }
 

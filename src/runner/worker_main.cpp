@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "audit/cupti_recorder.hpp"
+#include "audit/library_precision.hpp"
 #include "audit/timeline_json.hpp"
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
@@ -59,7 +61,10 @@ json load_report_to_json(const load_report& report) {
           {"estimated_call_s", report.estimated_call_s},
           {"buffer_bytes", report.buffer_bytes},
           {"setup_wrote_outputs", report.setup_wrote_outputs},
-          {"setup_mutated_inputs", report.setup_mutated_inputs}};
+          {"setup_mutated_inputs", report.setup_mutated_inputs},
+          {"setup_subnormal_inputs", report.setup_subnormal_inputs},
+          {"access_policy", report.access_policy},
+          {"library_precision", report.library_precision}};
 }
 
 json snapshot_to_json(const process_snapshot& s) {
@@ -86,13 +91,23 @@ class worker {
     AISP_EXPECTS(session_ != nullptr, "request '" + op + "' before init");
     if (op == "load") {
       const auto work = protocol::workload_from_json(request.at("workload"));
-      return {{"ok", true}, {"load", load_report_to_json(session_->load(work, request.value("warmup", true)))}};
+      return {{"ok", true},
+              {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))}};
     }
     if (op == "sample") return sample(request);
+    if (op == "probe") return probe(request);
+    if (op == "truth") return truth(request);
     if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
-    if (op == "outputs") return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>()));
+    if (op == "outputs") {
+      std::optional<std::uint64_t> input_seed;
+      if (request.contains("input_seed")) input_seed = request.at("input_seed").get<std::uint64_t>();
+      return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>(), input_seed));
+    }
     if (op == "refill") {
-      session_->refill(request.at("seed").get<std::uint64_t>(), request.value("exact_integers", false));
+      const auto values = request.value("values", std::string("declared"));
+      session_->refill(request.at("seed").get<std::uint64_t>(), values == "exact_integers" ? input_values::exact_integers
+                                                                 : values == "non_integers" ? input_values::non_integers
+                                                                                            : input_values::declared);
       return {{"ok", true}};
     }
     if (op == "readdress") {
@@ -114,10 +129,13 @@ class worker {
     // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed.
     const bool audited = recorder_ != nullptr && request.value("audit", false);
     if (recorder_ != nullptr) recorder_->record_activity(audited);
+    sample_plan plan;
+    plan.count = request.at("count").get<int>();
+    if (request.contains("verify")) plan.verify = request.at("verify").get<int>();
+    if (request.contains("input_base")) plan.input_base = request.at("input_base").get<std::uint64_t>();
+    if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
     const auto before = take_process_snapshot();
-    const auto records = session_->sample(request.at("count").get<int>(), request.value("verify", std::vector<int>{}),
-                                          request.value("pattern_seed", std::uint64_t{0}),
-                                          request.value("probes", std::size_t{0}), fingerprints);
+    const auto records = session_->sample(plan, fingerprints);
     const auto after = take_process_snapshot();
     json samples = json::array();
     for (const auto& record : records) samples.push_back(protocol::sample_to_json(record));
@@ -129,11 +147,13 @@ class worker {
         for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
         matches[name] = std::move(rows);
       }
-      verified.push_back({{"index", f.sample_index}, {"unwritten", f.unwritten}, {"pattern_matches", matches},
-                          {"probe_values", f.probe_values}});
+      verified.push_back({{"index", f.sample_index}, {"input_seed", f.input_seed}, {"unwritten", f.unwritten},
+                          {"pattern_matches", matches}});
     }
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified},
-                  {"minor_faults", after.minor_faults - before.minor_faults}};
+                  {"minor_faults", after.minor_faults - before.minor_faults},
+                  {"access_policy", session_->access_policy_in_force()},
+                  {"library_precision", take_library_precision()}};
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {
       json audits = json::array();
@@ -141,6 +161,38 @@ class worker {
       reply["audits"] = std::move(audits);
     }
     return reply;
+  }
+
+  // JSON has no NaN: a NaN value travels as null.
+  static json values_to_json(const output_values& values) {
+    json out = json::object();
+    for (const auto& [name, list] : values) {
+      json row = json::array();
+      for (double v : list) row.push_back(std::isnan(v) ? json(nullptr) : json(v));
+      out[name] = std::move(row);
+    }
+    return out;
+  }
+
+  json probe(const json& request) {
+    json probed = json::object();
+    for (const auto& [index, values] : session_->probe(request.at("positions_seed").get<std::uint64_t>(),
+                                                       request.at("count").get<std::size_t>())) {
+      probed[std::to_string(index)] = values_to_json(values);
+    }
+    return {{"ok", true}, {"probed", probed}};
+  }
+
+  json truth(const json& request) {
+    std::map<std::string, std::vector<std::size_t>> extra;
+    const json listed = request.value("extra", json::object());  // items() of a temporary would dangle
+    for (const auto& [name, indices] : listed.items()) {
+      extra[name] = indices.get<std::vector<std::size_t>>();
+    }
+    const auto [at_positions, at_extra] =
+        session_->truth(request.at("input_seed").get<std::uint64_t>(), request.at("positions_seed").get<std::uint64_t>(),
+                        request.at("count").get<std::size_t>(), extra);
+    return {{"ok", true}, {"values", values_to_json(at_positions)}, {"extra", values_to_json(at_extra)}};
   }
 
   json write_timeline(const std::string& path) {

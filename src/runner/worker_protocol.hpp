@@ -4,8 +4,11 @@
 //
 //   {"op":"init","target":T,"variant":V,"mode":"cold","seed":N,"device":0}  -> {"ok":true}
 //   {"op":"load","workload":{"kind":"validation","params":{...}}}           -> {"ok":true,"load":{...}}
-//   {"op":"sample","count":K}                                               -> {"ok":true,"samples":[...]}
-//   {"op":"outputs","prefix":P}                                             -> {"ok":true,"files":{...}}
+//   {"op":"load","workload":W,"benchmark":true}   inputs from the device generator (Note [fresh calls])
+//   {"op":"sample","count":K,"input_base":S,"fill_base":F,"verify":I}       -> {"ok":true,"samples":[...],"verified":[...]}
+//   {"op":"probe","positions_seed":P,"count":N}   the kept outputs of the verified sample at N positions
+//   {"op":"truth","input_seed":S,"positions_seed":P,"count":N,"extra":{...}} one untimed call on S's inputs
+//   {"op":"outputs","prefix":P[,"input_seed":S]}                           -> {"ok":true,"files":{...}}
 //   {"op":"exit"}                                                           -> {"ok":true}
 //   any failure                                            -> {"ok":false,"kind":"cuda|contract|exception","message":M}
 #pragma once

@@ -96,9 +96,11 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
 
 namespace aisp {
 
-init_distribution effective_init(const buffer_spec& spec, bool exact_integers) {
-  if (exact_integers && dtype_is_float(spec.type) && spec.init != init_distribution::index_permutation) {
-    return init_distribution::small_integers;
+init_distribution effective_init(const buffer_spec& spec, input_values values) {
+  if (!dtype_is_float(spec.type) || spec.init == init_distribution::index_permutation) return spec.init;
+  if (values == input_values::exact_integers) return init_distribution::small_integers;
+  if (values == input_values::non_integers && spec.init == init_distribution::small_integers) {
+    return init_distribution::uniform_signed;
   }
   return spec.init;
 }
@@ -109,6 +111,10 @@ void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes) {
     const std::uint64_t value = mix(seed ^ mix(word));
     std::memcpy(out + word * 8, &value, std::min<std::size_t>(8, bytes - word * 8));
   }
+}
+
+unsigned char random_byte(std::uint64_t seed, std::size_t index) {
+  return static_cast<unsigned char>(mix(seed ^ mix(index / 8)) >> (8 * (index % 8)));
 }
 
 std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_elements, std::size_t count) {

@@ -23,12 +23,19 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
 
 namespace aisp {
 
-// The init a buffer gets: its declared one, or small integers for float buffers in the
-// exact-integer challenge. Judge and worker must agree, so both call this.
-[[nodiscard]] init_distribution effective_init(const buffer_spec& spec, bool exact_integers);
+// Which values the inputs of a call get: as declared; small integers in every float buffer (the
+// exact-integer challenge, X5); or non-integers where a float buffer declares small integers
+// (the non-integer challenge of an exact-math pair: a precision downgrade that is exact on
+// small integers shows there, W1/X5).
+enum class input_values : std::uint8_t { declared, exact_integers, non_integers };
+
+// The init a buffer gets under `values`. Judge and worker must agree, so both call this.
+[[nodiscard]] init_distribution effective_init(const buffer_spec& spec, input_values values);
 
 // `bytes` random bytes from `seed`: the unpredictable output pattern of a verified timed call.
 void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes);
+// Byte `index` of what fill_random_bytes(seed, ...) writes.
+[[nodiscard]] unsigned char random_byte(std::uint64_t seed, std::size_t index);
 
 // The positions at which a timed call's outputs are compared, `count` of `num_elements`.
 [[nodiscard]] std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_elements,

@@ -29,7 +29,11 @@ inline const check_kind ground_truth{"ground-truth", {"O6"}, "the reference itse
 inline const check_kind golden{"golden", {"O6"}, "the reference drifted from its stored golden"};
 // Benchmark size: candidate vs baseline. Failing here while every small size passes means the
 // candidate special-cases the benchmark size.
-inline const check_kind baseline_match{"baseline-match", {"K7", "V5"}, "candidate vs baseline at the benchmark size"};
+// Note [fresh calls]: on inputs drawn after every timed call, from the judge's own entropy, so a
+// result precomputed, stashed, cached or read from disk at the benchmark size is stale here.
+inline const check_kind baseline_match{"baseline-match",
+                                       {"K7", "V5", "O2", "T5", "L3", "L4", "W11", "C3", "K1", "V4", "V7", "X2"},
+                                       "candidate vs baseline at the benchmark size, on fresh inputs"};
 // One input element perturbed in place: the output must change where the reference does.
 // Unchanged everywhere: constant or cached output. Changed for some positions and not for
 // others: part of the input ignored (sparsity assumption). A mask or KV-cache input: W9, W10.
@@ -48,6 +52,8 @@ inline const check_kind fresh_after_warmup{"fresh-after-warmup", {"O2", "X2", "T
 inline const check_kind new_address{"new-address", {"X2"}, "same data, new addresses"};
 // Exact-integer inputs, bitwise comparison, for pairs that declare exact math.
 inline const check_kind exact_integers{"exact-integers", {"X5"}, "exact-integer challenge, bitwise"};
+// Note [non-integer challenge] (challenge_battery.cpp): a downgrade exact on small integers.
+inline const check_kind non_integers{"non-integers", {"X5", "W1", "W2"}, "exact-math pair on non-integer inputs"};
 // Outputs poisoned before setup must be untouched after it.
 inline const check_kind setup_touches_outputs{"setup-touches-outputs", {"L2"}, "setup() wrote to outputs"};
 // Inputs hashed before and after setup() and run().
@@ -55,7 +61,10 @@ inline const check_kind input_mutation{"input-mutation", {"X3"}, "an input chang
 inline const check_kind subnormal_inputs{"subnormal-inputs", {"O9"}, "inputs hold subnormal values"};
 // Random timed calls verified: outputs refilled with a random pattern before the sample, then
 // checked for every element written and for agreement with the baseline at probe positions.
-inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6"}, "a random timed call did its work"};
+// Note [random timed calls]: a secret share of timed samples, each against the baseline on the
+// same fresh inputs: work skipped, deferred or done only when watched shows (and stale results).
+inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6", "W4", "K3", "T5", "L3", "L4", "O2", "X2", "K1"},
+                                   "a random timed call did its work, on its own fresh inputs"};
 // Process-level probes around the verified call.
 inline const check_kind launch_error{"launch-error", {"X8"}, "a launch failed and run() did not check it"};
 inline const check_kind background_thread{"background-thread", {"L5"}, "run() left a thread behind"};
@@ -89,6 +98,8 @@ inline const check_kind child_kernels{"child-kernels", {"C9"}, "a kernel launche
 inline const check_kind host_callback{"host-callback", {"C1"}, "run() enqueued a host function"};
 inline const check_kind access_policy{"access-policy", {"X4"}, "an undeclared access-policy (persisting L2) window"};
 inline const check_kind math_mode{"math-mode", {"W2"}, "run() changed the cuBLAS math mode"};
+inline const check_kind math_unit{"math-unit", {"V3", "W1"}, "the declared math unit is not what the kernels run"};
+inline const check_kind library_precision{"library-precision", {"W2", "W1"}, "a reduced-precision cuBLAS policy in an fp32 variant"};
 inline const check_kind library_passthrough{"library-passthrough", {"X6"}, "library kernels in a variant that declares none"};
 inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
 }  // namespace checks

@@ -17,4 +17,12 @@ std::size_t truly_unwritten(std::size_t matched, const std::vector<pattern_match
   return unwritten;
 }
 
+std::size_t truly_unwritten_listed(std::size_t matched, const std::vector<pattern_match>& listed,
+                                   const std::vector<double>& truth_at_listed, const tolerance& tol) {
+  std::vector<pattern_match> reindexed;
+  reindexed.reserve(listed.size());
+  for (std::size_t j = 0; j < listed.size(); ++j) reindexed.push_back({j, listed[j].value});
+  return truly_unwritten(matched, reindexed, truth_at_listed, tol);
+}
+
 }  // namespace aisp::verify

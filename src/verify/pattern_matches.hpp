@@ -27,4 +27,8 @@ inline constexpr std::size_t max_listed_pattern_matches = 1u << 16;
 [[nodiscard]] std::size_t truly_unwritten(std::size_t matched, const std::vector<pattern_match>& listed,
                                           const std::vector<double>& truth, const tolerance& tol);
 
+// The same with the truth only at the listed indices, in their order.
+[[nodiscard]] std::size_t truly_unwritten_listed(std::size_t matched, const std::vector<pattern_match>& listed,
+                                                 const std::vector<double>& truth_at_listed, const tolerance& tol);
+
 }  // namespace aisp::verify

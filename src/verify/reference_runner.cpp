@@ -36,7 +36,7 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
     if (spec.role != buffer_role::input) continue;
     const auto count = static_cast<std::size_t>(spec.num_elements(work));
     std::vector<unsigned char> raw(count * dtype_size(spec.type));
-    fill_seeded(spec.type, effective_init(spec, inputs.exact_integers), buffer_stream_id(inputs.seed, spec.name),
+    fill_seeded(spec.type, effective_init(spec, inputs.values), buffer_stream_id(inputs.seed, spec.name),
                 raw.data(), count);
     for (const auto& o : inputs.overrides) {
       // Quantize the override exactly as the worker's store into the buffer does.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "aisp/pair.hpp"
+#include "support/seeded_fill.hpp"
 
 namespace aisp::verify {
 
@@ -23,7 +24,7 @@ struct element_override {
 // with single elements overridden (the jitter challenge).
 struct reference_inputs {
   std::uint64_t seed = 42;
-  bool exact_integers = false;
+  input_values values = input_values::declared;
   std::vector<element_override> overrides;
 };
 

@@ -197,17 +197,24 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
   return declared;
 }
 
-// Honest row sums: fp64 accumulation, one rounding to fp32 per row.
-inline void row_sums(run_context& ctx) {
+// Row sums with fp64 accumulation and one rounding to fp32 per row, of each input element as
+// `read` leaves it (the identity for the honest sum; a narrower float for a precision cheat).
+template <float (*read)(float)>
+void row_sums_of(run_context& ctx) {
   const auto rows = static_cast<std::size_t>(ctx.param("rows"));
   const auto cols = static_cast<std::size_t>(ctx.param("cols"));
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
   for (std::size_t r = 0; r < rows; ++r) {
     double total = 0.0;
-    for (std::size_t c = 0; c < cols; ++c) total += x[r * cols + c];
+    for (std::size_t c = 0; c < cols; ++c) total += read(x[r * cols + c]);
     y[r] = static_cast<float>(total);
   }
 }
+
+[[nodiscard]] inline float as_is(float value) { return value; }
+
+// Honest row sums.
+inline void row_sums(run_context& ctx) { row_sums_of<as_is>(ctx); }
 
 }  // namespace aisp::cheats

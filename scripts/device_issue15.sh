@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# On the GPU machine, from carried binaries: scripts/device_issue15.sh BIN_DIR OUT_DIR STEP [TARGET...]
+#   cheats: aisp info, the cuobjdump table's cost, the GPU tests but the every-pair modes (the
+#           planted cheats among them), with the cheats_gpu results kept as OUT_DIR/gpu_cheats.json;
+#   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json;
+#   verify: the same with `bench verify` (every check, a token of sampling).
+set -uo pipefail
+bin="$1"; out="$2"; step="$3"; shift 3
+mkdir -p "$out"
+here="$(cd "$(dirname "$0")" && pwd)"
+export AISP_CACHE_DIR=/tmp/aisp_cache
+case "$step" in
+  cheats)
+    "$bin/aisp" info | head -n 6
+    start=$(date +%s.%N)
+    kernels=$(cuobjdump -sass "$bin/aisp" | grep -c "Function :")
+    python3 -c "print(f'cuobjdump -sass: {$kernels} kernels in {$(date +%s.%N) - $start:.1f} s')"
+    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" timeout 560 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
+      grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/gpu_tests.txt"
+    echo "gpu tests rc ${PIPESTATUS[0]}" >> "$out/gpu_tests.txt"
+    cp "$(ls -td /tmp/aisp_gpu_cheats_*/ | head -n 1)/results.json" "$out/gpu_cheats.json" 2>/dev/null
+    grep -vE "^\[ *OK *\]" "$out/gpu_tests.txt" | head -n 80 ;;
+  run|verify)
+    [ -f "$out/hw.txt" ] || "$bin/aisp" hw all > "$out/hw.txt" 2>&1
+    name=$(echo "$1" | tr '/:' '__')
+    start=$(date +%s)
+    "$bin/aisp" bench "$step" --targets "$@" --quiet --history none --artifacts-dir "/tmp/aisp_${step}_$name" \
+      --json "$out/$step-$name.json" > "$out/$step-$name.log" 2>&1
+    echo "$step rc $? wall $(( $(date +%s) - start )) s" >> "$out/$step-$name.log"
+    tail -n 30 "$out/$step-$name.log"
+    python3 "$here/summarize_results.py" "$out/$step-$name.json" > "$out/$step-$name.txt" 2>&1
+    grep -E "FAILED|: fail" "$out/$step-$name.txt" | head -n 60 ;;
+  *) echo "step must be cheats, run or verify" >&2; exit 2 ;;
+esac

@@ -1,0 +1,176 @@
+#include "audit/math_unit_evidence.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "hw/ceilings.hpp"
+
+namespace aisp {
+namespace {
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+// The unit of one SASS instruction line, if it is a tensor (MMA) instruction.
+std::optional<math_unit> unit_of_instruction(std::string_view line) {
+  if (contains(line, "QGMMA") || contains(line, ".E4M3") || contains(line, ".E5M2")) return math_unit::fp8_tensor;
+  if (!contains(line, "HMMA") && !contains(line, "HGMMA")) return std::nullopt;  // IMMA, DMMA: no unit of ours
+  if (contains(line, ".BF16")) return math_unit::bf16_tensor;
+  if (contains(line, ".TF32")) return math_unit::tf32_tensor;
+  return math_unit::fp16_tensor;
+}
+
+std::string find_cuobjdump() {
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream dirs(path);
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+      const auto candidate = std::filesystem::path(dir) / "cuobjdump";
+      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+  }
+  return access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "";
+}
+
+// Note [sass cache]: `cuobjdump -sass` of the whole binary takes ~30 s (112 kernels, H100
+// machine); its table is kept in the cache directory under the binary's path, size and time.
+std::filesystem::path sass_cache_file(const std::string& executable) {
+  std::error_code error;
+  const auto size = std::filesystem::file_size(executable, error);
+  const auto stamp = std::filesystem::last_write_time(executable, error).time_since_epoch().count();
+  const auto key = std::hash<std::string>{}(std::filesystem::absolute(executable).string() + "|" + std::to_string(size) + "|" +
+                                            std::to_string(stamp));
+  return cache_directory() / "sass" / fmt::format("{:016x}.json", key);
+}
+
+std::optional<sass_math_table> read_cached_table(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  const auto doc = nlohmann::json::parse(in, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
+  sass_math_table table;
+  for (const auto& [kernel, units] : doc.items()) {
+    auto& set = table[kernel];
+    for (const auto& unit : units) set.insert(static_cast<math_unit>(unit.get<int>()));
+  }
+  return table;
+}
+
+void write_cached_table(const std::filesystem::path& file, const sass_math_table& table) {
+  nlohmann::json doc = nlohmann::json::object();
+  for (const auto& [kernel, units] : table) {
+    auto& row = doc[kernel] = nlohmann::json::array();
+    for (auto unit : units) row.push_back(static_cast<int>(unit));
+  }
+  std::error_code error;
+  std::filesystem::create_directories(file.parent_path(), error);
+  std::ofstream out(file.string() + ".tmp");
+  out << doc.dump();
+  out.close();
+  if (out) std::filesystem::rename(file.string() + ".tmp", file, error);
+}
+
+}  // namespace
+
+sass_math_table parse_sass_math_units(std::istream& sass) {
+  sass_math_table table;
+  std::set<math_unit>* current = nullptr;
+  for (std::string line; std::getline(sass, line);) {
+    if (const auto at = line.find("Function : "); at != std::string::npos) {
+      std::string name = line.substr(at + 11);
+      while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back())) != 0) name.pop_back();
+      current = &table[name];
+      continue;
+    }
+    if (current == nullptr) continue;
+    if (const auto unit = unit_of_instruction(line)) current->insert(*unit);
+  }
+  return table;
+}
+
+const sass_math_table* sass_math_units_of(const std::string& executable, std::string& why) {
+  static std::mutex mutex;
+  static std::map<std::string, std::optional<sass_math_table>> tables;
+  static std::map<std::string, std::string> reasons;
+  const std::lock_guard lock(mutex);
+  if (const auto found = tables.find(executable); found != tables.end()) {
+    why = reasons[executable];
+    return found->second ? &*found->second : nullptr;
+  }
+  auto& slot = tables[executable];
+  const auto cached = sass_cache_file(executable);
+  if ((slot = read_cached_table(cached))) return &*slot;
+  const std::string tool = find_cuobjdump();
+  if (tool.empty()) {
+    why = reasons[executable] = "cuobjdump not found (PATH, /usr/local/cuda/bin)";
+    return nullptr;
+  }
+  const std::string command = "'" + tool + "' -sass '" + executable + "' 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (pipe == nullptr) {
+    why = reasons[executable] = "could not run " + tool;
+    return nullptr;
+  }
+  std::string text;
+  std::array<char, 1 << 16> chunk{};
+  for (std::size_t got; (got = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) > 0;) text.append(chunk.data(), got);
+  std::istringstream stream(text);
+  slot = parse_sass_math_units(stream);
+  if (slot->empty()) {
+    why = reasons[executable] = tool + " -sass listed no kernels in " + executable;
+    slot.reset();
+    return nullptr;
+  }
+  write_cached_table(cached, *slot);
+  return &*slot;
+}
+
+std::optional<math_unit> library_kernel_math_unit(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (contains(lower, "tf32")) return math_unit::tf32_tensor;
+  if (contains(lower, "e4m3") || contains(lower, "e5m2") || contains(lower, "fp8")) return math_unit::fp8_tensor;
+  if (contains(lower, "bf16")) return math_unit::bf16_tensor;
+  // cuBLAS's Hopper GEMMs: nvjet_sm90_<A><B><D>_..., the first letter the inputs' type.
+  if (const auto at = lower.find("nvjet_"); at != std::string::npos) {
+    std::string_view rest = std::string_view(lower).substr(at + 6);
+    if (rest.starts_with("sm")) rest = rest.substr(std::min(rest.size(), rest.find('_') + 1));
+    if (rest.size() > 3 && rest[3] == '_') {
+      switch (rest[0]) {
+        case 't': return math_unit::bf16_tensor;
+        case 'h': return math_unit::fp16_tensor;
+        case 'e':
+        case 'q': return math_unit::fp8_tensor;
+        case 's': return std::nullopt;  // fp32 inputs: SIMT or TF32, the name alone does not say
+        default: return std::nullopt;
+      }
+    }
+  }
+  if (contains(lower, "f16") || contains(lower, "hgemm") || contains(lower, "h1688") || contains(lower, "h16816")) {
+    return math_unit::fp16_tensor;
+  }
+  if (contains(lower, "sgemm") || contains(lower, "gemv")) return math_unit::fp32_simt;
+  return std::nullopt;
+}
+
+int math_unit_mantissa_bits(math_unit unit) {
+  switch (unit) {
+    case math_unit::fp32_simt: return 24;
+    case math_unit::tf32_tensor: return 11;
+    case math_unit::fp16_tensor: return 11;
+    case math_unit::bf16_tensor: return 8;
+    case math_unit::fp8_tensor: return 4;
+  }
+  return 24;
+}
+
+}  // namespace aisp

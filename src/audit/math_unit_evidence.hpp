@@ -1,0 +1,34 @@
+// Which math units a variant's kernels really use (class 4 of issue 15: the math unit judged must
+// not be self-declared). Own kernels: the tensor instructions in their machine code, read with
+// `cuobjdump -sass` from the binary that holds them (HMMA/HGMMA by input type, QGMMA for fp8).
+// Library kernels: the input type their names carry (cuBLAS's "nvjet_sm90_<A><B><D>_...": t bf16,
+// h fp16, e/q fp8, s fp32; "tf32" anywhere). Pure parsing is host-only and unit-tested.
+#pragma once
+
+#include <istream>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "aisp/pair.hpp"
+
+namespace aisp {
+
+// Kernel (mangled name) -> the tensor units its SASS uses; a kernel with none maps to an empty set.
+using sass_math_table = std::map<std::string, std::set<math_unit>, std::less<>>;
+
+[[nodiscard]] sass_math_table parse_sass_math_units(std::istream& sass);
+
+// The table of `executable`, from `cuobjdump -sass` (found on PATH or in /usr/local/cuda/bin);
+// computed once per executable and process. nullopt, with `why`, when cuobjdump is unavailable.
+[[nodiscard]] const sass_math_table* sass_math_units_of(const std::string& executable, std::string& why);
+
+// The unit a library kernel's name shows; nullopt when the name does not say.
+[[nodiscard]] std::optional<math_unit> library_kernel_math_unit(std::string_view name);
+
+// Bits of precision a unit keeps of its inputs (fp32 SIMT: 24; tf32: 11; ...), for "lower than".
+[[nodiscard]] int math_unit_mantissa_bits(math_unit unit);
+
+}  // namespace aisp
