@@ -21,7 +21,11 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 // The per-call durations of a slot's samples, in order.
 [[nodiscard]] std::vector<double> durations_of(const variant_slot& slot);
 
-// After summarize_slot: timer resolution (T4), outliers (S2), sample count (S5), faults (M6).
+// Note [host excess] (battery.hpp): the median of host span minus event span per sample.
+[[nodiscard]] double median_host_excess_s(const std::vector<sample_record>& samples);
+
+// After summarize_slot: timer resolution (T4), outliers (S2), sample count (S5), faults (M6),
+// work escaped past the stop event (T1, T2, C4; GPU only).
 void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks);
 
 // Fills the slot's summary, CI, clock statistics and achieved rates from its samples.

@@ -87,6 +87,11 @@ inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samp
 inline const check_kind config_immutable{"config-immutable", {"V6"}, "the run config changed during the pair"};
 // The device audit (CUPTI), per timed sample: the activity window between the start and stop
 // events, and the API calls made while run() executed (src/audit/window_audit.hpp).
+// Note [host excess]: in every timed sample, CUPTI or not, the host's span (start event to the
+// device-wide sync after the stop event) minus the event span is the sync's own latency (8-13 us
+// on the H100) unless device work ran past the stop event. Audited visits cannot be the only
+// ones where escapes show, or a variant that detects the audit escapes in the others.
+inline const check_kind escaped_work{"escaped-work", {"T1", "T2", "C4"}, "the host waited for device work past the stop event"};
 inline const check_kind escaped_kernel{"escaped-kernel", {"T1"}, "a kernel launched in run() ran past the stop event"};
 inline const check_kind escaped_copy{"escaped-copy", {"T2", "M3", "C2"}, "a copy or memset was still in flight at the stop event"};
 inline const check_kind foreign_activity{"foreign-activity", {"T3", "C4"}, "device work run() did not launch ran inside the sample"};

@@ -7,9 +7,11 @@
 #include <sstream>
 #include <vector>
 
+#include "aisp/check.hpp"
 #include "audit/math_unit_evidence.hpp"
 #include "harness/call_fill.hpp"
 #include "runner/drawn_size.hpp"
+#include "runner/sampling_rounds.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -132,6 +134,28 @@ TEST(math_unit_evidence, library_kernel_names_say_their_inputs_type_or_nothing) 
   EXPECT_EQ(aisp::library_kernel_math_unit("cutlass3x_sm90_tensorop_gemm_e4m3_e4m3_f32"), math_unit::fp8_tensor);
   EXPECT_FALSE(aisp::library_kernel_math_unit("nvjet_sm90_sss_128x64_64x5_2x1_v_bz_NNN").has_value());
   EXPECT_FALSE(aisp::library_kernel_math_unit("_Z13affine_kernelPKfPfli").has_value());
+}
+
+TEST(fixed_inputs, needs_a_reason_and_is_recorded_with_it) {
+  aisp::pair declared("test:fixed");
+  EXPECT_FALSE(declared.has_fixed_inputs());
+  EXPECT_THROW(declared.fixed_inputs(""), aisp::contract_error);
+  declared.fixed_inputs("a lookup table the kernel specializes on");
+  EXPECT_TRUE(declared.has_fixed_inputs());
+  EXPECT_EQ(declared.fixed_inputs_reason(), "a lookup table the kernel specializes on");
+}
+
+TEST(host_excess, is_the_median_of_host_span_minus_event_span_per_sample) {
+  std::vector<aisp::sample_record> samples;
+  for (double wall_us : {108.0, 109.0, 400.0, 110.0, 108.5}) {
+    aisp::sample_record s;
+    s.duration_s = 50e-6;  // two calls of 50 us
+    s.calls = 2;
+    s.host_wall_s = wall_us * 1e-6;
+    samples.push_back(s);
+  }
+  EXPECT_NEAR(aisp::median_host_excess_s(samples), 9e-6, 1e-9);
+  EXPECT_EQ(aisp::median_host_excess_s({}), 0.0);
 }
 
 }  // namespace
