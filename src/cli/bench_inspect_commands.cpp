@@ -64,7 +64,8 @@ json audit_pair(const pair& p) {
   }
   json variants = json::array();
   for (const auto& v : p.variants()) {
-    json entry = {{"name", v.name}, {"summary", v.summary}, {"library", v.library}, {"precision", v.precision}};
+    json entry = {{"name", v.name}, {"summary", v.summary}, {"library", v.library}, {"precision", v.precision},
+                  {"math_unit", math_unit_name(v.math)}};
     if (v.precision_tolerance)
       entry["tolerance"] = {{"rtol", v.precision_tolerance->rtol}, {"atol", v.precision_tolerance->atol},
                             {"max_rel_l2", v.precision_tolerance->max_rel_l2}, {"reason", v.precision_tolerance->reason}};
@@ -78,7 +79,10 @@ json audit_pair(const pair& p) {
   return {{"target", p.target()}, {"backend", backend_name(p)}, {"reference", static_cast<bool>(p.reference_of())},
           {"validation_sizes", validation}, {"held_out_sizes", held_out}, {"benchmark_size", bench.describe()},
           {"declared_bytes", work.bytes}, {"declared_flops", work.flops}, {"buffer_bytes", buffer_bytes},
-          {"tolerances", tolerances}, {"variants", variants}, {"exact_math", p.is_exact_math()}, {"compliant", gaps.empty()}, {"gaps", gaps}};
+          {"tolerances", tolerances}, {"variants", variants}, {"exact_math", p.is_exact_math()},
+          // Note [fresh calls]: null unless the pair keeps its inputs fixed, with the reason.
+          {"fixed_inputs", p.has_fixed_inputs() ? json(p.fixed_inputs_reason()) : json(nullptr)},
+          {"compliant", gaps.empty()}, {"gaps", gaps}};
 }
 
 int audit(const std::vector<std::string>& targets, bool as_json) {
