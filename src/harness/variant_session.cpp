@@ -73,12 +73,16 @@ class phase_scope {
 }  // namespace
 
 variant_session::variant_session(const pair& declared, const variant& chosen, session_options options)
-    : pair_(declared), variant_(chosen), options_(options), initial_priority_(take_process_snapshot().priority) {
+    : pair_(declared), variant_(chosen), options_(options), initial_(take_process_snapshot()) {
   if (pair_.where() == backend::cuda) {
     AISP_CUDA_CHECK(cudaFree(nullptr));  // create the context before anything is timed (C6)
     AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault));
     // The driver may set some L2 aside by default (9.4 MiB seen on the H100): only a change is X4.
     AISP_CUDA_CHECK(cudaDeviceGetLimit(&initial_set_aside_, cudaLimitPersistingL2CacheSize));
+    // The policy and CPU set as the CUDA context left them: only a variant's change counts.
+    const auto with_context = take_process_snapshot();
+    initial_.scheduler = with_context.scheduler;
+    initial_.affinity_hash = with_context.affinity_hash;
   }
 }
 
@@ -306,7 +310,9 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
   report.after = take_process_snapshot();
-  report.initial_priority = initial_priority_;
+  report.initial_priority = initial_.priority;
+  report.initial_scheduler = initial_.scheduler;
+  report.initial_affinity_hash = initial_.affinity_hash;
   if (stream_ != nullptr) {
     // A bad launch configuration fails without a sticky error: only the last-error slot knows.
     if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);

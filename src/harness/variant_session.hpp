@@ -49,6 +49,8 @@ struct call_report {
   std::size_t subnormal_inputs = 0;
   std::string launch_error;  // a failed launch that run() did not check (X8); "" when none
   int initial_priority = 0;  // the worker's nice value when it started: a change sticks (E3)
+  int initial_scheduler = 0;                // its scheduling policy then (E3)
+  std::uint64_t initial_affinity_hash = 0;  // its CPU affinity then (E3)
   process_snapshot before;
   process_snapshot after;
 };
@@ -126,7 +128,7 @@ class variant_session {
   const variant& variant_;
   session_options options_;
   cudaStream_t stream_ = nullptr;
-  int initial_priority_ = 0;
+  process_snapshot initial_;  // the worker as it started: changes that stick (E3, children)
   workload work_;
   int calls_per_sample_ = 1;
   std::unique_ptr<buffer_store> buffers_;

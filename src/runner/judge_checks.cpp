@@ -104,6 +104,16 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
               fmt::format("run() wrote {} bytes to stdout", delta("stdout_bytes")));
   if (before.at("environment_hash") != after.at("environment_hash"))
     add_check(checks, verify::checks::environment_change, variant, false, "run() changed the process environment");
+  // Issue 16 (first slice): a helper process, or a re-pinned or re-scheduled worker, left behind.
+  if (const auto children = after.value("children", std::size_t{0}); children > 0)
+    add_check(checks, verify::checks::child_process, variant, false,
+              fmt::format("the worker has {} child process(es) after run(); it starts with none", children));
+  if (after.value("scheduler", 0) != report.value("initial_scheduler", after.value("scheduler", 0)))
+    add_check(checks, verify::checks::scheduling_change, variant, false,
+              fmt::format("scheduling policy {} after run(), {} when the worker started", after.value("scheduler", 0),
+                          report.value("initial_scheduler", 0)));
+  if (after.value("affinity_hash", std::uint64_t{0}) != report.value("initial_affinity_hash", after.value("affinity_hash", std::uint64_t{0})))
+    add_check(checks, verify::checks::scheduling_change, variant, false, "the worker's CPU affinity changed since it started");
   const int initial = report.value("initial_priority", before.at("priority").get<int>());
   if (delta("priority") != 0 || after.at("priority").get<int>() != initial)
     add_check(checks, verify::checks::priority_change, variant, false,

@@ -90,8 +90,10 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       }
     }
     progress(fmt::format("[{}/{}] {}: {}", i + 1, requests.size(), target, one_line_outcome(suite.pairs.back())));
-    save(suite, outputs);
+    // History first: once results.json lists a pair, its history transaction has committed
+    // (a run killed between the two kept a pair in results.json that the history lacked).
     record([&] { history->add_pair(run_id, to_json(suite.pairs.back())); });
+    save(suite, outputs);
   }
   // The card at the end of the run, beside the reading at its start in `device` (E2, E7, E8).
   if (telemetry_now) {

@@ -69,7 +69,8 @@ json load_report_to_json(const load_report& report) {
 
 json snapshot_to_json(const process_snapshot& s) {
   return {{"threads", s.threads}, {"allocations", s.allocations}, {"environment_hash", s.environment_hash},
-          {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults}};
+          {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults},
+          {"children", s.children}, {"scheduler", s.scheduler}, {"affinity_hash", s.affinity_hash}};
 }
 
 json call_report_to_json(const call_report& report) {
@@ -79,6 +80,8 @@ json call_report_to_json(const call_report& report) {
           {"subnormal_inputs", report.subnormal_inputs},
           {"launch_error", report.launch_error},
           {"initial_priority", report.initial_priority},
+          {"initial_scheduler", report.initial_scheduler},
+          {"initial_affinity_hash", report.initial_affinity_hash},
           {"before", snapshot_to_json(report.before)},
           {"after", snapshot_to_json(report.after)}};
 }

@@ -72,6 +72,8 @@ inline const check_kind allocation_in_run{"allocation-in-run", {"S7", "M1", "M4"
 inline const check_kind page_faults{"page-faults", {"M6"}, "timed calls take page faults"};
 inline const check_kind stdout_write{"stdout-write", {"V1"}, "run() wrote to stdout, the judge's channel"};
 inline const check_kind environment_change{"environment-change", {"V6"}, "run() changed the environment or config"};
+inline const check_kind child_process{"child-process", {"L5", "E3"}, "the worker left a child process (a helper that loads or signals)"};
+inline const check_kind scheduling_change{"scheduling-change", {"E3"}, "the worker's scheduling policy or CPU affinity changed"};
 inline const check_kind priority_change{"priority-change", {"E3"}, "run() changed the worker's priority"};
 // Judge-side statistics and declarations.
 inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};
