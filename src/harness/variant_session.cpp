@@ -97,7 +97,7 @@ variant_session::~variant_session() {
 void variant_session::unload() {
   if (context_ && variant_.teardown) variant_.teardown(*context_);
   kept_outputs_.reset();
-  kept_index_.reset();
+  kept_ = false;
   sampler_.reset();
   context_.reset();
   buffers_.reset();
@@ -224,7 +224,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
 }
 
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
-                                                   std::vector<timed_call_fingerprint>& fingerprints) {
+                                                   std::optional<timed_call_fingerprint>& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
@@ -244,38 +244,41 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
       if (b.spec.role != buffer_role::output) continue;
       const auto matches = buffers_->count_fill(b, fill, verify::max_listed_pattern_matches, stream_);
       fingerprint.unwritten[b.spec.name] = matches.count;
-      const auto raw = buffers_->gather(b, matches.first, stream_);
+      const auto values = decoded(*buffers_, b, matches.first);
       auto& listed = fingerprint.pattern_matches[b.spec.name];
-      for (std::size_t j = 0; j < matches.first.size(); ++j) {
-        const double value = load_as_double(b.spec.type, raw.data(), j);
-        listed.push_back({matches.first[j], std::isnan(value) ? std::nullopt : std::optional<double>(value)});
+      for (std::size_t j = 0; j < values.size(); ++j) {
+        listed.push_back({matches.first[j], std::isnan(values[j]) ? std::nullopt : std::optional<double>(values[j])});
       }
     }
     if (kept_outputs_ == nullptr) kept_outputs_ = buffers_->snapshot_outputs(stream_);
     buffers_->copy_outputs_to(*kept_outputs_, stream_);
-    kept_index_ = i;
-    fingerprints.push_back(std::move(fingerprint));
+    kept_ = true;
+    verified = std::move(fingerprint);
   }
   return records;
+}
+
+std::vector<double> variant_session::decoded(const buffer_store& store, const owned_buffer& buffer,
+                                             const std::vector<std::size_t>& indices) const {
+  const auto raw = store.gather(buffer, indices, stream_);
+  std::vector<double> values;
+  values.reserve(indices.size());
+  for (std::size_t j = 0; j < indices.size(); ++j) values.push_back(load_as_double(buffer.spec.type, raw.data(), j));
+  return values;
 }
 
 output_values variant_session::values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const {
   output_values values;
   for (const auto& b : store.all()) {
-    if (b.spec.role != buffer_role::output) continue;
-    const auto positions = probe_positions(positions_seed, b.num_elements, count);
-    const auto raw = store.gather(b, positions, stream_);
-    auto& out = values[b.spec.name];
-    for (std::size_t j = 0; j < positions.size(); ++j) out.push_back(load_as_double(b.spec.type, raw.data(), j));
+    if (b.spec.role == buffer_role::output) values[b.spec.name] = decoded(store, b, probe_positions(positions_seed, b.num_elements, count));
   }
   return values;
 }
 
-std::map<int, output_values> variant_session::probe(std::uint64_t positions_seed, std::size_t count) {
-  std::map<int, output_values> probed;
-  if (kept_index_) probed[*kept_index_] = values_at(*kept_outputs_, positions_seed, count);
-  kept_index_.reset();
-  return probed;
+output_values variant_session::probe(std::uint64_t positions_seed, std::size_t count) {
+  AISP_EXPECTS(kept_, "probe() without a verified sample");
+  kept_ = false;
+  return values_at(*kept_outputs_, positions_seed, count);
 }
 
 std::pair<output_values, output_values> variant_session::truth(
@@ -289,9 +292,7 @@ std::pair<output_values, output_values> variant_session::truth(
   for (const auto& [name, indices] : extra) {
     const auto& b = buffers_->find(name);
     for (std::size_t index : indices) AISP_EXPECTS(index < b.num_elements, "truth index out of range");
-    const auto raw = buffers_->gather(b, indices, stream_);
-    auto& out = at_extra[name];
-    for (std::size_t j = 0; j < indices.size(); ++j) out.push_back(load_as_double(b.spec.type, raw.data(), j));
+    at_extra[name] = decoded(*buffers_, b, indices);
   }
   return {values_at(*buffers_, positions_seed, count), std::move(at_extra)};
 }

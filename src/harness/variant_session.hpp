@@ -92,11 +92,10 @@ class variant_session {
   load_report load(const workload& work, bool warmup = true, bool benchmark = false);
   // Samples. Each gets fresh inputs (unless the pair fixes them) and an output fill first;
   // the one at `plan.verify` (at most one a visit) is fingerprinted and its outputs kept for probe().
-  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan,
-                                                  std::vector<timed_call_fingerprint>& fingerprints);
-  // The kept outputs of verified samples at `count` positions drawn from `positions_seed`
-  // (after the calls, so no variant could know them), keyed by sample index; then forgets them.
-  [[nodiscard]] std::map<int, output_values> probe(std::uint64_t positions_seed, std::size_t count);
+  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, std::optional<timed_call_fingerprint>& verified);
+  // The kept outputs of the verified sample at `count` positions drawn from `positions_seed`
+  // (after the call, so no variant could know them); then forgets them.
+  [[nodiscard]] output_values probe(std::uint64_t positions_seed, std::size_t count);
   // One untimed call on inputs from `input_seed`; the outputs at the probe positions of
   // `positions_seed` and at `extra` indices: the truth for another worker's verified sample.
   [[nodiscard]] std::pair<output_values, output_values> truth(std::uint64_t input_seed, std::uint64_t positions_seed,
@@ -123,6 +122,9 @@ class variant_session {
   void keep_unchecked_launch_error();
   [[nodiscard]] std::map<std::string, std::uint64_t> hash_inputs(std::size_t* subnormals) const;
   [[nodiscard]] output_values values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const;
+  // The values of `buffer` of `store` at `indices`, widened to fp64.
+  [[nodiscard]] std::vector<double> decoded(const buffer_store& store, const owned_buffer& buffer,
+                                            const std::vector<std::size_t>& indices) const;
 
   const pair& pair_;
   const variant& variant_;
@@ -137,7 +139,7 @@ class variant_session {
   // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
   // so keeping them faults in no new pages during sampling (M6).
   std::unique_ptr<buffer_store> kept_outputs_;
-  std::optional<int> kept_index_;
+  bool kept_ = false;
   std::size_t initial_set_aside_ = 0;     // the context's persisting-L2 set-aside before any pair code
   std::string unchecked_launch_error_;    // a failed launch of run() found before the harness's own (X8)
   std::mt19937_64 own_entropy_{std::random_device{}()};        // seeds the judge did not send

@@ -120,7 +120,10 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
               fmt::format("nice value {} after run(), {} when the worker started", after.at("priority").get<int>(), initial));
 }
 
-void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks) {
+void check_setup(const pair& declared, const variant& runs, const nlohmann::json& load, const std::string& variant,
+                 std::vector<check_result>& checks) {
+  check_access_policy(declared, load.value("access_policy", std::string()), "setup()", variant, checks);
+  check_library_precision(runs, load.value("library_precision", std::vector<std::string>{}), "setup() or warmup", variant, checks);
   if (const auto touched = load.at("setup_wrote_outputs").get<std::size_t>(); touched > 0)
     add_check(checks, verify::checks::setup_touches_outputs, variant, false,
               fmt::format("setup() wrote {} output elements (outputs were poisoned before it)", touched));

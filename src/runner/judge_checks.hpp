@@ -44,8 +44,10 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
 // were left unwritten).
 void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
                        std::vector<check_result>& checks);
-// What setup() did: touched outputs (L2) or inputs (X3).
-void check_setup(const nlohmann::json& load, const std::string& variant, std::vector<check_result>& checks);
+// What a load (setup() and warmup) did: touched outputs (L2) or inputs (X3), planted subnormals
+// (O9), left an L2 window or set-aside (X4), asked cuBLAS for reduced precision (W2).
+void check_setup(const pair& declared, const variant& runs, const nlohmann::json& load, const std::string& variant,
+                 std::vector<check_result>& checks);
 
 // X4 outside run(): what the worker found pinning L2 (`found`, "" for nothing) after `when`.
 void check_access_policy(const pair& declared, const std::string& found, const std::string& when,

@@ -45,20 +45,19 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
   if (is_thermally_throttled(reasons)) slot.thermal_samples += static_cast<std::size_t>(count);
 }
 
-// The verified samples of a visit: their probes are drawn now, after the calls, from the judge's
+int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.timed_fingerprints.size()); }
+
+// The verified sample of a visit: its probes are drawn now, after the call, from the judge's
 // entropy, and read from the outputs the worker kept.
-void keep_verified_samples(variant_slot& slot, const nlohmann::json& reply, const run_config& config) {
-  const auto& verified = reply.value("verified", nlohmann::json::array());
-  if (verified.empty()) return;
+void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config) {
+  auto fingerprint = reply.value("verified", nlohmann::json());
+  if (!fingerprint.is_object()) return;
   const std::uint64_t positions_seed = secret_seed();
-  const auto probed = slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}},
-                                           config.worker_timeout_s).at("probed");
-  for (auto fingerprint : verified) {
-    fingerprint["positions_seed"] = positions_seed;
-    fingerprint["probe_values"] = probed.at(std::to_string(fingerprint.at("index").get<int>()));
-    slot.timed_fingerprints.push_back(std::move(fingerprint));
-    ++slot.verified_timed_calls;
-  }
+  fingerprint["positions_seed"] = positions_seed;
+  fingerprint["probe_values"] =
+      slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}}, config.worker_timeout_s)
+          .at("values");
+  slot.timed_fingerprints.push_back(std::move(fingerprint));
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
@@ -70,7 +69,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   // sample, verified or not, the worker writes fresh inputs and an output fill (Note [fresh
   // calls]), so nothing a variant can see tells a verified call from a timed one (X1, X7).
   // At most one sample a visit, each with a chance of about 1 in `verify_one_in`.
-  if (slot.role != slot_role::noise_twin && slot.verified_timed_calls < max_verified_timed_calls) {
+  if (slot.role != slot_role::noise_twin && verified_so_far(slot) < max_verified_timed_calls) {
     const auto chance = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), verify_one_in);
     if (config.verify_only || chooser() % static_cast<std::uint64_t>(verify_one_in) < chance) {
       request["verify"] = static_cast<int>(chooser() % static_cast<std::uint64_t>(count));
@@ -100,7 +99,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   }
   slot.result.sampling_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
-  keep_verified_samples(slot, reply, config);
+  keep_verified_sample(slot, reply, config);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
@@ -175,7 +174,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
   for (int extra = 0; extra < min_verified_timed_calls; ++extra) {
     bool short_of_verified = false;
     for (const auto& slot : slots) {
-      short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && slot.verified_timed_calls < min_verified_timed_calls);
+      short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
     }
     if (!short_of_verified) return;
     const double visit_s = round_visit_s(slots, config);
@@ -196,7 +195,7 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
   const auto& result = slot.result;
   if (result.samples.empty()) return;
   // Note [host excess]: flagged above a quarter of the sample and 30 us; on the H100 the honest
-  // lab stays under 0.27 of that bound, side-stream and copy escapes reach 1.6 to 2.3 times it.
+  // lab stays under 0.27 of that bound; the escape fixtures (T1, T2, C4, M4) exceed it 1.6 to 169 times.
   if (on_gpu) {
     const double excess = median_host_excess_s(result.samples);
     const double sample_s = result.stats.median * std::max(1, result.calls_per_sample);

@@ -32,7 +32,6 @@ struct variant_slot {
   stats::stopping_rule rule;
   stats::stop_reason stopped = stats::stop_reason::keep_going;
   double sample_wall_estimate_s = 0;
-  int verified_timed_calls = 0;                      // timed samples fingerprinted so far (Note [random timed calls])
   int visits = 0;
   std::size_t audited_samples = 0;                   // taken under the CUPTI audit, not timed
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls, with their probes (X1, X7)

@@ -128,7 +128,7 @@ class worker {
 
  private:
   json sample(const json& request) {
-    std::vector<timed_call_fingerprint> fingerprints;
+    std::optional<timed_call_fingerprint> fingerprint;
     // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed.
     const bool audited = recorder_ != nullptr && request.value("audit", false);
     if (recorder_ != nullptr) recorder_->record_activity(audited);
@@ -138,20 +138,20 @@ class worker {
     if (request.contains("input_base")) plan.input_base = request.at("input_base").get<std::uint64_t>();
     if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
     const auto before = take_process_snapshot();
-    const auto records = session_->sample(plan, fingerprints);
+    const auto records = session_->sample(plan, fingerprint);
     const auto after = take_process_snapshot();
     json samples = json::array();
     for (const auto& record : records) samples.push_back(protocol::sample_to_json(record));
-    json verified = json::array();
-    for (const auto& f : fingerprints) {
+    json verified = nullptr;
+    if (fingerprint) {
       json matches = json::object();
-      for (const auto& [name, listed] : f.pattern_matches) {
+      for (const auto& [name, listed] : fingerprint->pattern_matches) {
         json rows = json::array();
         for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
         matches[name] = std::move(rows);
       }
-      verified.push_back({{"index", f.sample_index}, {"input_seed", f.input_seed}, {"unwritten", f.unwritten},
-                          {"pattern_matches", matches}});
+      verified = {{"index", fingerprint->sample_index}, {"input_seed", fingerprint->input_seed},
+                  {"unwritten", fingerprint->unwritten}, {"pattern_matches", matches}};
     }
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified},
                   {"minor_faults", after.minor_faults - before.minor_faults},
@@ -178,12 +178,9 @@ class worker {
   }
 
   json probe(const json& request) {
-    json probed = json::object();
-    for (const auto& [index, values] : session_->probe(request.at("positions_seed").get<std::uint64_t>(),
-                                                       request.at("count").get<std::size_t>())) {
-      probed[std::to_string(index)] = values_to_json(values);
-    }
-    return {{"ok", true}, {"probed", probed}};
+    return {{"ok", true},
+            {"values", values_to_json(session_->probe(request.at("positions_seed").get<std::uint64_t>(),
+                                                      request.at("count").get<std::size_t>()))}};
   }
 
   json truth(const json& request) {

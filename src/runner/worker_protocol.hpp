@@ -5,8 +5,8 @@
 //   {"op":"init","target":T,"variant":V,"mode":"cold","seed":N,"device":0}  -> {"ok":true}
 //   {"op":"load","workload":{"kind":"validation","params":{...}}}           -> {"ok":true,"load":{...}}
 //   {"op":"load","workload":W,"benchmark":true}   inputs from the device generator (Note [fresh calls])
-//   {"op":"sample","count":K,"input_base":S,"fill_base":F,"verify":I}       -> {"ok":true,"samples":[...],"verified":[...]}
-//   {"op":"probe","positions_seed":P,"count":N}   the kept outputs of the verified sample at N positions
+//   {"op":"sample","count":K,"input_base":S,"fill_base":F,"verify":I}       -> {"ok":true,"samples":[...],"verified":{...}|null}
+//   {"op":"probe","positions_seed":P,"count":N}   -> {"ok":true,"values":{...}}: the verified sample's kept outputs
 //   {"op":"truth","input_seed":S,"positions_seed":P,"count":N,"extra":{...}} one untimed call on S's inputs
 //   {"op":"outputs","prefix":P[,"input_seed":S]}                           -> {"ok":true,"files":{...}}
 //   {"op":"exit"}                                                           -> {"ok":true}
