@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -77,6 +78,15 @@ std::uint64_t hash_environment() {
 }
 
 }  // namespace
+
+cpu_reading take_cpu_reading() {
+  const auto seconds = [](clockid_t clock) {
+    timespec now{};
+    clock_gettime(clock, &now);
+    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+  };
+  return {seconds(CLOCK_MONOTONIC), seconds(CLOCK_PROCESS_CPUTIME_ID), seconds(CLOCK_THREAD_CPUTIME_ID)};
+}
 
 std::uint64_t allocation_count() { return allocations_so_far.load(std::memory_order_relaxed); }
 

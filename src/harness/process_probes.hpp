@@ -23,6 +23,17 @@ struct process_snapshot {
 };
 
 [[nodiscard]] process_snapshot take_process_snapshot();
+
+// Note [worker CPU time]: the worker's wall clock, its whole CPU time (every thread) and the
+// CPU time of the thread that serves the judge. Between two readings, process CPU time beyond
+// the serving thread's is what other threads did (helpers started in setup(), spinning loads);
+// while the worker waits for the judge's next request it should do nothing at all.
+struct cpu_reading {
+  double wall_s = 0;
+  double process_cpu_s = 0;
+  double thread_cpu_s = 0;
+};
+[[nodiscard]] cpu_reading take_cpu_reading();
 [[nodiscard]] std::uint64_t allocation_count();
 
 }  // namespace aisp

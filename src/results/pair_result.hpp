@@ -58,6 +58,8 @@ struct variant_result {
   double energy_per_call_j = 0;                   // NVML over one window after sampling: Note [energy window]
   double energy_window_power_w = 0;               // the window's mean power
   double energy_window_s = 0;
+  nlohmann::json worker_cpu;   // Note [worker CPU time]: CPU of other threads in timed visits, and while idle
+  std::string sandbox = "off";  // the worker's seccomp sandbox: on | unavailable: why (Note [worker sandbox])
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
   // peer median over this variant's median, with its CI: 1.0 = as fast as the pair's peer
   // variant (a vendor library, measured in the same run, interleaved); absent without a peer.

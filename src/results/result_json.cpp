@@ -67,6 +67,8 @@ json to_json(const variant_result& v) {
       {"energy_window_power_w", v.energy_window_power_w},
       {"energy_window_s", v.energy_window_s},
       {"device_audit", v.device_audit},
+      {"sandbox", v.sandbox},
+      {"worker_cpu", v.worker_cpu},
   };
 }
 

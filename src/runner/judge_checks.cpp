@@ -120,6 +120,24 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
               fmt::format("nice value {} after run(), {} when the worker started", after.at("priority").get<int>(), initial));
 }
 
+void check_sandbox(const variant_slot& slot, std::vector<check_result>& checks) {
+  const auto started = slot.init_reply.is_object() ? slot.init_reply : nlohmann::json::object();  // null: init failed
+  std::string what;
+  std::vector<std::string> codes;
+  for (const auto& denied : slot.worker->sandbox_denials()) {
+    what += fmt::format("{}{} x{}", what.empty() ? "" : ", ", denied.value("what", "?"), denied.value("count", 0));
+    codes.push_back(denied.value("code", "V1"));
+  }
+  if (const int copies = started.value("stray_channel_copies", 0); copies > 0) {
+    what += fmt::format("{}{} copies of the judge's channel made before main()", what.empty() ? "" : ", ", copies);
+    codes.emplace_back("V1");
+  }
+  if (!what.empty()) add_check(checks, verify::checks::sandbox, slot.label, false, "the sandbox denied: " + what, codes);
+  if (const auto threads = started.value("threads_at_start", std::size_t{1}); threads > 1)
+    add_check(checks, verify::checks::background_thread, slot.label, false,
+              fmt::format("{} threads ran before main() (a static initializer started them)", threads - 1));
+}
+
 void check_setup(const pair& declared, const variant& runs, const nlohmann::json& load, const std::string& variant,
                  std::vector<check_result>& checks) {
   check_access_policy(declared, load.value("access_policy", std::string()), "setup()", variant, checks);

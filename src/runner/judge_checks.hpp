@@ -44,6 +44,9 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
 // were left unwritten).
 void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
                        std::vector<check_result>& checks);
+// Note [worker sandbox]: the calls a worker's sandbox denied, threads a static initializer
+// started before main(), and channel copies it made.
+void check_sandbox(const variant_slot& slot, std::vector<check_result>& checks);
 // What a load (setup() and warmup) did: touched outputs (L2) or inputs (X3), planted subnormals
 // (O9), left an L2 window or set-aside (X4), asked cuBLAS for reduced precision (W2).
 void check_setup(const pair& declared, const variant& runs, const nlohmann::json& load, const std::string& variant,

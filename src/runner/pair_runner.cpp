@@ -83,6 +83,8 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                                              {"trace", !config.trace_dir.empty()}},
                                             config.worker_timeout_s);
     slot.audit_state = reply.value("audit", "off");
+    slot.result.sandbox = reply.value("sandbox", "off");
+    slot.init_reply = reply;
   }
 }
 
@@ -285,12 +287,20 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     if (failure.kind() == worker_failure_kind::timeout) {
       add_check(result.checks, verify::checks::worker_timeout, "?", false, failure.what());
     }
+    if (failure.kind() == worker_failure_kind::sandbox) {
+      std::string killed = "?";  // the worker that died is the one already reaped
+      for (const auto& slot : slots) {
+        if (slot.worker && slot.worker->pid() <= 0) killed = slot.label;
+      }
+      add_check(result.checks, verify::checks::sandbox_kill, killed, false, failure.what());
+    }
   } catch (const std::exception& error) {
     result.status = "fail";
     result.failure_kind = "exception";
     result.message = error.what();
   }
   for (auto& slot : slots) {
+    if (slot.worker) check_sandbox(slot, result.checks);
     if (slot.worker) slot.worker->shutdown();
     result.variants.push_back(std::move(slot.result));
   }

@@ -104,8 +104,16 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
-  // The audit's own bookkeeping faults in audited visits: only timed visits count (M6).
-  if (!audited) slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
+  // The audit's own bookkeeping faults in audited visits: only timed visits count (M6), and its
+  // buffer thread runs only there (Note [worker CPU time]).
+  if (!audited) {
+    slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
+    const auto cpu = reply.value("cpu", nlohmann::json::object());
+    slot.cpu.visit_wall_s += cpu.value("wall_s", 0.0);
+    slot.cpu.other_threads_cpu_s += cpu.value("other_threads_cpu_s", 0.0);
+    slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
+    slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
+  }
   if (reported_s > judge_wall_s) {
     add_check(checks, verify::checks::wall_clock, slot.label, false,
               fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s", reported_s, judge_wall_s));
@@ -226,6 +234,7 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
     add_check(checks, verify::checks::thermal_throttle, slot.label, false,
               fmt::format("{} of {} samples ran with a thermal clock-event reason ({})", slot.thermal_samples,
                           result.samples.size(), fmt::join(clock_event_reason_names(slot.clock_event_reasons), ", ")));
+  check_worker_cpu(slot, checks);
   if (!slot.faults_per_call.empty()) {
     auto faults = slot.faults_per_call;
     std::sort(faults.begin(), faults.end());
@@ -234,6 +243,20 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
       add_check(checks, verify::checks::page_faults, slot.label, false,
                 fmt::format("{:.0f} page faults per timed call", median_faults));
   }
+}
+
+// Note [worker CPU time]: one spinning helper thread costs as much CPU as the visit's wall
+// time; the serving thread's own CPU is excluded, and the worker's idle wait should cost none.
+void check_worker_cpu(const variant_slot& slot, std::vector<check_result>& checks) {
+  const auto& cpu = slot.cpu;
+  if (cpu.other_threads_cpu_s > std::max(0.10 * cpu.visit_wall_s, 5e-3))
+    add_check(checks, verify::checks::worker_cpu, slot.label, false,
+              fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed visits",
+                          cpu.other_threads_cpu_s, cpu.visit_wall_s));
+  if (cpu.idle_cpu_s > std::max(0.05 * cpu.idle_wall_s, 10e-3))
+    add_check(checks, verify::checks::worker_cpu, slot.label, false,
+              fmt::format("the worker used {:.3f} s of CPU in {:.3f} s of waiting for the judge between visits",
+                          cpu.idle_cpu_s, cpu.idle_wall_s));
 }
 
 void summarize_slot(variant_slot& slot, const work_amount& work, double default_sm_clock_mhz,
@@ -251,6 +274,8 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   }
   if (!clocks.empty()) result.sm_clock_median_mhz = stats::summarize(clocks).median;
   result.throttled_samples = slot.throttled_samples;
+  result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
+                       {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}};
   result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;

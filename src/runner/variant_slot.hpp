@@ -23,6 +23,14 @@ using telemetry_fn = std::function<std::optional<visit_telemetry>()>;
 
 enum class slot_role { baseline, candidate, noise_twin };
 
+// Note [worker CPU time]: summed over a worker's timed (not audited) visits and the waits before them.
+struct worker_cpu_time {
+  double visit_wall_s = 0;
+  double other_threads_cpu_s = 0;
+  double idle_wall_s = 0;
+  double idle_cpu_s = 0;
+};
+
 struct variant_slot {
   std::string label;  // the name in the results: baseline, optimized, ..., baseline_twin
   const variant* runs = nullptr;
@@ -37,8 +45,10 @@ struct variant_slot {
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls, with their probes (X1, X7)
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
+  worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
+  nlohmann::json init_reply;                         // the worker's answer to init: sandbox and start-up state
   std::vector<window_audit> audits;                  // one per timed sample, when the audit is on
   std::uint64_t clock_event_reasons = 0;             // every NVML reason seen around its visits
   std::size_t throttled_samples = 0;                 // samples in visits with a throttling reason (E7, E8)

@@ -121,7 +121,8 @@ void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, con
       outputs[slot.label] = std::move(call.outputs);
     } catch (const worker_failure& failure) {
       const bool baseline_refused = drawn && slot.role == slot_role::baseline && failure.kind() != worker_failure_kind::cuda &&
-                                    failure.kind() != worker_failure_kind::crash && failure.kind() != worker_failure_kind::timeout;
+                                    failure.kind() != worker_failure_kind::crash && failure.kind() != worker_failure_kind::timeout &&
+                                    failure.kind() != worker_failure_kind::sandbox;
       if (!baseline_refused) throw;
       passed["baseline"] = false;
     }

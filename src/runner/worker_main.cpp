@@ -1,5 +1,7 @@
 #include "runner/worker_main.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -19,38 +21,58 @@
 #include "audit/timeline_json.hpp"
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
+#include "runner/worker_sandbox.hpp"
 
 namespace aisp {
 namespace {
 
 using nlohmann::json;
 
+// Note [worker sandbox]: the channel is the worker's private copy of the stdout socket. fd 1
+// then points at an anonymous file, so nothing a variant prints reaches the judge and how much
+// it printed is measurable (V1); stage 2 of the sandbox lets only write_reply() write to it.
 class reply_channel {
  public:
-  // Keep a private copy of stdout for answers, then point fd 1 at an anonymous file: nothing a
-  // variant prints reaches the judge, and how much it printed is measurable (V1).
-  reply_channel() : file_(fdopen(dup(STDOUT_FILENO), "w")) {
+  reply_channel() : fd_(fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) {
     std::fflush(stdout);
     std::FILE* sink = std::tmpfile();
-    if (sink != nullptr) {
-      dup2(fileno(sink), STDOUT_FILENO);
-    } else {
-      dup2(STDERR_FILENO, STDOUT_FILENO);
-    }
-  }
-  ~reply_channel() {
-    if (file_ != nullptr) std::fclose(file_);
+    dup2(sink != nullptr ? fileno(sink) : STDERR_FILENO, STDOUT_FILENO);
+    stray_copies_ = close_stray_copies();
   }
   reply_channel(const reply_channel&) = delete;
   reply_channel& operator=(const reply_channel&) = delete;
-  void send(const json& message) {
+
+  [[nodiscard]] int fd() const { return fd_; }
+  // Descriptors on the channel found (and closed) before main() ran: a static initializer's dup.
+  [[nodiscard]] int stray_copies() const { return stray_copies_; }
+
+  void send(json message) {
+    if (const auto denied = sandbox::denials_so_far(); !denied.empty()) {
+      json listed = json::array();
+      for (const auto& d : denied) {
+        listed.push_back({{"what", sandbox::denial_name(d.kind)}, {"code", sandbox::denial_code(d.kind)}, {"count", d.count}});
+      }
+      message["sandbox_denials"] = std::move(listed);
+    }
     const std::string line = message.dump() + "\n";
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);
+    sandbox::write_reply(fd_, line.data(), line.size());
   }
 
  private:
-  std::FILE* file_;
+  int close_stray_copies() const {
+    struct stat channel {};
+    if (fstat(fd_, &channel) != 0) return 0;
+    int closed = 0;
+    for (int fd = 0; fd < 1024; ++fd) {
+      struct stat other {};
+      if (fd == fd_ || fstat(fd, &other) != 0) continue;
+      if (other.st_dev == channel.st_dev && other.st_ino == channel.st_ino) closed += close(fd) == 0;
+    }
+    return closed;
+  }
+
+  int fd_;
+  int stray_copies_ = 0;
 };
 
 json load_report_to_json(const load_report& report) {
@@ -86,8 +108,17 @@ json call_report_to_json(const call_report& report) {
           {"after", snapshot_to_json(report.after)}};
 }
 
+// How the worker found itself before any request: its sandbox, and what ran before main().
+struct sandbox_state {
+  std::string state;               // on | unavailable: why
+  std::size_t threads_at_start;    // 1 unless a static initializer started threads
+  int stray_channel_copies;        // channel descriptors a static initializer had duplicated
+};
+
 class worker {
  public:
+  explicit worker(sandbox_state sandboxed) : sandboxed_(std::move(sandboxed)) {}
+
   json handle(const json& request) {
     const auto op = request.at("op").get<std::string>();
     if (op == "init") return init(request);
@@ -224,9 +255,11 @@ class worker {
     if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(device));
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
-    return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}};
+    return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
+            {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies}};
   }
 
+  sandbox_state sandboxed_;
   std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
   std::unique_ptr<variant_session> session_;
 };
@@ -234,18 +267,35 @@ class worker {
 }  // namespace
 
 int run_worker() {
+  // Threads before main() are a pair file's static initializer's: CUDA has not started yet.
+  const std::size_t threads_at_start = take_process_snapshot().threads;
   reply_channel replies;
-  worker state;
+  const std::string unconfined = sandbox::confine_worker(replies.fd());
+  worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start,
+                             replies.stray_copies()});
   std::string line;
+  cpu_reading last_answer = take_cpu_reading();
   while (std::getline(std::cin, line)) {
     json request;
     try {
+      const cpu_reading started = take_cpu_reading();
       request = json::parse(line);
       if (request.at("op") == "exit") {
         replies.send({{"ok", true}});
         return 0;
       }
-      replies.send(state.handle(request));
+      json reply = state.handle(request);
+      // Note [worker CPU time]: what this sample request and the wait before it cost in CPU.
+      const cpu_reading finished = take_cpu_reading();
+      if (request.at("op") == "sample") {
+        reply["cpu"] = {{"idle_wall_s", started.wall_s - last_answer.wall_s},
+                        {"idle_cpu_s", started.process_cpu_s - last_answer.process_cpu_s},
+                        {"wall_s", finished.wall_s - started.wall_s},
+                        {"other_threads_cpu_s", (finished.process_cpu_s - started.process_cpu_s) -
+                                                    (finished.thread_cpu_s - started.thread_cpu_s)}};
+      }
+      replies.send(std::move(reply));
+      last_answer = take_cpu_reading();
     } catch (const cuda_error& error) {
       // A CUDA fault leaves the context unusable: report it and end the worker.
       replies.send({{"ok", false}, {"kind", "cuda"}, {"message", error.what()}});

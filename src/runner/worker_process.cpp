@@ -3,7 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,8 @@
 
 #include <fmt/format.h>
 
+#include "runner/worker_sandbox.hpp"
+
 extern char** environ;
 
 namespace aisp {
@@ -27,6 +30,7 @@ std::string_view worker_failure_name(worker_failure_kind kind) {
     case worker_failure_kind::cuda: return "cuda";
     case worker_failure_kind::contract: return "contract";
     case worker_failure_kind::exception: return "exception";
+    case worker_failure_kind::sandbox: return "sandbox";
   }
   return "?";
 }
@@ -40,21 +44,30 @@ std::string current_executable() {
 
 worker_process::worker_process(const std::string& executable, const std::string& log_path)
     : log_path_(log_path) {
+  // Sockets, not pipes: a pipe can be reopened through /proc/<pid>/fd/N by a sibling process,
+  // a socket cannot (Note [worker sandbox]).
   int to_child[2];
   int from_child[2];
-  if (pipe2(to_child, O_CLOEXEC) != 0 || pipe2(from_child, O_CLOEXEC) != 0)
-    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, to_child[0], STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, from_child[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, to_child) != 0 ||
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, from_child) != 0)
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   std::string program = executable;
   std::string verb = "worker";
   char* argv[] = {program.data(), verb.data(), nullptr};
-  const int status = posix_spawn(&pid_, executable.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int spawn_error = log_fd < 0 ? errno : 0;
+  pid_ = spawn_error == 0 ? fork() : -1;
+  if (pid_ == 0) {
+    // The child: only async-signal-safe calls until exec (the judge may have threads).
+    if (dup2(to_child[0], STDIN_FILENO) < 0 || dup2(from_child[1], STDOUT_FILENO) < 0 ||
+        dup2(log_fd, STDERR_FILENO) < 0)
+      _exit(126);
+    sandbox::confine_before_exec(static_cast<pid_t>(syscall(SYS_getpid)));
+    execve(program.c_str(), argv, environ);
+    _exit(127);
+  }
+  const int status = spawn_error != 0 ? spawn_error : pid_ < 0 ? errno : 0;
+  if (log_fd >= 0) close(log_fd);
   close(to_child[0]);
   close(from_child[1]);
   to_worker_ = to_child[1];
@@ -96,6 +109,14 @@ void worker_process::fail_dead(const std::string& while_doing) {
   int status = 0;
   std::string how = "exited";
   if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
+    if (WIFSIGNALED(status) && sandbox::killed_by_sandbox(WTERMSIG(status))) {
+      pid_ = -1;
+      throw worker_failure(worker_failure_kind::sandbox,
+                           fmt::format("worker was killed by its sandbox (SIGSYS) during {}: a forbidden system call "
+                                       "with SIGSYS blocked (process-spawning functions such as system() block every "
+                                       "signal), or before main() (a static initializer of a pair file)",
+                                       while_doing));
+    }
     if (WIFSIGNALED(status)) how = fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else if (WIFEXITED(status)) how = fmt::format("exited with code {}", WEXITSTATUS(status));
     pid_ = -1;
@@ -130,6 +151,7 @@ nlohmann::json worker_process::request(const nlohmann::json& message, double tim
       if (reply.is_discarded()) {
         throw worker_failure(worker_failure_kind::exception, "worker sent a malformed answer to " + op);
       }
+      if (reply.contains("sandbox_denials")) sandbox_denials_ = reply.at("sandbox_denials");
       if (!reply.value("ok", false)) {
         const auto kind = reply.value("kind", "exception");
         const auto failure = kind == "cuda" ? worker_failure_kind::cuda

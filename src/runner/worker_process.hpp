@@ -11,7 +11,7 @@
 namespace aisp {
 
 // Why a worker could not answer: the pair's failure kind in the results.
-enum class worker_failure_kind { timeout, crash, cuda, contract, exception };
+enum class worker_failure_kind { timeout, crash, cuda, contract, exception, sandbox };
 
 [[nodiscard]] std::string_view worker_failure_name(worker_failure_kind kind);
 
@@ -39,6 +39,9 @@ class worker_process {
   // Asks the worker to exit, then reaps it (killing it if it does not leave in time).
   void shutdown();
   [[nodiscard]] pid_t pid() const { return pid_; }
+  // Calls the worker's sandbox denied so far (Note [worker sandbox]), as its last answer listed
+  // them: [{"what", "code", "count"}]; empty when none.
+  [[nodiscard]] const nlohmann::json& sandbox_denials() const { return sandbox_denials_; }
 
  private:
   [[noreturn]] void fail_dead(const std::string& while_doing);
@@ -50,6 +53,7 @@ class worker_process {
   int to_worker_ = -1;
   int from_worker_ = -1;
   std::string pending_;
+  nlohmann::json sandbox_denials_ = nlohmann::json::array();
 };
 
 // The path of the running executable, for spawning workers of the same build.

@@ -74,6 +74,13 @@ inline const check_kind stdout_write{"stdout-write", {"V1"}, "run() wrote to std
 inline const check_kind environment_change{"environment-change", {"V6"}, "run() changed the environment or config"};
 inline const check_kind child_process{"child-process", {"L5", "E3"}, "the worker left a child process (a helper that loads or signals)"};
 inline const check_kind scheduling_change{"scheduling-change", {"E3"}, "the worker's scheduling policy or CPU affinity changed"};
+// Note [worker sandbox]: a call the worker's seccomp filters denied (codes by what it tried).
+// A worker killed by SIGSYS made its call with the signal blocked, which spawning functions do.
+inline const check_kind sandbox{"sandbox", {}, "the worker tried a system call its sandbox forbids"};
+inline const check_kind sandbox_kill{"sandbox", {"L5", "V1"}, "the sandbox killed the worker: a forbidden call with SIGSYS blocked"};
+// Note [worker CPU time]: threads other than the serving one busy during timed visits, or any
+// thread busy while the worker waits between requests (helpers started in setup()).
+inline const check_kind worker_cpu{"worker-cpu", {"L5", "S8"}, "the worker's other threads used CPU around its timed samples"};
 inline const check_kind priority_change{"priority-change", {"E3"}, "run() changed the worker's priority"};
 // Judge-side statistics and declarations.
 inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};

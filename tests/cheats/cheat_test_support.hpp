@@ -23,6 +23,14 @@ inline std::string cheats_binary() {
   return from_environment != nullptr ? from_environment : AISP_CHEATS_BINARY;
 }
 
+#ifdef AISP_K4_CHEATS_BINARY
+// aisp_cheats_k4: the K4 fixture alone, since its -ffast-math unit flags every pair of its binary.
+inline std::string k4_cheats_binary() {
+  const char* from_environment = std::getenv("AISP_K4_CHEATS_BINARY");
+  return from_environment != nullptr ? from_environment : AISP_K4_CHEATS_BINARY;
+}
+#endif
+
 using testing::command_result;
 
 // stdout only: the suite's JSON listing must not mix with progress lines.
@@ -66,10 +74,11 @@ struct fixture_listing {
   std::string error;  // why the listing could not be read; empty when it could
 };
 
-// The host fixtures ("cheats") or the GPU ones ("cheats_gpu").
-inline fixture_listing list_fixtures(const std::string& group = "cheats") {
+// The host fixtures ("cheats") or the GPU ones ("cheats_gpu") of aisp_cheats, or the K4 one
+// ("cheats_k4") of its own binary.
+inline fixture_listing list_fixtures(const std::string& group = "cheats", const std::string& binary = cheats_binary()) {
   fixture_listing listing;
-  const auto run = run_command(cheats_binary() + " bench list-targets --chapter " + group + " --json");
+  const auto run = run_command(binary + " bench list-targets --chapter " + group + " --json");
   const auto parsed = nlohmann::json::parse(run.output, nullptr, false);
   if (run.exit_code != 0 || parsed.is_discarded() || !parsed.is_array()) {
     listing.error = "`bench list-targets --chapter cheats --json` exited " +

@@ -104,13 +104,16 @@ TEST_F(validity_matrix, gives_every_row_a_known_status_an_issue_and_a_protection
 TEST_F(validity_matrix, proves_every_caught_row_with_a_fixture_tagged_with_its_code) {
   const auto listing = aisp::cheat_testing::list_fixtures();
   ASSERT_TRUE(listing.error.empty()) << listing.error;
+  const auto k4_listing = aisp::cheat_testing::list_fixtures("cheats_k4", aisp::cheat_testing::k4_cheats_binary());
+  ASSERT_TRUE(k4_listing.error.empty()) << k4_listing.error;
   std::map<std::string, std::string> code_of;  // target -> tag code
   for (const auto& f : listing.fixtures) code_of[f.target] = f.code;
+  for (const auto& f : k4_listing.fixtures) code_of[f.target] = f.code;
   for (const auto& row : rows_) {
     if (row.status != "caught") continue;
     ASSERT_FALSE(row.fixture.empty()) << row.code << " is `caught` but names no fixture";
     const auto found = code_of.find(row.fixture);
-    ASSERT_NE(found, code_of.end()) << row.code << ": " << row.fixture << " is not registered in aisp_cheats";
+    ASSERT_NE(found, code_of.end()) << row.code << ": " << row.fixture << " is not registered in aisp_cheats or aisp_cheats_k4";
     EXPECT_EQ(found->second, row.code) << row.fixture << " must be tagged cheat:" << row.code;
   }
 }
