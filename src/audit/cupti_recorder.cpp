@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "audit/cubin_scan.hpp"
+#include "audit/cupti_watch.hpp"
 
 namespace aisp {
 namespace {
@@ -171,6 +172,7 @@ std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool
     why = "a CUPTI recorder is already running in this process";
     return nullptr;
   }
+  const audit_own_calls own;  // Note [audit tampering]: these calls are the audit's
   std::unique_ptr<cupti_recorder> recorder(new cupti_recorder(device, keep_timeline));
   if (!ok(cuptiActivityEnableCudaEventDeviceTimestamps(1), why, "event device timestamps")) return nullptr;
   if (!ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), why, "activity buffers")) return nullptr;
@@ -191,6 +193,7 @@ std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool
 
 cupti_recorder::~cupti_recorder() {
   if (active_recorder != this) return;
+  const audit_own_calls own;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (subscriber_ != nullptr) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
   active_recorder = nullptr;
@@ -211,6 +214,7 @@ void cupti_recorder::sample_taken(int calls) {
 
 void cupti_recorder::record_activity(bool on) {
   if (on == recording_) return;
+  const audit_own_calls own;  // Note [audit tampering]: the audit toggling itself between visits
   for (auto kind : recorded_kinds) {
     if (on) {
       cuptiActivityEnable(kind);

@@ -1,12 +1,14 @@
 #include "audit/environment_gate.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 #include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -103,7 +105,29 @@ environment_report read_environment(const std::string& requested, const std::str
   if (nice != 0) add("E3", warn, fmt::format("the judge runs at nice {}; workers inherit it", nice));
   add("E5", "info", fmt::format("{} usable CPUs across {} NUMA node(s); all workers share this affinity", usable_cpus,
                                 numa_nodes(root)));
+  // T7 fails in every profile: the profiler's instrumentation is in every sample, and its CUPTI
+  // subscription is the one the device audit needs.
+  if (const auto profiler = external_profiler_of(environ); !profiler.empty())
+    add("T7", "fail", "an external profiler is attached (" + profiler + "): its overhead is in every sample and the "
+                      "device audit cannot subscribe; run without it, or profile on its own");
   return report;
+}
+
+std::string external_profiler_of(const char* const* environment) {
+  static constexpr std::string_view injection_variables[] = {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=",
+                                                             "NSYS_PROFILING_SESSION_ID=", "NV_COMPUTE_PROFILER_PERFMON_ENABLED="};
+  static constexpr std::string_view preloaded_tools[] = {"cupti", "nsys", "Nsight", "nvperf", "ToolsInjection", "libnvtx"};
+  for (const char* const* entry = environment; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    for (const auto prefix : injection_variables) {
+      if (variable.starts_with(prefix) && variable.size() > prefix.size()) return std::string(variable);
+    }
+    if (!variable.starts_with("LD_PRELOAD=")) continue;
+    for (const auto tool : preloaded_tools) {
+      if (variable.find(tool) != std::string_view::npos) return std::string(variable);
+    }
+  }
+  return "";
 }
 
 void add_gpu_findings(environment_report& report, const nlohmann::json& telemetry) {

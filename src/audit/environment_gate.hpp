@@ -37,4 +37,9 @@ void add_gpu_findings(environment_report& report, const nlohmann::json& telemetr
 
 [[nodiscard]] nlohmann::json to_json(const environment_report& report);
 
+// T7: the variable that shows an external profiler or tracer injected into this process tree
+// (CUDA_INJECTION64_PATH from ncu and nsys, an LD_PRELOAD of a CUPTI or Nsight library, ...),
+// as "NAME=value"; "" when none. `environment` is environ's layout (null-terminated).
+[[nodiscard]] std::string external_profiler_of(const char* const* environment);
+
 }  // namespace aisp

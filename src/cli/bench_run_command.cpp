@@ -180,7 +180,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
                   build_manifest({header.device, header.environment, header.config, config.executable}));
   if (environment.failed()) {
     for (const auto& f : environment.findings) {
-      if (f.severity == "fail") std::fprintf(stderr, "aisp: environment gate (strict): %s %s\n", f.code.c_str(), f.what.c_str());
+      if (f.severity == "fail") std::fprintf(stderr, "aisp: environment gate: %s %s\n", f.code.c_str(), f.what.c_str());
     }
     return 1;
   }
@@ -244,7 +244,9 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--audit", options.audit,
                      "on (default): the first visit of each variant and about one in three after it run under CUPTI, "
                      "which records every kernel, copy and API call and checks each sample's window (T1, T2, C1, C4, "
-                     "C5, C9, L1, L7, W2, W3, X4, X6); those samples are checked, not timed. off: CUDA events only")
+                     "C5, C9, L1, L7, W2, W3, X4, X6); those samples are checked, not timed. A worker that cannot be "
+                     "audited (CUPTI unavailable or taken, switched off by the pair's code) fails the pair (device-audit). "
+                     "off: CUDA events only, recorded in the results")
       ->check(CLI::IsMember({"on", "off"}));
   command.add_option("--trace", options.trace_dir,
                      "write one Chrome/Perfetto trace per pair into this folder (open in ui.perfetto.dev): every "

@@ -59,6 +59,7 @@ class device_sampler final : public sampler {
       flusher_.flush(stream_);
     }
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const double others_before = other_threads_cpu_s();
     const auto host_start = std::chrono::steady_clock::now();
     if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
@@ -73,6 +74,7 @@ class device_sampler final : public sampler {
     // inside the host span (T1), and any asynchronous fault surfaces here.
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto host_stop = std::chrono::steady_clock::now();
+    const double others_after = other_threads_cpu_s();
     AISP_CUDA_CHECK(cudaGetLastError());  // a launch that failed silently inside run() (X8)
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
@@ -82,6 +84,7 @@ class device_sampler final : public sampler {
     record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
     record.host_wall_s = std::chrono::duration<double>(host_stop - host_start).count();
     record.sm_clock_mhz = clock_probe_.measure_mhz(stream_);
+    record.other_threads_cpu_s = others_after - others_before;
     record.cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return record;
   }

@@ -27,10 +27,12 @@ class host_sampler final : public sampler {
     if (before) before();
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
+    const double others_before = other_threads_cpu_s();
     const auto start = std::chrono::steady_clock::now();
     for (int call = 0; call < calls_; ++call) one_call_();
     const auto stop = std::chrono::steady_clock::now();
     sample_record record;
+    record.other_threads_cpu_s = other_threads_cpu_s() - others_before;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;

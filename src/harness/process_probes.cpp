@@ -88,6 +88,11 @@ cpu_reading take_cpu_reading() {
   return {seconds(CLOCK_MONOTONIC), seconds(CLOCK_PROCESS_CPUTIME_ID), seconds(CLOCK_THREAD_CPUTIME_ID)};
 }
 
+double other_threads_cpu_s() {
+  const auto reading = take_cpu_reading();
+  return reading.process_cpu_s - reading.thread_cpu_s;
+}
+
 std::uint64_t allocation_count() { return allocations_so_far.load(std::memory_order_relaxed); }
 
 process_snapshot take_process_snapshot() {

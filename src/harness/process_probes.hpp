@@ -25,9 +25,10 @@ struct process_snapshot {
 [[nodiscard]] process_snapshot take_process_snapshot();
 
 // Note [worker CPU time]: the worker's wall clock, its whole CPU time (every thread) and the
-// CPU time of the thread that serves the judge. Between two readings, process CPU time beyond
-// the serving thread's is what other threads did (helpers started in setup(), spinning loads);
-// while the worker waits for the judge's next request it should do nothing at all.
+// CPU time of the thread that serves the judge. Across each sample's timed span (the samplers
+// read it there, after the harness's own fill threads have joined), process CPU time beyond the
+// serving thread's is what other threads did: helpers started in setup(), spinning loads. While
+// the worker waits for the judge's next request it should do nothing at all.
 struct cpu_reading {
   double wall_s = 0;
   double process_cpu_s = 0;

@@ -24,7 +24,13 @@ struct sample_record {
   double cost_s = 0;         // everything the sample took: flush, sync, calls, clock probe
   double sm_clock_mhz = 0;   // 0 on host
   int calls = 1;
+  // Note [worker CPU time]: CPU time of the worker's other threads across the timed span (the
+  // harness's own fill threads have finished before it opens); stays in the worker.
+  double other_threads_cpu_s = 0;
 };
+
+// The worker's CPU time beyond the calling thread's, so far (Note [worker CPU time]).
+[[nodiscard]] double other_threads_cpu_s();
 
 // Watches each sample from the inside (the CUPTI audit): told just before the start and stop
 // events are recorded, while run() executes, and when the sample is complete. Also told of the

@@ -223,6 +223,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda) check_math_unit(declared, slot, config, result.checks);
     check_library_precision(*slot.runs, slot.library_precision, "a visit of timed samples", slot.label, result.checks);
     if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
+    if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
 }
@@ -268,7 +269,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     start_workers(declared, slots, config, pair_dir);
     for (const auto& slot : slots) {
       if (slot.audit_state.starts_with("unavailable"))
-        progress(fmt::format("[audit] {} {}: device audit {} (CUDA events only)", declared.target(), slot.label, slot.audit_state));
+        progress(fmt::format("[audit] {} {}: device audit {}: the pair fails device-audit (use --audit off to run without it)", declared.target(), slot.label, slot.audit_state));
     }
     progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
                          declared.workloads().size() - 1));

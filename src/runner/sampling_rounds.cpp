@@ -251,7 +251,7 @@ void check_worker_cpu(const variant_slot& slot, std::vector<check_result>& check
   const auto& cpu = slot.cpu;
   if (cpu.other_threads_cpu_s > std::max(0.10 * cpu.visit_wall_s, 5e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
-              fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed visits",
+              fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed spans",
                           cpu.other_threads_cpu_s, cpu.visit_wall_s));
   if (cpu.idle_cpu_s > std::max(0.05 * cpu.idle_wall_s, 10e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,

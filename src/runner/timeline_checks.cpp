@@ -103,6 +103,36 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   }
 }
 
+void check_audit_coverage(const variant_slot& slot, std::vector<check_result>& checks) {
+  const auto fail = [&](const std::string& why) { add_check(checks, verify::checks::device_audit, slot.label, false, why); };
+  if (slot.worker != nullptr && !slot.worker->audit_tampering().empty()) {
+    std::string calls;
+    for (const auto& call : slot.worker->audit_tampering()) calls += (calls.empty() ? "" : ", ") + call;
+    fail("the worker's own code called CUPTI to switch the audit off or take it over: " + calls);
+  }
+  if (slot.audit_state != "on") {
+    fail("the device audit is " + slot.audit_state + "; --audit off runs without it, recorded");
+    return;
+  }
+  if (slot.audits.empty()) {
+    fail("no audited sample came back from the worker");
+    return;
+  }
+  std::size_t incomplete = 0;
+  std::size_t silent = 0;
+  for (const auto& a : slot.audits) {
+    incomplete += !a.complete;
+    silent += a.complete && a.kernels + a.copies + a.memsets == 0;
+  }
+  // A dropped buffer can cost a window now and then; a switched-off activity kind costs most.
+  if (10 * incomplete > slot.audits.size())
+    fail(fmt::format("{} of {} audited samples lacked device timestamps for their own events", incomplete,
+                     slot.audits.size()));
+  if (2 * silent > slot.audits.size() - incomplete)
+    fail(fmt::format("{} of {} audited samples recorded no kernel, copy or memset at all (an activity kind switched off?)",
+                     silent, slot.audits.size() - incomplete));
+}
+
 nlohmann::json summarize_device_audit(const variant_slot& slot) {
   nlohmann::json summary = {{"state", slot.audit_state}, {"samples", slot.audits.size()}};
   if (slot.audits.empty()) return summary;

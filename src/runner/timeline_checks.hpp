@@ -14,6 +14,10 @@ namespace aisp {
 
 void check_device_timeline(const pair& declared, const variant_slot& slot, std::vector<check_result>& checks);
 
+// Note [audit tampering]: fails the pair when a worker the judge asked to audit could not be
+// audited (CUPTI unavailable, switched off by the pair's code, windows without activity).
+void check_audit_coverage(const variant_slot& slot, std::vector<check_result>& checks);
+
 // State, samples audited, kernels per call, busy fraction, kernel names (and their library).
 [[nodiscard]] nlohmann::json summarize_device_audit(const variant_slot& slot);
 

@@ -17,6 +17,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "audit/cupti_recorder.hpp"
+#include "audit/cupti_watch.hpp"
 #include "audit/library_precision.hpp"
 #include "audit/timeline_json.hpp"
 #include "harness/variant_session.hpp"
@@ -54,6 +55,7 @@ class reply_channel {
       }
       message["sandbox_denials"] = std::move(listed);
     }
+    if (auto tampering = take_audit_tampering(); !tampering.empty()) message["audit_tampering"] = std::move(tampering);
     const std::string line = message.dump() + "\n";
     sandbox::write_reply(fd_, line.data(), line.size());
   }
@@ -172,7 +174,13 @@ class worker {
     const auto records = session_->sample(plan, fingerprint);
     const auto after = take_process_snapshot();
     json samples = json::array();
-    for (const auto& record : records) samples.push_back(protocol::sample_to_json(record));
+    double timed_wall_s = 0;
+    double others_cpu_s = 0;
+    for (const auto& record : records) {
+      samples.push_back(protocol::sample_to_json(record));
+      timed_wall_s += record.host_wall_s;
+      others_cpu_s += record.other_threads_cpu_s;
+    }
     json verified = nullptr;
     if (fingerprint) {
       json matches = json::object();
@@ -187,7 +195,8 @@ class worker {
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified},
                   {"minor_faults", after.minor_faults - before.minor_faults},
                   {"access_policy", session_->access_policy_in_force()},
-                  {"library_precision", take_library_precision()}};
+                  {"library_precision", take_library_precision()},
+                  {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s}}}};
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {
       json audits = json::array();
@@ -286,13 +295,9 @@ int run_worker() {
       }
       json reply = state.handle(request);
       // Note [worker CPU time]: what this sample request and the wait before it cost in CPU.
-      const cpu_reading finished = take_cpu_reading();
-      if (request.at("op") == "sample") {
-        reply["cpu"] = {{"idle_wall_s", started.wall_s - last_answer.wall_s},
-                        {"idle_cpu_s", started.process_cpu_s - last_answer.process_cpu_s},
-                        {"wall_s", finished.wall_s - started.wall_s},
-                        {"other_threads_cpu_s", (finished.process_cpu_s - started.process_cpu_s) -
-                                                    (finished.thread_cpu_s - started.thread_cpu_s)}};
+      if (reply.contains("cpu")) {
+        reply["cpu"]["idle_wall_s"] = started.wall_s - last_answer.wall_s;
+        reply["cpu"]["idle_cpu_s"] = started.process_cpu_s - last_answer.process_cpu_s;
       }
       replies.send(std::move(reply));
       last_answer = take_cpu_reading();

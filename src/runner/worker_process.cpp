@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -152,6 +153,10 @@ nlohmann::json worker_process::request(const nlohmann::json& message, double tim
         throw worker_failure(worker_failure_kind::exception, "worker sent a malformed answer to " + op);
       }
       if (reply.contains("sandbox_denials")) sandbox_denials_ = reply.at("sandbox_denials");
+      for (const auto& call : reply.value("audit_tampering", std::vector<std::string>{})) {
+        if (std::find(audit_tampering_.begin(), audit_tampering_.end(), call) == audit_tampering_.end())
+          audit_tampering_.push_back(call);
+      }
       if (!reply.value("ok", false)) {
         const auto kind = reply.value("kind", "exception");
         const auto failure = kind == "cuda" ? worker_failure_kind::cuda

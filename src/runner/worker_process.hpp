@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,8 @@ class worker_process {
   // Calls the worker's sandbox denied so far (Note [worker sandbox]), as its last answer listed
   // them: [{"what", "code", "count"}]; empty when none.
   [[nodiscard]] const nlohmann::json& sandbox_denials() const { return sandbox_denials_; }
+  // CUPTI calls that switch the device audit off, made outside the audit (Note [audit tampering]).
+  [[nodiscard]] const std::vector<std::string>& audit_tampering() const { return audit_tampering_; }
 
  private:
   [[noreturn]] void fail_dead(const std::string& while_doing);
@@ -54,6 +57,7 @@ class worker_process {
   int from_worker_ = -1;
   std::string pending_;
   nlohmann::json sandbox_denials_ = nlohmann::json::array();
+  std::vector<std::string> audit_tampering_;
 };
 
 // The path of the running executable, for spawning workers of the same build.

@@ -115,6 +115,12 @@ inline const check_kind math_mode{"math-mode", {"W2"}, "run() changed the cuBLAS
 inline const check_kind math_unit{"math-unit", {"V3", "W1"}, "the declared math unit is not what the kernels run"};
 inline const check_kind library_precision{"library-precision", {"W2", "W1"}, "a reduced-precision cuBLAS policy in an fp32 variant"};
 inline const check_kind library_passthrough{"library-passthrough", {"X6"}, "library kernels in a variant that declares none"};
+// Note [audit tampering]: the audit fails closed. A worker the judge asked to audit whose audit
+// could not start, was switched off, or whose audited samples came back without device activity
+// leaves every row below unchecked, so the pair fails (only --audit off, recorded, skips it).
+inline const check_kind device_audit{"device-audit",
+                                     {"T1", "T2", "C1", "C4", "C5", "C9", "L1", "L7", "K5", "M4", "W2", "W3", "X4", "X6"},
+                                     "the device audit could not watch this worker"};
 inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
 }  // namespace checks
 

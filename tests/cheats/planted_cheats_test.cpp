@@ -142,6 +142,47 @@ TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
       << "\n  their codes: " << joined(failed_codes);
 }
 
+// Rows whose cheat sits in the pair's declaration, its reference or its baseline, not in the
+// optimized variant: their code may land on any variant, the baseline's included.
+bool cheat_is_in_the_pair(const std::string& code) {
+  static const std::set<std::string> pair_level{"O6", "S2", "T4", "V2", "V3"};
+  return pair_level.count(code) > 0;
+}
+
+// The cheating variant itself fails with its row's code; a mutant that fails every check with
+// every code on the baseline would not pass this.
+TEST_P(planted_cheat, the_cheating_variant_itself_fails_with_the_code) {
+  const fixture& planted = GetParam();
+  if (cheat_is_in_the_pair(planted.code)) GTEST_SKIP() << planted.code << ": the cheat is in the pair, not a variant";
+  const auto& run = the_suite_run();
+  ASSERT_TRUE(run.parsed) << run.output;
+  const json* pair = result_of(run, planted.target);
+  ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
+  bool on_the_cheat = false;
+  for (const auto& check : pair->value("checks", json::array())) {
+    if (check.value("passed", true) || check.value("variant", "") != "optimized") continue;
+    for (const auto& code : check.value("codes", json::array())) on_the_cheat = on_the_cheat || code == planted.code;
+  }
+  EXPECT_TRUE(on_the_cheat) << planted.target << ": no failed check of the optimized variant carries " << planted.code;
+}
+
+// The honest baseline and its twin fail nothing, except checks that carry the fixture's own
+// code (a pair-level cheat reaches every variant).
+TEST_P(planted_cheat, the_honest_baseline_and_twin_fail_no_other_check) {
+  const fixture& planted = GetParam();
+  const auto& run = the_suite_run();
+  ASSERT_TRUE(run.parsed) << run.output;
+  const json* pair = result_of(run, planted.target);
+  ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
+  for (const auto& check : pair->value("checks", json::array())) {
+    const auto variant = check.value("variant", "");
+    if (check.value("passed", true) || (variant != "baseline" && variant != "baseline_twin")) continue;
+    bool own_code = false;
+    for (const auto& code : check.value("codes", json::array())) own_code = own_code || code == planted.code;
+    EXPECT_TRUE(own_code) << planted.target << ": the honest " << variant << " failed " << check.dump();
+  }
+}
+
 std::vector<fixture> listed_fixtures() { return the_listing().fixtures; }
 
 INSTANTIATE_TEST_SUITE_P(cheats, planted_cheat, ::testing::ValuesIn(listed_fixtures()),

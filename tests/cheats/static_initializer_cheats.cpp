@@ -3,6 +3,8 @@
 // initializer, so it acts only in workers and only when AISP_PLANT_STATIC_CHEAT names a cheat;
 // own_process_cheats_test.cpp sets it for one run each. The pair itself is honest.
 // Run: AISP_PLANT_STATIC_CHEAT=fork aisp_cheats bench run --targets cheats_static
+//      AISP_PLANT_STATIC_CHEAT=cupti aisp_cheats bench run --targets cheats_static_gpu (a GPU)
+#include <cupti.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -40,6 +42,9 @@ struct planted_before_main {
       std::thread([] {
         for (;;) pause();
       }).detach();
+    } else if (std::strcmp(which, "cupti") == 0) {  // T1: take the CUPTI subscription the audit needs
+      CUpti_SubscriberHandle taken = nullptr;
+      cuptiSubscribe(&taken, [](void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}, nullptr);
     } else if (std::strcmp(which, "dup") == 0) {  // V1: a copy of the judge's channel (fd 1)
       const int copy = dup(STDOUT_FILENO);
       keep_alive(&copy);

@@ -90,3 +90,18 @@ TEST(add_gpu_findings, reports_virtualization_throttling_power_and_other_process
 }
 
 }  // namespace
+
+TEST(external_profiler, ncu_and_nsys_injection_and_a_preloaded_cupti_are_found) {
+  const char* ncu[] = {"HOME=/root", "CUDA_INJECTION64_PATH=/opt/nsight-compute/target/libInterceptorInjectionTarget.so", nullptr};
+  EXPECT_EQ(aisp::external_profiler_of(ncu), std::string(ncu[1]));
+  const char* preload[] = {"LD_PRELOAD=/usr/local/cuda/lib64/libcupti.so", nullptr};
+  EXPECT_EQ(aisp::external_profiler_of(preload), std::string(preload[0]));
+  const char* nsys[] = {"NSYS_PROFILING_SESSION_ID=3", nullptr};
+  EXPECT_FALSE(aisp::external_profiler_of(nsys).empty());
+}
+
+TEST(external_profiler, an_ordinary_environment_and_an_empty_injection_variable_are_not) {
+  const char* plain[] = {"PATH=/usr/bin", "LD_PRELOAD=/usr/lib/libjemalloc.so", "CUDA_INJECTION64_PATH=", nullptr};
+  EXPECT_EQ(aisp::external_profiler_of(plain), "");
+  EXPECT_EQ(aisp::external_profiler_of(nullptr), "");
+}

@@ -115,7 +115,8 @@ TEST_F(fake_worker, an_error_answer_throws_with_its_kind) {
 }
 
 TEST_F(fake_worker, a_hang_is_killed_at_the_deadline_and_reported_as_timeout) {
-  aisp::worker_process worker(script("hang", "read line; sleep 30"), log());
+  // exec, not a child: the sandbox lets no worker start a process (Note [worker sandbox]).
+  aisp::worker_process worker(script("hang", "read line; exec sleep 30"), log());
   const auto start = std::chrono::steady_clock::now();
   try {
     (void)worker.request({{"op", "sample"}}, 0.5);
@@ -124,6 +125,17 @@ TEST_F(fake_worker, a_hang_is_killed_at_the_deadline_and_reported_as_timeout) {
     EXPECT_EQ(failure.kind(), aisp::worker_failure_kind::timeout);
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
+}
+
+TEST_F(fake_worker, a_worker_that_starts_a_process_is_killed_by_its_sandbox_and_reported_so) {
+  aisp::worker_process worker(script("spawn", "read line; /bin/true; echo '{\"ok\":true}'"), log());
+  try {
+    (void)worker.request({{"op", "sample"}}, 5.0);
+    FAIL() << "the shell started /bin/true inside the sandbox";
+  } catch (const aisp::worker_failure& failure) {
+    EXPECT_EQ(failure.kind(), aisp::worker_failure_kind::sandbox) << failure.what();
+    EXPECT_NE(std::string(failure.what()).find("SIGSYS"), std::string::npos) << failure.what();
+  }
 }
 
 TEST_F(fake_worker, a_crash_is_reported_with_its_signal_and_last_log_line) {

@@ -37,11 +37,12 @@ inline void honest(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
-inline pair gpu_fixture(const std::string& name, const std::string& code, const std::string& what, variant cheat) {
+// The fixture's pair under its full target name (gpu_fixture puts it in cheats_gpu).
+inline pair gpu_pair(const std::string& target, const std::string& code, const std::string& what, variant cheat) {
   const auto count = [](const workload& w) { return w.get("n"); };
   cheat.name = "optimized";
   cheat.summary = "planted cheat " + code + ": " + what;
-  return pair("cheats_gpu:" + name)
+  return pair(target)
       .summary("planted cheat " + code + ": " + what)
       .tag("cheat:" + code)
       .benchmark_size({{"n", std::int64_t{1} << 24}})
@@ -59,6 +60,10 @@ inline pair gpu_fixture(const std::string& name, const std::string& code, const 
       })
       .add_variant("baseline", "honest y = 2x + 1", honest)
       .add_variant(std::move(cheat));
+}
+
+inline pair gpu_fixture(const std::string& name, const std::string& code, const std::string& what, variant cheat) {
+  return gpu_pair("cheats_gpu:" + name, code, what, std::move(cheat));
 }
 
 inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}, {}}; }

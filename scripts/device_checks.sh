@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# On the GPU machine, from carried binaries: scripts/device_issue15.sh BIN_DIR OUT_DIR STEP [TARGET...]
+# On the GPU machine, from carried binaries: scripts/device_checks.sh BIN_DIR OUT_DIR STEP [TARGET...]
 #   cheats: aisp info, the cuobjdump table's cost, the GPU tests but the every-pair modes (the
 #           planted cheats among them), with the cheats_gpu results kept as OUT_DIR/gpu_cheats.json;
-#   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json;
+#   hostcheats: the host planted cheats and own-process cheats (aisp_cheat_tests) on this kernel;
+#   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json,
+#           with the largest worker CPU figures (Note [worker CPU time]) of the run;
 #   verify: the same with `bench verify` (every check, a token of sampling).
 set -uo pipefail
 bin="$1"; out="$2"; step="$3"; shift 3
@@ -20,6 +22,11 @@ case "$step" in
     echo "gpu tests rc ${PIPESTATUS[0]}" >> "$out/gpu_tests.txt"
     cp "$(ls -td /tmp/aisp_gpu_cheats_*/ | head -n 1)/results.json" "$out/gpu_cheats.json" 2>/dev/null
     grep -vE "^\[ *OK *\]" "$out/gpu_tests.txt" | head -n 80 ;;
+  hostcheats)
+    AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_K4_CHEATS_BINARY="$bin/aisp_cheats_k4" timeout 560 "$bin/aisp_cheat_tests" 2>&1 |
+      grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/host_cheats.txt"
+    echo "host cheat tests rc ${PIPESTATUS[0]}" >> "$out/host_cheats.txt"
+    grep -vE "^\[ *OK *\]" "$out/host_cheats.txt" | head -n 60 ;;
   run|verify)
     [ -f "$out/hw.txt" ] || "$bin/aisp" hw all > "$out/hw.txt" 2>&1
     name=$(echo "$1" | tr '/:' '__')
@@ -29,6 +36,21 @@ case "$step" in
     echo "$step rc $? wall $(( $(date +%s) - start )) s" >> "$out/$step-$name.log"
     tail -n 30 "$out/$step-$name.log"
     python3 "$here/summarize_results.py" "$out/$step-$name.json" > "$out/$step-$name.txt" 2>&1
-    grep -E "FAILED|: fail" "$out/$step-$name.txt" | head -n 60 ;;
-  *) echo "step must be cheats, run or verify" >&2; exit 2 ;;
+    grep -E "FAILED|: fail" "$out/$step-$name.txt" | head -n 60
+    python3 - "$out/$step-$name.json" <<'PY'
+import json, sys
+pairs = json.load(open(sys.argv[1]))["pairs"]
+rows = []
+for p in pairs:
+    for v in p.get("variants", []):
+        cpu = v.get("worker_cpu") or {}
+        if cpu.get("visit_wall_s"):
+            rows.append((cpu["other_threads_cpu_s"] / cpu["visit_wall_s"], cpu.get("idle_cpu_s", 0) / max(cpu.get("idle_wall_s", 0), 1e-9),
+                         p["target"], v["name"]))
+for label, key in (("timed-span other-thread CPU share", 0), ("idle CPU share", 1)):
+    top = sorted(rows, key=lambda r: r[key], reverse=True)[:3]
+    print(label + ": " + ", ".join(f"{r[2]}:{r[3]} {r[key]:.4f}" for r in top))
+PY
+    ;;
+  *) echo "step must be cheats, hostcheats, run or verify" >&2; exit 2 ;;
 esac
