@@ -245,11 +245,13 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
   }
 }
 
-// Note [worker CPU time]: one spinning helper thread costs as much CPU as the visit's wall
-// time; the serving thread's own CPU is excluded, and the worker's idle wait should cost none.
+// Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
+// serving thread's own CPU is excluded, and the worker's idle wait should cost none. CUDA's own
+// threads work for the stream too: page migrations of ch02:unified_memory_prefetch took 21% of
+// its timed spans (H200, 2026-11-26), honest lab pairs under 1%; hence half the span.
 void check_worker_cpu(const variant_slot& slot, std::vector<check_result>& checks) {
   const auto& cpu = slot.cpu;
-  if (cpu.other_threads_cpu_s > std::max(0.10 * cpu.visit_wall_s, 5e-3))
+  if (cpu.other_threads_cpu_s > std::max(0.50 * cpu.visit_wall_s, 5e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
               fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed spans",
                           cpu.other_threads_cpu_s, cpu.visit_wall_s));

@@ -128,7 +128,8 @@ void check_audit_coverage(const variant_slot& slot, std::vector<check_result>& c
   if (10 * incomplete > slot.audits.size())
     fail(fmt::format("{} of {} audited samples lacked device timestamps for their own events", incomplete,
                      slot.audits.size()));
-  if (2 * silent > slot.audits.size() - incomplete)
+  // Every call of a CUDA pair puts work on the device: one silent window is a blind one.
+  if (silent > 0)
     fail(fmt::format("{} of {} audited samples recorded no kernel, copy or memset at all (an activity kind switched off?)",
                      silent, slot.audits.size() - incomplete));
 }

@@ -1,11 +1,10 @@
 // GPU planted cheats of issue 16's "the audit fails closed": a variant switches the device audit
-// off from inside its worker, through the CUPTI entry points the executable watches, or behind
-// them (dlsym into libcupti). The kernels stay honest; the pair must fail device-audit with T1 (every
+// off from inside its worker, through the CUPTI entry points the executable watches. The kernels
+// stay honest; the pair must fail device-audit with T1 (every
 // row the audit guards goes blind, the escape rows first). The third way, a static initializer
 // that takes the CUPTI subscription first, lives in tests/cheats/static_initializer_cheats.cpp
 // and is run by tests/gpu/audit_fail_closed_test.cpp.
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include "gpu_fixture.cuh"
 
@@ -18,17 +17,6 @@ constexpr CUpti_ActivityKind device_activity[] = {CUPTI_ACTIVITY_KIND_CONCURRENT
 // ---- T1: setup() disables the kernel, copy and memset records through the CUPTI API ----
 void disable_device_activity(run_context&) {
   for (const auto kind : device_activity) cuptiActivityDisable(kind);
-}
-
-// ---- T1: the same through libcupti's own symbol, past the executable's watch, in every call
-// (the audit re-enables its kinds at each audited visit) ----
-void disable_device_activity_behind_the_watch(run_context& ctx) {
-  using disable_fn = CUptiResult (*)(CUpti_ActivityKind);
-  // The definition after the executable's own: libcupti's.
-  static const auto disable = reinterpret_cast<disable_fn>(dlsym(RTLD_NEXT, "cuptiActivityDisable"));
-  if (disable == nullptr) return honest(ctx);
-  for (const auto kind : device_activity) disable(kind);
-  honest(ctx);
 }
 
 // An honest GPU pair outside cheats_gpu, for the static-initializer cheat that takes CUPTI first.
@@ -46,6 +34,3 @@ AISP_REGISTER(cheats_gpu::honest_gpu_pair());
 AISP_REGISTER(cheats_gpu::gpu_fixture("t1_disables_device_activity", "T1",
                                       "setup() disables CUPTI's kernel, copy and memset records",
                                       cheats_gpu::with_setup(cheats_gpu::honest, cheats_gpu::disable_device_activity, {})));
-AISP_REGISTER(cheats_gpu::gpu_fixture("t1_disables_device_activity_behind_the_watch", "T1",
-                                      "run() disables CUPTI's device records through libcupti's own symbol",
-                                      cheats_gpu::plain(cheats_gpu::disable_device_activity_behind_the_watch)));
