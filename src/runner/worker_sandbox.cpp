@@ -269,6 +269,17 @@ std::string confine_worker(int reply_fd) {
   return "";
 }
 
+#else
+
+bool confine_before_exec(pid_t) { return false; }
+std::string confine_worker(int) { return "the sandbox's filters are written for x86-64 only"; }
+static long reply_syscall(int fd, const void* bytes, std::size_t count) {
+  const ssize_t written = write(fd, bytes, count);
+  return written < 0 ? -errno : written;
+}
+
+#endif
+
 bool write_reply(int reply_fd, const void* bytes, std::size_t count) {
   const auto* next = static_cast<const char*>(bytes);
   while (count > 0) {
@@ -280,24 +291,6 @@ bool write_reply(int reply_fd, const void* bytes, std::size_t count) {
   }
   return true;
 }
-
-#else
-
-bool confine_before_exec(pid_t) { return false; }
-std::string confine_worker(int) { return "the sandbox's filters are written for x86-64 only"; }
-bool write_reply(int reply_fd, const void* bytes, std::size_t count) {
-  const auto* next = static_cast<const char*>(bytes);
-  while (count > 0) {
-    const ssize_t written = write(reply_fd, next, count);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    next += written;
-    count -= static_cast<std::size_t>(written);
-  }
-  return true;
-}
-
-#endif
 
 std::vector<denial_count> denials_so_far() {
   std::vector<denial_count> found;

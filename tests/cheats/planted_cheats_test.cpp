@@ -142,6 +142,16 @@ TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
       << "\n  their codes: " << joined(failed_codes);
 }
 
+// The fixture's result in the one suite run; fails the test when there is none.
+const json& pair_of(const fixture& planted) {
+  const auto& run = the_suite_run();
+  static const json missing;
+  if (!run.parsed) ADD_FAILURE() << run.output;
+  const json* pair = run.parsed ? result_of(run, planted.target) : nullptr;
+  if (run.parsed && pair == nullptr) ADD_FAILURE() << planted.target << " is missing from the results";
+  return pair != nullptr ? *pair : missing;
+}
+
 // Rows whose cheat sits in the pair's declaration, its reference or its baseline, not in the
 // optimized variant: their code may land on any variant, the baseline's included.
 bool cheat_is_in_the_pair(const std::string& code) {
@@ -154,12 +164,9 @@ bool cheat_is_in_the_pair(const std::string& code) {
 TEST_P(planted_cheat, the_cheating_variant_itself_fails_with_the_code) {
   const fixture& planted = GetParam();
   if (cheat_is_in_the_pair(planted.code)) GTEST_SKIP() << planted.code << ": the cheat is in the pair, not a variant";
-  const auto& run = the_suite_run();
-  ASSERT_TRUE(run.parsed) << run.output;
-  const json* pair = result_of(run, planted.target);
-  ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
+  const json& pair = pair_of(planted);
   bool on_the_cheat = false;
-  for (const auto& check : pair->value("checks", json::array())) {
+  for (const auto& check : pair.value("checks", json::array())) {
     if (check.value("passed", true) || check.value("variant", "") != "optimized") continue;
     for (const auto& code : check.value("codes", json::array())) on_the_cheat = on_the_cheat || code == planted.code;
   }
@@ -171,11 +178,8 @@ TEST_P(planted_cheat, the_cheating_variant_itself_fails_with_the_code) {
 TEST_P(planted_cheat, the_honest_baseline_and_twin_fail_no_other_check) {
   const fixture& planted = GetParam();
   if (cheat_is_in_the_pair(planted.code)) GTEST_SKIP() << planted.code << ": the cheat is in the pair, so in the baseline too";
-  const auto& run = the_suite_run();
-  ASSERT_TRUE(run.parsed) << run.output;
-  const json* pair = result_of(run, planted.target);
-  ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
-  for (const auto& check : pair->value("checks", json::array())) {
+  const json& pair = pair_of(planted);
+  for (const auto& check : pair.value("checks", json::array())) {
     const auto variant = check.value("variant", "");
     if (check.value("passed", true) || (variant != "baseline" && variant != "baseline_twin")) continue;
     bool own_code = false;
