@@ -24,11 +24,15 @@ string(APPEND CMAKE_CUDA_FLAGS " -lineinfo -Xptxas=--warn-on-spills --expt-relax
 # variants of a pair were built alike (K4, src/audit/build_flags.hpp).
 string(APPEND CMAKE_CXX_FLAGS " -frecord-gcc-switches")
 
+# K4 per translation unit: scripts/record_math_flags sees each compile command and hands the
+# unit its value-changing math switches and pragmas (AISP_TU_MATH_FLAGS); ccache runs after it.
+set(AISP_LAUNCHERS ${CMAKE_CURRENT_SOURCE_DIR}/scripts/record_math_flags)
 find_program(AISP_CCACHE ccache)
 if(AISP_CCACHE)
-  set(CMAKE_CXX_COMPILER_LAUNCHER ${AISP_CCACHE})
-  set(CMAKE_CUDA_COMPILER_LAUNCHER ${AISP_CCACHE})
+  list(APPEND AISP_LAUNCHERS ${AISP_CCACHE})
 endif()
+set(CMAKE_CXX_COMPILER_LAUNCHER ${AISP_LAUNCHERS})
+set(CMAKE_CUDA_COMPILER_LAUNCHER ${AISP_LAUNCHERS})
 
 function(aisp_apply_warnings target)
   target_compile_options(${target} PRIVATE

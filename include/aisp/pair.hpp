@@ -113,6 +113,10 @@ class pair {
   pair& pursue(goal what);
   pair& world_size(int gpus);
   pair& tag(std::string name);
+  // K4: the value-changing math switches its translation unit was built with, as the build's
+  // compiler launcher recorded them (scripts/record_math_flags): "none", or names joined by
+  // "__". AISP_REGISTER sets it; a unit built without the launcher has no record.
+  pair& built_with_math(std::string flags);
   pair& add_variant(variant v);
   pair& add_variant(std::string name, std::string what_changed, stage_fn run);
 
@@ -135,6 +139,7 @@ class pair {
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
   [[nodiscard]] const std::vector<variant>& variants() const { return variants_; }
+  [[nodiscard]] const std::optional<std::string>& build_math_flags() const { return build_math_flags_; }
   // Throws contract_error when absent.
   [[nodiscard]] const variant& find_variant(std::string_view name) const;
   [[nodiscard]] const buffer_spec& find_buffer(std::string_view name) const;
@@ -167,16 +172,25 @@ class pair {
   int world_size_ = 1;
   std::vector<std::string> tags_;
   std::vector<variant> variants_;
+  std::optional<std::string> build_math_flags_;
 };
 
 // Registration happens at static-initialization time, one statement per pair file.
 struct registrar {
-  explicit registrar(pair declared);
+  // `math_flags`: the unit's AISP_TU_MATH_FLAGS, or nullptr when the build did not record it.
+  registrar(pair declared, const char* math_flags);
 };
 
 }  // namespace aisp
 
 #define AISP_CONCAT_INNER(a, b) a##b
 #define AISP_CONCAT(a, b) AISP_CONCAT_INNER(a, b)
+#define AISP_STRINGIFY_INNER(x) #x
+#define AISP_STRINGIFY(x) AISP_STRINGIFY_INNER(x)
+#ifdef AISP_TU_MATH_FLAGS
+#define AISP_TU_MATH_RECORD AISP_STRINGIFY(AISP_TU_MATH_FLAGS)
+#else
+#define AISP_TU_MATH_RECORD nullptr
+#endif
 #define AISP_REGISTER(pair_expression) \
-  static const ::aisp::registrar AISP_CONCAT(aisp_registrar_, __LINE__){pair_expression}
+  static const ::aisp::registrar AISP_CONCAT(aisp_registrar_, __LINE__){pair_expression, AISP_TU_MATH_RECORD}

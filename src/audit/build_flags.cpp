@@ -60,4 +60,31 @@ std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& comma
   return found;
 }
 
+std::string describe_unit_math_record(const std::string& record) {
+  static const std::vector<std::pair<std::string, std::string>> words = {
+      {"fast_math", "-ffast-math or -Ofast"},
+      {"unsafe_math", "-funsafe-math-optimizations"},
+      {"associative_math", "-fassociative-math"},
+      {"reciprocal_math", "-freciprocal-math"},
+      {"finite_math_only", "-ffinite-math-only"},
+      {"use_fast_math", "nvcc -use_fast_math"},
+      {"flush_to_zero", "nvcc --ftz=true"},
+      {"approximate_division", "nvcc --prec-div=false"},
+      {"approximate_sqrt", "nvcc --prec-sqrt=false"},
+      {"math_pragma", "a math pragma or optimize attribute in the source"}};
+  std::string described;
+  std::size_t start = 0;
+  while (record != "none" && start < record.size()) {
+    const std::size_t end = std::min(record.find("__", start), record.size());
+    const std::string name = record.substr(start, end - start);
+    std::string text = name;
+    for (const auto& [key, value] : words) {
+      if (key == name) text = value;
+    }
+    described += (described.empty() ? "" : ", ") + text;
+    start = end + 2;
+  }
+  return described;
+}
+
 }  // namespace aisp

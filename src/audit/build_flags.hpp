@@ -13,6 +13,10 @@ namespace aisp {
 // the section is missing or the file is unreadable.
 [[nodiscard]] std::vector<std::string> recorded_compile_switches(const std::string& elf_path);
 
+// A unit's record from scripts/record_math_flags ("none", or names joined by "__") in words:
+// "" for "none", else e.g. "nvcc -use_fast_math, a math pragma or attribute in the source".
+[[nodiscard]] std::string describe_unit_math_record(const std::string& record);
+
 // The value-changing math flags found in those command lines (-ffast-math, -Ofast, ...).
 [[nodiscard]] std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& command_lines);
 

@@ -148,16 +148,26 @@ window_audit audit_window(const sample_window& window, const std::vector<timelin
 }
 
 std::string library_of_kernel(std::string_view name) {
-  // Markers of the kernels each library ships (cuBLAS's Hopper GEMMs are "nvjet_*").
+  // Markers of the kernels each library ships (cuBLAS's Hopper GEMMs are "nvjet_*"), read from
+  // the kernel names in the CUDA 13.0 libraries. Device-API helpers compiled into a user's own
+  // kernel (curand_init's state types, cub:: block primitives) are not library kernels, so the
+  // cuRAND and CUB markers name host-API kernels and the CUB namespace's device-wide entry points.
   struct marker {
     std::string_view text;
     std::string_view library;
   };
   static constexpr std::array markers{
-      marker{"nvjet", "cuBLAS"},  marker{"cublas", "cuBLAS"},     marker{"xmma_gemm", "cuBLAS"},
-      marker{"gemv2", "cuBLAS"},  marker{"gemmSN", "cuBLAS"},     marker{"splitKreduce", "cuBLAS"},
-      marker{"cudnn", "cuDNN"},   marker{"nccl", "NCCL"},         marker{"cutlass", "CUTLASS"},
-      marker{"3cub", "CUB"},      marker{"cub::", "CUB"},
+      marker{"nvjet", "cuBLAS"},          marker{"cublas", "cuBLAS"},          marker{"xmma_gemm", "cuBLAS"},
+      marker{"gemv2", "cuBLAS"},          marker{"gemmSN", "cuBLAS"},          marker{"splitKreduce", "cuBLAS"},
+      marker{"cudnn", "cuDNN"},           marker{"sm90_xmma", "cuDNN"},        marker{"sm80_xmma", "cuDNN"},
+      marker{"nccl", "NCCL"},             marker{"cutlass", "CUTLASS"},        marker{"3cub", "CUB"},
+      marker{"cub::", "CUB"},             marker{"cufft", "cuFFT"},            marker{"regular_fft", "cuFFT"},
+      marker{"vector_fft", "cuFFT"},      marker{"spRadix", "cuFFT"},          marker{"dpRadix", "cuFFT"},
+      marker{"packR2C", "cuFFT"},         marker{"cusparse", "cuSPARSE"},      marker{"gen_sequenced", "cuRAND"},
+      marker{"gen_mtgp", "cuRAND"},       marker{"gen_quasi", "cuRAND"},       marker{"MT19937", "cuRAND"},
+      marker{"generate_seed_pseudo", "cuRAND"}, marker{"cusolver", "cuSOLVER"}, marker{"getrf_", "cuSOLVER"},
+      marker{"potrf", "cuSOLVER"},        marker{"geqrf", "cuSOLVER"},         marker{"sytrd", "cuSOLVER"},
+      marker{"stedc_params", "cuSOLVER"}, marker{"jacobi_alg", "cuSOLVER"},    marker{"cutensor", "cuTENSOR"},
   };
   for (const auto& m : markers) {
     if (name.find(m.text) != std::string_view::npos) return std::string(m.library);

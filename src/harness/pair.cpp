@@ -115,6 +115,11 @@ pair& pair::world_size(int gpus) {
   world_size_ = gpus;
   return *this;
 }
+pair& pair::built_with_math(std::string flags) {
+  build_math_flags_ = std::move(flags);
+  return *this;
+}
+
 pair& pair::tag(std::string name) {
   tags_.push_back(std::move(name));
   return *this;
@@ -223,6 +228,9 @@ std::string_view math_unit_name(math_unit unit) {
   return "fp32";
 }
 
-registrar::registrar(pair declared) { registry::instance().add(std::move(declared)); }
+registrar::registrar(pair declared, const char* math_flags) {
+  if (math_flags != nullptr) declared.built_with_math(math_flags);
+  registry::instance().add(std::move(declared));
+}
 
 }  // namespace aisp

@@ -4,11 +4,14 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -18,9 +21,15 @@ extern char** environ;
 namespace aisp {
 namespace {
 
-// Note [allocation counter]: the aisp binary replaces the global operator new so the worker
-// can tell whether run() allocated (S7, M1). Counting is one relaxed atomic increment.
+// Note [allocation counter]: the aisp binary replaces the global operator new (aligned forms
+// too) so the worker can tell whether run() allocated (S7, M1). Counting is one relaxed atomic
+// increment. The C allocation family (malloc, calloc, realloc, reallocarray, posix_memalign,
+// aligned_alloc, memalign, valloc, pvalloc) and mmap are replaced too (issue 16): they forward
+// to glibc's own entry points and count per thread, because the CUDA runtime's and CUPTI's
+// threads allocate on their own schedule while run() executes on the serving thread.
 std::atomic<std::uint64_t> allocations_so_far{0};
+thread_local std::uint64_t c_allocations_by_this_thread = 0;
+thread_local std::uint64_t mappings_by_this_thread = 0;
 
 // opendir/readdir, not std::filesystem: the probe itself must not go through operator new,
 // or it would count its own allocations as run()'s.
@@ -96,6 +105,10 @@ double other_threads_cpu_s() {
 std::uint64_t allocation_count() { return allocations_so_far.load(std::memory_order_relaxed); }
 
 process_snapshot take_process_snapshot() {
+  // opendir and fopen allocate: the snapshot's own calls are taken back off the counters, so
+  // that two snapshots around run() differ by run()'s calls alone.
+  const std::uint64_t c_allocations_before = c_allocations_by_this_thread;
+  const std::uint64_t mappings_before = mappings_by_this_thread;
   process_snapshot snapshot;
   snapshot.threads = count_threads();
   snapshot.allocations = allocation_count();
@@ -109,10 +122,25 @@ process_snapshot take_process_snapshot() {
   snapshot.children = count_children();
   snapshot.scheduler = sched_getscheduler(0);
   snapshot.affinity_hash = hash_affinity();
+  c_allocations_by_this_thread = c_allocations_before;
+  mappings_by_this_thread = mappings_before;
+  snapshot.c_allocations = c_allocations_before;
+  snapshot.mappings = mappings_before;
   return snapshot;
 }
 
 }  // namespace aisp
+
+// glibc's own allocator entry points, which the replacements below forward to.
+extern "C" {
+void* __libc_malloc(std::size_t bytes);
+void* __libc_calloc(std::size_t count, std::size_t bytes);
+void* __libc_realloc(void* p, std::size_t bytes);
+void __libc_free(void* p);
+void* __libc_memalign(std::size_t alignment, std::size_t bytes);
+void* __libc_valloc(std::size_t bytes);
+void* __libc_pvalloc(std::size_t bytes);
+}
 
 // The replaced allocation functions (see Note [allocation counter]).
 void* operator new(std::size_t bytes) {
@@ -121,7 +149,72 @@ void* operator new(std::size_t bytes) {
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t bytes) { return operator new(bytes); }
+void* operator new(std::size_t bytes, std::align_val_t alignment) {
+  aisp::allocations_so_far.fetch_add(1, std::memory_order_relaxed);
+  const auto align = std::max(static_cast<std::size_t>(alignment), sizeof(void*));
+  if (void* p = __libc_memalign(align, bytes == 0 ? 1 : bytes)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t bytes, std::align_val_t alignment) { return operator new(bytes, alignment); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+
+// The C allocation family and mmap (see Note [allocation counter]): glibc's own entry points do
+// the work, so the allocator itself is unchanged.
+extern "C" {
+void* malloc(std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_malloc(bytes);
+}
+void free(void* p) { __libc_free(p); }
+void* calloc(std::size_t count, std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_calloc(count, bytes);
+}
+void* realloc(void* p, std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_realloc(p, bytes);
+}
+void* reallocarray(void* p, std::size_t count, std::size_t bytes) {
+  std::size_t total = 0;
+  if (__builtin_mul_overflow(count, bytes, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  return realloc(p, total);
+}
+void* memalign(std::size_t alignment, std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_memalign(alignment, bytes);
+}
+void* aligned_alloc(std::size_t alignment, std::size_t bytes) { return memalign(alignment, bytes); }
+int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) {
+  if (alignment < sizeof(void*) || (alignment & (alignment - 1)) != 0) return EINVAL;
+  void* p = memalign(alignment, bytes);
+  if (p == nullptr) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void* valloc(std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_valloc(bytes);
+}
+void* pvalloc(std::size_t bytes) {
+  ++aisp::c_allocations_by_this_thread;
+  return __libc_pvalloc(bytes);
+}
+// The system call itself: glibc's mmap is a thin wrapper, and this one cannot recurse.
+void* mmap(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {
+  ++aisp::mappings_by_this_thread;
+  return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, protection, flags, fd, offset));
+}
+void* mmap64(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {
+  return mmap(address, length, protection, flags, fd, offset);
+}
+}

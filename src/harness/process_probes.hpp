@@ -12,6 +12,8 @@ namespace aisp {
 struct process_snapshot {
   std::size_t threads = 0;
   std::uint64_t allocations = 0;     // operator new calls so far (see allocation_counter)
+  std::uint64_t c_allocations = 0;   // malloc-family calls by this thread so far
+  std::uint64_t mappings = 0;        // mmap calls by this thread so far
   std::uint64_t environment_hash = 0;
   int priority = 0;                  // nice value
   long long stdout_bytes = 0;        // bytes written to fd 1 (a private file in the worker)

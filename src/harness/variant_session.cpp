@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <thread>
 #include <utility>
 
 #include <nvtx3/nvToolsExt.h>
@@ -40,6 +41,10 @@ class variant_session::context final : public run_context {
 };
 
 namespace {
+
+// Note [late writes]: long enough for a helper woken when run() returns to be seen writing or
+// using CPU; short against the verified call's own reads.
+constexpr auto late_write_pause = std::chrono::milliseconds(5);
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -104,9 +109,13 @@ void variant_session::unload() {
 }
 
 std::map<std::string, std::uint64_t> variant_session::hash_inputs(std::size_t* subnormals) const {
+  return hash_buffers(buffer_role::input, subnormals);
+}
+
+std::map<std::string, std::uint64_t> variant_session::hash_buffers(buffer_role role, std::size_t* subnormals) const {
   std::map<std::string, std::uint64_t> hashes;
   for (const auto& b : buffers_->all()) {
-    if (b.spec.role != buffer_role::input) continue;
+    if (b.spec.role != role) continue;
     const auto bytes = buffers_->read(b);
     hashes[b.spec.name] = hash_bytes(bytes.data(), bytes.size());
     if (subnormals != nullptr) {
@@ -310,7 +319,12 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   const auto inputs_before = hash_inputs(nullptr);
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
+  const double others_at_return = other_threads_cpu_s();
   report.after = take_process_snapshot();
+  // Note [late writes]: the outputs as run() returned them (the device synchronized), as the
+  // judge reads them, and after a pause must be one and the same. A helper thread or stream that
+  // finishes the work after run() returned does it outside every timed span.
+  const auto outputs_at_return = hash_buffers(buffer_role::output, nullptr);
   report.initial_priority = initial_.priority;
   report.initial_scheduler = initial_.scheduler;
   report.initial_affinity_hash = initial_.affinity_hash;
@@ -330,6 +344,14 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
     file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     AISP_EXPECTS(file.good(), "could not write " + path);
     report.files[b.spec.name] = path;
+    if (hash_bytes(bytes.data(), bytes.size()) != outputs_at_return.at(b.spec.name)) report.late_outputs.push_back(b.spec.name);
+  }
+  std::this_thread::sleep_for(late_write_pause);
+  // A host pair has no other thread with a reason to run once run() returned (CUDA's own do).
+  if (pair_.where() == backend::host) report.helper_cpu_after_return_s = other_threads_cpu_s() - others_at_return;
+  for (const auto& [name, hash] : hash_buffers(buffer_role::output, nullptr)) {
+    if (hash != outputs_at_return.at(name) && std::find(report.late_outputs.begin(), report.late_outputs.end(), name) == report.late_outputs.end())
+      report.late_outputs.push_back(name);
   }
   return report;
 }

@@ -53,6 +53,8 @@ struct call_report {
   std::uint64_t initial_affinity_hash = 0;  // its CPU affinity then (E3)
   process_snapshot before;
   process_snapshot after;
+  std::vector<std::string> late_outputs;  // outputs that changed after run() returned (Note [late writes])
+  double helper_cpu_after_return_s = 0;   // host pairs: other threads' CPU from run()'s return on
 };
 
 // A verified timed call (Note [fresh calls]): its inputs' seed, and the elements its outputs
@@ -121,6 +123,7 @@ class variant_session {
   void prepare_call(std::uint64_t input_seed, const output_fill& fill);
   void keep_unchecked_launch_error();
   [[nodiscard]] std::map<std::string, std::uint64_t> hash_inputs(std::size_t* subnormals) const;
+  [[nodiscard]] std::map<std::string, std::uint64_t> hash_buffers(buffer_role role, std::size_t* subnormals) const;
   [[nodiscard]] output_values values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const;
   // The values of `buffer` of `store` at `indices`, widened to fp64.
   [[nodiscard]] std::vector<double> decoded(const buffer_store& store, const owned_buffer& buffer,

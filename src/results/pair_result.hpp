@@ -70,6 +70,7 @@ struct speedup_result {
   std::string variant;  // against the baseline
   stats::ratio_estimate speedup;
   std::string verdict;  // faster | slower | no-difference | inconclusive | invalid
+  std::string verdict_reason;  // why inconclusive when the CI alone does not say (Note [disturbed noise floor])
   std::string expectation;  // met | regressed | improved | new; "" without an expectations file
 };
 

@@ -80,6 +80,7 @@ json to_json(const pair_result& result) {
   json speedups = json::array();
   for (const auto& s : result.speedups) {
     speedups.push_back({{"variant", s.variant}, {"speedup", to_json(s.speedup)}, {"verdict", s.verdict}, {"expectation", s.expectation}});
+    if (!s.verdict_reason.empty()) speedups.back()["verdict_reason"] = s.verdict_reason;
   }
   json checks = json::array();
   for (const auto& c : result.checks) {

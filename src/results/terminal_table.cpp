@@ -103,6 +103,7 @@ std::string render_table(const suite_result& suite) {
                median_iqr(cand), fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.speedup.point, s.speedup.low, s.speedup.high),
                s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)},
               cand);
+      if (!s.verdict_reason.empty()) notes.push_back(p.target + " " + s.variant + " inconclusive: " + s.verdict_reason);
     }
     if (with_peer && base != nullptr && base->vs_peer)
       notes.push_back(p.target + " baseline: " + peer_text(base) + " of the peer");

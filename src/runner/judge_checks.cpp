@@ -1,11 +1,13 @@
 #include "runner/judge_checks.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "aisp/check.hpp"
 #include "verify/failure_patterns.hpp"
@@ -75,6 +77,10 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
   return all_passed;
 }
 
+// Note [late writes]: a host worker's other threads sit blocked once run() returned, using no
+// CPU at all; a helper woken to finish a call uses its wake-up and its share of the work.
+constexpr double late_helper_cpu_s = 20e-6;
+
 void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
                        std::vector<check_result>& checks) {
   const auto& before = report.at("before");
@@ -92,22 +98,32 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
   if (const auto subnormals = report.at("subnormal_inputs").get<std::size_t>(); subnormals > 0)
     add_check(checks, verify::checks::subnormal_inputs, variant, false,
               fmt::format("{} subnormal input values (the harness never draws them)", subnormals));
-  const auto delta = [&](const char* key) { return after.at(key).get<long long>() - before.at(key).get<long long>(); };
+  const auto delta = [&](const char* key) { return after.value(key, 0LL) - before.value(key, 0LL); };
   if (delta("threads") > 0)
     add_check(checks, verify::checks::background_thread, variant, false,
               fmt::format("{} more threads after run() than before", delta("threads")));
-  if (delta("allocations") > 0)
-    add_check(checks, verify::checks::allocation_in_run, variant, false,
-              fmt::format("run() made {} heap allocations", delta("allocations")));
+  // Note [allocation counter]: each family counted on its own.
+  static constexpr std::array<std::pair<const char*, const char*>, 3> allocators{
+      {{"allocations", "operator new calls"},
+       {"c_allocations", "malloc-family calls (malloc, calloc, realloc, posix_memalign, ...)"},
+       {"mappings", "mmap calls"}}};
+  for (const auto& [key, what] : allocators) {
+    if (delta(key) > 0)
+      add_check(checks, verify::checks::allocation_in_run, variant, false, fmt::format("run() made {} {}", delta(key), what));
+  }
+  if (const auto late = report.value("late_outputs", std::vector<std::string>{}); !late.empty())
+    add_check(checks, verify::checks::late_write, variant, false,
+              fmt::format("{} changed after run() returned (and, on a GPU, the device synchronized)", fmt::join(late, ", ")));
+  // A host pair's other threads used CPU after run() returned: work finished behind its back.
+  if (const double helper_s = report.value("helper_cpu_after_return_s", 0.0); helper_s > late_helper_cpu_s)
+    add_check(checks, verify::checks::late_write, variant, false,
+              fmt::format("other threads used {:.0f} us of CPU after run() returned", helper_s * 1e6));
   if (delta("stdout_bytes") > 0)
     add_check(checks, verify::checks::stdout_write, variant, false,
               fmt::format("run() wrote {} bytes to stdout", delta("stdout_bytes")));
   if (before.at("environment_hash") != after.at("environment_hash"))
     add_check(checks, verify::checks::environment_change, variant, false, "run() changed the process environment");
-  // Issue 16 (first slice): a helper process, or a re-pinned or re-scheduled worker, left behind.
-  if (const auto children = after.value("children", std::size_t{0}); children > 0)
-    add_check(checks, verify::checks::child_process, variant, false,
-              fmt::format("the worker has {} child process(es) after run(); it starts with none", children));
+  // Issue 16: a re-pinned or re-scheduled worker (a helper process cannot be started: Note [worker sandbox]).
   if (after.value("scheduler", 0) != report.value("initial_scheduler", after.value("scheduler", 0)))
     add_check(checks, verify::checks::scheduling_change, variant, false,
               fmt::format("scheduling policy {} after run(), {} when the worker started", after.value("scheduler", 0),
@@ -133,6 +149,14 @@ void check_sandbox(const variant_slot& slot, std::vector<check_result>& checks) 
     codes.emplace_back("V1");
   }
   if (!what.empty()) add_check(checks, verify::checks::sandbox, slot.label, false, "the sandbox denied: " + what, codes);
+  // The sandbox fails closed, as the audit does: an unconfined worker could fork, signal or write
+  // the judge's channel unseen.
+  if (const auto state = started.value("sandbox", std::string("on")); state != "on")
+    add_check(checks, verify::checks::sandbox_kill, slot.label, false, "the worker ran without its sandbox (" + state + ")");
+  // Note [two clocks]: a replaced clock reports what it likes, in either direction.
+  if (const auto clocks = started.value("interposed_clocks", std::vector<std::string>{}); !clocks.empty())
+    add_check(checks, verify::checks::wall_clock, slot.label, false,
+              fmt::format("the worker's clocks are not the system's: {}", fmt::join(clocks, ", ")));
   if (const auto threads = started.value("threads_at_start", std::size_t{1}); threads > 1)
     add_check(checks, verify::checks::background_thread, slot.label, false,
               fmt::format("{} threads ran before main() (a static initializer started them)", threads - 1));

@@ -29,12 +29,6 @@ std::string file_safe(std::string text) {
   return text;
 }
 
-std::string config_fingerprint(const run_config& config) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", timing_mode_name(config.mode), config.seed, config.stopping.max_time_s,
-                     config.stopping.min_samples, config.stopping.target_rel_half_width, config.verdicts.min_effect,
-                     config.worker_timeout_s, static_cast<int>(config.phase));
-}
-
 std::vector<variant_slot> plan_slots(const pair_request& request, const run_config& config) {
   const pair& declared = *request.declared;
   std::vector<variant_slot> slots;
@@ -125,9 +119,12 @@ void decide_verdicts(pair_result& result, std::vector<variant_slot>& slots, cons
     const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
     const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
                          baseline->result.samples.size() < config.stopping.min_samples;
+    speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
     speedup.verdict = invalid  ? "invalid"
-                      : too_few ? "inconclusive"
-                                : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
+                      : too_few || !speedup.verdict_reason.empty()
+                          ? "inconclusive"
+                          : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
+    if (invalid) speedup.verdict_reason.clear();
     result.speedups.push_back(speedup);
   }
   record_peer_ratios(slots, bootstrap);
@@ -161,14 +158,24 @@ void check_declared_work(const pair& declared, const workload& benchmark, const 
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }
 
-// K4: the variants of a pair are compiled into this one binary; any unit of it built with
-// value-changing math flags makes their comparison unequal.
-void check_build_symmetry(const run_config& config, std::vector<check_result>& checks) {
+// K4, per translation unit: the pair's unit carries what the build's compiler launcher saw
+// (scripts/record_math_flags: the command's math switches, host and nvcc, and math pragmas in
+// the source). A unit built without the launcher falls back to the switches every unit of the
+// binary recorded (-frecord-gcc-switches, host code only), so any unit's -ffast-math counts.
+void check_build_symmetry(const pair& declared, const run_config& config, std::vector<check_result>& checks) {
+  if (const auto& recorded = declared.build_math_flags()) {
+    const std::string found = describe_unit_math_record(*recorded);
+    add_check(checks, verify::checks::build_symmetry, "optimized", found.empty(),
+              found.empty() ? "the pair's translation unit was built without value-changing math switches or pragmas"
+                            : "the pair's translation unit was built with " + found);
+    return;
+  }
   static const auto flags = unsafe_math_flags(recorded_compile_switches(config.executable));
   std::string found;
   for (const auto& f : flags) found += (found.empty() ? "" : " ") + f;
   add_check(checks, verify::checks::build_symmetry, "optimized", flags.empty(),
-            flags.empty() ? "every translation unit built with the same math flags" : "built with " + found);
+            flags.empty() ? "unit not recorded; every unit of the binary built with the same host math flags"
+                          : "unit not recorded; a unit of the binary was built with " + found);
 }
 
 // --trace: every audited worker's timeline, merged into one Chrome/Perfetto trace of the pair.
@@ -262,10 +269,9 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);
   const judge_scope scope{declared, config, pair_dir, result.checks};
-  const std::string config_before = config_fingerprint(config);
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
-    check_build_symmetry(config, result.checks);
+    check_build_symmetry(declared, config, result.checks);
     start_workers(declared, slots, config, pair_dir);
     for (const auto& slot : slots) {
       if (slot.audit_state.starts_with("unavailable"))
@@ -276,8 +282,6 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     verify_small_sizes(scope, slots);
     // --small-sizes-only (for compute-sanitizer) stops here: no benchmark-size call at all.
     if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress);
-    add_check(result.checks, verify::checks::config_immutable, "baseline", config_fingerprint(config) == config_before,
-              "run config hashed before and after the pair");
     mark_verification(result, slots, config);
     if (!config.verify_only) decide_verdicts(result, slots, config);
     if (!config.trace_dir.empty() && declared.where() == backend::cuda) write_pair_trace(declared, slots, config, pair_dir);

@@ -27,7 +27,7 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 // After summarize_slot: timer resolution (T4), outliers (S2), sample count (S5), faults (M6),
 // work escaped past the stop event (T1, T2, C4; GPU only).
 // Note [worker CPU time]: other threads busy in timed visits, or the worker busy while idle (L5, S8).
-void check_worker_cpu(const variant_slot& slot, std::vector<check_result>& checks);
+void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
 void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks);
 
 // Fills the slot's summary, CI, clock statistics and achieved rates from its samples.

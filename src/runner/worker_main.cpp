@@ -16,6 +16,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
+#include "audit/clock_interposition.hpp"
 #include "audit/cupti_recorder.hpp"
 #include "audit/cupti_watch.hpp"
 #include "audit/library_precision.hpp"
@@ -92,7 +93,8 @@ json load_report_to_json(const load_report& report) {
 }
 
 json snapshot_to_json(const process_snapshot& s) {
-  return {{"threads", s.threads}, {"allocations", s.allocations}, {"environment_hash", s.environment_hash},
+  return {{"threads", s.threads}, {"allocations", s.allocations}, {"c_allocations", s.c_allocations},
+          {"mappings", s.mappings}, {"environment_hash", s.environment_hash},
           {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults},
           {"children", s.children}, {"scheduler", s.scheduler}, {"affinity_hash", s.affinity_hash}};
 }
@@ -106,6 +108,8 @@ json call_report_to_json(const call_report& report) {
           {"initial_priority", report.initial_priority},
           {"initial_scheduler", report.initial_scheduler},
           {"initial_affinity_hash", report.initial_affinity_hash},
+          {"late_outputs", report.late_outputs},
+          {"helper_cpu_after_return_s", report.helper_cpu_after_return_s},
           {"before", snapshot_to_json(report.before)},
           {"after", snapshot_to_json(report.after)}};
 }
@@ -265,7 +269,8 @@ class worker {
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
-            {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies}};
+            {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
+            {"interposed_clocks", interposed_clocks()}};
   }
 
   sandbox_state sandboxed_;

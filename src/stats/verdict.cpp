@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "aisp/check.hpp"
 
 namespace aisp::stats {
@@ -18,6 +20,17 @@ std::string_view verdict_name(verdict v) {
 
 double noise_floor_of(const ratio_estimate& baseline_vs_itself) {
   return std::max({baseline_vs_itself.high - 1, 1 - baseline_vs_itself.low, 0.0});
+}
+
+// A floor over 10% that is also over 4x the wider of the two CIs' relative half-widths.
+std::string disturbed_noise_reason(const ratio_estimate& baseline_vs_itself, const ratio_estimate& speedup) {
+  const double floor = noise_floor_of(baseline_vs_itself);
+  const auto half_width = [](const ratio_estimate& r) { return r.point > 0 ? (r.high - r.low) / (2 * r.point) : 0.0; };
+  const double widest = std::max(half_width(baseline_vs_itself), half_width(speedup));
+  if (floor <= 0.10 || floor <= 4 * widest) return "";
+  return fmt::format("the baseline and its twin (the same code in two workers) differ by {:.0f}% while the CIs are "
+                     "+-{:.1f}%: the workers were not measured alike, so no speedup of this run is trusted",
+                     100 * floor, 100 * widest);
 }
 
 verdict decide(const ratio_estimate& speedup, double measured_noise_floor, const verdict_config& config) {

@@ -1,6 +1,7 @@
 // Verdicts: faster, slower, no-difference or inconclusive, never finer than the noise floor.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "stats/bootstrap.hpp"
@@ -23,6 +24,13 @@ struct verdict_config {
 
 // How far the baseline-vs-itself ratio CI reaches from 1: max(high - 1, 1 - low, 0).
 [[nodiscard]] double noise_floor_of(const ratio_estimate& baseline_vs_itself);
+
+// Note [disturbed noise floor]: the twin runs the baseline's own code, so its ratio to the
+// baseline should be 1 within its CI. A floor far wider than the pair's own CIs (a systematic
+// gap between two workers of the same code: one of them was slowed, sped up, or placed apart)
+// says the workers were not measured alike, and no speedup of that run can be trusted however
+// tight its CI. Non-empty: why the verdict is inconclusive.
+[[nodiscard]] std::string disturbed_noise_reason(const ratio_estimate& baseline_vs_itself, const ratio_estimate& speedup);
 
 // With floor = max(noise_floor, min_effect):
 // faster:        low  > 1 + floor

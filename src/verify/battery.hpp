@@ -67,17 +67,20 @@ inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6", "W4", "K3", 
                                    "a random timed call did its work, on its own fresh inputs"};
 // Process-level probes around the verified call.
 inline const check_kind launch_error{"launch-error", {"X8"}, "a launch failed and run() did not check it"};
+// Note [late writes] (variant_session.cpp): outputs hashed as run() returned, as read, and after
+// a pause; a helper thread or stream finishing the work after run() returned changes them.
+inline const check_kind late_write{"late-write", {"L5", "T2"}, "outputs changed after run() returned"};
 inline const check_kind background_thread{"background-thread", {"L5"}, "run() left a thread behind"};
 inline const check_kind allocation_in_run{"allocation-in-run", {"S7", "M1", "M4"}, "run() allocated memory"};
 inline const check_kind page_faults{"page-faults", {"M6"}, "timed calls take page faults"};
 inline const check_kind stdout_write{"stdout-write", {"V1"}, "run() wrote to stdout, the judge's channel"};
 inline const check_kind environment_change{"environment-change", {"V6"}, "run() changed the environment or config"};
-inline const check_kind child_process{"child-process", {"L5", "E3"}, "the worker left a child process (a helper that loads or signals)"};
 inline const check_kind scheduling_change{"scheduling-change", {"E3"}, "the worker's scheduling policy or CPU affinity changed"};
 // Note [worker sandbox]: a call the worker's seccomp filters denied (codes by what it tried).
 // A worker killed by SIGSYS made its call with the signal blocked, which spawning functions do.
 inline const check_kind sandbox{"sandbox", {}, "the worker tried a system call its sandbox forbids"};
-inline const check_kind sandbox_kill{"sandbox", {"L5", "V1"}, "the sandbox killed the worker: a forbidden call with SIGSYS blocked"};
+// The same row when the sandbox killed the worker or could not be installed (it fails closed).
+inline const check_kind sandbox_kill{"sandbox", {"L5", "V1"}, "the sandbox killed the worker, or could not confine it"};
 // Note [worker CPU time]: threads other than the serving one busy during timed visits, or any
 // thread busy while the worker waits between requests (helpers started in setup()).
 inline const check_kind worker_cpu{"worker-cpu", {"L5", "S8"}, "the worker's other threads used CPU around its timed samples"};
@@ -90,10 +93,11 @@ inline const check_kind sample_count{"sample-count", {"S5"}, "fewer samples than
 inline const check_kind speed_of_light{"speed-of-light", {"V3"}, "faster than the hardware's ceiling"};
 inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes exceed every buffer moved once"};
 inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
-inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "worker reported more time than elapsed"};
+// Note [two clocks] (audit/clock_interposition.hpp): reported time against the judge's clock
+// and the device audit's timestamps, and clocks the worker's binary replaced.
+inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "the worker's reported time disagrees with a clock it does not own"};
 inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
 inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samples ran while the GPU was thermally throttled"};
-inline const check_kind config_immutable{"config-immutable", {"V6"}, "the run config changed during the pair"};
 // The device audit (CUPTI), per timed sample: the activity window between the start and stop
 // events, and the API calls made while run() executed (src/audit/window_audit.hpp).
 // Note [host excess]: in every timed sample, CUPTI or not, the host's span (start event to the

@@ -24,10 +24,15 @@ inline std::string cheats_binary() {
 }
 
 #ifdef AISP_K4_CHEATS_BINARY
-// aisp_cheats_k4: the K4 fixture alone, since its -ffast-math unit flags every pair of its binary.
+// aisp_cheats_k4: the K4 fixture whose unit has -ffast-math on its command line.
 inline std::string k4_cheats_binary() {
   const char* from_environment = std::getenv("AISP_K4_CHEATS_BINARY");
   return from_environment != nullptr ? from_environment : AISP_K4_CHEATS_BINARY;
+}
+// aisp_cheats_clock: pairs whose binary replaces clock_gettime (Note [two clocks]).
+inline std::string clock_cheats_binary() {
+  const char* from_environment = std::getenv("AISP_CLOCK_CHEATS_BINARY");
+  return from_environment != nullptr ? from_environment : AISP_CLOCK_CHEATS_BINARY;
 }
 #endif
 
@@ -63,7 +68,8 @@ inline bool is_validity_code(const std::string& code) {
 struct fixture {
   std::string target;
   std::string code;
-  int cheat_tags = 0;  // how many "cheat:" tags it carries: exactly one is right
+  int cheat_tags = 0;               // how many "cheat:" tags it carries: exactly one is right
+  std::vector<std::string> checks;  // its "check:<name>" tags: checks the cheating variant must fail
 };
 
 // gtest prints a parameter with this instead of its bytes.
@@ -90,6 +96,7 @@ inline fixture_listing list_fixtures(const std::string& group = "cheats", const 
     f.target = item.value("target", "");
     for (const auto& tag : item.value("tags", nlohmann::json::array())) {
       const auto text = tag.get<std::string>();
+      if (text.starts_with("check:")) f.checks.push_back(text.substr(6));
       if (!text.starts_with("cheat:")) continue;
       f.code = text.substr(6);
       ++f.cheat_tags;
@@ -97,6 +104,37 @@ inline fixture_listing list_fixtures(const std::string& group = "cheats", const 
     listing.fixtures.push_back(std::move(f));
   }
   return listing;
+}
+
+// ---- Mutation testing (scripts/mutation_check.sh) ----
+// The assertions can be replayed on a results file that a suite run already wrote
+// ($AISP_CHEAT_RESULTS / $AISP_GPU_CHEAT_RESULTS), with one check flipped to always-pass
+// ($AISP_MUTANT_CHECK): a mutant that no assertion notices is a check no test needs.
+
+[[nodiscard]] inline std::string environment_or(const char* name, const std::string& otherwise = "") {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : otherwise;
+}
+
+// Every result of the mutant check marked passed, as if the check could never fail.
+inline void apply_mutant(nlohmann::json& results) {
+  const auto mutant = environment_or("AISP_MUTANT_CHECK");
+  if (mutant.empty() || !results.contains("pairs")) return;
+  for (auto& pair : results["pairs"]) {
+    for (auto& check : pair["checks"]) {
+      if (check.value("check", "") == mutant) check["passed"] = true;
+    }
+  }
+}
+
+// The named check failed on the optimized variant (on any variant, the twin and "?" for a
+// failed worker included, when the cheat sits in the pair itself).
+[[nodiscard]] inline bool failed_check(const nlohmann::json& pair, const std::string& name, bool optimized_only) {
+  for (const auto& check : pair.value("checks", nlohmann::json::array())) {
+    if (check.value("passed", true) || check.value("check", "") != name) continue;
+    if (!optimized_only || check.value("variant", "") == "optimized") return true;
+  }
+  return false;
 }
 
 }  // namespace aisp::cheat_testing

@@ -50,7 +50,7 @@ void benchmark_size_special_case(run_context& ctx) {
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:k1_disk_cache", "K1",
                                              "caches y on disk by size, across runs",
-                                             aisp::cheats::disk_cached));
+                                             aisp::cheats::disk_cached).tag("check:fresh-after-setup"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:k7_benchmark_size_special_case", "K7",
                                              "copies x at the benchmark size, computes elsewhere",
-                                             aisp::cheats::benchmark_size_special_case));
+                                             aisp::cheats::benchmark_size_special_case).tag("check:baseline-match"));

@@ -116,23 +116,23 @@ void change_priority(run_context& ctx) {
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v1_forged_answer", "V1",
                                              "prints a forged judge answer on stdout",
-                                             aisp::cheats::forge_an_answer));
+                                             aisp::cheats::forge_an_answer).tag("check:stdout-write"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v2_ignores_sigterm", "V2",
                                              "ignores SIGTERM and sleeps 30 s per call",
-                                             aisp::cheats::outlive_the_deadline));
-AISP_REGISTER(aisp::cheats::inflated_work_pair());
+                                             aisp::cheats::outlive_the_deadline).tag("check:worker-timeout"));
+AISP_REGISTER(aisp::cheats::inflated_work_pair().tag("check:declared-work"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:v4_leaked_seed", "V4",
     aisp::cheats::cheating_variant("regenerates the inputs from the default seed in setup()",
                                    aisp::cheats::copy_leaked_answers,
                                    aisp::cheats::regenerate_from_leaked_seed,
-                                   aisp::cheats::drop_leaked_answers)));
+                                   aisp::cheats::drop_leaked_answers)).tag("check:fresh-after-setup"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_validation_sizes_only", "V5",
                                              "computes only at the declared validation sizes",
-                                             aisp::cheats::validation_sizes_only));
+                                             aisp::cheats::validation_sizes_only).tag("check:held-out"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v6_sets_environment", "V6",
                                              "sets AISP_MAX_TIME to 1000, 1001, ... in run()",
-                                             aisp::cheats::rewrite_environment));
+                                             aisp::cheats::rewrite_environment).tag("check:environment-change"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:e3_lowers_priority", "E3",
                                              "adds 1 to its niceness on every call",
-                                             aisp::cheats::change_priority));
+                                             aisp::cheats::change_priority).tag("check:priority-change"));

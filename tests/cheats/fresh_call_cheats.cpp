@@ -158,31 +158,31 @@ namespace cheats = aisp::cheats;
 
 AISP_REGISTER(cheats::elementwise_pair("cheats:l3_benchmark_result_precomputed_in_setup", "L3",
                                        cheats::cheating_variant("computes the benchmark-size y in setup(), copies it in run()",
-                                                                cheats::copy_precomputed, cheats::precompute_in_setup)));
+                                                                cheats::copy_precomputed, cheats::precompute_in_setup)).tag("check:baseline-match"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:t5_first_benchmark_result_replayed", "T5",
                                        "replays its first benchmark-size result (a warmup call's)",
-                                       cheats::replay_first_result));
+                                       cheats::replay_first_result).tag("check:timed-call"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:k1_benchmark_result_on_disk", "K1",
                                        "reads the benchmark-size y from a file an earlier call wrote",
-                                       cheats::result_on_disk));
+                                       cheats::result_on_disk).tag("check:baseline-match"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:o2_benchmark_result_cached_by_address", "O2",
                                        "caches benchmark-size results under the address of x",
-                                       cheats::cache_by_address_at_benchmark_size));
+                                       cheats::cache_by_address_at_benchmark_size).tag("check:timed-call"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:x1_every_fourth_benchmark_call", "X1",
                                        "at the benchmark size, works on every 4th call only",
-                                       cheats::every_fourth_call));
+                                       cheats::every_fourth_call).tag("check:timed-call"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:w4_one_benchmark_call_per_setup", "W4",
                                        cheats::cheating_variant("at the benchmark size, works in the first call after setup() only",
-                                                                cheats::exit_early_after_one_call, cheats::reset_early_exit)));
+                                                                cheats::exit_early_after_one_call, cheats::reset_early_exit)).tag("check:baseline-match"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:k3_reads_the_workload_kind", "K3",
                                        "skips half the work when the context says the call is a benchmark one",
-                                       cheats::half_the_work_when_benchmarked));
+                                       cheats::half_the_work_when_benchmarked).tag("check:timed-call"));
 AISP_REGISTER(cheats::elementwise_pair("cheats:x7_honest_just_after_setup", "X7",
                                        cheats::cheating_variant("honest for 50 ms after setup(), then skips half the work",
-                                                                cheats::honest_only_after_setup, cheats::note_setup_time)));
+                                                                cheats::honest_only_after_setup, cheats::note_setup_time)).tag("check:timed-call"));
 AISP_REGISTER(cheats::rounded_inputs_pair("cheats:x5_inputs_rounded_to_bf16_in_exact_pair", "X5",
                                           "sums inputs rounded to bf16 (exact on small integers)",
-                                          cheats::row_sums_of<cheats::through_bf16>));
+                                          cheats::row_sums_of<cheats::through_bf16>).tag("check:non-integers"));
 AISP_REGISTER(cheats::rounded_inputs_pair("cheats:w1_inputs_rounded_to_fp16_in_exact_pair", "W1",
                                           "sums inputs rounded to fp16 (exact on small integers)",
-                                          cheats::row_sums_of<cheats::round_through_half>));
+                                          cheats::row_sums_of<cheats::round_through_half>).tag("check:non-integers"));

@@ -67,6 +67,6 @@ AISP_REGISTER(gpu_fixture("t5_device_first_call_replayed", "T5",
 
 AISP_REGISTER(gpu_fixture("x8_silent_failed_launch", "X8",
                           "launches with 2048 threads per block (invalid) and never checks the launch",
-                          plain([](run_context& ctx) { launch_affine(ctx, 0, 2048); })));
+                          plain([](run_context& ctx) { launch_affine(ctx, 0, 2048); })).tag("check:launch-error"));
 
 }  // namespace aisp::cheats_gpu

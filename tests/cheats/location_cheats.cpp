@@ -151,24 +151,24 @@ void one_call_late(run_context& ctx) {
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:l2_output_in_setup", "L2",
     aisp::cheats::cheating_variant("computes y in setup(); run() does nothing",
-                                   aisp::cheats::do_nothing, aisp::cheats::compute_in_setup)));
+                                   aisp::cheats::do_nothing, aisp::cheats::compute_in_setup)).tag("check:setup-touches-outputs"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:l4_warmup_stash", "L4",
     aisp::cheats::cheating_variant("computes during the 3 warmup calls, then copies the stash",
                                    aisp::cheats::compute_during_warmup, aisp::cheats::make_stash,
-                                   aisp::cheats::drop_stash)));
+                                   aisp::cheats::drop_stash)).tag("check:fresh-after-warmup"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:t5_first_call_reused", "T5",
     aisp::cheats::cheating_variant("keeps the first call's result in a static buffer",
                                    aisp::cheats::reuse_first_result,
-                                   aisp::cheats::forget_first_result)));
+                                   aisp::cheats::forget_first_result)).tag("check:fresh-after-warmup"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:l5_background_thread", "L5",
     aisp::cheats::cheating_variant("leaves a detached thread running after each run()",
                                    aisp::cheats::leave_a_thread_behind, {},
-                                   aisp::cheats::release_threads)));
+                                   aisp::cheats::release_threads)).tag("check:background-thread"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:l6_one_call_lag", "L6",
     aisp::cheats::cheating_variant("writes the result of the previous call's inputs",
                                    aisp::cheats::one_call_late, aisp::cheats::make_previous,
-                                   aisp::cheats::drop_previous)));
+                                   aisp::cheats::drop_previous)).tag("check:fresh-after-warmup"));

@@ -56,11 +56,11 @@ void fault_fresh_pages(run_context& ctx) {
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:m1_own_output_buffer", "M1",
                                              "allocates its result in run() and copies it out",
-                                             aisp::cheats::own_output_buffer));
+                                             aisp::cheats::own_output_buffer).tag("check:allocation-in-run"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:m2_output_into_input", "M2",
                                              "writes y over x and leaves y unwritten",
                                              aisp::cheats::output_into_input,
-                                             aisp::cheats::complement_math));
+                                             aisp::cheats::complement_math).tag("check:input-mutation"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:m6_first_touch_per_call", "M6",
                                              "first-touches 4 MiB of fresh pages on every call",
-                                             aisp::cheats::fault_fresh_pages));
+                                             aisp::cheats::fault_fresh_pages).tag("check:page-faults"));

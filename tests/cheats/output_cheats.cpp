@@ -83,6 +83,18 @@ void transpose_column_walk(run_context& ctx) {
 
 [[nodiscard]] std::int64_t matrix_elements(const workload& w) { return w.get("rows") * w.get("cols"); }
 
+// ---- O6: the reference was edited together with the code (y = 2x + 1.001 in both), so every
+// variant agrees with it; only the golden stored from the reference as it was (y = 2x + 1 at
+// seed 42, planted_cheats_test's golden file) sees the drift ----
+constexpr elementwise_math drifted_math{[](double x) { return 2.0 * x + 1.001; },
+                                        [](float x) { return 2.0f * x + 1.001f; }, "y = 2x + 1.001"};
+
+[[nodiscard]] pair drifted_reference_pair() {
+  return elementwise_pair("cheats:o6_reference_drifted_from_golden", "O6",
+                          cheating_variant("computes y = 2x + 1.001, as the edited reference does", honest_run(drifted_math)),
+                          drifted_math);
+}
+
 [[nodiscard]] pair wrong_reference_pair() {
   return pair("cheats:o6_wrong_reference")
       .summary(cheat_summary("O6", "the reference copies where the math transposes"))
@@ -174,28 +186,29 @@ void skip_scattered(run_context& ctx) {
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o1_constant_output", "O1",
-                                             "writes 1.0 everywhere", aisp::cheats::write_constant));
+                                             "writes 1.0 everywhere", aisp::cheats::write_constant).tag("check:jitter"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o2_cached_by_first_element", "O2",
                                              "caches the result under the value of x[0]",
-                                             aisp::cheats::cache_by_first_element));
+                                             aisp::cheats::cache_by_first_element).tag("check:jitter"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o3_low_order_exp", "O3",
                                              "exp(x) as 1 + x + x^2/2", aisp::cheats::exp_taylor2,
-                                             aisp::cheats::exp_math));
+                                             aisp::cheats::exp_math).tag("check:reference").tag("check:jitter-wrong"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o4_nan_element", "O4",
-                                             "one NaN in the middle of y", aisp::cheats::one_nan));
+                                             "one NaN in the middle of y", aisp::cheats::one_nan).tag("check:reference"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o5_inf_element", "O5",
-                                             "one +Inf in the middle of y", aisp::cheats::one_inf));
-AISP_REGISTER(aisp::cheats::wrong_reference_pair());
+                                             "one +Inf in the middle of y", aisp::cheats::one_inf).tag("check:reference"));
+AISP_REGISTER(aisp::cheats::drifted_reference_pair().tag("check:golden"));
+AISP_REGISTER(aisp::cheats::wrong_reference_pair().tag("check:ground-truth"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o7_leading_region_only", "O7",
                                              "writes only the leading half of y",
-                                             aisp::cheats::leading_half));
-AISP_REGISTER(aisp::cheats::fp16_in_bf16_pair());
-AISP_REGISTER(aisp::cheats::e5m2_in_e4m3_pair());
+                                             aisp::cheats::leading_half).tag("check:reference"));
+AISP_REGISTER(aisp::cheats::fp16_in_bf16_pair().tag("check:reference"));
+AISP_REGISTER(aisp::cheats::e5m2_in_e4m3_pair().tag("check:reference"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:o9_subnormal_input", "O9",
     aisp::cheats::cheating_variant("setup() writes a subnormal into x",
                                    aisp::cheats::honest_run(aisp::cheats::affine_math),
-                                   aisp::cheats::plant_subnormal)));
+                                   aisp::cheats::plant_subnormal)).tag("check:subnormal-inputs"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:o10_scattered_unwritten", "O10",
                                              "skips every element with i % 97 == 3",
-                                             aisp::cheats::skip_scattered));
+                                             aisp::cheats::skip_scattered).tag("check:reference"));

@@ -41,7 +41,11 @@ pair_run run_one(const std::string& environment, const std::string& binary, cons
   pair_run result{ran.exit_code, ran.output, nullptr};
   std::ifstream file(dir / "r.json");
   const auto parsed = file ? json::parse(file, nullptr, false) : json();
-  if (parsed.is_object() && parsed.contains("pairs") && parsed["pairs"].size() == 1) result.pair = parsed["pairs"][0];
+  if (parsed.is_object() && parsed.contains("pairs") && parsed["pairs"].size() == 1) {
+    auto results = parsed;
+    aisp::cheat_testing::apply_mutant(results);  // mutation_check.sh: one check flipped to always-pass
+    result.pair = results["pairs"][0];
+  }
   return result;
 }
 
@@ -118,6 +122,16 @@ TEST(own_process_cheats, a_fast_math_unit_fails_build_symmetry_with_K4_only_in_i
   const auto clean = run_one("", aisp::cheat_testing::cheats_binary(), honest_target);
   ASSERT_TRUE(clean.pair.is_object()) << clean.output;
   EXPECT_FALSE(failed_with(clean.pair, "build-symmetry", "K4")) << described(clean);
+}
+
+// Note [two clocks]: the candidate's clock slowed (its times halve) and the baseline's sped up
+// (its times triple) by a binary that replaces clock_gettime.
+TEST(own_process_cheats, a_worker_clock_slowed_or_sped_up_by_its_binary_fails_wall_clock_with_V1) {
+  for (const std::string target : {"cheats_clock:v1_candidate_clock_at_half_speed", "cheats_clock:v1_baseline_clock_at_triple_speed"}) {
+    const auto run = run_one("", aisp::cheat_testing::clock_cheats_binary(), target);
+    ASSERT_TRUE(run.pair.is_object()) << target << ": " << run.output;
+    EXPECT_TRUE(failed_with(run.pair, "wall-clock", "V1")) << target << ": " << described(run);
+  }
 }
 
 }  // namespace

@@ -30,6 +30,6 @@ void first_element_only(run_context& ctx) { ctx.as<float>("y")[0] = 2.0f * ctx.a
 
 }  // namespace
 
-AISP_REGISTER(beyond_physics_pair());
+AISP_REGISTER(beyond_physics_pair().tag("check:speed-of-light"));
 
 }  // namespace aisp::cheats

@@ -38,25 +38,39 @@ struct suite_run {
 // tests still report. Exit 124 then means the suite ran out of time.
 constexpr int suite_deadline_s = 900;
 
+// The golden that cheats:o6_reference_drifted_from_golden drifted from: y = 2x + 1 at n = 7,
+// seed 42, as `bench verify --update-goldens` recorded it for that pair's honest math.
+constexpr const char* drifted_golden = R"({"goldens": {"cheats:o6_reference_drifted_from_golden|n=7|y|seed=42": {
+  "elements": 7, "positions": [0, 1, 2, 3, 4, 5, 6],
+  "values": [0.7459001243114471, 0.9312665164470673, 2.635672450065613, 2.4885823726654053,
+             -0.003937244415283203, 2.572715640068054, -0.7141773700714111]}}})";
+
 std::string suite_command(const std::string& dir) {
+  std::ofstream(dir + "/goldens.json") << drifted_golden;
   return "timeout -k 10 " + std::to_string(suite_deadline_s) + " " + aisp::cheat_testing::cheats_binary() +
          " bench run --targets cheats --verify-phase detect --max-time 0.3 --min-time 0.05"
-         " --worker-timeout 5 --quiet --artifacts-dir " + dir + " --json " + dir + "/r.json 2>&1";
+         " --worker-timeout 5 --quiet --golden-file " + dir + "/goldens.json --artifacts-dir " + dir + " --json " + dir + "/r.json 2>&1";
 }
 
 // The one suite run, shared by every test of this binary.
 const suite_run& the_suite_run() {
   static const suite_run run = [] {
     suite_run made;
-    const auto dir = std::filesystem::temp_directory_path() / ("aisp_cheats_" + std::to_string(getpid()));
+    // $AISP_CHEAT_SUITE_DIR keeps the suite's results where a caller wants them (mutation_check.sh).
+    const std::filesystem::path dir = aisp::cheat_testing::environment_or(
+        "AISP_CHEAT_SUITE_DIR", (std::filesystem::temp_directory_path() / ("aisp_cheats_" + std::to_string(getpid()))).string());
     std::filesystem::remove_all(dir);
     std::filesystem::create_directories(dir);
-    const auto ran = aisp::cheat_testing::run_command(suite_command(dir.string()));
-    made.exit_code = ran.exit_code;
-    made.output = ran.output;
-    made.json_path = (dir / "r.json").string();
+    made.json_path = aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS");
+    if (made.json_path.empty()) {
+      const auto ran = aisp::cheat_testing::run_command(suite_command(dir.string()));
+      made.exit_code = ran.exit_code;
+      made.output = ran.output;
+      made.json_path = (dir / "r.json").string();
+    }
     std::ifstream file(made.json_path);
     if (file) made.results = json::parse(file, nullptr, false);
+    if (!made.results.is_discarded()) aisp::cheat_testing::apply_mutant(made.results);
     made.parsed = !made.results.is_discarded() && made.results.is_object() &&
                   made.results.contains("pairs");
     return made;
@@ -135,6 +149,11 @@ TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
     failed_checks.insert(check.value("check", "?") + " (" + check.value("variant", "") + ")");
     for (const auto& code : check.value("codes", json::array())) failed_codes.insert(code.get<std::string>());
   }
+  // S8 is caught by the verdict: inconclusive, with the reason (Note [disturbed noise floor]).
+  for (const auto& speedup : pair->value("speedups", json::array())) {
+    if (planted.code == "S8" && speedup.value("verdict", "") == "inconclusive" && !speedup.value("verdict_reason", "").empty())
+      failed_codes.insert("S8");
+  }
   EXPECT_TRUE(failed_codes.count(planted.code) > 0)
       << planted.target << " was not caught with " << planted.code << "\n  status: "
       << pair->value("status", "") << " " << pair->value("failure_kind", "") << ": "
@@ -155,7 +174,7 @@ const json& pair_of(const fixture& planted) {
 // Rows whose cheat sits in the pair's declaration, its reference or its baseline, not in the
 // optimized variant: their code may land on any variant, the baseline's included.
 bool cheat_is_in_the_pair(const std::string& code) {
-  static const std::set<std::string> pair_level{"O6", "S2", "T4", "V2", "V3"};
+  static const std::set<std::string> pair_level{"O6", "S2", "S8", "T4", "V2", "V3"};
   return pair_level.count(code) > 0;
 }
 
@@ -171,6 +190,18 @@ TEST_P(planted_cheat, the_cheating_variant_itself_fails_with_the_code) {
     for (const auto& code : check.value("codes", json::array())) on_the_cheat = on_the_cheat || code == planted.code;
   }
   EXPECT_TRUE(on_the_cheat) << planted.target << ": no failed check of the optimized variant carries " << planted.code;
+}
+
+// The checks the fixture names ("check:<name>") fail on the cheating variant (any variant for a
+// cheat in the pair itself): another check
+// carrying the same code cannot stand in for one that was switched off (mutation testing).
+TEST_P(planted_cheat, the_cheating_variant_fails_the_checks_it_names) {
+  const fixture& planted = GetParam();
+  if (planted.checks.empty()) GTEST_SKIP() << planted.target << " names no check";
+  const json& pair = pair_of(planted);
+  for (const auto& name : planted.checks)
+    EXPECT_TRUE(aisp::cheat_testing::failed_check(pair, name, !cheat_is_in_the_pair(planted.code)))
+        << planted.target << ": " << (cheat_is_in_the_pair(planted.code) ? "no variant" : "the optimized variant") << " failed " << name;
 }
 
 // The honest baseline and its twin fail nothing, except checks that carry the fixture's own

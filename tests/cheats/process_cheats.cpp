@@ -174,26 +174,26 @@ pair setup_cheat(const char* target, std::string_view code, const char* what, st
 namespace cheats = aisp::cheats;
 
 AISP_REGISTER(cheats::setup_cheat("cheats:l5_forks_a_helper_in_setup", "L5", "forks a helper process in setup()",
-                                  cheats::fork_a_helper));
+                                  cheats::fork_a_helper).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:l5_spawns_a_shell", "L5", "starts a shell with system() in setup()",
-                                  cheats::spawn_a_shell));
+                                  cheats::spawn_a_shell).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:l5_spins_a_helper_thread", "L5", "starts a spinning thread in setup()",
-                                  cheats::spin_a_helper_thread));
+                                  cheats::spin_a_helper_thread).tag("check:worker-cpu"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_stops_the_siblings", "V1", "SIGSTOPs and SIGCONTs the other workers",
-                                  cheats::stop_the_siblings));
+                                  cheats::stop_the_siblings).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_signals_the_siblings_by_pidfd", "V1",
-                                  "signals the other workers through pidfds", cheats::signal_the_siblings_by_pidfd));
+                                  "signals the other workers through pidfds", cheats::signal_the_siblings_by_pidfd).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_reads_a_sibling", "V1", "reads another worker's memory",
-                                  cheats::read_a_sibling));
+                                  cheats::read_a_sibling).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_writes_to_the_channel", "V1",
-                                  "writes a forged answer into the judge's reply channel", cheats::write_to_the_channel));
+                                  "writes a forged answer into the judge's reply channel", cheats::write_to_the_channel).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_duplicates_the_channel", "V1", "keeps a copy of the judge's channel",
-                                  cheats::duplicate_the_channel));
+                                  cheats::duplicate_the_channel).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:e3_renices_the_siblings", "E3", "renices the other workers to 19",
-                                  cheats::renice_the_siblings));
+                                  cheats::renice_the_siblings).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:e3_repins_the_siblings", "E3", "pins the other workers onto CPU 0",
-                                  cheats::repin_the_siblings));
+                                  cheats::repin_the_siblings).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:e3_pins_itself_to_one_cpu", "E3", "pins the worker to one CPU in setup()",
-                                  cheats::pin_to_one_cpu));
+                                  cheats::pin_to_one_cpu).tag("check:scheduling-change"));
 AISP_REGISTER(cheats::setup_cheat("cheats:e3_batch_scheduling", "E3", "switches the worker to SCHED_BATCH in setup()",
-                                  cheats::batch_scheduling));
+                                  cheats::batch_scheduling).tag("check:scheduling-change"));

@@ -199,24 +199,24 @@ void forget_memorized(run_context& ctx) {
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:w1_fp16_inside_fp32", "W1",
                                              "rounds every operand and result through fp16",
-                                             aisp::cheats::compute_in_fp16));
+                                             aisp::cheats::compute_in_fp16).tag("check:reference"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:w4_first_call_only", "W4",
                                              "works on its first call only",
-                                             aisp::cheats::first_call_only));
+                                             aisp::cheats::first_call_only).tag("check:timed-call"));
 AISP_REGISTER(aisp::cheats::shaped_elementwise_pair("cheats:w5_half_batch", "W5", "batch", "hidden",
                                                     "computes batch/2 entries and repeats them",
-                                                    aisp::cheats::half_batch));
+                                                    aisp::cheats::half_batch).tag("check:reference"));
 AISP_REGISTER(aisp::cheats::shaped_elementwise_pair("cheats:w6_half_sequence", "W6", "seq", "hidden",
                                                     "computes seq/2 positions and repeats them",
-                                                    aisp::cheats::half_sequence));
+                                                    aisp::cheats::half_sequence).tag("check:reference"));
 AISP_REGISTER(aisp::cheats::shaped_elementwise_pair("cheats:w7_strided_subsample", "W7", "height",
                                                     "width", "computes even columns, copies odd ones",
-                                                    aisp::cheats::even_columns_only));
-AISP_REGISTER(aisp::cheats::dense_assumed_sparse_pair());
-AISP_REGISTER(aisp::cheats::ignored_mask_pair());
-AISP_REGISTER(aisp::cheats::smaller_cache_pair());
+                                                    aisp::cheats::even_columns_only).tag("check:reference"));
+AISP_REGISTER(aisp::cheats::dense_assumed_sparse_pair().tag("check:jitter-partial"));
+AISP_REGISTER(aisp::cheats::ignored_mask_pair().tag("check:jitter-mask"));
+AISP_REGISTER(aisp::cheats::smaller_cache_pair().tag("check:jitter-kv-cache"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:w11_memorized_in_setup", "W11",
     aisp::cheats::cheating_variant("computes y in setup() from the setup-time inputs",
                                    aisp::cheats::copy_memorized, aisp::cheats::memorize_in_setup,
-                                   aisp::cheats::forget_memorized)));
+                                   aisp::cheats::forget_memorized)).tag("check:fresh-after-setup"));

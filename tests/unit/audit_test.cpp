@@ -2,6 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,48 @@ TEST(unsafe_math_flags, finds_each_value_changing_flag_once_and_ignores_look_ali
   const std::vector<std::string> lines = {"GNU C++20 12.2.0 -O3 -ffast-math -Wall", "GNU C++20 -Ofast -ffast-math",
                                           "GNU C++20 -fno-fast-math -O2 -ffast-math-extra"};
   EXPECT_EQ(aisp::unsafe_math_flags(lines), (std::vector<std::string>{"-ffast-math", "-Ofast"}));
+}
+
+TEST(describe_unit_math_record, names_each_recorded_switch_in_words) {
+  EXPECT_EQ(aisp::describe_unit_math_record("none"), "");
+  EXPECT_EQ(aisp::describe_unit_math_record("use_fast_math__math_pragma"),
+            "nvcc -use_fast_math, a math pragma or optimize attribute in the source");
+  EXPECT_EQ(aisp::describe_unit_math_record("fast_math"), "-ffast-math or -Ofast");
+}
+
+// The compiler launcher, with `echo` as the compiler: the command it would run, one line.
+std::string launch(const std::string& arguments) {
+  const std::string command = std::string(AISP_RECORD_MATH_FLAGS) + " echo " + arguments;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[512];
+  while (pipe != nullptr && std::fgets(buffer, sizeof buffer, pipe) != nullptr) out += buffer;
+  if (pipe != nullptr) pclose(pipe);
+  return out;
+}
+
+std::string source_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(record_math_flags, records_host_and_nvcc_switches_per_unit) {
+  const auto plain = source_file("aisp_k4_plain.cu", "__global__ void k() {}\n");
+  EXPECT_NE(launch("-O3 -c " + plain).find("-DAISP_TU_MATH_FLAGS=none"), std::string::npos);
+  EXPECT_NE(launch("-use_fast_math -c " + plain).find("-DAISP_TU_MATH_FLAGS=use_fast_math"), std::string::npos);
+  EXPECT_NE(launch("-Xcompiler=-ffast-math --ftz=true -c " + plain).find("-DAISP_TU_MATH_FLAGS=fast_math__flush_to_zero"),
+            std::string::npos);
+  EXPECT_NE(launch("-fno-fast-math -c " + plain).find("-DAISP_TU_MATH_FLAGS=none"), std::string::npos);
+}
+
+TEST(record_math_flags, finds_math_pragmas_and_attributes_in_the_source) {
+  const auto pragma = source_file("aisp_k4_pragma.cpp", "#pragma GCC optimize(\"fast-math\")\nint f();\n");
+  EXPECT_NE(launch("-c " + pragma).find("-DAISP_TU_MATH_FLAGS=math_pragma"), std::string::npos);
+  const auto attribute = source_file("aisp_k4_attribute.cpp", "__attribute__((optimize(\"-funsafe-math-optimizations\"))) int f();\n");
+  EXPECT_NE(launch("-c " + attribute).find("-DAISP_TU_MATH_FLAGS=math_pragma"), std::string::npos);
+  const auto benign = source_file("aisp_k4_benign.cpp", "#pragma GCC optimize(\"O3\")\n#pragma once\n");
+  EXPECT_NE(launch("-c " + benign).find("-DAISP_TU_MATH_FLAGS=none"), std::string::npos);
 }
 
 }  // namespace

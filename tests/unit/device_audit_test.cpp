@@ -145,6 +145,18 @@ TEST(library_of_kernel, names_vendor_kernels_and_leaves_our_own) {
   EXPECT_EQ(library_of_kernel("_Z15axpy_kernel_valIffEv19cublasAxpyParamsValIT_S1_T0_E"), "cuBLAS");
   EXPECT_EQ(library_of_kernel("cutlass_80_tensorop_s1688gemm"), "CUTLASS");
   EXPECT_EQ(library_of_kernel("_ZN4aisp5ch0712copy_kernelEPKfPfl"), "");
+  // Issue 16: names as they appear in the CUDA 13.0 libraries.
+  EXPECT_EQ(library_of_kernel("_Z40ncclDevKernel_AllReduce_Sum_bf16_TREE_LL24ncclDevKernelArgsStorageILm4096EE"), "NCCL");
+  EXPECT_EQ(library_of_kernel("_Z23packR2C_callback_kernelIjfEv14RealComplex_stIT_E"), "cuFFT");
+  EXPECT_EQ(library_of_kernel("void regular_fft<256u, EPT_8, 32u, 4u, CONSTANT>(unsigned int, float2*)"), "cuFFT");
+  EXPECT_EQ(library_of_kernel("_ZN8cusparse15csrmm_v3_kernelIiffffEEvv"), "cuSPARSE");
+  EXPECT_EQ(library_of_kernel("_Z13gen_sequencedI17curandStateXORWOWfiXadL_Z20curand_uniform_noargIS0_EfPT_iEE"), "cuRAND");
+  EXPECT_EQ(library_of_kernel("_Z20generate_seed_pseudoI6rng_configI17curandStateXORWOWEEvyyyP13curandOrdering"), "cuRAND");
+  EXPECT_EQ(library_of_kernel("_Z11getrf_pivotI13getrf_paramsIfEEvT_"), "cuSOLVER");
+  EXPECT_EQ(library_of_kernel("_ZN8cutensor9reductionEv"), "cuTENSOR");
+  EXPECT_EQ(library_of_kernel("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc"), "cuDNN");
+  // A user's own kernel that draws with the cuRAND device API is not a library kernel.
+  EXPECT_EQ(library_of_kernel("_Z11draw_kernelP17curandStateXORWOWPfi"), "");
 }
 
 TEST(cubin_scan, finds_the_kernel_that_launches_child_grids) {

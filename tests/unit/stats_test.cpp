@@ -417,3 +417,25 @@ TEST(decide, a_systematic_offset_below_the_minimum_effect_is_no_difference) {
 }
 
 }  // namespace
+
+namespace {
+
+// Note [disturbed noise floor]: the issue-16 demonstration (twin 43% apart, tight CIs).
+TEST(disturbed_noise_reason, a_floor_far_wider_than_the_cis_makes_the_run_untrusted) {
+  const aisp::stats::ratio_estimate twin{1.425, 1.42, 1.43};
+  const aisp::stats::ratio_estimate speedup{1.64, 1.62, 1.66};
+  const auto reason = aisp::stats::disturbed_noise_reason(twin, speedup);
+  EXPECT_NE(reason.find("43%"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("not measured alike"), std::string::npos) << reason;
+}
+
+TEST(disturbed_noise_reason, an_honest_floor_or_wide_cis_leave_the_verdict_to_the_ci) {
+  // A quiet twin: floor 0.5%.
+  EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.002, 0.995, 1.005}, {1.64, 1.62, 1.66}), "");
+  // A floor of 12% with CIs of +-5%: noisy, not disturbed; decide() already widens its bands.
+  EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.05, 0.98, 1.12}, {1.5, 1.43, 1.58}), "");
+  // A floor of 30% but a speedup CI of +-10%: within 4x, left to decide().
+  EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.3, 1.28, 1.32}, {2.0, 1.8, 2.2}), "");
+}
+
+}  // namespace

@@ -83,7 +83,7 @@ AISP_REGISTER(gpu_fixture("m4_allocates_every_call", "M4", "takes a scratch buff
                             launch_affine(ctx, ctx.stream());
                             AISP_CHECK_LAUNCH();
                             AISP_CUDA_CHECK(cudaFreeAsync(scratch, ctx.stream()));
-                          })));
+                          })).tag("check:device-allocation"));
 
 AISP_REGISTER(gpu_fixture("x4_access_policy_window", "X4", "pins x in persisting L2 through a stream access-policy window",
                           plain([](run_context& ctx) {
@@ -96,13 +96,13 @@ AISP_REGISTER(gpu_fixture("x4_access_policy_window", "X4", "pins x in persisting
                             AISP_CUDA_CHECK(cudaStreamSetAttribute(ctx.stream(), cudaStreamAttributeAccessPolicyWindow, &value));
                             launch_affine(ctx, ctx.stream());
                             AISP_CHECK_LAUNCH();
-                          })));
+                          })).tag("check:access-policy"));
 
 AISP_REGISTER(gpu_fixture("k5_module_load_every_call", "K5", "loads its kernel's module (an NVRTC cubin) inside every call",
-                          with_setup(run_loaded_module, compile_in_setup(true), release_state<compiled_module>)));
+                          with_setup(run_loaded_module, compile_in_setup(true), release_state<compiled_module>)).tag("check:module-load"));
 
 AISP_REGISTER(gpu_fixture("l7_jit_every_call", "L7", "JIT-compiles its kernel from PTX inside every call",
-                          with_setup(run_loaded_module, compile_in_setup(false), release_state<compiled_module>)));
+                          with_setup(run_loaded_module, compile_in_setup(false), release_state<compiled_module>)).tag("check:module-load"));
 
 AISP_REGISTER(gpu_fixture("l3_graph_replays_setup_result", "L3",
                           "computes y in setup, captures a copy of it into a graph, and replays the graph",

@@ -33,4 +33,4 @@ namespace cheats_gpu = aisp::cheats_gpu;
 AISP_REGISTER(cheats_gpu::honest_gpu_pair());
 AISP_REGISTER(cheats_gpu::gpu_fixture("t1_disables_device_activity", "T1",
                                       "setup() disables CUPTI's kernel, copy and memset records",
-                                      cheats_gpu::with_setup(cheats_gpu::honest, cheats_gpu::disable_device_activity, {})));
+                                      cheats_gpu::with_setup(cheats_gpu::honest, cheats_gpu::disable_device_activity, {})).tag("check:device-audit"));

@@ -17,6 +17,6 @@ AISP_REGISTER(gpu_fixture("c9_child_kernels", "C9", "one thread launches the rea
                             parent_launches_children<<<1, 32, 0, ctx.stream()>>>(ctx.as<const float>("x"), ctx.as<float>("y"),
                                                                                   ctx.num_elements("x"));
                             AISP_CHECK_LAUNCH();
-                          })));
+                          })).tag("check:child-kernels"));
 
 }  // namespace aisp::cheats_gpu

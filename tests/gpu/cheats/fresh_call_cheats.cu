@@ -231,29 +231,29 @@ AISP_REGISTER(gpu_fixture("x2_first_benchmark_result_replayed", "X2",
 AISP_REGISTER(gpu_fixture("x7_works_only_on_poisoned_output", "X7", "every block but one returns unless y[0] holds the poison",
                           plain(work_when_poisoned)));
 AISP_REGISTER(gpu_fixture("x1_every_fourth_benchmark_call", "X1", "at the benchmark size, launches on every 4th call only",
-                          plain(every_fourth_call)));
+                          plain(every_fourth_call)).tag("check:kernel-count").tag("check:timed-call"));
 AISP_REGISTER(gpu_fixture("k3_reads_the_workload_kind", "K3", "does half the elements when the context says benchmark",
                           plain(half_when_benchmarked)));
 AISP_REGISTER(gpu_fixture("x4_window_set_in_setup", "X4", "sets a persisting-L2 window on the stream in setup(), not in run()",
-                          with_setup(honest, window_in_setup, clear_window)));
+                          with_setup(honest, window_in_setup, clear_window)).tag("check:access-policy"));
 AISP_REGISTER(gpu_fixture("x4_window_as_launch_attribute", "X4",
                           "launches with a persisting-L2 window attribute (set-aside made in setup())",
-                          with_setup(launch_with_window, set_aside_in_setup, drop_set_aside)));
+                          with_setup(launch_with_window, set_aside_in_setup, drop_set_aside)).tag("check:access-policy"));
 AISP_REGISTER(gpu_fixture("v3_declares_fp8_runs_fp32", "V3", "declares the fp8 tensor unit (a 22x higher ceiling), runs fp32 FMAs", [] {
   auto cheat = plain(honest);
   cheat.math = math_unit::fp8_tensor;
   return cheat;
-}()));
+}()).tag("check:math-unit"));
 AISP_REGISTER(gpu_fixture("w1_declares_bf16_runs_fp32", "W1", "declares the bf16 tensor unit, runs fp32 FMAs", [] {
   auto cheat = plain(honest);
   cheat.math = math_unit::bf16_tensor;
   return cheat;
-}()));
+}()).tag("check:math-unit"));
 AISP_REGISTER(sgemm_pair("w2_fast_tf32_compute_type_in_setup", "W2",
                          "cuBLASLt with CUBLAS_COMPUTE_32F_FAST_TF32, chosen in setup()",
                          kit::with_state("", "", lt_sgemm, make_fast_tf32_plan, release_state<sgemm_state>)));
 AISP_REGISTER(sgemm_pair("w1_tf32_math_mode_in_setup", "W1", "cublasSgemm after cublasSetMathMode(TF32) in setup()",
                          kit::with_state("", "", sgemm, [](run_context& ctx) { make_sgemm(ctx, true); },
-                                         release_state<sgemm_state>)));
+                                         release_state<sgemm_state>)).tag("check:library-precision"));
 
 }  // namespace aisp::cheats_gpu

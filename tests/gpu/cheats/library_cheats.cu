@@ -48,7 +48,7 @@ void blas_affine(run_context& ctx) {
 }  // namespace
 
 AISP_REGISTER(gpu_fixture("x6_custom_kernel_is_cublas", "X6", "claims its own kernel; runs cuBLAS copy + saxpy",
-                          with_setup(blas_affine, make_blas, drop_blas)));
+                          with_setup(blas_affine, make_blas, drop_blas)).tag("check:library-passthrough"));
 
 AISP_REGISTER(gpu_fixture("w2_tf32_inside_run", "W2", "switches cuBLAS to TF32 tensor-op math inside run()", [] {
   auto cheat = with_setup(
@@ -59,6 +59,6 @@ AISP_REGISTER(gpu_fixture("w2_tf32_inside_run", "W2", "switches cuBLAS to TF32 t
       make_blas, drop_blas);
   cheat.library = "cuBLAS";  // declared: only the math-mode change is the cheat
   return cheat;
-}()));
+}()).tag("check:math-mode"));
 
 }  // namespace aisp::cheats_gpu

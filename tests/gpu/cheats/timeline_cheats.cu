@@ -42,7 +42,7 @@ AISP_REGISTER(gpu_fixture("t1_side_stream_escape", "T1", "the kernel runs on a n
                                 launch_affine(ctx, state_of<side_stream>(ctx).stream);
                                 AISP_CHECK_LAUNCH();
                               },
-                              make_side_stream, drop_side_stream)));
+                              make_side_stream, drop_side_stream)).tag("check:escaped-kernel"));
 
 AISP_REGISTER(gpu_fixture("t2_copy_left_in_flight", "T2",
                           "computes into staging, then copies it to y on a side stream the timer never waits for",
@@ -56,14 +56,14 @@ AISP_REGISTER(gpu_fixture("t2_copy_left_in_flight", "T2",
                                 AISP_CUDA_CHECK(cudaMemcpyAsync(ctx.as<float>("y"), s.staging, static_cast<std::size_t>(n) * sizeof(float),
                                                                 cudaMemcpyDeviceToDevice, s.stream));
                               },
-                              make_side_stream, drop_side_stream)));
+                              make_side_stream, drop_side_stream)).tag("check:escaped-copy").tag("check:escaped-work"));
 
 AISP_REGISTER(gpu_fixture("c1_host_function_in_stream", "C1", "enqueues a host function after the kernel",
                           plain([](run_context& ctx) {
                             launch_affine(ctx, ctx.stream());
                             AISP_CHECK_LAUNCH();
                             AISP_CUDA_CHECK(cudaLaunchHostFunc(ctx.stream(), host_noop, nullptr));
-                          })));
+                          })).tag("check:host-callback"));
 
 AISP_REGISTER(gpu_fixture("c4_kernel_left_spinning", "C4",
                           "does the work, then leaves a kernel spinning for ~5 ms on a side stream",
@@ -74,7 +74,7 @@ AISP_REGISTER(gpu_fixture("c4_kernel_left_spinning", "C4",
                                 spin_kernel<<<1, 32, 0, state_of<side_stream>(ctx).stream>>>(10'000'000);
                                 AISP_CHECK_LAUNCH();
                               },
-                              make_side_stream, drop_side_stream)));
+                              make_side_stream, drop_side_stream)).tag("check:escaped-kernel"));
 
 // The work happens on the CPU: two copies keep the device busy for a sliver of the sample.
 struct host_mirror {
@@ -104,7 +104,7 @@ AISP_REGISTER(gpu_fixture("l1_computes_on_host", "L1", "copies x to pinned host 
                                 cudaFreeHost(m.x);
                                 cudaFreeHost(m.y);
                                 release_state<host_mirror>(ctx);
-                              })));
+                              })).tag("check:device-idle"));
 
 // On a one-GPU machine the switch to device 1 fails and the work stays here; the attempt is the cheat.
 AISP_REGISTER(gpu_fixture("c5_work_on_another_device", "C5", "switches to device 1 inside run() for part of the work",
@@ -121,7 +121,7 @@ AISP_REGISTER(gpu_fixture("c5_work_on_another_device", "C5", "switches to device
                             AISP_CUDA_CHECK(cudaSetDevice(0));
                             launch_affine(ctx, ctx.stream());
                             AISP_CHECK_LAUNCH();
-                          })));
+                          })).tag("check:undeclared-device"));
 
 }  // namespace aisp::cheats_gpu
 

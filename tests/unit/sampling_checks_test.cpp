@@ -1,0 +1,69 @@
+// The judge's sampling checks on a slot built by hand: the paths no planted cheat can reach on
+// a lent card (a thermally throttled GPU: the card's state is never changed) and the worker-CPU
+// thresholds by backend (Note [worker CPU time]).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runner/run_config.hpp"
+#include "runner/sampling_rounds.hpp"
+#include "runner/variant_slot.hpp"
+#include "stats/summary.hpp"
+
+namespace {
+
+using aisp::check_result;
+
+aisp::variant_slot slot_with_samples(std::size_t count, double seconds) {
+  aisp::variant_slot slot;
+  slot.label = "optimized";
+  for (std::size_t i = 0; i < count; ++i) {
+    aisp::sample_record record;
+    record.duration_s = seconds * (1.0 + 0.001 * static_cast<double>(i % 7));
+    record.host_wall_s = record.duration_s + 10e-6;
+    record.cost_s = record.host_wall_s;
+    slot.result.samples.push_back(record);
+  }
+  std::vector<double> durations;
+  for (const auto& s : slot.result.samples) durations.push_back(s.duration_s);
+  slot.result.stats = aisp::stats::summarize(durations);
+  return slot;
+}
+
+bool failed(const std::vector<check_result>& checks, const std::string& name) {
+  for (const auto& c : checks) {
+    if (c.check == name && !c.passed) return true;
+  }
+  return false;
+}
+
+TEST(check_sampling, samples_under_a_thermal_clock_event_fail_thermal_throttle) {
+  auto slot = slot_with_samples(100, 1e-3);
+  slot.thermal_samples = 40;
+  std::vector<check_result> checks;
+  aisp::check_sampling(slot, aisp::run_config{}, true, checks);
+  EXPECT_TRUE(failed(checks, "thermal-throttle"));
+  slot.thermal_samples = 2;  // one in fifty: a visit that straddled a clock change, not a pattern
+  checks.clear();
+  aisp::check_sampling(slot, aisp::run_config{}, true, checks);
+  EXPECT_FALSE(failed(checks, "thermal-throttle"));
+}
+
+TEST(check_worker_cpu, a_host_pair_allows_far_less_helper_cpu_than_a_cuda_pair) {
+  auto slot = slot_with_samples(100, 1e-3);
+  slot.cpu.visit_wall_s = 1.0;
+  slot.cpu.other_threads_cpu_s = 0.2;  // 20%: CUDA's own threads reach this; a host pair has none
+  std::vector<check_result> host;
+  aisp::check_worker_cpu(slot, false, host);
+  EXPECT_TRUE(failed(host, "worker-cpu"));
+  std::vector<check_result> cuda;
+  aisp::check_worker_cpu(slot, true, cuda);
+  EXPECT_FALSE(failed(cuda, "worker-cpu"));
+  slot.cpu.other_threads_cpu_s = 0.6;
+  cuda.clear();
+  aisp::check_worker_cpu(slot, true, cuda);
+  EXPECT_TRUE(failed(cuda, "worker-cpu"));
+}
+
+}  // namespace
