@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, from carried binaries: scripts/device_checks.sh BIN_DIR OUT_DIR STEP [TARGET...]
-#   cheats: aisp info, the cuobjdump table's cost, the GPU tests but the every-pair modes (the
-#           planted cheats among them), with the cheats_gpu results kept as OUT_DIR/gpu_cheats.json;
+#   cheats: aisp info, the cuobjdump table's cost, the cheats_gpu suite once (OUT_DIR/gpu_cheats.json,
+#           for the tests and scripts/mutation_check.sh), then the GPU tests but the every-pair modes;
 #   hostcheats: the host planted cheats and own-process cheats (aisp_cheat_tests) on this kernel;
 #   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json,
 #           with the largest worker CPU figures (Note [worker CPU time]) of the run;
@@ -17,13 +17,17 @@ case "$step" in
     start=$(date +%s.%N)
     kernels=$(cuobjdump -sass "$bin/aisp" | grep -c "Function :")
     python3 -c "print(f'cuobjdump -sass: {$kernels} kernels in {$(date +%s.%N) - $start:.1f} s')"
-    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" timeout 560 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
+    # The GPU fixtures' suite once, kept for the tests and for scripts/mutation_check.sh.
+    "$bin/aisp_cheats" bench run --targets cheats_gpu --verify-phase detect --max-time 0.3 --min-time 0.05 --worker-timeout 60 \
+      --quiet --history none --artifacts-dir /tmp/aisp_gpu_cheats_suite --json "$out/gpu_cheats.json" > /dev/null 2>&1
+    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_GPU_CHEAT_RESULTS="$out/gpu_cheats.json" \
+      timeout 500 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
       grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/gpu_tests.txt"
     echo "gpu tests rc ${PIPESTATUS[0]}" >> "$out/gpu_tests.txt"
-    cp "$(ls -td /tmp/aisp_gpu_cheats_*/ | head -n 1)/results.json" "$out/gpu_cheats.json" 2>/dev/null
     grep -vE "^\[ *OK *\]" "$out/gpu_tests.txt" | head -n 80 ;;
   hostcheats)
-    AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_K4_CHEATS_BINARY="$bin/aisp_cheats_k4" timeout 560 "$bin/aisp_cheat_tests" 2>&1 |
+    AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_K4_CHEATS_BINARY="$bin/aisp_cheats_k4" AISP_CLOCK_CHEATS_BINARY="$bin/aisp_cheats_clock" \
+      AISP_CHEAT_SUITE_DIR=/tmp/aisp_host_cheats_suite timeout 560 "$bin/aisp_cheat_tests" 2>&1 |
       grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/host_cheats.txt"
     echo "host cheat tests rc ${PIPESTATUS[0]}" >> "$out/host_cheats.txt"
     grep -vE "^\[ *OK *\]" "$out/host_cheats.txt" | head -n 60 ;;
