@@ -7,6 +7,7 @@
 
 #include "audit/cubin_scan.hpp"
 #include "audit/cupti_watch.hpp"
+#include "harness/process_probes.hpp"
 
 namespace aisp {
 namespace {
@@ -41,7 +42,10 @@ constexpr std::size_t buffer_bytes = 4u << 20;
 std::mutex buffer_pool_mutex;
 std::vector<uint8_t*> buffer_pool;
 
+// Note [allocation counter]: the audit's callbacks run on the thread whose API call triggered
+// them, run()'s among them; their allocations are the harness's.
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  const uncounted_allocations audit_code;
   *buffer = nullptr;
   {
     std::lock_guard lock(buffer_pool_mutex);
@@ -87,6 +91,7 @@ const char* copy_direction(std::uint8_t kind) {
 }
 
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  const uncounted_allocations audit_code;
   std::vector<timeline_activity> records;
   CUpti_Activity* record = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
@@ -124,6 +129,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 }
 
 void CUPTIAPI api_callback(void* user, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
+  const uncounted_allocations audit_code;
   auto* recorder = static_cast<cupti_recorder*>(user);
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     if (id != CUPTI_CBID_RESOURCE_MODULE_LOADED) return;

@@ -3,6 +3,7 @@
 
 #include "aisp/check.hpp"
 #include "harness/device_probes.hpp"
+#include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
 
 namespace aisp {
@@ -91,6 +92,7 @@ class device_sampler final : public sampler {
 
   void run_prepared_once() override {
     run_batch();
+    const uncounted_allocations harness_sync;  // Note [allocation counter]: not run()'s
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
   }
 

@@ -1,6 +1,7 @@
 #include "harness/process_probes.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -16,6 +17,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <fmt/format.h>
+
 extern char** environ;
 
 namespace aisp {
@@ -30,6 +33,12 @@ namespace {
 std::atomic<std::uint64_t> allocations_so_far{0};
 thread_local std::uint64_t c_allocations_by_this_thread = 0;
 thread_local std::uint64_t mappings_by_this_thread = 0;
+thread_local const void* last_allocator_caller = nullptr;
+
+inline void count_c_allocation(const void* caller) {
+  ++c_allocations_by_this_thread;
+  last_allocator_caller = caller;
+}
 
 // opendir/readdir, not std::filesystem: the probe itself must not go through operator new,
 // or it would count its own allocations as run()'s.
@@ -109,6 +118,7 @@ process_snapshot take_process_snapshot() {
   // that two snapshots around run() differ by run()'s calls alone.
   const std::uint64_t c_allocations_before = c_allocations_by_this_thread;
   const std::uint64_t mappings_before = mappings_by_this_thread;
+  const void* caller_before = last_allocator_caller;
   process_snapshot snapshot;
   snapshot.threads = count_threads();
   snapshot.allocations = allocation_count();
@@ -124,9 +134,32 @@ process_snapshot take_process_snapshot() {
   snapshot.affinity_hash = hash_affinity();
   c_allocations_by_this_thread = c_allocations_before;
   mappings_by_this_thread = mappings_before;
+  last_allocator_caller = caller_before;
   snapshot.c_allocations = c_allocations_before;
   snapshot.mappings = mappings_before;
+  snapshot.last_allocator_caller = caller_before;
   return snapshot;
+}
+
+uncounted_allocations::uncounted_allocations()
+    : c_allocations_(c_allocations_by_this_thread), mappings_(mappings_by_this_thread), caller_(last_allocator_caller) {}
+
+uncounted_allocations::~uncounted_allocations() {
+  c_allocations_by_this_thread = c_allocations_;
+  mappings_by_this_thread = mappings_;
+  last_allocator_caller = caller_;
+}
+
+std::string describe_code_address(const void* address) {
+  Dl_info info{};
+  if (address == nullptr || dladdr(address, &info) == 0) return "";
+  std::string where = info.dli_fname != nullptr ? info.dli_fname : "?";
+  if (const auto slash = where.rfind('/'); slash != std::string::npos) where.erase(0, slash + 1);
+  if (info.dli_sname != nullptr) {
+    const auto offset = static_cast<const char*>(address) - static_cast<const char*>(info.dli_saddr);
+    where += " (" + std::string(info.dli_sname) + "+0x" + fmt::format("{:x}", offset) + ")";
+  }
+  return where;
 }
 
 }  // namespace aisp
@@ -169,16 +202,16 @@ void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 // the work, so the allocator itself is unchanged.
 extern "C" {
 void* malloc(std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_malloc(bytes);
 }
 void free(void* p) { __libc_free(p); }
 void* calloc(std::size_t count, std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_calloc(count, bytes);
 }
 void* realloc(void* p, std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_realloc(p, bytes);
 }
 void* reallocarray(void* p, std::size_t count, std::size_t bytes) {
@@ -190,7 +223,7 @@ void* reallocarray(void* p, std::size_t count, std::size_t bytes) {
   return realloc(p, total);
 }
 void* memalign(std::size_t alignment, std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_memalign(alignment, bytes);
 }
 void* aligned_alloc(std::size_t alignment, std::size_t bytes) { return memalign(alignment, bytes); }
@@ -202,16 +235,17 @@ int posix_memalign(void** out, std::size_t alignment, std::size_t bytes) {
   return 0;
 }
 void* valloc(std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_valloc(bytes);
 }
 void* pvalloc(std::size_t bytes) {
-  ++aisp::c_allocations_by_this_thread;
+  aisp::count_c_allocation(__builtin_return_address(0));
   return __libc_pvalloc(bytes);
 }
 // The system call itself: glibc's mmap is a thin wrapper, and this one cannot recurse.
 void* mmap(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {
   ++aisp::mappings_by_this_thread;
+  aisp::last_allocator_caller = __builtin_return_address(0);
   return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, protection, flags, fd, offset));
 }
 void* mmap64(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace aisp {
 
@@ -14,6 +15,7 @@ struct process_snapshot {
   std::uint64_t allocations = 0;     // operator new calls so far (see allocation_counter)
   std::uint64_t c_allocations = 0;   // malloc-family calls by this thread so far
   std::uint64_t mappings = 0;        // mmap calls by this thread so far
+  const void* last_allocator_caller = nullptr;  // the code that made this thread's latest C allocation or mmap
   std::uint64_t environment_hash = 0;
   int priority = 0;                  // nice value
   long long stdout_bytes = 0;        // bytes written to fd 1 (a private file in the worker)
@@ -25,6 +27,25 @@ struct process_snapshot {
 };
 
 [[nodiscard]] process_snapshot take_process_snapshot();
+
+// Note [allocation counter]: harness code that runs inside run()'s window on the serving thread
+// (the synchronize after the calls, the audit's CUPTI callbacks) takes its own C allocations and
+// mappings back off the thread's counters when the scope ends.
+class uncounted_allocations {
+ public:
+  uncounted_allocations();
+  ~uncounted_allocations();
+  uncounted_allocations(const uncounted_allocations&) = delete;
+  uncounted_allocations& operator=(const uncounted_allocations&) = delete;
+
+ private:
+  std::uint64_t c_allocations_;
+  std::uint64_t mappings_;
+  const void* caller_;
+};
+
+// "libcupti.so.13 (cuptiFoo+0x10)" for a code address of this process; "" for none.
+[[nodiscard]] std::string describe_code_address(const void* address);
 
 // Note [worker CPU time]: the worker's wall clock, its whole CPU time (every thread) and the
 // CPU time of the thread that serves the judge. Across each sample's timed span (the samplers

@@ -321,6 +321,8 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   sampler_->run_prepared_once();
   const double others_at_return = other_threads_cpu_s();
   report.after = take_process_snapshot();
+  if (report.after.c_allocations != report.before.c_allocations || report.after.mappings != report.before.mappings)
+    report.allocation_caller = describe_code_address(report.after.last_allocator_caller);
   // Note [late writes]: the outputs as run() returned them (the device synchronized), as the
   // judge reads them, and after a pause must be one and the same. A helper thread or stream that
   // finishes the work after run() returned does it outside every timed span.

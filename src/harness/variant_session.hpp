@@ -55,6 +55,7 @@ struct call_report {
   process_snapshot after;
   std::vector<std::string> late_outputs;  // outputs that changed after run() returned (Note [late writes])
   double helper_cpu_after_return_s = 0;   // host pairs: other threads' CPU from run()'s return on
+  std::string allocation_caller;          // where run()'s latest C allocation or mmap came from
 };
 
 // A verified timed call (Note [fresh calls]): its inputs' seed, and the elements its outputs

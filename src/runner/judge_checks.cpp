@@ -107,9 +107,12 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
       {{"allocations", "operator new calls"},
        {"c_allocations", "malloc-family calls (malloc, calloc, realloc, posix_memalign, ...)"},
        {"mappings", "mmap calls"}}};
+  const auto caller = report.value("allocation_caller", std::string());
   for (const auto& [key, what] : allocators) {
     if (delta(key) > 0)
-      add_check(checks, verify::checks::allocation_in_run, variant, false, fmt::format("run() made {} {}", delta(key), what));
+      add_check(checks, verify::checks::allocation_in_run, variant, false,
+                fmt::format("run() made {} {}{}", delta(key), what,
+                            std::string_view(key) != "allocations" && !caller.empty() ? ", the latest from " + caller : ""));
   }
   if (const auto late = report.value("late_outputs", std::vector<std::string>{}); !late.empty())
     add_check(checks, verify::checks::late_write, variant, false,

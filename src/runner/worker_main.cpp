@@ -110,6 +110,7 @@ json call_report_to_json(const call_report& report) {
           {"initial_affinity_hash", report.initial_affinity_hash},
           {"late_outputs", report.late_outputs},
           {"helper_cpu_after_return_s", report.helper_cpu_after_return_s},
+          {"allocation_caller", report.allocation_caller},
           {"before", snapshot_to_json(report.before)},
           {"after", snapshot_to_json(report.after)}};
 }
