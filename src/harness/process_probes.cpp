@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -13,6 +14,9 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <array>
+#include <string_view>
+#include <vector>
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -35,7 +39,54 @@ thread_local std::uint64_t c_allocations_by_this_thread = 0;
 thread_local std::uint64_t mappings_by_this_thread = 0;
 thread_local const void* last_allocator_caller = nullptr;
 
+// Whose allocations count: code of the executable (pair code, the harness, static cudart) and of
+// the C and C++ runtimes it calls. Vendor libraries (CUPTI, the driver, cuBLAS) allocate for
+// their own bookkeeping inside API calls, the audit's included (on the H100, CUPTI made one
+// allocation in every verified call of every honest GPU pair). Until the ranges are read at the
+// first snapshot, every caller counts.
+struct code_range {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+};
+constexpr std::size_t max_counted_ranges = 16;
+std::array<code_range, max_counted_ranges> counted_ranges{};
+std::atomic<std::size_t> counted_range_count{0};
+
+bool counted_caller(const void* caller) {
+  const std::size_t count = counted_range_count.load(std::memory_order_acquire);
+  if (count == 0) return true;
+  const auto address = reinterpret_cast<std::uintptr_t>(caller);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (address >= counted_ranges[i].begin && address < counted_ranges[i].end) return true;
+  }
+  return false;
+}
+
+int note_counted_object(dl_phdr_info* info, std::size_t, void* found) {
+  const std::string_view name = info->dlpi_name != nullptr ? info->dlpi_name : "";
+  const bool counted = name.empty() || name.find("libc.so") != std::string_view::npos ||
+                       name.find("libstdc++") != std::string_view::npos;
+  auto& ranges = *static_cast<std::vector<code_range>*>(found);
+  for (int i = 0; counted && i < info->dlpi_phnum; ++i) {
+    const auto& segment = info->dlpi_phdr[i];
+    if (segment.p_type != PT_LOAD || (segment.p_flags & PF_X) == 0) continue;
+    const std::uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    ranges.push_back({begin, begin + segment.p_memsz});
+  }
+  return 0;
+}
+
+void read_counted_ranges() {
+  if (counted_range_count.load(std::memory_order_acquire) != 0) return;
+  std::vector<code_range> ranges;
+  dl_iterate_phdr(note_counted_object, &ranges);
+  const std::size_t count = std::min(ranges.size(), max_counted_ranges);
+  std::copy_n(ranges.begin(), count, counted_ranges.begin());
+  counted_range_count.store(count, std::memory_order_release);
+}
+
 inline void count_c_allocation(const void* caller) {
+  if (!counted_caller(caller)) return;
   ++c_allocations_by_this_thread;
   last_allocator_caller = caller;
 }
@@ -114,6 +165,7 @@ double other_threads_cpu_s() {
 std::uint64_t allocation_count() { return allocations_so_far.load(std::memory_order_relaxed); }
 
 process_snapshot take_process_snapshot() {
+  read_counted_ranges();
   // opendir and fopen allocate: the snapshot's own calls are taken back off the counters, so
   // that two snapshots around run() differ by run()'s calls alone.
   const std::uint64_t c_allocations_before = c_allocations_by_this_thread;
@@ -244,8 +296,10 @@ void* pvalloc(std::size_t bytes) {
 }
 // The system call itself: glibc's mmap is a thin wrapper, and this one cannot recurse.
 void* mmap(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {
-  ++aisp::mappings_by_this_thread;
-  aisp::last_allocator_caller = __builtin_return_address(0);
+  if (aisp::counted_caller(__builtin_return_address(0))) {
+    ++aisp::mappings_by_this_thread;
+    aisp::last_allocator_caller = __builtin_return_address(0);
+  }
   return reinterpret_cast<void*>(syscall(SYS_mmap, address, length, protection, flags, fd, offset));
 }
 void* mmap64(void* address, std::size_t length, int protection, int flags, int fd, off_t offset) {

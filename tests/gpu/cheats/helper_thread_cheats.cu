@@ -62,4 +62,6 @@ void first_half_then_helper(run_context& ctx) {
 AISP_REGISTER(aisp::cheats_gpu::gpu_fixture("l5_helper_thread_launches_after_return", "L5",
                                             "a helper thread from setup() launches the second half after run() returned",
                                             aisp::cheats_gpu::with_setup(aisp::cheats_gpu::first_half_then_helper,
-                                                                         aisp::cheats_gpu::start_device_helper, {})));
+                                                                         aisp::cheats_gpu::start_device_helper, {}))
+                  .tag("check:foreign-activity")
+                  .tag("check:late-write"));
