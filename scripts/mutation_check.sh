@@ -26,6 +26,9 @@ if [ -z "$host_results" ]; then
   host_results="$work/run/r.json"
 fi
 [ -s "$host_results" ] || { echo "mutation_check: no host results at $host_results" >&2; exit 2; }
+# Unmutated, the replay must pass: stale results would make every mutant look killed.
+AISP_CHEAT_RESULTS="$host_results" "$build/tests/aisp_cheat_tests" --gtest_filter='cheats/planted_cheat.*' --gtest_brief=1 \
+  >"$work/clean.log" 2>&1 || { echo "mutation_check: the unmutated replay fails on $host_results (stale results?)" >&2; exit 2; }
 
 checks=$(grep -o 'check_kind [a-z_]*{"[a-z0-9-]*"' "$here/src/verify/battery.hpp" | sed 's/.*{"//; s/"$//' | sort -u)
 survivors=""
