@@ -102,32 +102,6 @@ std::size_t count_threads() {
   return count;
 }
 
-// Every thread's /proc children list (space-separated pids), read with a stack buffer.
-std::size_t count_children() {
-  std::size_t count = 0;
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return 0;
-  while (const dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] == '.') continue;
-    char path[300];  // d_name holds up to 255 bytes
-    std::snprintf(path, sizeof(path), "/proc/self/task/%s/children", entry->d_name);
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char text[512];
-    bool in_pid = false;
-    for (ssize_t got; (got = read(fd, text, sizeof(text))) > 0;) {
-      for (ssize_t i = 0; i < got; ++i) {
-        const bool digit = text[i] >= '0' && text[i] <= '9';
-        count += digit && !in_pid;
-        in_pid = digit;
-      }
-    }
-    close(fd);
-  }
-  closedir(tasks);
-  return count;
-}
-
 std::uint64_t hash_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -181,7 +155,6 @@ process_snapshot take_process_snapshot() {
   getrusage(RUSAGE_SELF, &usage);
   snapshot.minor_faults = usage.ru_minflt;
   snapshot.major_faults = usage.ru_majflt;
-  snapshot.children = count_children();
   snapshot.scheduler = sched_getscheduler(0);
   snapshot.affinity_hash = hash_affinity();
   c_allocations_by_this_thread = c_allocations_before;

@@ -96,7 +96,7 @@ json snapshot_to_json(const process_snapshot& s) {
   return {{"threads", s.threads}, {"allocations", s.allocations}, {"c_allocations", s.c_allocations},
           {"mappings", s.mappings}, {"environment_hash", s.environment_hash},
           {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults},
-          {"children", s.children}, {"scheduler", s.scheduler}, {"affinity_hash", s.affinity_hash}};
+          {"scheduler", s.scheduler}, {"affinity_hash", s.affinity_hash}};
 }
 
 json call_report_to_json(const call_report& report) {
