@@ -260,6 +260,7 @@ AISP_REGISTER(
           }
         })
         .tag("unified-memory")
+        .allow_managed_memory()  // the pair is about managed memory (C10)
         .add_variant(aisp::kit::with_state(
             "baseline", "weights read through managed memory: pages migrate on GPU faults",
             aisp::ch02::run_baseline, aisp::ch02::setup_baseline, aisp::ch02::teardown_baseline))

@@ -105,6 +105,9 @@ class pair {
   pair& fixed_inputs(std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
+  // Managed (unified) memory is refused unless declared: its migrations are work the timed
+  // window hides or moves (C10). A pair about unified memory declares it.
+  pair& allow_managed_memory();
   // The declared bytes cross this path: SOL % and the physics gate use its ceiling.
   pair& moves_data_over(data_path path);
   pair& work(work_fn fn);
@@ -133,6 +136,7 @@ class pair {
   [[nodiscard]] goal goal_of() const { return goal_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
+  [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
   [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }
   [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
@@ -167,6 +171,7 @@ class pair {
   goal goal_ = goal::speed;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
+  bool managed_memory_ = false;
   std::string fixed_inputs_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;

@@ -2,7 +2,9 @@
 
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include "audit/cubin_scan.hpp"
@@ -13,12 +15,13 @@ namespace aisp {
 namespace {
 
 // What a callback id stands for; anything else is left disabled (no cost on its calls).
-enum category : std::uint8_t { none, event_record, allocation, host_callback, stream_creation, stream_attribute,
-                               module_load, device_switch, launch_ex };
+enum category : std::uint8_t { none, event_record, allocation, managed_allocation, host_callback, stream_creation,
+                               stream_attribute, module_load, device_switch, launch_ex };
 
 category classify(std::string_view name) {
   const auto starts = [&](std::string_view prefix) { return name.starts_with(prefix); };
   if (starts("cudaEventRecord")) return event_record;
+  if (starts("cudaMallocManaged") || starts("cuMemAllocManaged")) return managed_allocation;
   if (starts("cudaMalloc") || starts("cudaHostAlloc") || starts("cuMemAlloc") || starts("cuMemHostAlloc") ||
       starts("cuMemCreate") || starts("cuArrayCreate") || starts("cudaMallocAsync"))
     return allocation;
@@ -79,6 +82,29 @@ timeline_activity from_kernel(const CUpti_ActivityKernel10& k) {
   return a;
 }
 
+// C10: a managed-memory migration or page fault, named for the window audit ("fault" first for
+// faults, whose value is a count, not bytes).
+std::optional<timeline_activity> from_unified_memory(const CUpti_ActivityUnifiedMemoryCounter3& u) {
+  const char* name = nullptr;
+  switch (u.counterKind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD: name = "migration HtoD"; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH: name = "migration DtoH"; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD: name = "migration DtoD"; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT: name = "fault on the CPU"; break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT: name = "fault on the GPU"; break;
+    default: return std::nullopt;
+  }
+  timeline_activity a;
+  a.kind = activity_kind::unified_memory;
+  a.name = name;
+  a.start_ns = u.start;
+  a.end_ns = std::max(u.end, u.start);
+  a.device = u.dstId;
+  a.stream = u.streamId;
+  a.bytes = u.value;
+  return a;
+}
+
 const char* copy_direction(std::uint8_t kind) {
   switch (kind) {
     case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
@@ -113,6 +139,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
         const auto& e = *reinterpret_cast<const CUpti_ActivityCudaEvent2*>(record);
         a = {activity_kind::event, "event", e.deviceTimestamp, e.deviceTimestamp, e.deviceId, e.streamId, e.correlationId};
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER: {
+        auto migration = from_unified_memory(*reinterpret_cast<const CUpti_ActivityUnifiedMemoryCounter3*>(record));
+        if (!migration) continue;
+        a = std::move(*migration);
         break;
       }
       case CUPTI_ACTIVITY_KIND_JIT: {
@@ -166,6 +198,20 @@ constexpr CUpti_ActivityKind recorded_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_
                                                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
                                                  CUPTI_ACTIVITY_KIND_JIT};
 
+// C10: migrations and faults of managed memory. Not every system can count them (a hypervisor,
+// no HMM); the audit still refuses undeclared managed allocations there, through the callbacks.
+bool count_unified_memory(std::uint32_t device) {
+  std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> config;
+  for (auto kind : {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+                    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+                    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+                    CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT}) {
+    config.push_back({CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE, kind, device, 1});
+  }
+  return cuptiActivityConfigureUnifiedMemoryCounter(config.data(), static_cast<std::uint32_t>(config.size())) == CUPTI_SUCCESS &&
+         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS;
+}
+
 // Runtime calls reach the driver: only the outermost call of a thread counts.
 thread_local int api_depth = 0;
 
@@ -189,6 +235,7 @@ std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool
   for (auto kind : recorded_kinds) {
     if (!ok(cuptiActivityEnable(kind), why, "enable activity")) return nullptr;
   }
+  recorder->counts_unified_memory_ = count_unified_memory(device);
   recorder->runtime_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   recorder->driver_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   if (!ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED), why,
@@ -226,6 +273,13 @@ void cupti_recorder::record_activity(bool on) {
       cuptiActivityEnable(kind);
     } else {
       cuptiActivityDisable(kind);
+    }
+  }
+  if (counts_unified_memory_) {
+    if (on) {
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    } else {
+      cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     }
   }
   recording_ = on;
@@ -274,9 +328,11 @@ void cupti_recorder::on_api(int domain, std::uint32_t id, const void* data) {
     if (expected == edge::stop) open_window_.stop_correlation = call->correlationId;
     return;
   }
+  if (kind == managed_allocation && outermost) ++managed_allocations_;  // setup's count too (C10)
   if (!in_run_ || !outermost) return;
   auto& api = open_window_.api;
   switch (kind) {
+    case managed_allocation: ++api.allocations; break;
     case allocation: ++api.allocations; break;
     case host_callback: ++api.host_callbacks; break;
     case stream_creation: ++api.stream_creations; break;
@@ -328,6 +384,7 @@ std::vector<window_audit> cupti_recorder::audit_closed_windows() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(records_mutex_);
   auto audits = audit_windows(closed_windows_, records_, device_, child_launchers_);
+  for (auto& audit : audits) audit.api.managed_allocations = managed_allocations_;
   closed_windows_.clear();
   if (keep_timeline_) {
     timeline_.insert(timeline_.end(), std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));

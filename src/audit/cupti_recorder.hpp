@@ -62,6 +62,8 @@ class cupti_recorder final : public timing_observer {
   std::vector<std::uint8_t> runtime_categories_;
   std::vector<std::uint8_t> driver_categories_;
   bool recording_ = true;
+  bool counts_unified_memory_ = false;
+  std::atomic<int> managed_allocations_{0};  // in this process so far, setup's included
   std::atomic<bool> in_run_{false};
   std::atomic<edge> pending_edge_{edge::none};
   sample_window open_window_;

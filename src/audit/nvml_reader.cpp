@@ -48,6 +48,7 @@ struct nvml_session::api {
   nvml_return (*energy)(nvml_device, unsigned long long*) = nullptr;
   nvml_return (*virtualization)(nvml_device, int*) = nullptr;
   nvml_return (*processes)(nvml_device, unsigned*, void*) = nullptr;
+  nvml_return (*memory)(nvml_device, void*) = nullptr;
 };
 
 std::vector<std::string> clock_event_reason_names(std::uint64_t mask) {
@@ -77,7 +78,8 @@ nlohmann::json to_json(const gpu_telemetry& t) {
           {"throttled", is_throttled(t.clock_event_reasons)},
           {"temperature_c", t.temperature_c},     {"power_w", t.power_w},
           {"power_limit_w", t.power_limit_w},     {"energy_j", t.energy_j},
-          {"virtualization_mode", t.virtualization_mode}, {"compute_processes", t.compute_processes}};
+          {"virtualization_mode", t.virtualization_mode}, {"compute_processes", t.compute_processes},
+          {"memory_total_bytes", t.memory_total_bytes}, {"memory_free_bytes", t.memory_free_bytes}};
 }
 
 nvml_session::nvml_session(std::unique_ptr<api> functions) : api_(std::move(functions)) {}
@@ -109,6 +111,7 @@ std::unique_ptr<nvml_session> nvml_session::open(std::string& why, const char* l
   functions->energy = symbol<decltype(functions->energy)>(lib, "nvmlDeviceGetTotalEnergyConsumption");
   functions->virtualization = symbol<decltype(functions->virtualization)>(lib, "nvmlDeviceGetVirtualizationMode");
   functions->processes = symbol<decltype(functions->processes)>(lib, "nvmlDeviceGetComputeRunningProcesses_v3");
+  functions->memory = symbol<decltype(functions->memory)>(lib, "nvmlDeviceGetMemoryInfo");
   if (functions->init == nullptr || functions->by_uuid == nullptr || functions->shutdown == nullptr) {
     why = "NVML unavailable: nvmlInit_v2 or nvmlDeviceGetHandleByUUID missing";
     dlclose(lib);
@@ -146,6 +149,13 @@ std::optional<gpu_telemetry> nvml_session::read(const std::string& uuid) const {
   if (api_->processes != nullptr) {
     const nvml_return status = api_->processes(device, &count, nullptr);
     if (status == nvml_success || status == 7) t.compute_processes = static_cast<int>(count);
+  }
+  struct {
+    unsigned long long total, free, used;  // nvmlMemory_t
+  } memory{};
+  if (api_->memory != nullptr && ok(api_->memory(device, &memory))) {
+    t.memory_total_bytes = memory.total;
+    t.memory_free_bytes = memory.free;
   }
   return t;
 }

@@ -24,6 +24,8 @@ struct gpu_telemetry {
   double energy_j = 0;                    // total since the driver loaded
   int virtualization_mode = -1;           // 0 none, 1 passthrough, 2 vGPU, 3 host vGPU, 4 host vSGA
   int compute_processes = -1;             // processes holding a compute context, this one included
+  std::uint64_t memory_total_bytes = 0;   // 0 when NVML could not say
+  std::uint64_t memory_free_bytes = 0;    // E4: what a pair's buffers must fit in
 };
 
 // The two readings taken around every visit of samples: cheap enough to repeat thousands of times.

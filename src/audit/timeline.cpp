@@ -10,6 +10,7 @@ std::string_view activity_kind_name(activity_kind kind) {
     case activity_kind::jit: return "jit";
     case activity_kind::event: return "event";
     case activity_kind::phase: return "phase";
+    case activity_kind::unified_memory: return "unified-memory";
   }
   return "unknown";  // an out-of-range value cast into the enum
 }

@@ -10,7 +10,9 @@
 
 namespace aisp {
 
-enum class activity_kind : std::uint8_t { kernel, memcpy, memset, jit, event, phase };
+// unified_memory: a managed-memory migration or page fault (CUPTI's unified-memory counters);
+// it has no correlation id, only timestamps.
+enum class activity_kind : std::uint8_t { kernel, memcpy, memset, jit, event, phase, unified_memory };
 
 struct timeline_activity {
   activity_kind kind = activity_kind::kernel;
@@ -20,7 +22,7 @@ struct timeline_activity {
   std::uint32_t device = 0;
   std::uint32_t stream = 0;
   std::uint32_t correlation = 0;    // the API call that issued it
-  std::uint64_t bytes = 0;          // copies and memsets
+  std::uint64_t bytes = 0;          // copies, memsets and migrations (a fault record: its count)
   bool device_launched = false;     // a kernel launched from the device (graph or child grid)
   bool access_policy_window = false;  // launched with an access-policy (persisting L2) window
   int launch_type = 0;              // CUpti_ActivityLaunchType: 0 regular, 1-2 cooperative

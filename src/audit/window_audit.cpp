@@ -17,20 +17,32 @@ std::string describe(const timeline_activity& r) {
   return r.kind == activity_kind::kernel ? r.name : std::string(activity_kind_name(r.kind)) + " " + r.name;
 }
 
-// The part of [start, stop] that some activity covers.
-double covered_ns(std::vector<std::pair<std::uint64_t, std::uint64_t>> spans, std::uint64_t start, std::uint64_t stop) {
+// The part of [start, stop] that some activity covers, and the part left idle in gaps longer
+// than long_gap_ns (the edges of the window count as gaps too).
+struct coverage {
+  double covered_ns = 0;
+  double long_gaps_ns = 0;
+};
+
+coverage covered(std::vector<std::pair<std::uint64_t, std::uint64_t>> spans, std::uint64_t start, std::uint64_t stop) {
   std::sort(spans.begin(), spans.end());
-  double covered = 0;
+  coverage c;
   std::uint64_t reach = start;
+  const auto gap_until = [&](std::uint64_t until) {
+    if (until > reach && until - reach > long_gap_ns) c.long_gaps_ns += static_cast<double>(until - reach);
+  };
   for (auto [begin, end] : spans) {
+    if (begin >= stop) break;
+    gap_until(begin);
     begin = std::max(begin, reach);
     end = std::min(end, stop);
     if (end > begin) {
-      covered += static_cast<double>(end - begin);
+      c.covered_ns += static_cast<double>(end - begin);
       reach = end;
     }
   }
-  return covered;
+  gap_until(stop);
+  return c;
 }
 
 void add_unique(std::vector<std::string>& list, std::string item) {
@@ -47,6 +59,7 @@ run_api_calls& run_api_calls::operator+=(const run_api_calls& other) {
   module_loads += other.module_loads;
   device_switches += other.device_switches;
   math_mode_changes += other.math_mode_changes;
+  managed_allocations += other.managed_allocations;
   return *this;
 }
 
@@ -56,7 +69,8 @@ namespace {
 // run() (`outside`: the harness's flush and clock probe, or work a cheat left behind).
 window_audit audit_one(const sample_window& window, std::uint64_t start, std::uint64_t stop,
                        std::span<const timeline_activity* const> in_run, std::span<const timeline_activity* const> outside,
-                       std::uint32_t own_device, const std::set<std::string>& child_launchers) {
+                       std::span<const timeline_activity* const> migrations, std::uint32_t own_device,
+                       const std::set<std::string>& child_launchers) {
   window_audit audit;
   audit.api = window.api;
   if (start == 0 || stop < start) return audit;
@@ -79,6 +93,8 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
       case activity_kind::kernel:
         ++audit.kernels;
         audit.kernel_names.insert(r.name);
+        ++audit.kernel_launches[r.name];
+        audit.cooperative_launches += r.launch_type == 1 || r.launch_type == 2;
         if (escaped) add_unique(audit.escaped_kernels, r.name);
         if (r.device_launched || child_launchers.count(r.name) > 0) add_unique(audit.device_launched, r.name);
         if (r.access_policy_window) add_unique(audit.access_policy_kernels, r.name);
@@ -92,8 +108,19 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
       default: break;
     }
   }
+  // Migrations carry no correlation id: any inside the window is the sample's (C10). They are
+  // the device's copy engines at work (a prefetch has no other record), so they count as busy.
+  for (const auto* m : migrations) {
+    if (m->start_ns > stop || std::max(m->end_ns, m->start_ns) < start) continue;
+    const bool fault = m->name.starts_with("fault");
+    audit.unified_memory_bytes += fault ? 0 : m->bytes;
+    if (!fault) busy.emplace_back(m->start_ns, m->end_ns);
+    add_unique(audit.unified_memory, m->name);
+  }
   const double window_ns = static_cast<double>(stop - start);
-  audit.busy_fraction = window_ns > 0 ? covered_ns(std::move(busy), start, stop) / window_ns : 1.0;
+  const auto c = covered(std::move(busy), start, stop);
+  audit.busy_fraction = window_ns > 0 ? c.covered_ns / window_ns : 1.0;
+  audit.long_gap_fraction = window_ns > 0 ? c.long_gaps_ns / window_ns : 0.0;
   return audit;
 }
 
@@ -105,9 +132,12 @@ std::vector<window_audit> audit_windows(const std::vector<sample_window>& window
                                         std::uint32_t own_device, const std::set<std::string>& child_launchers) {
   std::unordered_map<std::uint32_t, std::uint64_t> event_time;  // correlation -> device timestamp
   std::vector<const timeline_activity*> work;
+  std::vector<const timeline_activity*> migrations;
   for (const auto& r : records) {
     if (r.kind == activity_kind::event) {
       event_time[r.correlation] = r.start_ns;
+    } else if (r.kind == activity_kind::unified_memory) {
+      migrations.push_back(&r);
     } else if (r.kind != activity_kind::phase) {
       work.push_back(&r);
     }
@@ -137,7 +167,7 @@ std::vector<window_audit> audit_windows(const std::vector<sample_window>& window
     };
     const auto start = find(window.start_ns, window.start_correlation);
     const auto stop = find(window.stop_ns, window.stop_correlation);
-    audits.push_back(audit_one(window, start, stop, own[w], outside, own_device, child_launchers));
+    audits.push_back(audit_one(window, start, stop, own[w], outside, migrations, own_device, child_launchers));
   }
   return audits;
 }
@@ -178,13 +208,17 @@ std::string library_of_kernel(std::string_view name) {
 nlohmann::json to_json(const window_audit& a) {
   return {{"complete", a.complete}, {"window_s", a.window_s}, {"kernels", a.kernels}, {"copies", a.copies},
           {"memsets", a.memsets}, {"jit_compiles", a.jit_compiles}, {"busy_fraction", a.busy_fraction},
+          {"long_gap_fraction", a.long_gap_fraction}, {"cooperative_launches", a.cooperative_launches},
+          {"unified_memory_bytes", a.unified_memory_bytes}, {"unified_memory", a.unified_memory},
+          {"kernel_launches", a.kernel_launches},
           {"overrun_s", a.overrun_s}, {"escaped_kernels", a.escaped_kernels}, {"escaped_copies", a.escaped_copies},
           {"foreign", a.foreign}, {"other_devices", a.other_devices}, {"device_launched", a.device_launched},
           {"access_policy_kernels", a.access_policy_kernels}, {"kernel_names", a.kernel_names},
           {"api", {{"allocations", a.api.allocations}, {"host_callbacks", a.api.host_callbacks},
                    {"stream_creations", a.api.stream_creations}, {"access_policy", a.api.access_policy},
                    {"module_loads", a.api.module_loads}, {"device_switches", a.api.device_switches},
-                   {"math_mode_changes", a.api.math_mode_changes}}}};
+                   {"math_mode_changes", a.api.math_mode_changes},
+                   {"managed_allocations", a.api.managed_allocations}}}};
 }
 
 window_audit window_audit_from_json(const nlohmann::json& j) {
@@ -196,6 +230,10 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.memsets = j.value("memsets", 0);
   a.jit_compiles = j.value("jit_compiles", 0);
   a.busy_fraction = j.value("busy_fraction", 0.0);
+  a.long_gap_fraction = j.value("long_gap_fraction", 0.0);
+  a.cooperative_launches = j.value("cooperative_launches", 0);
+  a.unified_memory_bytes = j.value("unified_memory_bytes", std::uint64_t{0});
+  a.kernel_launches = j.value("kernel_launches", std::map<std::string, int>{});
   a.overrun_s = j.value("overrun_s", 0.0);
   const auto list = [&](const char* key) { return j.value(key, std::vector<std::string>{}); };
   a.escaped_kernels = list("escaped_kernels");
@@ -204,6 +242,7 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.other_devices = list("other_devices");
   a.device_launched = list("device_launched");
   a.access_policy_kernels = list("access_policy_kernels");
+  a.unified_memory = list("unified_memory");
   const auto names = list("kernel_names");
   a.kernel_names = {names.begin(), names.end()};
   const auto api = j.value("api", nlohmann::json::object());
@@ -214,6 +253,7 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.api.module_loads = api.value("module_loads", 0);
   a.api.device_switches = api.value("device_switches", 0);
   a.api.math_mode_changes = api.value("math_mode_changes", 0);
+  a.api.managed_allocations = api.value("managed_allocations", 0);
   return a;
 }
 

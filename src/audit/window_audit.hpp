@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -26,6 +27,7 @@ struct run_api_calls {
   int module_loads = 0;       // cuModuleLoad*, cuLibraryLoad*, cuLinkComplete (L7, K5)
   int device_switches = 0;    // cudaSetDevice / cuCtxSetCurrent (E1, C5)
   int math_mode_changes = 0;  // cublasSetMathMode (W2)
+  int managed_allocations = 0;  // cudaMallocManaged / cuMemAllocManaged, in run() or before it (C10)
   run_api_calls& operator+=(const run_api_calls& other);
 };
 
@@ -48,6 +50,12 @@ struct window_audit {
   int memsets = 0;
   int jit_compiles = 0;
   double busy_fraction = 0;         // union of device activity over the window (L1)
+  // The part of the window spent in idle gaps longer than a launch's latency (L1, C7): host work
+  // between launches. A launch-bound variant is idle as much, but in short gaps.
+  double long_gap_fraction = 0;
+  int cooperative_launches = 0;     // kernels launched cooperatively (C8: recorded)
+  std::uint64_t unified_memory_bytes = 0;     // managed-memory migrations inside the window (C10)
+  std::vector<std::string> unified_memory;    // what migrated or faulted inside the window (C10)
   double overrun_s = 0;             // how long the latest escaped activity ran past the stop event
   std::vector<std::string> escaped_kernels;   // launched in run(), still running at stop (T1, C4)
   std::vector<std::string> escaped_copies;    // copies/memsets still in flight at stop (T2, M3, C2)
@@ -56,8 +64,12 @@ struct window_audit {
   std::vector<std::string> device_launched;   // kernels launched from the device (C9)
   std::vector<std::string> access_policy_kernels;  // launched with a persisting-L2 window (X4)
   std::set<std::string> kernel_names;         // what ran: a "custom" kernel that is a library call (X6)
+  std::map<std::string, int> kernel_launches; // launches per kernel: the algorithm chosen (K6)
   run_api_calls api;
 };
+
+// Idle gaps longer than this are host work, not a launch's latency (a few microseconds).
+inline constexpr std::uint64_t long_gap_ns = 20'000;
 
 // `own_device`: the CUDA device the worker was given; activity elsewhere is C5.
 // `child_launchers`: kernels whose code launches grids from the device (read from the cubins).

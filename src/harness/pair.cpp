@@ -90,6 +90,11 @@ pair& pair::allow_access_policy_window() {
   return *this;
 }
 
+pair& pair::allow_managed_memory() {
+  managed_memory_ = true;
+  return *this;
+}
+
 pair& pair::moves_data_over(data_path path) {
   data_path_ = path;
   return *this;

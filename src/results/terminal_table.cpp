@@ -116,6 +116,9 @@ std::string render_table(const suite_result& suite) {
     for (const auto& v : p.variants) {
       if (v.low_clock_samples > 0)
         notes.push_back(fmt::format("{} {}: {} samples below 75% of the default SM clock", p.target, v.name, v.low_clock_samples));
+      if (v.device_audit.is_object() && v.device_audit.value("launch_bound", false))
+        notes.push_back(fmt::format("{} {}: launch-bound (C7): the device was busy {:.0f}% of the median sample", p.target, v.name,
+                                    100 * v.device_audit.value("busy_fraction_median", 0.0)));
     }
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);

@@ -13,6 +13,7 @@
 #include "audit/timeline_json.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
 #include "runner/sampling_rounds.hpp"
@@ -158,6 +159,23 @@ void check_declared_work(const pair& declared, const workload& benchmark, const 
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
 }
 
+// E4: the pair's workers and the judge's copies must fit in what is free, before any worker
+// allocates; the check records the need either way.
+bool check_memory_fit(const pair& declared, const workload& benchmark, int workers, const device_availability& device,
+                      std::vector<check_result>& checks, std::string& problem) {
+  std::vector<memory_need> needs{host_memory_need(declared, benchmark, workers, host_available_memory())};
+  if (declared.where() == backend::cuda) {
+    needs.push_back(device_memory_need(declared, benchmark, workers,
+                                       device.free_device_memory ? device.free_device_memory() : std::nullopt));
+  }
+  for (const auto& need : needs) {
+    problem = memory_fit_problem(need);
+    add_check(checks, verify::checks::memory_fit, "baseline", problem.empty(), problem.empty() ? describe(need) : problem);
+    if (!problem.empty()) return false;
+  }
+  return true;
+}
+
 // K4, per translation unit: the pair's unit carries what the build's compiler launcher saw
 // (scripts/record_math_flags: the command's math switches, host and nvcc, and math pragmas in
 // the source). A unit built without the launcher falls back to the switches every unit of the
@@ -272,6 +290,14 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
     check_build_symmetry(declared, config, result.checks);
+    std::string memory_problem;
+    if (!check_memory_fit(declared, result.benchmark, static_cast<int>(slots.size()), device, result.checks, memory_problem)) {
+      result.status = "fail";
+      result.failure_kind = "memory";
+      result.message = memory_problem;
+      result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      return result;
+    }
     start_workers(declared, slots, config, pair_dir);
     for (const auto& slot : slots) {
       if (slot.audit_state.starts_with("unavailable"))

@@ -1,7 +1,9 @@
 // Runs one pair end to end: workers, verification, interleaved sampling, statistics, verdicts.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ struct device_availability {
   double default_sm_clock_mhz = 0;
   telemetry_fn read_telemetry;  // NVML around each visit of samples; empty without NVML
   ceiling_set ceilings;         // of the GPU: measured by `aisp hw`, else its datasheet
+  // E4: device memory free now (NVML), else the card's total; nullopt where neither is known.
+  std::function<std::optional<std::uint64_t>()> free_device_memory;
 };
 
 using progress_fn = std::function<void(const std::string& line)>;

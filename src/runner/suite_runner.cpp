@@ -50,6 +50,12 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       device.ceilings = gpu_ceilings(system.gpus[chosen].name, system.gpus[chosen].uuid, system.cuda_driver_version);
       std::string why;
       std::shared_ptr<const nvml_session> nvml = nvml_session::open(why);
+      device.free_device_memory = [nvml, uuid = system.gpus[chosen].uuid,
+                                   total = std::uint64_t{system.gpus[chosen].memory_bytes}]() -> std::optional<std::uint64_t> {
+        if (const auto reading = nvml != nullptr ? nvml->read(uuid) : std::nullopt; reading && reading->memory_total_bytes > 0)
+          return reading->memory_free_bytes;
+        return total > 0 ? std::optional<std::uint64_t>(total) : std::nullopt;
+      };
       if (nvml != nullptr) {
         device.read_telemetry = [nvml, uuid = system.gpus[chosen].uuid] { return nvml->read_visit(uuid); };
         telemetry_now = [nvml, uuid = system.gpus[chosen].uuid] {

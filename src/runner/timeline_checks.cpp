@@ -15,8 +15,13 @@ namespace {
 // L1: a sample with a handful of device operations that kept the device busy for under a
 // quarter of it did its work elsewhere (a copy out, host compute, a copy back). Launch-bound
 // honest variants are idle as much, but between many operations; they are not flagged.
+// A sample that spent most of its window in idle gaps longer than a launch's latency did host
+// work between its launches, however many empty kernels it launched to look busy.
 constexpr double idle_busy_fraction = 0.25;
 constexpr int idle_max_operations = 4;
+constexpr double idle_long_gap_fraction = 0.5;
+// C7: a sample whose device was busy under half of it, in short gaps, was bound by launches.
+constexpr double launch_bound_busy_fraction = 0.5;
 // C4: an escaped kernel that outran its own sample by this much was left spinning.
 constexpr double spinning_overrun_s = 1e-3;
 
@@ -38,12 +43,50 @@ struct tally {
   }
 };
 
+// K6: launches of each kernel per call, in one sample.
+std::map<std::string, double> launches_per_call(const window_audit& a, int calls) {
+  std::map<std::string, double> per_call;
+  for (const auto& [name, launches] : a.kernel_launches) per_call[name] = static_cast<double>(launches) / calls;
+  return per_call;
+}
+
+// K6: every sample must run the same kernels as often per call. A variant that tunes while it is
+// timed (tries another tile, another cuBLAS algorithm) changes them between samples. "" = none.
+std::string kernel_choice_change(const variant_slot& slot) {
+  const int calls = std::max(1, slot.result.calls_per_sample);
+  const window_audit* first = nullptr;
+  std::map<std::string, double> expected;
+  int sample = 0;
+  for (const auto& a : slot.audits) {
+    ++sample;
+    if (!a.complete) continue;
+    auto seen = launches_per_call(a, calls);
+    if (first == nullptr) {
+      first = &a;
+      expected = std::move(seen);
+      continue;
+    }
+    if (seen == expected) continue;
+    for (const auto& [name, rate] : seen) {
+      const auto before = expected.find(name);
+      const double was = before != expected.end() ? before->second : 0;
+      if (was != rate)
+        return fmt::format("audited sample {}: {} ran {:g} times per call, {:g} in the first", sample, readable_symbol(name), rate, was);
+    }
+    for (const auto& [name, rate] : expected) {
+      if (seen.count(name) == 0)
+        return fmt::format("audited sample {}: {} no longer ran ({:g} times per call in the first)", sample, readable_symbol(name), rate);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 void check_device_timeline(const pair& declared, const variant_slot& slot, std::vector<check_result>& checks) {
   if (slot.audits.empty()) return;
   tally escaped_kernel, escaped_copy, foreign, other_device, idle, allocation, module, child, host_callback, policy, math,
-      passthrough;
+      passthrough, unified;
   double overrun = 0;
   double window = 0;
   std::set<double> kernels_per_call;
@@ -58,7 +101,14 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
     foreign.note(!a.foreign.empty(), first_of(a.foreign));
     other_device.note(!a.other_devices.empty() || a.api.device_switches > 0,
                       a.other_devices.empty() ? "cudaSetDevice to another device" : first_of(a.other_devices));
-    idle.note(a.busy_fraction < idle_busy_fraction && a.kernels + a.copies + a.memsets <= idle_max_operations, fmt::format("busy {:.1f}% of a {:.3g} s sample", 100 * a.busy_fraction, a.window_s));
+    const bool few_operations = a.kernels + a.copies + a.memsets <= idle_max_operations;
+    idle.note((a.busy_fraction < idle_busy_fraction && few_operations) || a.long_gap_fraction > idle_long_gap_fraction,
+              fmt::format("busy {:.1f}% of a {:.3g} s sample, {:.1f}% of it in idle gaps over {} us", 100 * a.busy_fraction,
+                          a.window_s, 100 * a.long_gap_fraction, long_gap_ns / 1000));
+    const bool managed = !a.unified_memory.empty() || a.api.managed_allocations > 0;
+    unified.note(managed && !declared.allows_managed_memory(),
+                 a.unified_memory.empty() ? fmt::format("{} managed allocations in the worker", a.api.managed_allocations)
+                                          : fmt::format("{} ({} bytes migrated)", first_of(a.unified_memory), a.unified_memory_bytes));
     allocation.note(a.api.allocations > 0, fmt::format("{} allocation calls", a.api.allocations));
     module.note(a.api.module_loads > 0 || a.jit_compiles > 0,
                 fmt::format("{} module loads, {} JIT compiles", a.api.module_loads, a.jit_compiles));
@@ -96,6 +146,10 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   report(policy, verify::checks::access_policy);
   report(math, verify::checks::math_mode);
   report(passthrough, verify::checks::library_passthrough);
+  report(unified, verify::checks::unified_memory);
+  if (auto changed = kernel_choice_change(slot); !changed.empty()) {
+    add_check(checks, verify::checks::kernel_choice, slot.label, false, changed);
+  }
   if (kernels_per_call.size() > 1) {
     add_check(checks, verify::checks::kernel_count, slot.label, false,
               fmt::format("device operations per call varied from {} to {} across samples", *kernels_per_call.begin(),
@@ -138,7 +192,12 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
   nlohmann::json summary = {{"state", slot.audit_state}, {"samples", slot.audits.size()}};
   if (slot.audits.empty()) return summary;
   std::vector<double> busy;
+  std::vector<double> long_gaps;
   std::vector<double> per_call;
+  int launch_bound = 0;
+  int cooperative = 0;
+  int launches = 0;
+  std::uint64_t migrated = 0;
   std::map<std::string, std::string> kernels;  // name -> library ("" = own)
   std::size_t incomplete = 0;
   const double calls = std::max(1, slot.result.calls_per_sample);
@@ -148,12 +207,26 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
       continue;
     }
     busy.push_back(a.busy_fraction);
+    long_gaps.push_back(a.long_gap_fraction);
     per_call.push_back((a.kernels + a.copies + a.memsets) / calls);
+    launch_bound += a.busy_fraction < launch_bound_busy_fraction && a.long_gap_fraction <= idle_long_gap_fraction;
+    cooperative += a.cooperative_launches;
+    launches += a.kernels;
+    migrated += a.unified_memory_bytes;
     for (const auto& name : a.kernel_names) kernels.emplace(readable_symbol(name), library_of_kernel(name));
   }
   summary["incomplete_windows"] = incomplete;
   summary["busy_fraction_median"] = median_of(busy);
+  summary["long_gap_fraction_median"] = median_of(long_gaps);
   summary["device_ops_per_call_median"] = median_of(per_call);
+  // C7: host time (the window) against GPU time (its busy part); launch-bound when most samples
+  // kept the device busy under half the time in short gaps. Recorded, not failed: a small
+  // kernel is honestly launch-bound, and the reader should know the speedup is the host's.
+  summary["launch_bound_samples"] = launch_bound;
+  summary["launch_bound"] = 2 * launch_bound > static_cast<int>(busy.size());
+  // C8: how the kernels were launched.
+  summary["launches"] = {{"regular", launches - cooperative}, {"cooperative", cooperative}};
+  summary["unified_memory_bytes"] = migrated;
   summary["kernels"] = kernels;
   return summary;
 }

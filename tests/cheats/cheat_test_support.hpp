@@ -64,6 +64,13 @@ inline bool is_validity_code(const std::string& code) {
   return known.count(code) > 0;
 }
 
+// Rows whose cheat sits in the pair's declaration, its reference or its baseline, not in the
+// optimized variant: their code may land on any variant, the baseline's included.
+inline bool cheat_is_in_the_pair(const std::string& code) {
+  static const std::set<std::string> pair_level{"E4", "O6", "S2", "S8", "T4", "V2", "V3"};
+  return pair_level.count(code) > 0;
+}
+
 // One registered fixture and the code of its "cheat:<code>" tag ("" when it has none).
 struct fixture {
   std::string target;

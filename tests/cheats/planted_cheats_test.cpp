@@ -171,12 +171,7 @@ const json& pair_of(const fixture& planted) {
   return pair != nullptr ? *pair : missing;
 }
 
-// Rows whose cheat sits in the pair's declaration, its reference or its baseline, not in the
-// optimized variant: their code may land on any variant, the baseline's included.
-bool cheat_is_in_the_pair(const std::string& code) {
-  static const std::set<std::string> pair_level{"O6", "S2", "S8", "T4", "V2", "V3"};
-  return pair_level.count(code) > 0;
-}
+using aisp::cheat_testing::cheat_is_in_the_pair;
 
 // The cheating variant itself fails with its row's code; a mutant that fails every check with
 // every code on the baseline would not pass this.

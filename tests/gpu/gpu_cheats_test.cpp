@@ -66,12 +66,18 @@ TEST_P(gpu_planted_cheat, is_caught_with_its_code_and_its_baseline_stays_clean) 
     const auto codes = check.value("codes", std::vector<std::string>{});
     const auto variant = check.value("variant", "");
     seen += variant + " " + check.value("check", "") + " [" + check.dump() + "]\n";
-    if (variant == "optimized" && std::find(codes.begin(), codes.end(), f.code) != codes.end()) caught = true;
-    EXPECT_NE(variant, "baseline") << f.target << ": the honest baseline failed " << check.dump();
+    // A cheat in the pair itself (E4: a workload that cannot fit) fails whichever variant it reaches.
+    const bool in_pair = aisp::cheat_testing::cheat_is_in_the_pair(f.code);
+    const bool carries_code = std::find(codes.begin(), codes.end(), f.code) != codes.end();
+    if ((variant == "optimized" || in_pair) && carries_code) caught = true;
+    if (!in_pair) {
+      EXPECT_NE(variant, "baseline") << f.target << ": the honest baseline failed " << check.dump();
+    }
   }
   EXPECT_TRUE(caught) << f.target << " was not caught with " << f.code << "; failed checks:\n" << seen;
   for (const auto& name : f.checks)
-    EXPECT_TRUE(aisp::cheat_testing::failed_check(found->second, name, true)) << f.target << ": the optimized variant did not fail " << name;
+    EXPECT_TRUE(aisp::cheat_testing::failed_check(found->second, name, !aisp::cheat_testing::cheat_is_in_the_pair(f.code)))
+        << f.target << ": the cheat did not fail " << name;
 }
 
 std::vector<aisp::cheat_testing::fixture> gpu_fixtures() { return aisp::cheat_testing::list_fixtures("cheats_gpu").fixtures; }

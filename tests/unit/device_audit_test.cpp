@@ -94,6 +94,44 @@ TEST(window_audit, a_device_idle_while_the_host_computes_has_a_low_busy_fraction
   EXPECT_NEAR(a.busy_fraction, 0.08, 1e-9);
 }
 
+TEST(window_audit, empty_kernels_in_front_of_host_work_leave_long_idle_gaps) {
+  // L1 evasion: five empty kernels, then 90 us of host work before the stop event.
+  std::vector<timeline_activity> records;
+  for (std::uint32_t k = 0; k < 5; ++k) records.push_back(kernel("empty", 11 + k, (101 + k) * us, (101 + k) * us + 500));
+  const auto a = audit_window(window(), with_events(records), 0, {});
+  EXPECT_EQ(a.kernels, 5);
+  EXPECT_GT(a.long_gap_fraction, 0.9);
+  EXPECT_EQ(a.kernel_launches.at("empty"), 5);
+}
+
+TEST(window_audit, a_launch_bound_window_is_idle_in_short_gaps_only) {
+  // C7: 3 us kernels every 10 us: busy 30%, no gap over a launch's latency.
+  std::vector<timeline_activity> records;
+  for (std::uint32_t k = 0; k < 10; ++k) records.push_back(kernel("tiny", 11 + k, (100 + 10 * k) * us, (103 + 10 * k) * us));
+  const auto a = audit_window(window(), with_events(records), 0, {});
+  EXPECT_NEAR(a.busy_fraction, 0.3, 1e-9);
+  EXPECT_DOUBLE_EQ(a.long_gap_fraction, 0.0);
+}
+
+TEST(window_audit, cooperative_launches_and_managed_migrations_are_counted) {
+  auto coop = kernel("grid_sync", 12, 101 * us, 150 * us);
+  coop.launch_type = 1;
+  auto records = with_events({coop, kernel("plain", 13, 150 * us, 190 * us)});
+  timeline_activity migration{activity_kind::unified_memory, "migration HtoD", 120 * us, 130 * us, 0, 0, 0, 1 << 20};
+  timeline_activity fault{activity_kind::unified_memory, "fault on the CPU", 140 * us, 140 * us, 0, 0, 0, 3};
+  timeline_activity before{activity_kind::unified_memory, "migration DtoH", 10 * us, 20 * us, 0, 0, 0, 4096};
+  records.insert(records.end(), {migration, fault, before});
+  const auto a = audit_window(window(), records, 0, {});
+  EXPECT_EQ(a.cooperative_launches, 1);
+  EXPECT_EQ(a.unified_memory_bytes, 1u << 20);  // a fault's value is a count, not bytes; the earlier one is outside
+  EXPECT_EQ(a.unified_memory, (std::vector<std::string>{"migration HtoD", "fault on the CPU"}));
+  EXPECT_TRUE(a.foreign.empty());  // migrations carry no correlation: never "not launched by run()"
+  const auto back = window_audit_from_json(to_json(a));
+  EXPECT_EQ(back.unified_memory, a.unified_memory);
+  EXPECT_EQ(back.kernel_launches, a.kernel_launches);
+  EXPECT_EQ(back.cooperative_launches, 1);
+}
+
 TEST(window_audit, many_windows_each_get_their_own_records) {
   // Two samples: events 10/20 at 100/200 us and 30/40 at 300/400 us; a probe (25) between them.
   sample_window second;
@@ -255,6 +293,69 @@ TEST_F(timeline_checks_test, idle_devices_need_most_samples_and_few_operations) 
   EXPECT_FALSE(has(codes(), "L1"));  // one of two samples is not "most"
   add(idle);
   EXPECT_TRUE(has(codes(), "L1"));
+}
+
+TEST_F(timeline_checks_test, idle_in_long_gaps_is_l1_however_many_operations_ran) {
+  window_audit padded;
+  padded.kernels = 6;
+  padded.busy_fraction = 0.02;
+  padded.long_gap_fraction = 0.95;
+  add(padded);
+  add(padded);
+  EXPECT_TRUE(has(codes(), "L1"));
+}
+
+TEST_F(timeline_checks_test, launch_bound_samples_are_recorded_not_failed) {
+  window_audit tiny;
+  tiny.kernels = 40;
+  tiny.busy_fraction = 0.3;
+  tiny.cooperative_launches = 4;
+  add(tiny);
+  add(tiny);
+  EXPECT_TRUE(codes().empty());
+  const auto summary = summarize_device_audit(slot_);
+  EXPECT_TRUE(summary.at("launch_bound").get<bool>());
+  EXPECT_EQ(summary.at("launch_bound_samples").get<int>(), 2);
+  EXPECT_EQ(summary.at("launches").at("cooperative").get<int>(), 8);
+  EXPECT_EQ(summary.at("launches").at("regular").get<int>(), 72);
+}
+
+TEST_F(timeline_checks_test, kernels_that_change_between_samples_are_k6) {
+  slot_.result.calls_per_sample = 4;
+  window_audit first;
+  first.kernels = 4;
+  first.kernel_launches = {{"tile_64", 4}};
+  window_audit retuned = first;
+  retuned.kernel_launches = {{"tile_128", 4}};
+  add(first);
+  add(first);
+  EXPECT_FALSE(has(codes(), "K6"));
+  add(retuned);
+  EXPECT_TRUE(has(codes(), "K6"));
+}
+
+TEST_F(timeline_checks_test, the_same_kernels_in_another_order_of_calls_are_not_k6) {
+  slot_.result.calls_per_sample = 2;
+  window_audit a;
+  a.kernels = 4;
+  a.kernel_launches = {{"gemm", 2}, {"epilogue", 2}};
+  add(a);
+  add(a);
+  EXPECT_FALSE(has(codes(), "K6"));
+}
+
+TEST_F(timeline_checks_test, managed_memory_is_c10_unless_the_pair_declares_it) {
+  window_audit setup_only;
+  setup_only.kernels = 1;
+  setup_only.api.managed_allocations = 1;
+  add(setup_only);
+  window_audit migrating = setup_only;
+  migrating.unified_memory = {"migration HtoD"};
+  migrating.unified_memory_bytes = 1 << 20;
+  add(migrating);
+  EXPECT_TRUE(has(codes(), "C10"));
+  declared_.allow_managed_memory();
+  EXPECT_FALSE(has(codes(), "C10"));
 }
 
 TEST_F(timeline_checks_test, a_varying_operation_count_per_call_is_flagged) {

@@ -37,15 +37,14 @@ inline void honest(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
-// The fixture's pair under its full target name (gpu_fixture puts it in cheats_gpu).
-inline pair gpu_pair(const std::string& target, const std::string& code, const std::string& what, variant cheat) {
+// y = 2x + 1 on `n` fp32 elements (2^24 at the benchmark size) with its fp64 reference and the
+// small validation sizes, without variants.
+inline pair affine_declaration(const std::string& target, const std::string& summary,
+                               std::int64_t benchmark_n = std::int64_t{1} << 24) {
   const auto count = [](const workload& w) { return w.get("n"); };
-  cheat.name = "optimized";
-  cheat.summary = "planted cheat " + code + ": " + what;
   return pair(target)
-      .summary("planted cheat " + code + ": " + what)
-      .tag("cheat:" + code)
-      .benchmark_size({{"n", std::int64_t{1} << 24}})
+      .summary(summary)
+      .benchmark_size({{"n", benchmark_n}})
       .validation_size({{"n", 1}})
       .validation_size({{"n", 7}})
       .validation_size({{"n", 1000}})
@@ -58,8 +57,14 @@ inline pair gpu_pair(const std::string& target, const std::string& code, const s
         auto y = io.output("y");
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
       })
-      .add_variant("baseline", "honest y = 2x + 1", honest)
-      .add_variant(std::move(cheat));
+      .add_variant("baseline", "honest y = 2x + 1", honest);
+}
+
+// The fixture's pair under its full target name (gpu_fixture puts it in cheats_gpu).
+inline pair gpu_pair(const std::string& target, const std::string& code, const std::string& what, variant cheat) {
+  cheat.name = "optimized";
+  cheat.summary = "planted cheat " + code + ": " + what;
+  return affine_declaration(target, "planted cheat " + code + ": " + what).tag("cheat:" + code).add_variant(std::move(cheat));
 }
 
 inline pair gpu_fixture(const std::string& name, const std::string& code, const std::string& what, variant cheat) {
