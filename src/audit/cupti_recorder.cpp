@@ -200,7 +200,7 @@ constexpr CUpti_ActivityKind recorded_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_
 
 // C10: migrations and faults of managed memory. Not every system can count them (a hypervisor,
 // no HMM); the audit still refuses undeclared managed allocations there, through the callbacks.
-bool count_unified_memory(std::uint32_t device) {
+std::string count_unified_memory(std::uint32_t device) {
   std::vector<CUpti_ActivityUnifiedMemoryCounterConfig> config;
   for (auto kind : {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
                     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
@@ -208,8 +208,13 @@ bool count_unified_memory(std::uint32_t device) {
                     CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT}) {
     config.push_back({CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE, kind, device, 1});
   }
-  return cuptiActivityConfigureUnifiedMemoryCounter(config.data(), static_cast<std::uint32_t>(config.size())) == CUPTI_SUCCESS &&
-         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER) == CUPTI_SUCCESS;
+  std::string why;
+  if (!ok(cuptiActivityConfigureUnifiedMemoryCounter(config.data(), static_cast<std::uint32_t>(config.size())), why,
+          "configure unified-memory counters"))
+    return "unavailable: " + why;
+  if (!ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER), why, "enable unified-memory counters"))
+    return "unavailable: " + why;
+  return "on";
 }
 
 // Runtime calls reach the driver: only the outermost call of a thread counts.
@@ -235,7 +240,7 @@ std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool
   for (auto kind : recorded_kinds) {
     if (!ok(cuptiActivityEnable(kind), why, "enable activity")) return nullptr;
   }
-  recorder->counts_unified_memory_ = count_unified_memory(device);
+  recorder->unified_memory_state_ = count_unified_memory(device);
   recorder->runtime_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   recorder->driver_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   if (!ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED), why,
@@ -275,7 +280,7 @@ void cupti_recorder::record_activity(bool on) {
       cuptiActivityDisable(kind);
     }
   }
-  if (counts_unified_memory_) {
+  if (unified_memory_state_ == "on") {
     if (on) {
       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     } else {

@@ -43,6 +43,8 @@ class cupti_recorder final : public timing_observer {
   void record_activity(bool on);
   // Flushes CUPTI and audits every sample window closed since the last call, in order.
   [[nodiscard]] std::vector<window_audit> audit_closed_windows();
+  // Whether managed-memory migrations are counted: "on" or "unavailable: <CUPTI's reason>".
+  [[nodiscard]] const std::string& unified_memory_state() const { return unified_memory_state_; }
   // Every record and phase kept so far (only with keep_timeline), and forgets them.
   [[nodiscard]] std::vector<timeline_activity> take_timeline();
 
@@ -62,7 +64,7 @@ class cupti_recorder final : public timing_observer {
   std::vector<std::uint8_t> runtime_categories_;
   std::vector<std::uint8_t> driver_categories_;
   bool recording_ = true;
-  bool counts_unified_memory_ = false;
+  std::string unified_memory_state_ = "off";  // "on", or "unavailable: <why>" (C10)
   std::atomic<int> managed_allocations_{0};  // in this process so far, setup's included
   std::atomic<bool> in_run_{false};
   std::atomic<edge> pending_edge_{edge::none};

@@ -306,6 +306,17 @@ std::pair<output_values, output_values> variant_session::truth(
   return {values_at(*buffers_, positions_seed, count), std::move(at_extra)};
 }
 
+std::optional<measured_traffic> variant_session::measure_traffic(std::string& why) {
+  AISP_EXPECTS(sampler_ != nullptr, "measure_traffic() before load()");
+  if (stream_ == nullptr) {
+    why = "a host pair";
+    return std::nullopt;
+  }
+  const phase_scope phase(options_.observer, "traffic");
+  AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  return aisp::measure_traffic(nullptr, [this] { sampler_->run_prepared_once(); }, why);
+}
+
 call_report variant_session::verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed) {
   AISP_EXPECTS(sampler_ != nullptr, "verified_call() before load()");
   const phase_scope phase(options_.observer, "verify");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "aisp/pair.hpp"
+#include "audit/traffic_counters.hpp"
 #include "harness/buffer_store.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
@@ -107,6 +108,11 @@ class variant_session {
   // Poisons the outputs, runs the timed path once, writes each output to `<prefix>.<name>.bin`.
   // With `input_seed`, the inputs are first regenerated from it (the device generator).
   call_report verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed = std::nullopt);
+  // W3: the timed path run once more (one batch of calls_per_batch() calls) under the memory
+  // system's hardware counters, outside every sample window; nullopt with `why` where counters
+  // cannot be read (a host pair, no permission, a profiler already on the device).
+  [[nodiscard]] std::optional<measured_traffic> measure_traffic(std::string& why);
+  [[nodiscard]] int calls_per_batch() const { return calls_per_sample_; }
   // Something that pins data in L2 outside the pair's declaration: a window on the harness's
   // stream, or a persisting-L2 set-aside (X4); "" when neither.
   [[nodiscard]] std::string access_policy_in_force() const;

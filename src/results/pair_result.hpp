@@ -61,6 +61,7 @@ struct variant_result {
   nlohmann::json worker_cpu;   // Note [worker CPU time]: CPU of other threads in timed visits, and while idle
   std::string sandbox = "off";  // the worker's seccomp sandbox: on | unavailable: why (Note [worker sandbox])
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
+  nlohmann::json traffic;       // W3: one call's bytes by hardware counters vs declared; null when not measured
   // peer median over this variant's median, with its CI: 1.0 = as fast as the pair's peer
   // variant (a vendor library, measured in the same run, interleaved); absent without a peer.
   std::optional<stats::ratio_estimate> vs_peer;

@@ -67,6 +67,7 @@ json to_json(const variant_result& v) {
       {"energy_window_power_w", v.energy_window_power_w},
       {"energy_window_s", v.energy_window_s},
       {"device_audit", v.device_audit},
+      {"traffic", v.traffic},
       {"sandbox", v.sandbox},
       {"worker_cpu", v.worker_cpu},
   };

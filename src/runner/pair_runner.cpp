@@ -18,6 +18,7 @@
 #include "runner/physics_checks.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/timeline_checks.hpp"
+#include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/verdict.hpp"
@@ -240,6 +241,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
   measure_energy(slots, config, device.read_telemetry);
   verify_against_baseline(scope, slots);
+  check_traffic(declared, result.work, slots, config, result.checks);
   for (auto& slot : slots) {
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);

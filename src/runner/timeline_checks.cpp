@@ -227,6 +227,9 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
   // C8: how the kernels were launched.
   summary["launches"] = {{"regular", launches - cooperative}, {"cooperative", cooperative}};
   summary["unified_memory_bytes"] = migrated;
+  // C10's migration half needs CUPTI's unified-memory counters, which some platforms refuse; the
+  // managed-allocation half does not.
+  if (slot.init_reply.is_object()) summary["unified_memory_counters"] = slot.init_reply.value("unified_memory_counters", "off");
   summary["kernels"] = kernels;
   return summary;
 }

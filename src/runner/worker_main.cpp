@@ -144,6 +144,14 @@ class worker {
       if (request.contains("input_seed")) input_seed = request.at("input_seed").get<std::uint64_t>();
       return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>(), input_seed));
     }
+    if (op == "traffic") {
+      std::string why;
+      const auto measured = session_->measure_traffic(why);
+      if (!measured) return {{"ok", true}, {"unavailable", why}};
+      return {{"ok", true}, {"calls", session_->calls_per_batch()}, {"passes", measured->passes},
+              {"l2_read_bytes", measured->l2_read_bytes}, {"l2_write_bytes", measured->l2_write_bytes},
+              {"dram_read_bytes", measured->dram_read_bytes}, {"dram_write_bytes", measured->dram_write_bytes}};
+    }
     if (op == "refill") {
       const auto values = request.value("values", std::string("declared"));
       session_->refill(request.at("seed").get<std::uint64_t>(), values == "exact_integers" ? input_values::exact_integers
@@ -260,10 +268,12 @@ class worker {
     const int device = request.value("device", 0);
     // CUPTI goes first: it must be enabled before this process creates its CUDA context.
     std::string audit = "off";
+    std::string unified_memory = "off";
     if (declared->where() == backend::cuda && request.value("audit", false)) {
       std::string why;
       recorder_ = cupti_recorder::start(static_cast<std::uint32_t>(device), request.value("trace", false), why);
       audit = recorder_ != nullptr ? "on" : "unavailable: " + why;
+      if (recorder_ != nullptr) unified_memory = recorder_->unified_memory_state();
       options.observer = recorder_.get();
     }
     if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(device));
@@ -271,7 +281,7 @@ class worker {
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
-            {"interposed_clocks", interposed_clocks()}};
+            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory}};
   }
 
   sandbox_state sandboxed_;

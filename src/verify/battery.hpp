@@ -125,6 +125,7 @@ inline const check_kind library_passthrough{"library-passthrough", {"X6"}, "libr
 inline const check_kind device_audit{"device-audit",
                                      {"T1", "T2", "C1", "C4", "C5", "C9", "L1", "L7", "K5", "M4", "W2", "W3", "X4", "X6"},
                                      "the device audit could not watch this worker"};
+inline const check_kind traffic{"traffic", {"W3"}, "a call moved fewer bytes than the pair declares (hardware counters)"};
 inline const check_kind memory_fit{"memory-fit", {"E4"}, "the workload does not fit in the memory that is free"};
 inline const check_kind unified_memory{"unified-memory", {"C10"}, "undeclared managed memory, or its migrations inside the sample"};
 inline const check_kind kernel_choice{"kernel-choice", {"K6"}, "the kernels chosen per call changed between samples (tuning while timed)"};

@@ -63,7 +63,7 @@ TEST(launch_records, the_cooperative_launch_is_recorded_c8) {
   EXPECT_EQ(audit_of(pair, "baseline")["launches"].value("cooperative", -1), 0);
 }
 
-TEST(launch_records, the_synced_slices_are_launch_bound_and_the_baseline_is_not_c7) {
+TEST(launch_records, the_synced_slices_are_launch_bound_and_the_streaming_baseline_is_not_c7) {
   AISP_REQUIRE_GPU();
   std::string output;
   const auto& pair = launch_shapes(output);
