@@ -147,6 +147,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         a = std::move(*migration);
         break;
       }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const auto& call = *reinterpret_cast<const CUpti_ActivityAPI*>(record);
+        a = {activity_kind::api, "api", call.start, call.end, 0, 0, call.correlationId};
+        break;
+      }
       case CUPTI_ACTIVITY_KIND_JIT: {
         const auto& j = *reinterpret_cast<const CUpti_ActivityJit2*>(record);
         a = {activity_kind::jit, "jit", j.start, j.end, j.deviceId, 0, j.correlationId};
@@ -196,7 +202,8 @@ std::vector<std::uint8_t> enable_domain(CUpti_SubscriberHandle subscriber, CUpti
 
 constexpr CUpti_ActivityKind recorded_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
-                                                 CUPTI_ACTIVITY_KIND_JIT};
+                                                 CUPTI_ACTIVITY_KIND_JIT, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                                 CUPTI_ACTIVITY_KIND_DRIVER};
 
 // C10: migrations and faults of managed memory. Not every system can count them (a hypervisor,
 // no HMM); the audit still refuses undeclared managed allocations there, through the callbacks.
@@ -240,7 +247,6 @@ std::unique_ptr<cupti_recorder> cupti_recorder::start(std::uint32_t device, bool
   for (auto kind : recorded_kinds) {
     if (!ok(cuptiActivityEnable(kind), why, "enable activity")) return nullptr;
   }
-  recorder->unified_memory_state_ = count_unified_memory(device);
   recorder->runtime_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
   recorder->driver_categories_ = enable_domain(subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
   if (!ok(cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED), why,
@@ -255,6 +261,11 @@ cupti_recorder::~cupti_recorder() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (subscriber_ != nullptr) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
   active_recorder = nullptr;
+}
+
+void cupti_recorder::start_unified_memory_counters() {
+  const audit_own_calls own;  // Note [audit tampering]
+  unified_memory_state_ = count_unified_memory(device_);
 }
 
 void cupti_recorder::before_start_event() {
@@ -391,17 +402,23 @@ std::vector<window_audit> cupti_recorder::audit_closed_windows() {
   auto audits = audit_windows(closed_windows_, records_, device_, child_launchers_);
   for (auto& audit : audits) audit.api.managed_allocations = managed_allocations_;
   closed_windows_.clear();
-  if (keep_timeline_) {
-    timeline_.insert(timeline_.end(), std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));
-  }
+  if (keep_timeline_) keep_for_timeline();
   records_.clear();
   return audits;
+}
+
+// The trace shows the device's work and the harness's phases; the host's API calls (recorded
+// for the window audit's L1 rule) would bury them.
+void cupti_recorder::keep_for_timeline() {
+  for (auto& r : records_) {
+    if (r.kind != activity_kind::api) timeline_.push_back(std::move(r));
+  }
 }
 
 std::vector<timeline_activity> cupti_recorder::take_timeline() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(records_mutex_);
-  timeline_.insert(timeline_.end(), std::make_move_iterator(records_.begin()), std::make_move_iterator(records_.end()));
+  keep_for_timeline();
   records_.clear();
   return std::exchange(timeline_, {});
 }

@@ -43,6 +43,9 @@ class cupti_recorder final : public timing_observer {
   void record_activity(bool on);
   // Flushes CUPTI and audits every sample window closed since the last call, in order.
   [[nodiscard]] std::vector<window_audit> audit_closed_windows();
+  // C10: CUPTI answers CUPTI_ERROR_NOT_READY to the unified-memory counters until the process
+  // has its CUDA context; call once the context exists.
+  void start_unified_memory_counters();
   // Whether managed-memory migrations are counted: "on" or "unavailable: <CUPTI's reason>".
   [[nodiscard]] const std::string& unified_memory_state() const { return unified_memory_state_; }
   // Every record and phase kept so far (only with keep_timeline), and forgets them.
@@ -56,6 +59,7 @@ class cupti_recorder final : public timing_observer {
 
  private:
   cupti_recorder(std::uint32_t device, bool keep_timeline);
+  void keep_for_timeline();  // moves records_ but the API calls into timeline_ (lock held)
   enum class edge : std::uint8_t { none, start, stop };
 
   std::uint32_t device_;

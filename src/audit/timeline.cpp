@@ -11,6 +11,7 @@ std::string_view activity_kind_name(activity_kind kind) {
     case activity_kind::event: return "event";
     case activity_kind::phase: return "phase";
     case activity_kind::unified_memory: return "unified-memory";
+    case activity_kind::api: return "api";
   }
   return "unknown";  // an out-of-range value cast into the enum
 }

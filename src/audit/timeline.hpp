@@ -11,8 +11,10 @@
 namespace aisp {
 
 // unified_memory: a managed-memory migration or page fault (CUPTI's unified-memory counters);
-// it has no correlation id, only timestamps.
-enum class activity_kind : std::uint8_t { kernel, memcpy, memset, jit, event, phase, unified_memory };
+// it has no correlation id, only timestamps. api: a CUDA runtime or driver call on the host
+// (start and end in the same clock), so idle device time spent inside the driver is not
+// mistaken for host work (L1).
+enum class activity_kind : std::uint8_t { kernel, memcpy, memset, jit, event, phase, unified_memory, api };
 
 struct timeline_activity {
   activity_kind kind = activity_kind::kernel;

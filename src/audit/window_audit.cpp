@@ -77,7 +77,9 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
   audit.complete = true;
   audit.window_s = static_cast<double>(stop - start) * 1e-9;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> busy;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> in_driver;  // CUDA calls run() made
   for (const auto* r : outside) {
+    if (r->kind == activity_kind::api) continue;
     if (r->start_ns < stop && r->end_ns > start + edge_slack_ns) {
       busy.emplace_back(r->start_ns, r->end_ns);
       add_unique(audit.foreign, describe(*r));
@@ -85,6 +87,10 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
   }
   for (const auto* record : in_run) {
     const auto& r = *record;
+    if (r.kind == activity_kind::api) {
+      in_driver.emplace_back(r.start_ns, r.end_ns);
+      continue;
+    }
     busy.emplace_back(r.start_ns, r.end_ns);
     if (r.device != own_device) add_unique(audit.other_devices, describe(r) + " on device " + std::to_string(r.device));
     const bool escaped = r.end_ns > stop + edge_slack_ns;
@@ -118,9 +124,12 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
     add_unique(audit.unified_memory, m->name);
   }
   const double window_ns = static_cast<double>(stop - start);
-  const auto c = covered(std::move(busy), start, stop);
-  audit.busy_fraction = window_ns > 0 ? c.covered_ns / window_ns : 1.0;
-  audit.long_gap_fraction = window_ns > 0 ? c.long_gaps_ns / window_ns : 0.0;
+  const auto device = covered(busy, start, stop);
+  audit.busy_fraction = window_ns > 0 ? device.covered_ns / window_ns : 1.0;
+  // Host work is the time neither the device nor the driver was busy: a slow prefetch or a
+  // synchronous pageable copy keeps the host in the driver, not in run()'s own code.
+  busy.insert(busy.end(), in_driver.begin(), in_driver.end());
+  audit.long_gap_fraction = window_ns > 0 ? covered(std::move(busy), start, stop).long_gaps_ns / window_ns : 0.0;
   return audit;
 }
 

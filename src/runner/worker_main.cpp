@@ -273,10 +273,18 @@ class worker {
       std::string why;
       recorder_ = cupti_recorder::start(static_cast<std::uint32_t>(device), request.value("trace", false), why);
       audit = recorder_ != nullptr ? "on" : "unavailable: " + why;
-      if (recorder_ != nullptr) unified_memory = recorder_->unified_memory_state();
       options.observer = recorder_.get();
     }
     if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(device));
+    // C10: migrations are counted only where the pair declares managed memory (elsewhere any
+    // managed allocation already fails); the counters slow every managed and pinned copy.
+    if (recorder_ != nullptr && declared->allows_managed_memory()) {
+      AISP_CUDA_CHECK(cudaFree(nullptr));  // the context, which the unified-memory counters need
+      recorder_->start_unified_memory_counters();
+      unified_memory = recorder_->unified_memory_state();
+    } else if (recorder_ != nullptr) {
+      unified_memory = "off: the pair declares no managed memory, so any managed allocation fails";
+    }
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},

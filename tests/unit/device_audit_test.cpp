@@ -104,6 +104,16 @@ TEST(window_audit, empty_kernels_in_front_of_host_work_leave_long_idle_gaps) {
   EXPECT_EQ(a.kernel_launches.at("empty"), 5);
 }
 
+TEST(window_audit, idle_time_the_host_spent_inside_cuda_calls_is_not_a_long_gap) {
+  // A slow driver call (a prefetch's page-table work): the device idles while the host is in it.
+  timeline_activity prefetch{activity_kind::api, "api", 101 * us, 190 * us, 0, 0, 11};
+  const auto a = audit_window(window(), with_events({prefetch, kernel("scale", 12, 190 * us, 199 * us)}), 0, {});
+  EXPECT_NEAR(a.busy_fraction, 0.09, 1e-9);
+  EXPECT_DOUBLE_EQ(a.long_gap_fraction, 0.0);
+  EXPECT_TRUE(a.foreign.empty());
+  EXPECT_EQ(a.kernels, 1);
+}
+
 TEST(window_audit, a_launch_bound_window_is_idle_in_short_gaps_only) {
   // C7: 3 us kernels every 10 us: busy 30%, no gap over a launch's latency.
   std::vector<timeline_activity> records;
