@@ -193,9 +193,6 @@ int run_bench(const run_options& options, const std::string& command_line) {
   const progress_fn progress = [show_progress, &options](const std::string& line) {
     if (show_progress || (!options.quiet && line.starts_with("["))) std::fprintf(stderr, "%s\n", line.c_str());
   };
-  if (!system.gpu_absence_reason.empty() && !options.quiet)
-    std::fprintf(stderr, "note: %s; GPU targets will be listed as skipped\n", system.gpu_absence_reason.c_str());
-
   const auto suite = run_suite(requests, config, system, header, outputs, progress);
   if (config.phase == verify_phase::quarantine) {
     auto entries = load_quarantine(options.quarantine_file);

@@ -91,6 +91,9 @@ struct pair_result {
   std::vector<speedup_result> speedups;
   std::vector<check_result> checks;
   double wall_s = 0;
+  // Where the pair's wall time went, by phase of run_pair (workers, small_sizes, load, sampling,
+  // energy, comparison, traffic, checks, verdicts, trace): seconds, in the order they ran.
+  std::vector<std::pair<std::string, double>> phase_s;
   nlohmann::json roofline;  // arithmetic intensity, bound kind, the ceilings used and their source
   bool aa_test = false;  // the optimized slot ran the baseline again
   bool flagged = false;  // a check failed (under detect or quarantine the pair still passes)

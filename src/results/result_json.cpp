@@ -1,5 +1,7 @@
 #include "results/result_json.hpp"
 
+#include "results/time_breakdown.hpp"
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +75,13 @@ json to_json(const variant_result& v) {
   };
 }
 
+// Seconds by phase (a phase that ran twice adds up).
+json phases_json(const std::vector<std::pair<std::string, double>>& phases) {
+  json out = json::object();
+  for (const auto& [phase, seconds] : phases) out[phase] = out.value(phase, 0.0) + seconds;
+  return out;
+}
+
 }  // namespace
 
 json to_json(const pair_result& result) {
@@ -106,6 +115,7 @@ json to_json(const pair_result& result) {
       {"noise_floor", result.noise_floor},
       {"checks", checks},
       {"wall_s", result.wall_s},
+      {"phase_s", phases_json(result.phase_s)},
       {"tags", result.tags},
       {"roofline", result.roofline},
   };
@@ -127,6 +137,7 @@ json to_json(const suite_result& suite) {
           {"device", suite.device},
           {"environment", suite.environment},
           {"telemetry_end", suite.telemetry_end},
+          {"time", to_json(break_down(suite.pairs))},
           {"pairs", pairs}};
 }
 

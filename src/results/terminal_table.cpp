@@ -1,6 +1,7 @@
 #include "results/terminal_table.hpp"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -73,6 +74,7 @@ std::string render_table(const suite_result& suite) {
   std::vector<row> rows = {{"target", "variant", "baseline", "candidate", "speedup [95% CI]",
                             "verdict", "verified", "GB/s base→cand (SOL)"}};
   std::vector<std::string> notes;
+  std::map<std::string, std::vector<std::string>> skipped;  // reason -> targets: one note per reason
   const bool with_peer = any_peer(suite);
   if (with_peer) rows.front().push_back("vs peer");
   const auto add_row = [&](row r, const variant_result* v) {
@@ -82,7 +84,7 @@ std::string render_table(const suite_result& suite) {
   for (const auto& p : suite.pairs) {
     if (p.status == "skip") {
       add_row({p.target, "-", "-", "-", "-", "skipped", "-", "-"}, nullptr);
-      notes.push_back(p.target + " skipped: " + p.message);
+      skipped[p.message].push_back(p.target);
       continue;
     }
     if (p.status == "fail" && p.failure_kind != "verify") {
@@ -120,6 +122,10 @@ std::string render_table(const suite_result& suite) {
         notes.push_back(fmt::format("{} {}: launch-bound (C7): the device was busy {:.0f}% of the median sample", p.target, v.name,
                                     100 * v.device_audit.value("busy_fraction_median", 0.0)));
     }
+  }
+  for (const auto& [reason, targets] : skipped) {
+    notes.push_back(targets.size() == 1 ? targets.front() + " skipped: " + reason
+                                        : fmt::format("{} pairs skipped: {}", targets.size(), reason));
   }
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& r : rows)

@@ -233,15 +233,20 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
 // The benchmark size: load, sample interleaved, energy window, the full-size comparison with the
 // baseline, the sampling and timeline checks and SOL.
 void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vector<variant_slot>& slots,
-                        const device_availability& device, const progress_fn& progress) {
+                        const device_availability& device, const progress_fn& progress, phase_timer& phases) {
   const pair& declared = scope.declared;
   const run_config& config = scope.config;
   load_benchmark(scope, slots);
+  phases.lap("load");
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
+  phases.lap("sampling");
   measure_energy(slots, config, device.read_telemetry);
+  phases.lap("energy");
   verify_against_baseline(scope, slots);
+  phases.lap("comparison");
   check_traffic(declared, result.work, slots, config, result.checks);
+  phases.lap("traffic");
   for (auto& slot : slots) {
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
@@ -253,6 +258,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
+  phases.lap("checks");
 }
 
 }  // namespace
@@ -289,6 +295,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);
   const judge_scope scope{declared, config, pair_dir, result.checks};
+  phase_timer phases(result.phase_s);
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
     check_build_symmetry(declared, config, result.checks);
@@ -301,17 +308,19 @@ pair_result run_pair(const pair_request& request, const run_config& config,
       return result;
     }
     start_workers(declared, slots, config, pair_dir);
+    phases.lap("workers");
     for (const auto& slot : slots) {
       if (slot.audit_state.starts_with("unavailable"))
         progress(fmt::format("[audit] {} {}: device audit {}: the pair fails device-audit (use --audit off to run without it)", declared.target(), slot.label, slot.audit_state));
     }
     progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
                          declared.workloads().size() - 1));
-    verify_small_sizes(scope, slots);
+    verify_small_sizes(scope, slots, phases);
     // --small-sizes-only (for compute-sanitizer) stops here: no benchmark-size call at all.
-    if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress);
+    if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress, phases);
     mark_verification(result, slots, config);
     if (!config.verify_only) decide_verdicts(result, slots, config);
+    phases.lap("verdicts");
     if (!config.trace_dir.empty() && declared.where() == backend::cuda) write_pair_trace(declared, slots, config, pair_dir);
   } catch (const worker_failure& failure) {
     result.status = "fail";
@@ -337,6 +346,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     if (slot.worker) slot.worker->shutdown();
     result.variants.push_back(std::move(slot.result));
   }
+  phases.lap("shutdown");
   result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -1,5 +1,6 @@
 #include "runner/suite_runner.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "history/history_store.hpp"
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
+#include "results/time_breakdown.hpp"
 
 namespace aisp {
 namespace {
@@ -30,6 +32,14 @@ std::string one_line_outcome(const pair_result& result) {
                         s.speedup.point, s.speedup.low, s.speedup.high, s.verdict);
   }
   return text + fmt::format(" ({:.1f} s)", result.wall_s);
+}
+
+// " (1m05s elapsed, about 3m10s left)": the average pair so far times the pairs still to run.
+std::string eta_text(std::chrono::steady_clock::time_point started, std::size_t done, std::size_t total) {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (done == 0) return "";
+  return fmt::format(" ({} elapsed, about {} left)", short_duration(elapsed),
+                     short_duration(elapsed / static_cast<double>(done) * static_cast<double>(total - done)));
 }
 
 }  // namespace
@@ -86,21 +96,31 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   };
   const nlohmann::json expectations =
       config.expectations_file.empty() ? nlohmann::json(nullptr) : load_expectations(config.expectations_file, hardware_key_of(to_json(suite)));
+  // Without a GPU every CUDA pair is skipped for the same reason: one line says so.
+  std::size_t skipped_gpu = 0;
+  for (const auto& r : requests) skipped_gpu += r.declared->where() == backend::cuda && !device.absence_reason.empty();
+  if (skipped_gpu > 0)
+    progress(fmt::format("[skip] {} GPU pair{} skipped: {}", skipped_gpu, skipped_gpu == 1 ? "" : "s", device.absence_reason));
+  const std::size_t to_run = requests.size() - skipped_gpu;
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t done = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const auto& target = requests[i].declared->target();
-    progress(fmt::format("[{}/{}] {}", i + 1, requests.size(), target));
+    const bool skipped = requests[i].declared->where() == backend::cuda && !device.absence_reason.empty();
+    if (!skipped) progress(fmt::format("[{}/{}] {}{}", done + 1, to_run, target, eta_text(started, done, to_run)));
     suite.pairs.push_back(run_pair(requests[i], config, device, progress));
     if (!expectations.is_null()) {
       for (auto& s : suite.pairs.back().speedups) {
         if (s.verdict != "invalid") s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high);
       }
     }
-    progress(fmt::format("[{}/{}] {}: {}", i + 1, requests.size(), target, one_line_outcome(suite.pairs.back())));
+    if (!skipped) progress(fmt::format("[{}/{}] {}: {}", ++done, to_run, target, one_line_outcome(suite.pairs.back())));
     // History first: once results.json lists a pair, its history transaction has committed
     // (a run killed between the two kept a pair in results.json that the history lacked).
     record([&] { history->add_pair(run_id, to_json(suite.pairs.back())); });
     save(suite, outputs);
   }
+  if (done > 0) progress("[time] " + describe(break_down(suite.pairs)));
   // The card at the end of the run, beside the reading at its start in `device` (E2, E7, E8).
   if (telemetry_now) {
     suite.telemetry_end = telemetry_now();

@@ -145,7 +145,7 @@ void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, con
 
 }  // namespace
 
-void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots) {
+void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases) {
   verify::golden_store goldens(scope.config.golden_file);
   for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
@@ -157,11 +157,13 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
     if (const auto drawn = draw_held_out_size(scope.declared, entropy)) verify_size(scope, slots, *drawn, true, goldens);
   }
   if (scope.config.update_goldens) goldens.save();
+  phases.lap("small_sizes");
   if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
   const workload& battery = battery_workload(scope.declared);
   for (auto& slot : slots) {
     if (slot.role != slot_role::noise_twin) run_challenges(scope, slot, battery);
   }
+  phases.lap("battery");
 }
 
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {

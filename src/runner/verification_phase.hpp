@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/phase_timer.hpp"
 #include "runner/run_config.hpp"
 #include "runner/variant_slot.hpp"
 
@@ -18,7 +19,7 @@ struct judge_scope {
   std::vector<check_result>& checks;
 };
 
-void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots);
+void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases);
 
 // Loads the benchmark size into every slot and records what setup() did there.
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots);

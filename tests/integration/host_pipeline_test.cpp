@@ -39,6 +39,10 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
                                     std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + " --json " + json_path);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("labs/host:matrix_sum"), std::string::npos) << run.output;
+  // Progress: pairs done of the total, elapsed and left; where the time went at the end.
+  EXPECT_NE(run.output.find("[2/2] labs/host:transpose (") , std::string::npos) << run.output;
+  EXPECT_NE(run.output.find(" left)"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("[time] time by phase: "), std::string::npos) << run.output;
 
   const auto results = read_json(dir + "/results.json");
   EXPECT_EQ(results, read_json(json_path)) << "--json must hold the same document as the artifacts";
@@ -192,7 +196,11 @@ TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
     EXPECT_EQ(pair["status"], "skip");
     EXPECT_NE(pair["message"].get<std::string>().find("GPU"), std::string::npos);
   }
-  EXPECT_NE(run.output.find("skipped"), std::string::npos);
+  // One line for all of them, with the count and the reason, not one per pair.
+  const auto skipped = std::to_string(results["pairs"].size()) + " GPU pairs skipped: no";
+  EXPECT_NE(run.output.find("[skip] " + skipped), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("[1/"), std::string::npos) << run.output;
+  EXPECT_EQ(results["time"]["pairs"], 0);
 }
 
 TEST(audit, finds_every_registered_pair_compliant) {
