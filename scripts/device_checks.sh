@@ -5,7 +5,10 @@
 #   hostcheats: the host planted cheats and own-process cheats (aisp_cheat_tests) on this kernel;
 #   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json,
 #           with the largest worker CPU figures (Note [worker CPU time]) of the run;
-#   verify: the same with `bench verify` (every check, a token of sampling).
+#   verify: the same with `bench verify` (every check, a token of sampling);
+#   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
+#   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
+#           expectations/goldens.json), to copy back after review.
 set -uo pipefail
 bin="$1"; out="$2"; step="$3"; shift 3
 mkdir -p "$out"
@@ -56,5 +59,14 @@ for label, key in (("timed-span other-thread CPU share", 0), ("idle CPU share", 
     print(label + ": " + ", ".join(f"{r[2]}:{r[3]} {r[key]:.4f}" for r in top))
 PY
     ;;
-  *) echo "step must be cheats, hostcheats, run or verify" >&2; exit 2 ;;
+  info)
+    "$bin/aisp" info > "$out/info.txt" 2>&1
+    nvidia-smi topo -m >> "$out/info.txt" 2>&1
+    "$bin/aisp" info --json > "$out/info.json" 2>&1
+    cat "$out/info.txt" ;;
+  goldens)
+    cp expectations/goldens.json "$out/goldens.json"
+    "$bin/aisp" bench verify --targets "$@" --update-goldens --golden-file "$out/goldens.json" --quiet --history none \
+      --artifacts-dir /tmp/aisp_goldens | tail -n 10 ;;
+  *) echo "step must be cheats, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
 esac

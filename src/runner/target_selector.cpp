@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "aisp/check.hpp"
 
@@ -29,11 +30,27 @@ void add_request(std::vector<pair_request>& requests, const pair& declared, cons
   if (!variant.empty()) existing->candidates.push_back(variant);
 }
 
+// "a,b" and a quoted "a b" name two targets, as `--targets a b` does.
+std::vector<std::string> split_target_words(const std::vector<std::string>& given) {
+  std::vector<std::string> words;
+  for (const auto& text : given) {
+    std::string word;
+    for (const char c : text + ",") {
+      if (c == ',' || c == ' ' || c == '\t') {
+        if (!word.empty()) words.push_back(std::exchange(word, {}));
+      } else {
+        word += c;
+      }
+    }
+  }
+  return words;
+}
+
 }  // namespace
 
-std::vector<pair_request> select_targets(const registry& pairs, const std::vector<std::string>& words) {
+std::vector<pair_request> select_targets(const registry& pairs, const std::vector<std::string>& given) {
   std::vector<pair_request> requests;
-  for (const auto& word : words) {
+  for (const auto& word : split_target_words(given)) {
     if (word == "all") {
       for (const auto& p : pairs.pairs()) add_request(requests, p, "");
       continue;

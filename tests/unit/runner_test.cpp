@@ -60,6 +60,16 @@ TEST(select_targets, a_variant_word_limits_the_candidates_and_the_whole_pair_win
   EXPECT_TRUE(whole[0].candidates.empty());
 }
 
+TEST(select_targets, commas_and_spaces_inside_one_word_separate_targets) {
+  const auto registry = sample_registry();
+  const auto comma = aisp::select_targets(registry, {"ch07:copy,ch08:unroll"});
+  ASSERT_EQ(comma.size(), 2u);
+  EXPECT_EQ(comma[0].declared->target(), "ch07:copy");
+  EXPECT_EQ(comma[1].declared->target(), "ch08:unroll");
+  EXPECT_EQ(aisp::select_targets(registry, {"ch07:copy ch08:unroll"}).size(), 2u);
+  EXPECT_EQ(aisp::select_targets(registry, {"ch07:copy,", "ch08:unroll"}).size(), 2u);
+}
+
 TEST(select_targets, unknown_words_are_contract_errors_that_say_what_exists) {
   const auto pairs = sample_registry();
   try {
