@@ -16,6 +16,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "runner/size_overrides.hpp"
 #include "history/history_store.hpp"
 #include "hw/system_info.hpp"
 #include "audit/environment_gate.hpp"
@@ -115,23 +116,7 @@ run_config make_config(const run_options& options) {
     config.trace_dir = std::filesystem::canonical(options.trace_dir).string();
   }
   // --size rows=1024,cols=1024 (repeatable): each name=value replaces one benchmark parameter.
-  for (const auto& sizes : options.sizes) {
-    std::size_t begin = 0;
-    while (begin <= sizes.size()) {
-      const auto end = std::min(sizes.find(',', begin), sizes.size());
-      const auto size = sizes.substr(begin, end - begin);
-      const auto equals = size.find('=');
-      AISP_EXPECTS(equals != std::string::npos && equals > 0, "--size wants name=value, not '" + size + "'");
-      std::int64_t value = 0;
-      try {
-        value = std::stoll(size.substr(equals + 1));
-      } catch (const std::exception&) {
-        AISP_EXPECTS(false, "--size " + size + ": the value is not an integer");
-      }
-      config.benchmark_override[size.substr(0, equals)] = value;
-      begin = end + 1;
-    }
-  }
+  config.benchmark_override = parse_size_overrides(options.sizes);
   if (options.verify_only) {  // checks only: a token of sampling, enough for the timed-call checks
     config.stopping.min_samples = 3;
     config.stopping.min_time_s = 0;
@@ -150,8 +135,12 @@ int run_bench(const run_options& options, const std::string& command_line) {
   fail_on_broken_registrations();
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
-  for (const auto& request : requests) (void)benchmark_of(*request.declared, config);  // a bad --size fails before any pair runs
   const auto system = probe_system();
+  // A bad --size, or one that cannot fit, fails before any pair runs (E4 checks again per pair).
+  const auto chosen_gpu = static_cast<std::size_t>(std::max(0, config.device));
+  check_size_overrides(requests, config,
+                       chosen_gpu < system.gpus.size() ? std::optional<std::uint64_t>(system.gpus[chosen_gpu].memory_bytes) : std::nullopt);
+  if (config.phase == verify_phase::quarantine) (void)load_quarantine(options.quarantine_file);  // unreadable: fail now
   if (config.expectations_file.empty()) {
     const auto key = hardware_key_of({{"device", to_json(system)}});
     if (std::filesystem::exists("expectations/" + key + ".json")) config.expectations_file = "expectations/" + key + ".json";
@@ -211,7 +200,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
 
 void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--targets", options.targets,
-                     "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]] (default: all)")
+                     "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]], several separated by spaces or commas (default: all)")
       ->expected(1, -1);
   command.add_option("--json", options.json_path, "also write the results JSON here");
   command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: artifacts/run-<time>)");

@@ -12,7 +12,10 @@
 #include <nlohmann/json.hpp>
 
 #include "aisp/check.hpp"
+#include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "runner/size_overrides.hpp"
+#include "runner/target_selector.hpp"
 #include "results/result_json.hpp"
 #include "runner/worker_process.hpp"
 
@@ -28,6 +31,15 @@ std::string quoted(const std::string& text) {
 }
 
 int scaling(const std::string& target, const std::vector<std::string>& sizes, const std::string& dir, double max_time) {
+  // Every size is checked before the first run: a typo or a size that cannot fit is one line.
+  const auto requests = select_targets(registry::instance(), {target});
+  AISP_EXPECTS(requests.size() == 1, "--target names one pair, e.g. labs/host:matrix_sum; '" + target + "' selects " +
+                                         std::to_string(requests.size()));
+  for (const auto& size : sizes) {
+    run_config config;
+    config.benchmark_override = parse_size_overrides({size});
+    check_size_overrides(requests, config, std::nullopt);  // device memory: each run checks it (E4)
+  }
   std::filesystem::create_directories(dir);
   json rows = json::array();
   for (std::size_t i = 0; i < sizes.size(); ++i) {

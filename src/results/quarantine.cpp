@@ -13,6 +13,7 @@ namespace aisp {
 
 std::vector<quarantine_entry> load_quarantine(const std::string& path) {
   std::vector<quarantine_entry> entries;
+  AISP_EXPECTS(!std::filesystem::is_directory(path), "--quarantine-file " + path + " is a directory, not a file");
   std::ifstream file(path);
   if (!file.good()) return entries;
   const auto document = nlohmann::json::parse(file, nullptr, false);

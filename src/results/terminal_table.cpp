@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "support/readable_error.hpp"
+
 namespace aisp {
 namespace {
 
@@ -89,7 +91,7 @@ std::string render_table(const suite_result& suite) {
     }
     if (p.status == "fail" && p.failure_kind != "verify") {
       add_row({p.target, "-", "-", "-", "-", "FAIL(" + p.failure_kind + ")", "-", "-"}, nullptr);
-      notes.push_back(p.target + " failed (" + p.failure_kind + "): " + p.message);
+      notes.push_back(p.target + " failed (" + p.failure_kind + "): " + without_source_locations(p.message));
       continue;
     }
     const auto* base = find_variant(p, "baseline");

@@ -12,6 +12,7 @@
 #include "results/result_json.hpp"
 #include "results/terminal_table.hpp"
 #include "results/time_breakdown.hpp"
+#include "support/readable_error.hpp"
 
 namespace aisp {
 namespace {
@@ -25,7 +26,7 @@ void save(const suite_result& suite, const suite_outputs& outputs) {
 std::string one_line_outcome(const pair_result& result) {
   if (result.status == "skip") return "skipped: " + result.message;
   if (result.status == "fail" && result.failure_kind != "verify")
-    return "FAILED (" + result.failure_kind + "): " + result.message;
+    return "FAILED (" + result.failure_kind + "): " + without_source_locations(result.message);
   std::string text;
   for (const auto& s : result.speedups) {
     text += fmt::format("{}{} {:.3f}x [{:.3f}, {:.3f}] {}", text.empty() ? "" : "; ", s.variant,

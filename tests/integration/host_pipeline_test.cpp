@@ -169,6 +169,11 @@ TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_NE(run.output.find("unknown target 'ch99:nothing'"), std::string::npos) << run.output;
   EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  // The message alone; where aisp raised it only with --verbose.
+  EXPECT_EQ(run.output.find(".cpp:"), std::string::npos) << run.output;
+  const auto verbose = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing --verbose");
+  EXPECT_EQ(verbose.exit_code, 2);
+  EXPECT_NE(verbose.output.find("target_selector.cpp:"), std::string::npos) << verbose.output;
 }
 
 TEST(bench_run, an_unknown_variant_names_the_variants_that_exist) {

@@ -1,0 +1,62 @@
+// Bad usage of every command: exit code 2, one line that names the problem, no source paths, and
+// no work done first (issue 17). Each case must fail before any pair runs or any file is read.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+
+struct bad_case {
+  std::string args;  // after `aisp `
+  std::string says;  // a part of the one line
+};
+
+class bad_usage : public ::testing::TestWithParam<bad_case> {};
+
+TEST_P(bad_usage, is_one_readable_line_and_exit_code_2) {
+  const auto& c = GetParam();
+  const auto run = run_command("cd " + std::filesystem::temp_directory_path().string() + " && timeout 60 " +
+                               aisp::testing::aisp_binary() + " " + c.args);
+  EXPECT_EQ(run.exit_code, 2) << c.args << ":\n" << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << c.args << ":\n" << run.output;
+  EXPECT_NE(run.output.find(c.says), std::string::npos) << c.args << ":\n" << run.output;
+  EXPECT_EQ(run.output.find(".cpp:"), std::string::npos) << c.args << ": a source location reached the user:\n" << run.output;
+}
+
+const std::vector<bad_case> cases{
+    {"frobnicate", "frobnicate"},
+    {"info --frobnicate", "frobnicate"},
+    {"hw lukewarm", "lukewarm"},
+    {"bench run --targets ch99:nothing", "unknown target 'ch99:nothing'"},
+    {"bench run --targets labs/host --size rows", "--size wants name=value"},
+    {"bench run --targets labs/host --size n=12x", "not an integer"},
+    {"bench run --targets labs/host:matrix_sum --size nope=4", "has no benchmark parameter 'nope'"},
+    {"bench run --targets labs/host:matrix_sum --size rows=999999999999", "does not fit in host memory"},
+    {"bench run --targets labs/host --verify-phase quarantine --quarantine-file /", "is a directory"},
+    {"bench run --targets labs/host --mode lukewarm", "lukewarm"},
+    {"bench verify --targets ch99:nothing", "unknown target"},
+    {"bench list-targets --chapter ch99", "ch99"},
+    {"bench audit --targets ch99:nothing", "unknown target"},
+    {"bench scaling --target labs/host:matrix_sum --sizes rows", "--size wants name=value"},
+    {"bench scaling --target labs/host:matrix_sum --sizes rows=4096 rows=999999999999", "does not fit"},
+    {"bench scaling --target ch99:x --sizes n=4", "unknown target"},
+    {"bench roofline --run /nonexistent/run", "/nonexistent/run"},
+    {"bench report --run /nonexistent/run", "/nonexistent/run"},
+    {"bench report --run /nonexistent/run --format docx", "docx"},
+    {"bench compare-runs", "required"},
+    {"bench expectations --hardware", "hardware"},
+    {"bench cost --run /nonexistent/run", "cannot read"},
+    {"bench whatif --run /nonexistent/run", "/nonexistent/run"},
+};
+
+INSTANTIATE_TEST_SUITE_P(every_command, bad_usage, ::testing::ValuesIn(cases),
+                         [](const ::testing::TestParamInfo<bad_case>& param_info) { return "case_" + std::to_string(param_info.index); });
+
+}  // namespace

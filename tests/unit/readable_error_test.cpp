@@ -1,0 +1,28 @@
+// Errors a person can read: source locations and failed expressions come off the message.
+#include <gtest/gtest.h>
+
+#include "support/readable_error.hpp"
+
+namespace aisp {
+namespace {
+
+TEST(without_source_locations, keeps_the_message_alone) {
+  EXPECT_EQ(without_source_locations("/work/x/src/runner/target_selector.cpp:62: unknown target 'ch99:nope' (groups: ch07) [found]"),
+            "unknown target 'ch99:nope' (groups: ch07)");
+}
+
+TEST(without_source_locations, strips_nested_locations_and_their_expressions) {
+  const std::string nested =
+      "/w/src/cli/bench_inspect_commands.cpp:139: 1 pair(s) break the benchmark contract: /w/src/harness/pair.cpp:213: "
+      "t:x: no optimized variant [gaps.empty()];  [false]";
+  EXPECT_EQ(without_source_locations(nested), "1 pair(s) break the benchmark contract: t:x: no optimized variant");
+}
+
+TEST(without_source_locations, leaves_text_without_a_location_as_it_is) {
+  EXPECT_EQ(without_source_locations("the workload does not fit [see --size]"), "the workload does not fit [see --size]");
+  EXPECT_EQ(without_source_locations("src/a.cu:7: cudaErrorInvalidValue (invalid argument): cudaMalloc(&p, n)"),
+            "cudaErrorInvalidValue (invalid argument): cudaMalloc(&p, n)");
+}
+
+}  // namespace
+}  // namespace aisp
