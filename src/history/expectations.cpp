@@ -42,6 +42,9 @@ int update_expectations(json& expectations, const json& results, double min_spee
           {"median_s", variant.value("median_s", 0.0)},
           {"speedup", speedup},
           {"sol_memory_pct", variant.contains("sol_memory_pct") ? variant["sol_memory_pct"] : json(nullptr)},  // older runs: none
+          // The variant's time as a ratio of the library peer's (Note [peer ratio]): a drop
+          // against cuBLAS is a regression even where the speedup over the baseline holds.
+          {"vs_peer", variant.value("vs_peer", json(nullptr))},
           {"provenance",
            {{"date", results.value("started_at", "")}, {"aisp_version", results.value("aisp_version", "")},
             {"git_sha", results.value("git", json::object()).value("sha", "")},
@@ -54,14 +57,27 @@ int update_expectations(json& expectations, const json& results, double min_spee
   return written;
 }
 
-std::string mark_against(const json& expectations, const std::string& target, const std::string& variant, double low,
-                         double high) {
-  const auto entries = expectations.value("entries", json::object());
-  if (!entries.contains(target) || !entries[target].contains(variant)) return "new";
-  const auto& expected = entries[target][variant]["speedup"];
+namespace {
+
+std::string compare_intervals(const json& expected, double low, double high) {
   if (high < expected.value("low", 0.0)) return "regressed";
   if (low > expected.value("high", 0.0)) return "improved";
   return "met";
+}
+
+}  // namespace
+
+std::string mark_against(const json& expectations, const std::string& target, const std::string& variant, double low,
+                         double high, const json& vs_peer) {
+  const auto entries = expectations.value("entries", json::object());
+  if (!entries.contains(target) || !entries[target].contains(variant)) return "new";
+  const auto& entry = entries[target][variant];
+  const auto speedup = compare_intervals(entry["speedup"], low, high);
+  const auto expected_peer = entry.value("vs_peer", json(nullptr));
+  if (!vs_peer.is_object() || !expected_peer.is_object()) return speedup;
+  const auto peer = compare_intervals(expected_peer, vs_peer.value("low", 0.0), vs_peer.value("high", 0.0));
+  if (peer == "regressed") return "regressed vs peer";
+  return speedup == "met" && peer == "improved" ? "improved vs peer" : speedup;
 }
 
 }  // namespace aisp

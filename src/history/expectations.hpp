@@ -19,8 +19,12 @@ void save_expectations(const std::string& path, const nlohmann::json& expectatio
 // CI low is at least `min_speedup`; returns how many entries were written.
 int update_expectations(nlohmann::json& expectations, const nlohmann::json& results, double min_speedup);
 
-// "met", "regressed", "improved", or "new" (no entry) for one speedup of one target.
+// "met", "regressed", "improved", or "new" (no entry) for one speedup of one target. With the
+// variant's ratio to its library peer (`vs_peer`: point, low, high) and an expected one, a ratio
+// CI wholly below the expected is "regressed vs peer" whatever the speedup says, and one wholly
+// above, with the speedup met, "improved vs peer".
 [[nodiscard]] std::string mark_against(const nlohmann::json& expectations, const std::string& target,
-                                       const std::string& variant, double low, double high);
+                                       const std::string& variant, double low, double high,
+                                       const nlohmann::json& vs_peer = nullptr);
 
 }  // namespace aisp

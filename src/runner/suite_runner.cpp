@@ -112,7 +112,12 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     suite.pairs.push_back(run_pair(requests[i], config, device, progress));
     if (!expectations.is_null()) {
       for (auto& s : suite.pairs.back().speedups) {
-        if (s.verdict != "invalid") s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high);
+        if (s.verdict == "invalid") continue;
+        nlohmann::json vs_peer;
+        for (const auto& v : suite.pairs.back().variants) {
+          if (v.name == s.variant && v.vs_peer) vs_peer = {{"point", v.vs_peer->point}, {"low", v.vs_peer->low}, {"high", v.vs_peer->high}};
+        }
+        s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high, vs_peer);
       }
     }
     if (!skipped) progress(fmt::format("[{}/{}] {}: {}", ++done, to_run, target, one_line_outcome(suite.pairs.back())));

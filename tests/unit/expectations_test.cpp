@@ -1,0 +1,56 @@
+// Expectations without a device: a speedup and, where the pair has a library peer, the ratio to
+// the peer are both held against the trusted run; a drop against the peer is a regression.
+#include <gtest/gtest.h>
+
+#include "history/expectations.hpp"
+
+namespace aisp {
+namespace {
+
+using nlohmann::json;
+
+json expected_with_peer() {
+  json e = {{"entries", json::object()}};
+  e["entries"]["labs/gemm:bf16_4096"]["optimized"] = {{"speedup", {{"point", 1400.0}, {"low", 1390.0}, {"high", 1410.0}}},
+                                                       {"vs_peer", {{"point", 1.02}, {"low", 1.01}, {"high", 1.03}}}};
+  return e;
+}
+
+TEST(expectations, a_speedup_inside_the_expected_ci_is_met_and_outside_it_moves) {
+  const auto e = expected_with_peer();
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1395, 1405), "met");
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1300, 1350), "regressed");
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1500, 1510), "improved");
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_8192", "optimized", 1, 2), "new");
+}
+
+TEST(expectations, a_drop_against_the_peer_is_a_regression_even_when_the_speedup_holds) {
+  const auto e = expected_with_peer();
+  const json slower_than_cublas = {{"point", 0.95}, {"low", 0.94}, {"high", 0.96}};
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1395, 1405, slower_than_cublas), "regressed vs peer");
+  const json same = {{"point", 1.02}, {"low", 1.015}, {"high", 1.025}};
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1395, 1405, same), "met");
+  const json better = {{"point", 1.10}, {"low", 1.09}, {"high", 1.11}};
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1395, 1405, better), "improved vs peer");
+}
+
+TEST(expectations, entries_without_a_peer_ratio_mark_the_speedup_alone) {
+  json e = expected_with_peer();
+  e["entries"]["labs/gemm:bf16_4096"]["optimized"].erase("vs_peer");
+  EXPECT_EQ(mark_against(e, "labs/gemm:bf16_4096", "optimized", 1395, 1405, {{"point", 0.5}, {"low", 0.4}, {"high", 0.6}}), "met");
+}
+
+TEST(expectations, an_update_records_the_peer_ratio) {
+  json e = {{"entries", json::object()}};
+  const json results = {
+      {"pairs",
+       {{{"target", "labs/gemm:bf16_4096"},
+         {"status", "pass"},
+         {"speedups", {{{"variant", "optimized"}, {"verdict", "faster"}, {"speedup", {{"point", 2.0}, {"low", 1.9}, {"high", 2.1}}}}}},
+         {"variants", {{{"name", "optimized"}, {"median_s", 1e-4}, {"vs_peer", {{"point", 0.99}, {"low", 0.98}, {"high", 1.0}}}}}}}}}};
+  EXPECT_EQ(update_expectations(e, results, 1.05), 1);
+  EXPECT_DOUBLE_EQ(e["entries"]["labs/gemm:bf16_4096"]["optimized"]["vs_peer"]["low"].get<double>(), 0.98);
+}
+
+}  // namespace
+}  // namespace aisp
