@@ -105,17 +105,37 @@ class device_sampler final : public sampler {
     for (int call = 0; call < calls_; ++call) one_call_();
   }
 
+  // cudaErrorStreamCapture* (900-908): what a capture refuses, as opposed to a broken call.
+  static bool refused_by_capture(cudaError_t code) {
+    return code >= cudaErrorStreamCaptureUnsupported && code <= cudaErrorStreamCaptureWrongThread;
+  }
+
+  [[noreturn]] static void refuse_graph_mode(cudaError_t code) {
+    (void)cudaGetLastError();  // not sticky: clear it for the worker's next request
+    throw unsupported_mode(std::string("run() cannot be captured into a CUDA graph (") + cudaGetErrorName(code) + ": " +
+                           cudaGetErrorString(code) + "); --mode graph skips this pair, the other modes time it");
+  }
+
   void capture_graph() {
     AISP_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    try {
-      for (int call = 0; call < calls_; ++call) one_call_();
-    } catch (...) {
+    const auto abandon = [this] {
       cudaGraph_t abandoned = nullptr;
       cudaStreamEndCapture(stream_, &abandoned);
       if (abandoned != nullptr) cudaGraphDestroy(abandoned);
+    };
+    try {
+      for (int call = 0; call < calls_; ++call) one_call_();
+    } catch (const cuda_error& error) {
+      abandon();
+      if (refused_by_capture(error.code())) refuse_graph_mode(error.code());
+      throw;
+    } catch (...) {
+      abandon();
       throw;
     }
-    AISP_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
+    const cudaError_t ended = cudaStreamEndCapture(stream_, &graph_);
+    if (refused_by_capture(ended)) refuse_graph_mode(ended);
+    AISP_CUDA_CHECK(ended);
     AISP_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph_, 0));
   }
 

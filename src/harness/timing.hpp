@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 
 #include <cuda_runtime_api.h>
@@ -45,6 +46,13 @@ class timing_observer {
   virtual void sample_taken(int calls) = 0;
   virtual void phase_begins(std::string_view name) = 0;
   virtual void phase_ends() = 0;
+};
+
+// A timing mode this pair's run() cannot be timed in (graph mode, when run() does something a
+// stream capture refuses, such as launching a graph itself): the pair is skipped with the reason.
+class unsupported_mode : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Takes samples of `calls_per_sample` back-to-back calls of `one_call`.

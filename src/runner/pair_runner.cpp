@@ -21,6 +21,7 @@
 #include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
+#include "support/readable_error.hpp"
 #include "stats/verdict.hpp"
 
 namespace aisp {
@@ -261,6 +262,28 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("checks");
 }
 
+// A worker that failed ends the pair: skipped where the run's timing mode cannot time it (graph
+// capture refused), failed with its kind otherwise, and the worker that died named.
+void record_worker_failure(const worker_failure& failure, const std::vector<variant_slot>& slots, pair_result& result) {
+  if (failure.kind() == worker_failure_kind::unsupported) {
+    result.status = "skip";
+    result.message = without_source_locations(failure.what());
+    result.checks.clear();
+    return;
+  }
+  result.status = "fail";
+  result.failure_kind = std::string(worker_failure_name(failure.kind()));
+  result.message = failure.what();
+  if (failure.kind() == worker_failure_kind::timeout) add_check(result.checks, verify::checks::worker_timeout, "?", false, failure.what());
+  if (failure.kind() == worker_failure_kind::sandbox) {
+    std::string killed = "?";  // the worker that died is the one already reaped
+    for (const auto& slot : slots) {
+      if (slot.worker && slot.worker->pid() <= 0) killed = slot.label;
+    }
+    add_check(result.checks, verify::checks::sandbox_kill, killed, false, failure.what());
+  }
+}
+
 }  // namespace
 
 workload benchmark_of(const pair& declared, const run_config& config) {
@@ -323,19 +346,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     phases.lap("verdicts");
     if (!config.trace_dir.empty() && declared.where() == backend::cuda) write_pair_trace(declared, slots, config, pair_dir);
   } catch (const worker_failure& failure) {
-    result.status = "fail";
-    result.failure_kind = std::string(worker_failure_name(failure.kind()));
-    result.message = failure.what();
-    if (failure.kind() == worker_failure_kind::timeout) {
-      add_check(result.checks, verify::checks::worker_timeout, "?", false, failure.what());
-    }
-    if (failure.kind() == worker_failure_kind::sandbox) {
-      std::string killed = "?";  // the worker that died is the one already reaped
-      for (const auto& slot : slots) {
-        if (slot.worker && slot.worker->pid() <= 0) killed = slot.label;
-      }
-      add_check(result.checks, verify::checks::sandbox_kill, killed, false, failure.what());
-    }
+    record_worker_failure(failure, slots, result);
   } catch (const std::exception& error) {
     result.status = "fail";
     result.failure_kind = "exception";

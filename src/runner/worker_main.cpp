@@ -325,6 +325,8 @@ int run_worker() {
       }
       replies.send(std::move(reply));
       last_answer = take_cpu_reading();
+    } catch (const unsupported_mode& error) {
+      replies.send({{"ok", false}, {"kind", "unsupported"}, {"message", error.what()}});
     } catch (const cuda_error& error) {
       // A CUDA fault leaves the context unusable: report it and end the worker.
       replies.send({{"ok", false}, {"kind", "cuda"}, {"message", error.what()}});

@@ -32,6 +32,7 @@ std::string_view worker_failure_name(worker_failure_kind kind) {
     case worker_failure_kind::contract: return "contract";
     case worker_failure_kind::exception: return "exception";
     case worker_failure_kind::sandbox: return "sandbox";
+    case worker_failure_kind::unsupported: return "unsupported";
   }
   return "?";
 }
@@ -160,6 +161,7 @@ nlohmann::json worker_process::request(const nlohmann::json& message, double tim
       if (!reply.value("ok", false)) {
         const auto kind = reply.value("kind", "exception");
         const auto failure = kind == "cuda" ? worker_failure_kind::cuda
+                             : kind == "unsupported" ? worker_failure_kind::unsupported
                              : kind == "contract" ? worker_failure_kind::contract
                                                   : worker_failure_kind::exception;
         throw worker_failure(failure, reply.value("message", "worker reported a failure"));

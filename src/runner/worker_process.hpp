@@ -12,7 +12,8 @@
 namespace aisp {
 
 // Why a worker could not answer: the pair's failure kind in the results.
-enum class worker_failure_kind { timeout, crash, cuda, contract, exception, sandbox };
+// unsupported: the run's timing mode cannot time this pair (graph capture refused); the pair is skipped.
+enum class worker_failure_kind { timeout, crash, cuda, contract, exception, sandbox, unsupported };
 
 [[nodiscard]] std::string_view worker_failure_name(worker_failure_kind kind);
 
