@@ -108,6 +108,9 @@ class pair {
   // Managed (unified) memory is refused unless declared: its migrations are work the timed
   // window hides or moves (C10). A pair about unified memory declares it.
   pair& allow_managed_memory();
+  // The pair's kernels use instructions of exactly this compute capability (sm_90a's wgmma and
+  // setmaxnreg exist on 9.0 only): elsewhere the judge skips it with `why` instead of failing it.
+  pair& needs_compute_capability(int major, int minor, std::string why);
   // The declared bytes cross this path: SOL % and the physics gate use its ceiling.
   pair& moves_data_over(data_path path);
   pair& work(work_fn fn);
@@ -137,6 +140,8 @@ class pair {
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
+  // "" where the pair runs on a GPU of compute capability major.minor; else why not, in one line.
+  [[nodiscard]] std::string unsupported_on(int major, int minor) const;
   [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }
   [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
@@ -172,6 +177,9 @@ class pair {
   bool exact_math_ = false;
   bool access_policy_window_ = false;
   bool managed_memory_ = false;
+  int needed_major_ = 0;  // 0: any compute capability
+  int needed_minor_ = 0;
+  std::string needed_why_;
   std::string fixed_inputs_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;

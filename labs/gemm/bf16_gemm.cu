@@ -180,6 +180,8 @@ template <void (*Launch)(const gemm_problem&, cudaStream_t)>
   pair declared = pair(std::move(target))
       .summary("bf16 GEMM worklog (C = A B^T, fp32 accumulate): naive -> smem tiles -> mma.sync "
                "-> cp.async pipeline -> Hopper wgmma steps, against cuBLASLt")
+      // Steps 5-7 would fall back to a SIMT kernel elsewhere and misreport what they time.
+      .needs_compute_capability(9, 0, "steps 5-7 use wgmma and setmaxnreg, sm_90a instructions")
       .benchmark_size({{"m", size}, {"n", size}, {"k", size}})
       // k % 8 != 0 takes the [mma fallback]; the rest run every kernel's real path, with edge
       // tiles in m, n and k (130 x 66 x 40, 257 x 129 x 136: n odd, partial k-tiles).

@@ -95,6 +95,19 @@ pair& pair::allow_managed_memory() {
   return *this;
 }
 
+pair& pair::needs_compute_capability(int major, int minor, std::string why) {
+  needed_major_ = major;
+  needed_minor_ = minor;
+  needed_why_ = std::move(why);
+  return *this;
+}
+
+std::string pair::unsupported_on(int major, int minor) const {
+  if (needed_major_ == 0 || (major == needed_major_ && minor == needed_minor_)) return "";
+  return "needs a GPU of compute capability " + std::to_string(needed_major_) + "." + std::to_string(needed_minor_) + " (" +
+         needed_why_ + "); this one is " + std::to_string(major) + "." + std::to_string(minor);
+}
+
 pair& pair::moves_data_over(data_path path) {
   data_path_ = path;
   return *this;

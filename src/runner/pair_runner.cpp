@@ -314,6 +314,13 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     result.message = device.absence_reason;
     return result;
   }
+  if (declared.where() == backend::cuda) {
+    if (auto why = declared.unsupported_on(device.compute_major, device.compute_minor); !why.empty()) {
+      result.status = "skip";
+      result.message = std::move(why);
+      return result;
+    }
+  }
   const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);

@@ -26,6 +26,8 @@ struct device_availability {
   double default_sm_clock_mhz = 0;
   telemetry_fn read_telemetry;  // NVML around each visit of samples; empty without NVML
   ceiling_set ceilings;         // of the GPU: measured by `aisp hw`, else its datasheet
+  int compute_major = 0;        // the GPU's compute capability (pairs may need one exactly)
+  int compute_minor = 0;
   // E4: device memory free now (NVML), else the card's total; nullopt where neither is known.
   std::function<std::optional<std::uint64_t>()> free_device_memory;
 };

@@ -130,3 +130,15 @@ TEST(peer_variant, every_view_shows_the_share_of_the_peer_and_the_precision_chan
 }
 
 }  // namespace
+
+namespace {
+
+TEST(compute_capability, a_pair_that_needs_sm90_runs_there_and_says_why_elsewhere) {
+  auto declared = aisp::pair("labs/gemm:x").needs_compute_capability(9, 0, "wgmma and setmaxnreg");
+  EXPECT_EQ(declared.unsupported_on(9, 0), "");
+  const auto why = declared.unsupported_on(10, 0);
+  EXPECT_NE(why.find("compute capability 9.0 (wgmma and setmaxnreg); this one is 10.0"), std::string::npos) << why;
+  EXPECT_EQ(aisp::pair("ch07:copy").unsupported_on(10, 0), "");  // no need declared: runs anywhere
+}
+
+}  // namespace
