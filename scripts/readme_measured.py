@@ -3,6 +3,7 @@
 (the section is the `## <pair>:` heading above it) and a results table between
 `<!-- results:begin -->` and `<!-- results:end -->` at the end of the README.
 Usage: readme_measured.py RESULTS.json [RESULTS.json ...]  (later files win for a target)"""
+import gzip
 import json
 import pathlib
 import re
@@ -37,7 +38,7 @@ def command_of(doc):
 
 
 for path in sys.argv[1:]:
-    doc = json.load(open(path))
+    doc = json.load((gzip.open if path.endswith('.gz') else open)(path, 'rt'))  # raw results are stored gzipped
     gpu = doc["device"]["gpus"][0] if doc["device"].get("gpus") else {}
     run = {"card": gpu.get("name", "?"), "uuid": gpu.get("uuid", "?")[:12], "date": doc["started_at"][:10],
            "mode": doc["config"].get("mode", "cold"), "command": command_of(doc)}

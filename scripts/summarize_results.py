@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """One compact block per pair of a results.json: status, failed checks, medians, GB/s, SOL,
 TFLOP/s, ratio to the peer, speedups with their CI. Usage: summarize_results.py results.json"""
+import gzip
 import json
 import sys
 
-doc = json.load(open(sys.argv[1]))
+doc = json.load((gzip.open if sys.argv[1].endswith('.gz') else open)(sys.argv[1], 'rt'))  # raw results are stored gzipped
 for p in doc["pairs"]:
     failed = [(c["variant"], c["check"], c["codes"], c["detail"][:200]) for c in p["checks"] if not c["passed"]]
     print(f'{p["target"]}: {p["status"]} {p["failure_kind"]} flagged={p["flagged"]} wall={p["wall_s"]:.1f}s {p["message"][:300]}')
