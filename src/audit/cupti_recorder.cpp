@@ -400,7 +400,7 @@ std::vector<window_audit> cupti_recorder::audit_closed_windows() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(records_mutex_);
   auto audits = audit_windows(closed_windows_, records_, device_, child_launchers_);
-  for (auto& audit : audits) audit.api.managed_allocations = managed_allocations_;
+  for (auto& audit : audits) audit.managed_allocations = managed_allocations_;
   closed_windows_.clear();
   if (keep_timeline_) keep_for_timeline();
   records_.clear();

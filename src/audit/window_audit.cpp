@@ -59,7 +59,6 @@ run_api_calls& run_api_calls::operator+=(const run_api_calls& other) {
   module_loads += other.module_loads;
   device_switches += other.device_switches;
   math_mode_changes += other.math_mode_changes;
-  managed_allocations += other.managed_allocations;
   return *this;
 }
 
@@ -226,8 +225,8 @@ nlohmann::json to_json(const window_audit& a) {
           {"api", {{"allocations", a.api.allocations}, {"host_callbacks", a.api.host_callbacks},
                    {"stream_creations", a.api.stream_creations}, {"access_policy", a.api.access_policy},
                    {"module_loads", a.api.module_loads}, {"device_switches", a.api.device_switches},
-                   {"math_mode_changes", a.api.math_mode_changes},
-                   {"managed_allocations", a.api.managed_allocations}}}};
+                   {"math_mode_changes", a.api.math_mode_changes}}},
+          {"managed_allocations", a.managed_allocations}};
 }
 
 window_audit window_audit_from_json(const nlohmann::json& j) {
@@ -241,6 +240,7 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.busy_fraction = j.value("busy_fraction", 0.0);
   a.long_gap_fraction = j.value("long_gap_fraction", 0.0);
   a.cooperative_launches = j.value("cooperative_launches", 0);
+  a.managed_allocations = j.value("managed_allocations", 0);
   a.unified_memory_bytes = j.value("unified_memory_bytes", std::uint64_t{0});
   a.kernel_launches = j.value("kernel_launches", std::map<std::string, int>{});
   a.overrun_s = j.value("overrun_s", 0.0);
@@ -262,7 +262,6 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.api.module_loads = api.value("module_loads", 0);
   a.api.device_switches = api.value("device_switches", 0);
   a.api.math_mode_changes = api.value("math_mode_changes", 0);
-  a.api.managed_allocations = api.value("managed_allocations", 0);
   return a;
 }
 

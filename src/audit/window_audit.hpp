@@ -27,7 +27,6 @@ struct run_api_calls {
   int module_loads = 0;       // cuModuleLoad*, cuLibraryLoad*, cuLinkComplete (L7, K5)
   int device_switches = 0;    // cudaSetDevice / cuCtxSetCurrent (E1, C5)
   int math_mode_changes = 0;  // cublasSetMathMode (W2)
-  int managed_allocations = 0;  // cudaMallocManaged / cuMemAllocManaged, in run() or before it (C10)
   run_api_calls& operator+=(const run_api_calls& other);
 };
 
@@ -54,6 +53,7 @@ struct window_audit {
   // between launches. A launch-bound variant is idle as much, but in short gaps.
   double long_gap_fraction = 0;
   int cooperative_launches = 0;     // kernels launched cooperatively (C8: recorded)
+  int managed_allocations = 0;      // cudaMallocManaged / cuMemAllocManaged in the worker so far, setup's included (C10)
   std::uint64_t unified_memory_bytes = 0;     // managed-memory migrations inside the window (C10)
   std::vector<std::string> unified_memory;    // what migrated or faulted inside the window (C10)
   double overrun_s = 0;             // how long the latest escaped activity ran past the stop event

@@ -162,20 +162,20 @@ void check_declared_work(const pair& declared, const workload& benchmark, const 
 }
 
 // E4: the pair's workers and the judge's copies must fit in what is free, before any worker
-// allocates; the check records the need either way.
-bool check_memory_fit(const pair& declared, const workload& benchmark, int workers, const device_availability& device,
-                      std::vector<check_result>& checks, std::string& problem) {
+// allocates; the check records the need either way. Returns the problem, "" when it fits.
+std::string check_memory_fit(const pair& declared, const workload& benchmark, int workers, const device_availability& device,
+                             std::vector<check_result>& checks) {
   std::vector<memory_need> needs{host_memory_need(declared, benchmark, workers, host_available_memory())};
   if (declared.where() == backend::cuda) {
     needs.push_back(device_memory_need(declared, benchmark, workers,
                                        device.free_device_memory ? device.free_device_memory() : std::nullopt));
   }
   for (const auto& need : needs) {
-    problem = memory_fit_problem(need);
+    const auto problem = memory_fit_problem(need);
     add_check(checks, verify::checks::memory_fit, "baseline", problem.empty(), problem.empty() ? describe(need) : problem);
-    if (!problem.empty()) return false;
+    if (!problem.empty()) return problem;
   }
-  return true;
+  return "";
 }
 
 // K4, per translation unit: the pair's unit carries what the build's compiler launcher saw
@@ -329,8 +329,8 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
     check_build_symmetry(declared, config, result.checks);
-    std::string memory_problem;
-    if (!check_memory_fit(declared, result.benchmark, static_cast<int>(slots.size()), device, result.checks, memory_problem)) {
+    if (auto memory_problem = check_memory_fit(declared, result.benchmark, static_cast<int>(slots.size()), device, result.checks);
+        !memory_problem.empty()) {
       result.status = "fail";
       result.failure_kind = "memory";
       result.message = memory_problem;

@@ -105,9 +105,9 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
     idle.note((a.busy_fraction < idle_busy_fraction && few_operations) || a.long_gap_fraction > idle_long_gap_fraction,
               fmt::format("busy {:.1f}% of a {:.3g} s sample, {:.1f}% of it in idle gaps over {} us", 100 * a.busy_fraction,
                           a.window_s, 100 * a.long_gap_fraction, long_gap_ns / 1000));
-    const bool managed = !a.unified_memory.empty() || a.api.managed_allocations > 0;
+    const bool managed = !a.unified_memory.empty() || a.managed_allocations > 0;
     unified.note(managed && !declared.allows_managed_memory(),
-                 a.unified_memory.empty() ? fmt::format("{} managed allocations in the worker", a.api.managed_allocations)
+                 a.unified_memory.empty() ? fmt::format("{} managed allocations in the worker", a.managed_allocations)
                                           : fmt::format("{} ({} bytes migrated)", first_of(a.unified_memory), a.unified_memory_bytes));
     allocation.note(a.api.allocations > 0, fmt::format("{} allocation calls", a.api.allocations));
     module.note(a.api.module_loads > 0 || a.jit_compiles > 0,

@@ -7,7 +7,7 @@ namespace aisp {
 std::string without_source_locations(std::string_view what) {
   static const std::regex location(R"((?:[^\s:]*/)?[\w.+-]+\.(?:cpp|hpp|cu|cuh|h|cc):\d+: )");
   // The failed expression in brackets, where a message ends (at ";" or the end of the text).
-  static const std::regex expression(R"( \[[^\[\]]*(?:\([^()]*\))?[^\[\]]*\](?=;|$))");
+  static const std::regex expression(R"( \[[^\[\]]*\](?=;|$))");
   std::string text(what);
   if (!std::regex_search(text, location)) return text;
   text = std::regex_replace(text, location, "");

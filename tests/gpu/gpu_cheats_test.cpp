@@ -61,13 +61,13 @@ TEST_P(gpu_planted_cheat, is_caught_with_its_code_and_its_baseline_stays_clean) 
   ASSERT_NE(found, suite.pairs.end()) << "no result for " << f.target << "; exit " << suite.exit_code << ": " << suite.output;
   bool caught = false;
   std::string seen;
+  // A cheat in the pair itself (E4: a workload that cannot fit) fails whichever variant it reaches.
+  const bool in_pair = aisp::cheat_testing::cheat_is_in_the_pair(f.code);
   for (const auto& check : found->second["checks"]) {
     if (check.value("passed", true)) continue;
     const auto codes = check.value("codes", std::vector<std::string>{});
     const auto variant = check.value("variant", "");
     seen += variant + " " + check.value("check", "") + " [" + check.dump() + "]\n";
-    // A cheat in the pair itself (E4: a workload that cannot fit) fails whichever variant it reaches.
-    const bool in_pair = aisp::cheat_testing::cheat_is_in_the_pair(f.code);
     const bool carries_code = std::find(codes.begin(), codes.end(), f.code) != codes.end();
     if ((variant == "optimized" || in_pair) && carries_code) caught = true;
     if (!in_pair) {
@@ -76,7 +76,7 @@ TEST_P(gpu_planted_cheat, is_caught_with_its_code_and_its_baseline_stays_clean) 
   }
   EXPECT_TRUE(caught) << f.target << " was not caught with " << f.code << "; failed checks:\n" << seen;
   for (const auto& name : f.checks)
-    EXPECT_TRUE(aisp::cheat_testing::failed_check(found->second, name, !aisp::cheat_testing::cheat_is_in_the_pair(f.code)))
+    EXPECT_TRUE(aisp::cheat_testing::failed_check(found->second, name, !in_pair))
         << f.target << ": the cheat did not fail " << name;
 }
 

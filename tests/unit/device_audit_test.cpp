@@ -357,7 +357,7 @@ TEST_F(timeline_checks_test, the_same_kernels_in_another_order_of_calls_are_not_
 TEST_F(timeline_checks_test, managed_memory_is_c10_unless_the_pair_declares_it) {
   window_audit setup_only;
   setup_only.kernels = 1;
-  setup_only.api.managed_allocations = 1;
+  setup_only.managed_allocations = 1;
   add(setup_only);
   window_audit migrating = setup_only;
   migrating.unified_memory = {"migration HtoD"};
