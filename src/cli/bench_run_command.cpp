@@ -47,6 +47,7 @@ struct run_options {
   double target_ci = 0.005;
   double min_effect = 0.01;
   double worker_timeout_s = 60;
+  unsigned judge_threads = 0;
   int device = 0;
   bool aa_test = false;
   bool quiet = false;
@@ -94,6 +95,7 @@ run_config make_config(const run_options& options) {
   config.stopping.target_rel_half_width = options.target_ci;
   config.verdicts.min_effect = options.min_effect;
   config.worker_timeout_s = options.worker_timeout_s;
+  config.judge_threads = options.judge_threads;
   config.device = options.device;
   config.aa_test = options.aa_test;
   config.phase = parse_phase(options.phase);
@@ -154,7 +156,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   header.config = {{"mode", options.mode}, {"seed", config.seed}, {"seed_fixed", options.seed.has_value()}, {"max_time_s", config.stopping.max_time_s},
                    {"min_time_s", config.stopping.min_time_s}, {"min_samples", config.stopping.min_samples},
                    {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
-                   {"worker_timeout_s", options.worker_timeout_s}, {"device", options.device},
+                   {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", options.trace_dir},
@@ -218,6 +220,11 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--quarantine-file", options.quarantine_file, "the quarantine list (default artifacts/quarantine.json)");
   command.add_option("--worker-timeout", options.worker_timeout_s, "seconds a worker may take to answer one request before it is killed (default 60)")
       ->check(CLI::PositiveNumber);
+  command.add_option("--judge-threads", options.judge_threads,
+                     "host threads of the judge: the variants' workers are verified side by side and fp64 references "
+                     "are computed ahead on this many cores (default 0: every core); 1 does one thing at a time, for a "
+                     "pair whose reference is not reentrant. Timed samples are never taken side by side")
+      ->check(CLI::NonNegativeNumber);
   command.add_option("--device", options.device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
   command.add_option("--golden-file", options.golden_file,
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "

@@ -7,6 +7,7 @@
 
 #include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
+#include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/pattern_matches.hpp"
@@ -39,31 +40,51 @@ double jittered(const buffer_spec& spec, double old_value) {
   return old_value >= 0 ? old_value - 0.75 : old_value + 0.75;
 }
 
+// The value a store into a buffer of `type` keeps (the worker's buffers hold the dtype, not fp64).
+double stored_value(dtype type, double value) {
+  std::vector<unsigned char> element(dtype_size(type));
+  store_from_double(type, element.data(), 0, value);
+  return load_as_double(type, element.data(), 0);
+}
+
 void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload& work, const buffer_spec& spec,
                    verify::reference_inputs& inputs) {
   const auto count = static_cast<std::size_t>(spec.num_elements(work));
-  auto reference = verify::compute_reference(scope.declared, work, inputs);
+  const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
+                                         static_cast<std::size_t>(jitter_positions));
+  // Every perturbation is known before the first is tried: their references start now, on other
+  // cores, while the worker runs the calls.
+  auto values = verify::generate_inputs(scope.declared, work, inputs).at(spec.name);
+  std::vector<verify::reference_inputs> steps;
+  std::vector<std::pair<double, double>> changes;  // old and new value of each step's element
+  for (std::size_t position : positions) {
+    const double old_value = values[position];
+    const double new_value = jittered(spec, old_value);
+    values[position] = stored_value(spec.type, new_value);
+    steps.push_back(steps.empty() ? inputs : steps.back());
+    steps.back().overrides.push_back({spec.name, position, new_value});
+    changes.emplace_back(old_value, new_value);
+    scope.references.prefetch(work, steps.back());
+  }
+  auto reference = scope.references.get(work, inputs);
   auto previous = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".jitter").outputs;
   int moved_and_right = 0;
   int stuck = 0;  // the reference moved, the output did not
   int wrong = 0;  // the output moved, but not to the reference
   std::string first_failure;
-  const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
-                                         static_cast<std::size_t>(jitter_positions));
-  for (std::size_t position : positions) {
-    const double old_value = verify::generate_inputs(scope.declared, work, inputs).at(spec.name)[position];
-    const double new_value = jittered(spec, old_value);
-    inputs.overrides.push_back({spec.name, position, new_value});
+  for (std::size_t step = 0; step < steps.size(); ++step) {
+    const std::size_t position = positions[step];
+    const auto [old_value, new_value] = changes[step];
     slot.worker->request({{"op", "set_element"}, {"buffer", spec.name}, {"index", position}, {"value", new_value}},
                          scope.config.worker_timeout_s);
-    const auto updated_reference = verify::compute_reference(scope.declared, work, inputs);
+    const auto updated_reference = scope.references.get(work, steps[step]);
     auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".jitter");
-    if (!outputs_differ(updated_reference, reference)) {  // this element does not matter to the math
+    if (!outputs_differ(*updated_reference, *reference)) {  // this element does not matter to the math
       previous = std::move(call.outputs);
       continue;
     }
     std::vector<check_result> scratch;
-    const bool right = compare_outputs(scope.declared, work, call.outputs, updated_reference, nullptr,
+    const bool right = compare_outputs(scope.declared, work, call.outputs, *updated_reference, nullptr,
                                        verify::checks::jitter, "", slot.label, scratch);
     if (right) {
       ++moved_and_right;
@@ -77,6 +98,7 @@ void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload&
     reference = updated_reference;
     previous = std::move(call.outputs);
   }
+  if (!steps.empty()) inputs = steps.back();
   const int failed = stuck + wrong;
   // Stuck for some elements while moving for others: part of the input is ignored.
   const bool partial = stuck > 0 && (moved_and_right + wrong) > 0;
@@ -94,8 +116,8 @@ void fresh_inputs_check(const judge_scope& scope, variant_slot& slot, const work
   if (warm) slot.worker->request({{"op", "sample"}, {"count", 3}}, scope.config.worker_timeout_s);
   slot.worker->request({{"op", "refill"}, {"seed", fresh.seed}}, scope.config.worker_timeout_s);
   const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".fresh");
-  const auto reference = verify::compute_reference(scope.declared, work, fresh);
-  compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, std::string(kind.what), slot.label, scope.checks);
+  const auto reference = scope.references.get(work, fresh);
+  compare_outputs(scope.declared, work, call.outputs, *reference, nullptr, kind, std::string(kind.what), slot.label, scope.checks);
 }
 
 // JSON has no NaN: the worker's NaN arrives as null, and stays a NaN (a failure) here.
@@ -135,7 +157,7 @@ void non_integer_challenge(const judge_scope& scope, variant_slot& slot, const w
   const verify::reference_inputs inputs{challenge_seed(scope.config, 5), input_values::non_integers, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", "non_integers"}}, scope.config.worker_timeout_s);
   const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".nonint");
-  const auto reference = verify::compute_reference(scope.declared, work, inputs);
+  const auto reference = scope.references.get(work, inputs);
   for (const auto& spec : scope.declared.buffers()) {
     if (spec.role != buffer_role::output || non_integer_bound(spec.type) == 0) continue;
     // A variant that declares its precision change is held to the tolerance it declared with it.
@@ -143,7 +165,7 @@ void non_integer_challenge(const judge_scope& scope, variant_slot& slot, const w
     const tolerance relative = declared_change ? *declared_change
                                                : tolerance{1e300, 1e300, non_integer_bound(spec.type),
                                                            "non-integer challenge: relative L2 error of the dtype's own arithmetic"};
-    const auto outcome = verify::compare_output(spec.name, spec.type, call.outputs.at(spec.name), reference.at(spec.name), relative);
+    const auto outcome = verify::compare_output(spec.name, spec.type, call.outputs.at(spec.name), reference->at(spec.name), relative);
     add_check(scope.checks, verify::checks::non_integers, slot.label, outcome.passed(),
               fmt::format("non-integer inputs: {}", outcome.describe()));
   }
@@ -183,7 +205,7 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
   const verify::reference_inputs moved{challenge_seed(scope.config, 3), input_values::declared, {}};
   slot.worker->request({{"op", "readdress"}, {"seed", moved.seed}}, scope.config.worker_timeout_s);
   const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".moved");
-  compare_outputs(scope.declared, work, call.outputs, verify::compute_reference(scope.declared, work, moved), nullptr,
+  compare_outputs(scope.declared, work, call.outputs, *scope.references.get(work, moved), nullptr,
                   verify::checks::new_address, "same data at new addresses", slot.label, scope.checks);
 
   if (scope.declared.is_exact_math()) {
@@ -191,7 +213,7 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
     slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"values", "exact_integers"}}, scope.config.worker_timeout_s);
     const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact");
     const tolerance bitwise{0, 0, 0, "exact-integer challenge: bitwise"};
-    compare_outputs(scope.declared, work, exact_call.outputs, verify::compute_reference(scope.declared, work, exact), &bitwise,
+    compare_outputs(scope.declared, work, exact_call.outputs, *scope.references.get(work, exact), &bitwise,
                     verify::checks::exact_integers, "exact-integer inputs, bitwise", slot.label, scope.checks);
     non_integer_challenge(scope, slot, work);
   }

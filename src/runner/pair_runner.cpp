@@ -17,6 +17,7 @@
 #include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
 #include "runner/sampling_rounds.hpp"
+#include "runner/slot_threads.hpp"
 #include "runner/timeline_checks.hpp"
 #include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
@@ -68,8 +69,10 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
 
 void start_workers(const pair& declared, std::vector<variant_slot>& slots, const run_config& config,
                    const std::string& pair_dir) {
-  for (auto& slot : slots) {
-    slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
+  for (auto& slot : slots) slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
+  // Each worker creates its CUDA context and starts its audit on its own: side by side.
+  std::vector<check_result> none;
+  for_each_slot_concurrently(all_slots(slots), none, config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
     const auto reply = slot.worker->request({{"op", "init"},
                                              {"target", declared.target()},
                                              {"variant", slot.runs->name},
@@ -82,7 +85,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
     slot.audit_state = reply.value("audit", "off");
     slot.result.sandbox = reply.value("sandbox", "off");
     slot.init_reply = reply;
-  }
+  });
 }
 
 // Note [peer ratio]: a pair may carry one vendor-library variant (peer_<library>), timed in the
@@ -324,7 +327,8 @@ pair_result run_pair(const pair_request& request, const run_config& config,
   const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);
-  const judge_scope scope{declared, config, pair_dir, result.checks};
+  verify::reference_cache references(declared, config.judge_threads);
+  const judge_scope scope{declared, config, pair_dir, result.checks, references};
   phase_timer phases(result.phase_s);
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
@@ -359,9 +363,12 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     result.failure_kind = "exception";
     result.message = error.what();
   }
+  std::vector<check_result> none;
+  for_each_slot_concurrently(all_slots(slots), none, config.judge_threads, [](variant_slot& slot, std::vector<check_result>&) {
+    if (slot.worker) slot.worker->shutdown();
+  });
   for (auto& slot : slots) {
     if (slot.worker) check_sandbox(slot, result.checks);
-    if (slot.worker) slot.worker->shutdown();
     result.variants.push_back(std::move(slot.result));
   }
   phases.lap("shutdown");

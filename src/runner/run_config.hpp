@@ -38,7 +38,10 @@ struct run_config {
   std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
   double energy_window_s = 1.0;   // per worker after sampling, for the energy per call; 0 = none
   std::string expectations_file;  // each speedup is marked met/regressed/improved against it; "" = none
-  std::map<std::string, std::int64_t> benchmark_override;  // --size n=...: replaces these benchmark parameters
+  std::map<std::string, std::int64_t> benchmark_override;
+  // Issue 17: the judge verifies the slots concurrently and computes references on this many host
+  // threads (0: one per core); 1 does everything one at a time (for a reference that is not reentrant).
+  unsigned judge_threads = 0;  // --size n=...: replaces these benchmark parameters
 };
 
 }  // namespace aisp

@@ -1,5 +1,6 @@
 #include "runner/verification_phase.hpp"
 
+#include <mutex>
 #include <random>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "runner/drawn_size.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/pair_runner.hpp"
+#include "runner/slot_threads.hpp"
 #include "runner/worker_protocol.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -81,8 +83,8 @@ void check_golden(const judge_scope& scope, verify::golden_store& goldens, const
     wanted = wanted || (spec.role == buffer_role::output && goldens.find(key_of(spec.name)) != nullptr);
   }
   if (!wanted) return;
-  const auto reference = verify::compute_reference(scope.declared, work, {golden_seed, input_values::declared, {}});
-  for (const auto& [output, values] : reference) {
+  const auto reference = scope.references.get(work, {golden_seed, input_values::declared, {}});
+  for (const auto& [output, values] : *reference) {
     const auto key = key_of(output);
     const auto current = verify::fingerprint_of(values, golden_seed);
     if (const auto* golden = goldens.find(key)) {
@@ -99,47 +101,53 @@ namespace {
 
 // One small size: every variant (the baseline first) against the reference, with the probes.
 // `drawn`: Note [drawn held-out size]; a size the baseline itself cannot run is not the pair's,
-// so it is noted and skipped rather than failed.
+// so it is noted and skipped rather than failed (and then no variant's result on it counts).
 void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work, bool drawn,
                  verify::golden_store& goldens) {
-  const auto reference = verify::compute_reference(scope.declared, work, {scope.config.seed, input_values::declared, {}});
+  const auto reference = scope.references.get(work, {scope.config.seed, input_values::declared, {}});
   if (!drawn) check_golden(scope, goldens, work);
   const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
   const std::string label = fmt::format("{} {}{}", workload_kind_name(work.kind), work.describe(), drawn ? " (drawn at run time)" : "");
   std::map<std::string, raw_outputs> outputs;
   std::map<std::string, bool> passed;
-  for (auto& slot : slots) {
-    if (slot.role == slot_role::noise_twin) continue;
-    std::vector<check_result> scratch;
-    auto& checks = drawn && slot.role == slot_role::baseline ? scratch : scope.checks;
+  std::mutex results;
+  const auto verify_slot = [&](variant_slot& slot, std::vector<check_result>& checks) {
     try {
       const auto load = slot.worker->request({{"op", "load"}, {"workload", protocol::workload_to_json(work)}}, scope.config.worker_timeout_s);
       check_setup(scope.declared, *slot.runs, load.at("load"), slot.label, checks);
       auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".small");
-      passed[slot.label] = compare_outputs(scope.declared, work, call.outputs, reference, nullptr, kind, label, slot.label, checks);
+      const bool ok = compare_outputs(scope.declared, work, call.outputs, *reference, nullptr, kind, label, slot.label, checks);
       check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), checks);
+      const std::lock_guard lock(results);
+      passed[slot.label] = ok;
       outputs[slot.label] = std::move(call.outputs);
     } catch (const worker_failure& failure) {
       const bool baseline_refused = drawn && slot.role == slot_role::baseline && failure.kind() != worker_failure_kind::cuda &&
                                     failure.kind() != worker_failure_kind::crash && failure.kind() != worker_failure_kind::timeout &&
                                     failure.kind() != worker_failure_kind::sandbox;
       if (!baseline_refused) throw;
+      const std::lock_guard lock(results);
       passed["baseline"] = false;
     }
-    if (drawn && slot.role == slot_role::baseline) {
-      bool clean = passed["baseline"];
-      for (const auto& c : scratch) clean = clean && c.passed;
-      if (!clean) {
-        check_result note;
-        note.check = "drawn-size";
-        note.variant = "baseline";
-        note.detail = label + ": the baseline does not pass it, so it is not a size of this pair; skipped";
-        scope.checks.push_back(note);
-        return;
-      }
-      scope.checks.insert(scope.checks.end(), scratch.begin(), scratch.end());
+  };
+  auto chosen = verified_slots(slots);
+  std::vector<check_result> found;
+  if (drawn) {  // the baseline alone first: the others run the size only if it is the pair's
+    for_each_slot_concurrently({chosen.front()}, found, 1, verify_slot);
+    bool clean = passed["baseline"];
+    for (const auto& c : found) clean = clean && c.passed;
+    if (!clean) {
+      check_result note;
+      note.check = "drawn-size";
+      note.variant = "baseline";
+      note.detail = label + ": the baseline does not pass it, so it is not a size of this pair; skipped";
+      scope.checks.push_back(note);
+      return;
     }
+    chosen.erase(chosen.begin());
   }
+  for_each_slot_concurrently(chosen, found, scope.config.judge_threads, verify_slot);
+  scope.checks.insert(scope.checks.end(), found.begin(), found.end());
   check_ground_truth(scope, work, label, outputs, passed);
 }
 
@@ -160,23 +168,23 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
   phases.lap("small_sizes");
   if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
   const workload& battery = battery_workload(scope.declared);
-  for (auto& slot : slots) {
-    if (slot.role != slot_role::noise_twin) run_challenges(scope, slot, battery);
-  }
+  for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads,
+                             [&](variant_slot& slot, std::vector<check_result>& checks) { run_challenges(scope.with_checks(checks), slot, battery); });
   phases.lap("battery");
 }
 
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {
   const auto work = protocol::workload_to_json(benchmark_of(scope.declared, scope.config));
-  for (auto& slot : slots) {
+  // Setup and warmup are not timed samples (setup_s and warmup_s are reported, never judged).
+  for_each_slot_concurrently(all_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
     const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}, {"benchmark", true}}, scope.config.worker_timeout_s);
     const auto& load = reply.at("load");
-    if (slot.role != slot_role::noise_twin) check_setup(scope.declared, *slot.runs, load, slot.label, scope.checks);
+    if (slot.role != slot_role::noise_twin) check_setup(scope.declared, *slot.runs, load, slot.label, checks);
     slot.result.setup_s = load.at("setup_s").get<double>();
     slot.result.buffer_bytes = load.value("buffer_bytes", std::size_t{0});
     slot.result.warmup_s = load.at("warmup_s").get<double>();
     slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
-  }
+  });
 }
 
 void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots) {
@@ -192,14 +200,18 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
   check_call_probes(base_call.report, baseline->label, false, scope.checks);
   const auto expected = widen_outputs(scope.declared, base_call.outputs);
   const std::string label = "benchmark " + work.describe();
+  std::vector<variant_slot*> candidates;
   for (auto& slot : slots) {
-    if (slot.role == slot_role::noise_twin) continue;
-    if (slot.role == slot_role::candidate) {
-      const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
-      compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, scope.checks);
-      check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), scope.checks);
-    }
-    check_timed_calls(scope, slot, *baseline);
+    if (slot.role == slot_role::candidate) candidates.push_back(&slot);
+  }
+  for_each_slot_concurrently(candidates, scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
+    const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
+    compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, checks);
+    check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call.outputs), checks);
+  });
+  // The baseline worker answers every slot's timed calls: one slot after another.
+  for (auto& slot : slots) {
+    if (slot.role != slot_role::noise_twin) check_timed_calls(scope, slot, *baseline);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "runner/phase_timer.hpp"
 #include "runner/run_config.hpp"
 #include "runner/variant_slot.hpp"
+#include "verify/reference_cache.hpp"
 
 namespace aisp {
 
@@ -17,6 +18,11 @@ struct judge_scope {
   const run_config& config;
   std::string pair_dir;
   std::vector<check_result>& checks;
+  verify::reference_cache& references;  // shared by every slot of the pair
+  // The same scope writing its checks into `into` (one slot's share, Note in slot_threads.hpp).
+  [[nodiscard]] judge_scope with_checks(std::vector<check_result>& into) const {
+    return {declared, config, pair_dir, into, references};
+  }
 };
 
 void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases);
