@@ -63,29 +63,27 @@ void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const
 
 // Note [two clocks]: in an audited visit the device audit timed each sample's start and stop
 // events itself (CUPTI's timestamps); the span the worker reported (cudaEventElapsedTime) is the
-// same interval. They agree to a microsecond on the H100; a reported time off by more than 5%
-// and 5 us in most audited samples of a visit did not come from those events.
-void check_reported_against_audit(const variant_slot& slot, const nlohmann::json& reply, std::vector<check_result>& checks) {
+// same interval. They agree to a microsecond on the H100 in nearly every sample; a reported time
+// off by more than 5% and 5 us in most of a worker's audited samples did not come from those
+// events. Counted over the worker's whole run, not per visit: a first audited visit of two
+// samples was once seen 23 us off in both, for an honest baseline (H100, 2026-11-27).
+void count_reported_against_audit(variant_slot& slot, const nlohmann::json& reply) {
   const auto& samples = reply.at("samples");
   const auto audits = reply.value("audits", nlohmann::json::array());
   if (samples.size() != audits.size() || samples.empty()) return;
-  std::size_t off = 0;
-  std::string example;
+  auto& agreement = slot.reported_vs_audit;
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const auto record = protocol::sample_from_json(samples[i]);
     const auto audit = window_audit_from_json(audits[i]);
-    if (!audit.complete || audit.window_s <= 0) return;
+    if (!audit.complete || audit.window_s <= 0) continue;
     const double reported = record.duration_s * record.calls;
+    ++agreement.checked;
     if (std::abs(reported - audit.window_s) > 0.05 * audit.window_s + 5e-6) {
-      ++off;
-      if (example.empty())
-        example = fmt::format("sample {}: reported {:.1f} us, the audit's event timestamps span {:.1f} us", i, reported * 1e6,
-                              audit.window_s * 1e6);
+      ++agreement.off;
+      if (agreement.example.empty())
+        agreement.example = fmt::format("reported {:.1f} us, the audit's event timestamps span {:.1f} us", reported * 1e6, audit.window_s * 1e6);
     }
   }
-  if (2 * off > samples.size())
-    add_check(checks, verify::checks::wall_clock, slot.label, false,
-              fmt::format("{} of {} audited samples disagree with the device's own timestamps; {}", off, samples.size(), example));
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
@@ -142,7 +140,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
     slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
   }
-  if (audited) check_reported_against_audit(slot, reply, checks);
+  if (audited) count_reported_against_audit(slot, reply);
   if (reported_s > judge_wall_s) {
     add_check(checks, verify::checks::wall_clock, slot.label, false,
               fmt::format("worker reported {:.6f} s of work in a request that took {:.6f} s", reported_s, judge_wall_s));
@@ -217,6 +215,14 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     const double visit_s = round_visit_s(slots, config);
     for (auto& slot : slots) visit(slot, visit_s, config, telemetry, chooser, checks, 1);
   }
+}
+
+void check_reported_clock(const variant_slot& slot, std::vector<check_result>& checks) {
+  const auto& agreement = slot.reported_vs_audit;
+  if (2 * agreement.off > agreement.checked)
+    add_check(checks, verify::checks::wall_clock, slot.label, false,
+              fmt::format("{} of {} audited samples disagree with the device's own timestamps; first: {}", agreement.off,
+                          agreement.checked, agreement.example));
 }
 
 double median_host_excess_s(const std::vector<sample_record>& samples) {

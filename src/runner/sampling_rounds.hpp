@@ -29,6 +29,8 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 // Note [worker CPU time]: other threads busy in timed visits, or the worker busy while idle (L5, S8).
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
 void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks);
+// Note [two clocks]: wall-clock when most of the worker's audited samples disagree with the audit.
+void check_reported_clock(const variant_slot& slot, std::vector<check_result>& checks);
 
 // Fills the slot's summary, CI, clock statistics and achieved rates from its samples.
 void summarize_slot(variant_slot& slot, const work_amount& work, double default_sm_clock_mhz,

@@ -31,6 +31,13 @@ struct worker_cpu_time {
   double idle_cpu_s = 0;
 };
 
+// Note [two clocks]: audited samples whose reported span was set against the audit's timestamps.
+struct clock_agreement {
+  std::size_t checked = 0;
+  std::size_t off = 0;
+  std::string example;  // the first sample that disagreed
+};
+
 struct variant_slot {
   std::string label;  // the name in the results: baseline, optimized, ..., baseline_twin
   const variant* runs = nullptr;
@@ -50,6 +57,7 @@ struct variant_slot {
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
   nlohmann::json init_reply;                         // the worker's answer to init: sandbox and start-up state
   std::vector<window_audit> audits;                  // one per timed sample, when the audit is on
+  clock_agreement reported_vs_audit;                 // over every audited visit
   std::uint64_t clock_event_reasons = 0;             // every NVML reason seen around its visits
   std::size_t throttled_samples = 0;                 // samples in visits with a throttling reason (E7, E8)
   std::size_t thermal_samples = 0;                   // ... with a thermal reason (E7)

@@ -67,3 +67,23 @@ TEST(check_worker_cpu, a_host_pair_allows_far_less_helper_cpu_than_a_cuda_pair) 
 }
 
 }  // namespace
+
+namespace {
+
+// Note [two clocks]: judged over the worker's whole run, so one odd first visit is not a failure.
+TEST(reported_clock, fails_only_when_most_of_the_workers_audited_samples_disagree) {
+  aisp::variant_slot slot;
+  slot.label = "baseline";
+  slot.reported_vs_audit = {12, 2, "reported 182.1 us, the audit's event timestamps span 159.5 us"};
+  std::vector<check_result> checks;
+  aisp::check_reported_clock(slot, checks);
+  EXPECT_TRUE(checks.empty());
+  slot.reported_vs_audit.off = 7;
+  aisp::check_reported_clock(slot, checks);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].check, "wall-clock");
+  EXPECT_FALSE(checks[0].passed);
+  EXPECT_NE(checks[0].detail.find("7 of 12"), std::string::npos) << checks[0].detail;
+}
+
+}  // namespace
