@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "aisp/check.hpp"
+#include "harness/buffer_digest.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -109,13 +110,19 @@ void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, 
   }
 }
 
-void buffer_store::poison_outputs() {
-  for (const auto& b : buffers_) {
-    if (b.spec.role != buffer_role::output) continue;
-    std::vector<unsigned char> bytes(b.bytes());
-    fill_poison(b.spec.type, bytes.data(), b.num_elements);
-    write(b, bytes);
-  }
+void buffer_store::poison_outputs(cudaStream_t stream) {
+  fill_outputs({0, true}, stream);
+  if (where_ == backend::cuda) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+std::uint64_t buffer_store::digest(const owned_buffer& buffer, cudaStream_t stream) const {
+  if (where_ == backend::cuda) return device_digest(buffer.data, buffer.bytes(), stream);
+  return host_digest(buffer.data, buffer.bytes());
+}
+
+std::size_t buffer_store::count_subnormals(const owned_buffer& buffer, cudaStream_t stream) const {
+  if (where_ == backend::cuda) return device_count_subnormals(buffer.spec.type, buffer.data, buffer.num_elements, stream);
+  return host_count_subnormals(buffer.spec.type, buffer.data, buffer.num_elements);
 }
 
 output_fill buffer_store::fill_of(const output_fill& fill, const owned_buffer& buffer) {

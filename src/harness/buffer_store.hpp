@@ -38,7 +38,9 @@ class buffer_store {
   void fill_inputs(std::uint64_t seed, input_values values = input_values::declared);
   // Only the scratch buffers' seeded noise (inputs then come from refresh_inputs).
   void fill_scratch(std::uint64_t seed);
-  void poison_outputs();
+  // Every output filled with its dtype's poison (on the device for CUDA pairs); the stream is
+  // synchronized, so work on any stream of run() sees it.
+  void poison_outputs(cudaStream_t stream);
   void write_element(const owned_buffer& buffer, std::size_t index, double value);
   // Note [fresh calls] (call_fill.hpp): every input regenerated from `seed` (on the device for
   // CUDA pairs), and every output filled from `fill`; both seeded per buffer name.
@@ -55,6 +57,9 @@ class buffer_store {
   // Copies every output into `snapshot` (made by snapshot_outputs of this store).
   void copy_outputs_to(buffer_store& snapshot, cudaStream_t stream) const;
   [[nodiscard]] std::vector<unsigned char> read(const owned_buffer& buffer) const;
+  // Note [buffer digests] (buffer_digest.hpp): read where the buffer lives, never copied out.
+  [[nodiscard]] std::uint64_t digest(const owned_buffer& buffer, cudaStream_t stream) const;
+  [[nodiscard]] std::size_t count_subnormals(const owned_buffer& buffer, cudaStream_t stream) const;
   void write(const owned_buffer& buffer, const std::vector<unsigned char>& bytes);
 
   [[nodiscard]] const owned_buffer& find(std::string_view name) const;

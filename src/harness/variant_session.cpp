@@ -50,12 +50,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-bool is_subnormal_element(dtype type, const unsigned char* bytes, std::size_t index) {
-  if (!dtype_is_float(type)) return false;
-  const double value = load_as_double(type, bytes, index);
-  return value != 0 && std::abs(value) < dtype_smallest_normal(type);
-}
-
 // A phase of the session (setup, warmup, samples, verify): an NVTX range for Nsight, and a
 // span in the audit's timeline for `--trace`.
 class phase_scope {
@@ -116,11 +110,8 @@ std::map<std::string, std::uint64_t> variant_session::hash_buffers(buffer_role r
   std::map<std::string, std::uint64_t> hashes;
   for (const auto& b : buffers_->all()) {
     if (b.spec.role != role) continue;
-    const auto bytes = buffers_->read(b);
-    hashes[b.spec.name] = hash_bytes(bytes.data(), bytes.size());
-    if (subnormals != nullptr) {
-      for (std::size_t i = 0; i < b.num_elements; ++i) *subnormals += is_subnormal_element(b.spec.type, bytes.data(), i);
-    }
+    hashes[b.spec.name] = buffers_->digest(b, stream_);
+    if (subnormals != nullptr) *subnormals += buffers_->count_subnormals(b, stream_);
   }
   return hashes;
 }
@@ -177,7 +168,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   } else {
     buffers_->fill_inputs(options_.seed);
   }
-  buffers_->poison_outputs();
+  buffers_->poison_outputs(stream_);
   report.buffer_bytes = buffers_->total_bytes();
   context_ = std::make_unique<context>(work_, *buffers_, stream_);
 
@@ -193,8 +184,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   // Setup may not touch outputs (L2) or inputs (X3): check both before anything runs.
   for (const auto& b : buffers_->all()) {
     if (b.spec.role != buffer_role::output) continue;
-    const auto bytes = buffers_->read(b);
-    for (std::size_t i = 0; i < b.num_elements; ++i) report.setup_wrote_outputs += !is_poison(b.spec.type, bytes.data(), i);
+    report.setup_wrote_outputs += b.num_elements - buffers_->count_fill(b, {0, true}, 0, stream_).count;
   }
   for (const auto& [name, hash] : hash_inputs(&report.setup_subnormal_inputs)) {
     if (inputs_before.at(name) != hash) report.setup_mutated_inputs.push_back(name);
@@ -326,7 +316,7 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
     buffers_->refresh_inputs(*input_seed, stream_);
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  buffers_->poison_outputs();
+  buffers_->poison_outputs(stream_);
   const auto inputs_before = hash_inputs(nullptr);
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
@@ -357,7 +347,7 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
     file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     AISP_EXPECTS(file.good(), "could not write " + path);
     report.files[b.spec.name] = path;
-    if (hash_bytes(bytes.data(), bytes.size()) != outputs_at_return.at(b.spec.name)) report.late_outputs.push_back(b.spec.name);
+    if (buffers_->digest(b, stream_) != outputs_at_return.at(b.spec.name)) report.late_outputs.push_back(b.spec.name);
   }
   std::this_thread::sleep_for(late_write_pause);
   // A host pair has no other thread with a reason to run once run() returned (CUDA's own do).
@@ -379,7 +369,7 @@ void variant_session::readdress(std::uint64_t seed) {
   // The new buffers are allocated while the old ones still exist, so no address is reused.
   auto moved = std::make_unique<buffer_store>(pair_, work_, pair_.where());
   moved->fill_inputs(seed);
-  moved->poison_outputs();
+  moved->poison_outputs(stream_);
   if (variant_.teardown) variant_.teardown(*context_);
   sampler_.reset();
   context_ = std::make_unique<context>(work_, *moved, stream_);

@@ -158,7 +158,8 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
 void measure_energy(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry) {
   if (!telemetry || config.verify_only || config.energy_window_s <= 0) return;
   for (auto& slot : slots) {
-    if (slot.sample_wall_estimate_s <= 0) continue;
+    // The twin runs the baseline's code: its window would only repeat the baseline's joules.
+    if (slot.sample_wall_estimate_s <= 0 || slot.role == slot_role::noise_twin) continue;
     const double count = std::clamp(std::ceil(config.energy_window_s / slot.sample_wall_estimate_s), 1.0, 100000.0);
     const auto before = telemetry();
     const auto start = std::chrono::steady_clock::now();

@@ -1,11 +1,14 @@
 #include "runner/suite_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
+#include <future>
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "audit/math_unit_evidence.hpp"
 #include "audit/nvml_reader.hpp"
 #include "history/expectations.hpp"
 #include "history/history_store.hpp"
@@ -105,6 +108,16 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   if (skipped_gpu > 0)
     progress(fmt::format("[skip] {} GPU pair{} skipped: {}", skipped_gpu, skipped_gpu == 1 ? "" : "s", device.absence_reason));
   const std::size_t to_run = requests.size() - skipped_gpu;
+  // Note [sass cache]: on a machine that has not cached this binary's SASS table, cuobjdump reads
+  // it (about 30 s on the H100 machine) while the first pairs run, not inside the first pair.
+  std::future<void> sass_table;
+  const bool any_gpu_pair = std::any_of(requests.begin(), requests.end(), [](const auto& r) { return r.declared->where() == backend::cuda; });
+  if (any_gpu_pair && device.absence_reason.empty() && config.audit) {
+    sass_table = std::async(std::launch::async, [&config] {
+      std::string why;
+      (void)sass_math_units_of(config.executable, why);
+    });
+  }
   const auto started = std::chrono::steady_clock::now();
   std::size_t done = 0;
   for (std::size_t i = 0; i < requests.size(); ++i) {

@@ -1,6 +1,8 @@
 #include "verify/compare.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -9,25 +11,35 @@
 
 namespace aisp::verify {
 
-std::vector<double> widen(dtype type, std::span<const unsigned char> raw) {
-  const std::size_t count = raw.size() / dtype_size(type);
-  std::vector<double> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = load_as_double(type, raw.data(), i);
-  return values;
+namespace {
+
+// Outputs of GiBs are compared on every host core (issue 17): the elements split into one
+// contiguous range per thread, each range's partial result merged in index order.
+constexpr std::size_t elements_per_thread_at_least = std::size_t{1} << 20;
+
+template <class Work>
+void over_ranges(std::size_t count, Work work) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t threads = std::clamp<std::size_t>(count / elements_per_thread_at_least, 1, cores);
+  const std::size_t step = (count + threads - 1) / threads;
+  if (threads == 1) {
+    work(std::size_t{0}, std::size_t{0}, count);
+    return;
+  }
+  std::vector<std::jthread> running;
+  for (std::size_t t = 0; t < threads; ++t) running.emplace_back(work, t, std::min(count, t * step), std::min(count, (t + 1) * step));
 }
 
-comparison compare_output(const std::string& buffer, dtype type,
-                          std::span<const unsigned char> actual, std::span<const double> expected,
-                          const tolerance& tol) {
-  const std::size_t count = actual.size() / dtype_size(type);
-  AISP_EXPECTS(count == expected.size(),
-               fmt::format("{}: {} elements produced, {} expected", buffer, count, expected.size()));
-  comparison result;
-  result.buffer = buffer;
-  result.elements = count;
+struct partial {
+  comparison counts;
   double error_squared = 0;
   double expected_squared = 0;
-  for (std::size_t i = 0; i < count; ++i) {
+};
+
+void compare_range(dtype type, std::span<const unsigned char> actual, std::span<const double> expected, const tolerance& tol,
+                   std::size_t begin, std::size_t end, partial& into) {
+  auto& result = into.counts;
+  for (std::size_t i = begin; i < end; ++i) {
     const double want = expected[i];
     bool bad = false;
     if (is_poison(type, actual.data(), i)) {
@@ -48,19 +60,59 @@ comparison compare_output(const std::string& buffer, dtype type,
       result.max_abs_error = std::max(result.max_abs_error, abs_error);
       if (want != 0) result.max_rel_error = std::max(result.max_rel_error, abs_error / std::abs(want));
       if (allowed > 0) {
-        result.worst_tolerance_fraction =
-            std::max(result.worst_tolerance_fraction, abs_error / allowed);
+        result.worst_tolerance_fraction = std::max(result.worst_tolerance_fraction, abs_error / allowed);
       } else if (abs_error > 0) {
         result.worst_tolerance_fraction = INFINITY;
       }
-      error_squared += abs_error * abs_error;
-      expected_squared += want * want;
+      into.error_squared += abs_error * abs_error;
+      into.expected_squared += want * want;
       bad = abs_error > allowed;
     }
     if (bad) {
       ++result.failing;
       if (result.first_mismatches.size() < 8) result.first_mismatches.push_back({i, want, got});
     }
+  }
+}
+
+}  // namespace
+
+std::vector<double> widen(dtype type, std::span<const unsigned char> raw) {
+  const std::size_t count = raw.size() / dtype_size(type);
+  std::vector<double> values(count);
+  over_ranges(count, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) values[i] = load_as_double(type, raw.data(), i);
+  });
+  return values;
+}
+
+comparison compare_output(const std::string& buffer, dtype type,
+                          std::span<const unsigned char> actual, std::span<const double> expected,
+                          const tolerance& tol) {
+  const std::size_t count = actual.size() / dtype_size(type);
+  AISP_EXPECTS(count == expected.size(),
+               fmt::format("{}: {} elements produced, {} expected", buffer, count, expected.size()));
+  std::vector<partial> parts(std::max(1u, std::thread::hardware_concurrency()));
+  over_ranges(count, [&](std::size_t t, std::size_t begin, std::size_t end) { compare_range(type, actual, expected, tol, begin, end, parts[t]); });
+  comparison result;
+  result.buffer = buffer;
+  result.elements = count;
+  double error_squared = 0;
+  double expected_squared = 0;
+  for (const auto& part : parts) {  // in index order: the first mismatches stay the first
+    const auto& c = part.counts;
+    result.failing += c.failing;
+    result.nan_count += c.nan_count;
+    result.inf_count += c.inf_count;
+    result.unwritten += c.unwritten;
+    result.max_abs_error = std::max(result.max_abs_error, c.max_abs_error);
+    result.max_rel_error = std::max(result.max_rel_error, c.max_rel_error);
+    result.worst_tolerance_fraction = std::max(result.worst_tolerance_fraction, c.worst_tolerance_fraction);
+    for (const auto& m : c.first_mismatches) {
+      if (result.first_mismatches.size() < 8) result.first_mismatches.push_back(m);
+    }
+    error_squared += part.error_squared;
+    expected_squared += part.expected_squared;
   }
   result.rel_l2_error = expected_squared > 0 ? std::sqrt(error_squared / expected_squared)
                                              : std::sqrt(error_squared);

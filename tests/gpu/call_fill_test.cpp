@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "harness/buffer_digest.hpp"
 #include "harness/call_fill.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -93,6 +94,39 @@ TEST(device_call_fill, fills_are_the_hosts_and_are_found_where_nothing_was_writt
       EXPECT_EQ(gathered[width], 0x11);
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Note [buffer digests]: a changed byte anywhere (the last partial word too) changes the digest,
+// an unchanged buffer keeps it, and the device's subnormal count is the host's.
+TEST(buffer_digest, moves_with_any_byte_and_counts_subnormals_as_the_host_does) {
+  AISP_REQUIRE_GPU();
+  const std::size_t bytes = (std::size_t{1} << 22) + 5;  // a tail that is no whole word
+  std::vector<unsigned char> host(bytes);
+  aisp::fill_random_bytes(99, host.data(), bytes);
+  device_buffer<unsigned char> buffer(bytes);
+  AISP_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data(), bytes, cudaMemcpyHostToDevice));
+  const auto first = aisp::device_digest(buffer.get(), bytes, nullptr);
+  EXPECT_EQ(aisp::device_digest(buffer.get(), bytes, nullptr), first);
+  for (const std::size_t at : {std::size_t{0}, std::size_t{4096}, bytes - 1}) {
+    const unsigned char flipped = static_cast<unsigned char>(host[at] ^ 0x10);
+    AISP_CUDA_CHECK(cudaMemcpy(buffer.get() + at, &flipped, 1, cudaMemcpyHostToDevice));
+    EXPECT_NE(aisp::device_digest(buffer.get(), bytes, nullptr), first) << "byte " << at;
+    AISP_CUDA_CHECK(cudaMemcpy(buffer.get() + at, &host[at], 1, cudaMemcpyHostToDevice));
+  }
+  // Two words swapped: same content, other order.
+  AISP_CUDA_CHECK(cudaMemcpy(buffer.get(), host.data() + 8, 8, cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(buffer.get() + 8, host.data(), 8, cudaMemcpyHostToDevice));
+  EXPECT_NE(aisp::device_digest(buffer.get(), bytes, nullptr), first);
+  for (const dtype type : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::e4m3, dtype::e5m2, dtype::i32}) {
+    const std::size_t count = bytes / aisp::dtype_size(type);
+    EXPECT_EQ(aisp::device_count_subnormals(type, buffer.get(), count, nullptr), aisp::host_count_subnormals(type, host.data(), count))
+        << aisp::dtype_name(type);
+  }
+  EXPECT_GT(aisp::host_count_subnormals(dtype::e4m3, host.data(), bytes), 0u);  // random bytes hold some
 }
 
 }  // namespace

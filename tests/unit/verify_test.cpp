@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "harness/buffer_digest.hpp"
 #include "support/element_codec.hpp"
+#include "support/seeded_fill.hpp"
 #include "verify/compare.hpp"
 #include "verify/golden_store.hpp"
 #include "verify/tolerance.hpp"
@@ -142,6 +144,42 @@ TEST(golden_store, a_malformed_file_is_a_contract_error) {
   std::ofstream(path) << "{ not json";
   EXPECT_THROW(aisp::verify::golden_store store(path.string()), aisp::contract_error);
   std::filesystem::remove(path);
+}
+
+}  // namespace
+
+namespace {
+
+// The bit test (exponent field zero, mantissa not) is the value test (0 < |v| < smallest normal).
+TEST(host_count_subnormals, agrees_with_the_value_definition_for_every_float_dtype) {
+  std::vector<unsigned char> bytes(1 << 16);
+  aisp::fill_random_bytes(7, bytes.data(), bytes.size());
+  for (const dtype type : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::e4m3, dtype::e5m2, dtype::i32, dtype::u8}) {
+    const std::size_t count = bytes.size() / aisp::dtype_size(type);
+    std::size_t by_value = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double v = aisp::load_as_double(type, bytes.data(), i);
+      by_value += aisp::dtype_is_float(type) && v != 0 && std::abs(v) < aisp::dtype_smallest_normal(type);
+    }
+    EXPECT_EQ(aisp::host_count_subnormals(type, bytes.data(), count), by_value) << aisp::dtype_name(type);
+  }
+}
+
+TEST(compare_output, a_large_output_split_across_threads_reports_the_first_mismatches_in_index_order) {
+  const std::size_t count = std::size_t{1} << 23;
+  std::vector<float> values(count, 1.0f);
+  const std::vector<double> expected(count, 1.0);
+  for (const std::size_t at : {count - 3, count / 2 + 1, std::size_t{17}}) values[at] = 2.0f;
+  std::vector<unsigned char> raw(count * sizeof(float));
+  std::memcpy(raw.data(), values.data(), raw.size());
+  const auto result = aisp::verify::compare_output("y", dtype::f32, raw, expected, aisp::verify::default_tolerance(dtype::f32));
+  EXPECT_EQ(result.failing, 3u);
+  ASSERT_EQ(result.first_mismatches.size(), 3u);
+  EXPECT_EQ(result.first_mismatches[0].index, 17u);
+  EXPECT_EQ(result.first_mismatches[1].index, count / 2 + 1);
+  EXPECT_EQ(result.first_mismatches[2].index, count - 3);
+  EXPECT_NEAR(result.rel_l2_error, std::sqrt(3.0 / static_cast<double>(count)), 1e-12);
+  EXPECT_EQ(result.reason_code, "O3");
 }
 
 }  // namespace
