@@ -247,8 +247,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("sampling");
   measure_energy(slots, config, device.read_telemetry);
   phases.lap("energy");
-  verify_against_baseline(scope, slots);
-  phases.lap("comparison");
+  verify_against_baseline(scope, slots, phases);
   check_traffic(declared, result.work, slots, config, result.checks);
   phases.lap("traffic");
   for (auto& slot : slots) {

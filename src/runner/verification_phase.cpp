@@ -190,7 +190,7 @@ void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) 
   });
 }
 
-void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots) {
+void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases) {
   variant_slot* baseline = nullptr;
   for (auto& slot : slots) {
     if (slot.role == slot_role::baseline) baseline = &slot;
@@ -212,10 +212,12 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, checks);
     check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call), checks);
   });
+  phases.lap("comparison");
   // The baseline worker answers every slot's timed calls: one slot after another.
   for (auto& slot : slots) {
     if (slot.role != slot_role::noise_twin) check_timed_calls(scope, slot, *baseline);
   }
+  phases.lap("timed_calls");
 }
 
 }  // namespace aisp

@@ -32,6 +32,7 @@ void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots);
 
 // Benchmark size: the timed path's outputs; each candidate against the baseline, and every
 // verified timed call against the baseline at its probe positions.
-void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots);
+// Laps "comparison" (the full-size calls) and "timed_calls" (the baseline's answers for them).
+void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases);
 
 }  // namespace aisp
