@@ -2,6 +2,8 @@
 # On the GPU machine, from carried binaries: scripts/device_checks.sh BIN_DIR OUT_DIR STEP [TARGET...]
 #   cheats: aisp info, the cuobjdump table's cost, the cheats_gpu suite once (OUT_DIR/gpu_cheats.json,
 #           for the tests and scripts/mutation_check.sh), then the GPU tests but the every-pair modes;
+#   gpucheats: only the cheats_gpu suite (OUT_DIR/gpu_cheats.json), with its wall time; replay it
+#           anywhere with AISP_GPU_CHEAT_RESULTS=... aisp_gpu_tests --gtest_filter='cheats_gpu/*';
 #   hostcheats: the host planted cheats and own-process cheats (aisp_cheat_tests) on this kernel;
 #   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json,
 #           with the largest worker CPU figures (Note [worker CPU time]) of the run;
@@ -14,15 +16,22 @@ bin="$1"; out="$2"; step="$3"; shift 3
 mkdir -p "$out"
 here="$(cd "$(dirname "$0")" && pwd)"
 export AISP_CACHE_DIR=/tmp/aisp_cache
+# The GPU fixtures' suite once, kept for the tests and for scripts/mutation_check.sh.
+gpu_cheats_suite() {
+  local start=$(date +%s)
+  "$bin/aisp_cheats" bench run --targets cheats_gpu --verify-phase detect --max-time 0.3 --min-time 0.05 --worker-timeout 60 \
+    --quiet --history none --artifacts-dir /tmp/aisp_gpu_cheats_suite --json "$out/gpu_cheats.json" > "$out/gpu_cheats.log" 2>&1
+  echo "cheats_gpu suite rc $? wall $(( $(date +%s) - start )) s"
+  grep -E "^\[time\]" "$out/gpu_cheats.log"
+}
 case "$step" in
+  gpucheats) "$bin/aisp" info | head -n 6; gpu_cheats_suite ;;
   cheats)
     "$bin/aisp" info | head -n 6
     start=$(date +%s.%N)
     kernels=$(cuobjdump -sass "$bin/aisp" | grep -c "Function :")
     python3 -c "print(f'cuobjdump -sass: {$kernels} kernels in {$(date +%s.%N) - $start:.1f} s')"
-    # The GPU fixtures' suite once, kept for the tests and for scripts/mutation_check.sh.
-    "$bin/aisp_cheats" bench run --targets cheats_gpu --verify-phase detect --max-time 0.3 --min-time 0.05 --worker-timeout 60 \
-      --quiet --history none --artifacts-dir /tmp/aisp_gpu_cheats_suite --json "$out/gpu_cheats.json" > /dev/null 2>&1
+    gpu_cheats_suite
     AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_GPU_CHEAT_RESULTS="$out/gpu_cheats.json" \
       timeout 500 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
       grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/gpu_tests.txt"
@@ -68,5 +77,5 @@ PY
     cp expectations/goldens.json "$out/goldens.json"
     "$bin/aisp" bench verify --targets "$@" --update-goldens --golden-file "$out/goldens.json" --quiet --history none \
       --artifacts-dir /tmp/aisp_goldens | tail -n 10 ;;
-  *) echo "step must be cheats, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
+  *) echo "step must be cheats, gpucheats, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
 esac
