@@ -31,6 +31,7 @@ void check_traffic(const pair& declared, const work_amount& work, std::vector<va
   bool any_read = false;
   std::vector<std::pair<variant_slot*, std::string>> refused;
   for (auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin) continue;  // the baseline's code, counted in the baseline's worker
     const auto reply = slot.worker->request({{"op", "traffic"}}, config.worker_timeout_s);
     auto& record = slot.result.traffic;
     if (reply.contains("unavailable")) {
