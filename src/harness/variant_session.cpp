@@ -179,6 +179,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
     if (variant_.setup) variant_.setup(*context_);
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
   }
+  keep_unchecked_launch_error();  // setup()'s, before the harness's own kernels read the slot
   report.setup_s = seconds_since(start);
   report.access_policy = access_policy_in_force();
   // Setup may not touch outputs (L2) or inputs (X3): check both before anything runs.
@@ -320,6 +321,12 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   const auto inputs_before = hash_inputs(nullptr);
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
+  // A bad launch configuration fails without a sticky error: only the last-error slot knows, and
+  // the harness's own kernels below (digests) would take it for theirs. Read it first.
+  if (stream_ != nullptr) {
+    if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);
+    if (report.launch_error.empty()) report.launch_error = std::exchange(unchecked_launch_error_, {});
+  }
   const double others_at_return = other_threads_cpu_s();
   report.after = take_process_snapshot();
   if (report.after.c_allocations != report.before.c_allocations || report.after.mappings != report.before.mappings)
@@ -331,11 +338,6 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   report.initial_priority = initial_.priority;
   report.initial_scheduler = initial_.scheduler;
   report.initial_affinity_hash = initial_.affinity_hash;
-  if (stream_ != nullptr) {
-    // A bad launch configuration fails without a sticky error: only the last-error slot knows.
-    if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);
-    if (report.launch_error.empty()) report.launch_error = std::exchange(unchecked_launch_error_, {});
-  }
   for (const auto& [name, hash] : hash_inputs(&report.subnormal_inputs)) {
     if (inputs_before.at(name) != hash) report.mutated_inputs.push_back(name);
   }
