@@ -114,6 +114,9 @@ class pair {
   // The declared bytes cross this path: SOL % and the physics gate use its ceiling.
   pair& moves_data_over(data_path path);
   pair& work(work_fn fn);
+  // The fp64 truth, computed by the judge from the inputs it regenerates. It must be reentrant
+  // (no shared mutable state): the judge computes several at once on other cores (issue 17);
+  // `bench run --judge-threads 1` is the way out for one that is not.
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
   pair& pursue(goal what);

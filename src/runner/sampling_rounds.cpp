@@ -17,13 +17,21 @@
 namespace aisp {
 namespace {
 
-// Every visit of a round lasts about as long as the slowest variant's single sample (or
-// visit_target_s if longer), so all variants spend their sampling time at the same pace and
-// reach their time limits together: a fast variant must not keep a slow one sampling for ages.
-double round_visit_s(const std::vector<variant_slot>& slots, const run_config& config) {
-  double longest = config.visit_target_s;
-  for (const auto& slot : slots) longest = std::max(longest, slot.sample_wall_estimate_s);
-  return longest;
+// Note [visit length]: each variant visits for about one of its own samples (or visit_target_s
+// if longer), every variant once a round, in A B B A order. When every visit lasted as long as
+// the slowest variant's sample, a 0.27 s baseline made all eight workers of ch09:sgemm visit
+// 0.27 s a round, thousands of samples of the fast ones and 57 s of sampling (H100, 2026-11-27).
+// A fast variant must still not keep a slow one sampling for ages: its time limit is charged on
+// the larger of its own sampling time and its share of the pair's, so a pair ends no later than
+// it did when every visit had the slowest one's length.
+double visit_s_of(const variant_slot& slot, const run_config& config) {
+  return std::max(config.visit_target_s, slot.sample_wall_estimate_s);
+}
+
+double share_of_pair_s(const std::vector<variant_slot>& slots) {
+  double total = 0;
+  for (const auto& slot : slots) total += slot.result.sampling_s;
+  return total / static_cast<double>(std::max<std::size_t>(1, slots.size()));
 }
 
 int visit_size(const variant_slot& slot, double visit_s) {
@@ -186,16 +194,16 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
                          std::vector<check_result>& checks) {
   std::mt19937_64 chooser(secret_seed());
   for (int round = 0;; ++round) {
-    const double visit_s = round_visit_s(slots, config);
     if (round % 2 == 0) {
-      for (auto& slot : slots) visit(slot, visit_s, config, telemetry, chooser, checks);
+      for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, chooser, checks);
     } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s, config, telemetry, chooser, checks);
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s_of(*it, config), config, telemetry, chooser, checks);
     }
     bool all_decided = true;
+    const double share_s = share_of_pair_s(slots);
     for (auto& slot : slots) {
       if (slot.stopped == stats::stop_reason::keep_going) {
-        slot.stopped = slot.rule.update(durations_of(slot), slot.result.sampling_s);
+        slot.stopped = slot.rule.update(durations_of(slot), slot.result.sampling_s, share_s);
         if (slot.stopped != stats::stop_reason::keep_going) {
           slot.result.stop_reason = std::string(stats::stop_reason_name(slot.stopped));
         }
@@ -213,8 +221,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
       short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
     }
     if (!short_of_verified) return;
-    const double visit_s = round_visit_s(slots, config);
-    for (auto& slot : slots) visit(slot, visit_s, config, telemetry, chooser, checks, 1);
+    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, chooser, checks, 1);
   }
 }
 

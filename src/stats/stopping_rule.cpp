@@ -26,12 +26,12 @@ stopping_rule::stopping_rule(stopping_config config) : config_(config) {
   AISP_EXPECTS(config_.stall_ratio > 0, "stall ratio must be positive");
 }
 
-stop_reason stopping_rule::update(std::span<const double> samples, double elapsed_s) {
+stop_reason stopping_rule::update(std::span<const double> samples, double own_s, double charged_s) {
   if (decided_ != stop_reason::keep_going) return decided_;
 
-  const bool out_of_time = elapsed_s >= config_.max_time_s;
+  const bool out_of_time = std::max(own_s, charged_s) >= config_.max_time_s;
   const bool minimums_met =
-      samples.size() >= config_.min_samples && elapsed_s >= config_.min_time_s;
+      samples.size() >= config_.min_samples && own_s >= config_.min_time_s;
   if (!minimums_met || samples.empty()) {
     if (out_of_time) decided_ = stop_reason::timed_out;
     return decided_;

@@ -31,7 +31,10 @@ class stopping_rule {
 
   // Call after each batch with all samples so far and the sampling time spent. Once it
   // returns anything but keep_going, it keeps returning that.
-  stop_reason update(std::span<const double> samples, double elapsed_s);
+  stop_reason update(std::span<const double> samples, double elapsed_s) { return update(samples, elapsed_s, elapsed_s); }
+  // The minimum time is met on the variant's own sampling time; the limit on `charged_s` (at
+  // least its own: Note [visit length] in sampling_rounds.cpp).
+  stop_reason update(std::span<const double> samples, double own_s, double charged_s);
   [[nodiscard]] double last_rel_half_width() const { return last_rel_half_width_; }
   [[nodiscard]] const stopping_config& config() const { return config_; }
 

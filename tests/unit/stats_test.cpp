@@ -252,6 +252,18 @@ TEST(stopping_rule, keeps_going_below_the_minimum_time) {
   EXPECT_EQ(rule.update(samples, 0.5), stop_reason::converged);
 }
 
+// Note [visit length]: a fast variant's own time meets the minimum; the pair's share ends it.
+TEST(stopping_rule, meets_the_minimum_on_its_own_time_and_the_limit_on_the_time_charged) {
+  stopping_rule waiting(quick_config());
+  std::vector<double> noisy(40);
+  for (std::size_t i = 0; i < noisy.size(); ++i) noisy[i] = 1.0 + 0.5 * static_cast<double>(i % 5);
+  EXPECT_EQ(waiting.update(std::vector<double>(1000, 1.0), 0.1, 0.9), stop_reason::keep_going);  // own time below the minimum
+  stopping_rule charged(quick_config());
+  EXPECT_EQ(charged.update(noisy, 0.6, quick_config().max_time_s), stop_reason::timed_out);
+  stopping_rule own(quick_config());
+  EXPECT_EQ(own.update(noisy, 0.6, 0.7), stop_reason::keep_going);
+}
+
 TEST(stopping_rule, converges_at_once_on_a_low_noise_stream) {
   // Values 0.999, 1.000, 1.001: the CI half-width is at most 0.001 of the median, below 0.005.
   std::vector<double> samples(10);
