@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # On the GPU machine, from carried binaries: scripts/device_checks.sh BIN_DIR OUT_DIR STEP [TARGET...]
-#   cheats: aisp info, the cuobjdump table's cost, the cheats_gpu suite once (OUT_DIR/gpu_cheats.json,
+#   cheats: aisp info, the cheats_gpu suite once (OUT_DIR/gpu_cheats.json,
 #           for the tests and scripts/mutation_check.sh), then the GPU tests but the every-pair modes;
 #   gpucheats: only the cheats_gpu suite (OUT_DIR/gpu_cheats.json), with its wall time; replay it
 #           anywhere with AISP_GPU_CHEAT_RESULTS=... aisp_gpu_tests --gtest_filter='cheats_gpu/*';
+#   gputests RESULTS: the GPU tests but the every-pair modes, replaying a cheats_gpu suite run by an
+#           earlier call (its gpu_cheats.json, put in the working tree), when one call cannot hold both;
 #   hostcheats: the host planted cheats and own-process cheats (aisp_cheat_tests) on this kernel;
 #   run:    `bench run` of TARGET... (every check on), results in OUT_DIR/run-<first target>.json,
 #           with the largest worker CPU figures (Note [worker CPU time]) of the run;
@@ -24,19 +26,20 @@ gpu_cheats_suite() {
   echo "cheats_gpu suite rc $? wall $(( $(date +%s) - start )) s"
   grep -E "^\[time\]" "$out/gpu_cheats.log"
 }
+gpu_tests() {
+  AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_GPU_CHEAT_RESULTS="$1" \
+    timeout 500 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
+    grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/gpu_tests.txt"
+  echo "gpu tests rc ${PIPESTATUS[0]}" >> "$out/gpu_tests.txt"
+  grep -vE "^\[ *OK *\]" "$out/gpu_tests.txt" | head -n 80
+}
 case "$step" in
   gpucheats) "$bin/aisp" info | head -n 6; gpu_cheats_suite ;;
   cheats)
     "$bin/aisp" info | head -n 6
-    start=$(date +%s.%N)
-    kernels=$(cuobjdump -sass "$bin/aisp" | grep -c "Function :")
-    python3 -c "print(f'cuobjdump -sass: {$kernels} kernels in {$(date +%s.%N) - $start:.1f} s')"
     gpu_cheats_suite
-    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_GPU_CHEAT_RESULTS="$out/gpu_cheats.json" \
-      timeout 500 "$bin/aisp_gpu_tests" --gtest_filter='-modes/*' 2>&1 |
-      grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|failed|Expected|Which is" > "$out/gpu_tests.txt"
-    echo "gpu tests rc ${PIPESTATUS[0]}" >> "$out/gpu_tests.txt"
-    grep -vE "^\[ *OK *\]" "$out/gpu_tests.txt" | head -n 80 ;;
+    gpu_tests "$out/gpu_cheats.json" ;;
+  gputests) gpu_tests "$(realpath "$1")" ;;
   hostcheats)
     AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_K4_CHEATS_BINARY="$bin/aisp_cheats_k4" AISP_CLOCK_CHEATS_BINARY="$bin/aisp_cheats_clock" \
       AISP_CHEAT_SUITE_DIR=/tmp/aisp_host_cheats_suite timeout 560 "$bin/aisp_cheat_tests" 2>&1 |
@@ -77,5 +80,5 @@ PY
     cp expectations/goldens.json "$out/goldens.json"
     "$bin/aisp" bench verify --targets "$@" --update-goldens --golden-file "$out/goldens.json" --quiet --history none \
       --artifacts-dir /tmp/aisp_goldens | tail -n 10 ;;
-  *) echo "step must be cheats, gpucheats, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
 esac
