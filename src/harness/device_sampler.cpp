@@ -61,6 +61,7 @@ class device_sampler final : public sampler {
     }
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const double others_before = other_threads_cpu_s();
+    const long long faults_before = minor_faults_so_far();
     const auto host_start = std::chrono::steady_clock::now();
     if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
@@ -76,6 +77,7 @@ class device_sampler final : public sampler {
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto host_stop = std::chrono::steady_clock::now();
     const double others_after = other_threads_cpu_s();
+    const long long faults_after = minor_faults_so_far();
     AISP_CUDA_CHECK(cudaGetLastError());  // a launch that failed silently inside run() (X8)
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
@@ -86,6 +88,7 @@ class device_sampler final : public sampler {
     record.host_wall_s = std::chrono::duration<double>(host_stop - host_start).count();
     record.sm_clock_mhz = clock_probe_.measure_mhz(stream_);
     record.other_threads_cpu_s = others_after - others_before;
+    record.minor_faults = faults_after - faults_before;
     record.cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return record;
   }

@@ -28,10 +28,12 @@ class host_sampler final : public sampler {
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
     const double others_before = other_threads_cpu_s();
+    const long long faults_before = minor_faults_so_far();
     const auto start = std::chrono::steady_clock::now();
     for (int call = 0; call < calls_; ++call) one_call_();
     const auto stop = std::chrono::steady_clock::now();
     sample_record record;
+    record.minor_faults = minor_faults_so_far() - faults_before;
     record.other_threads_cpu_s = other_threads_cpu_s() - others_before;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();

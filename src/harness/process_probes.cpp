@@ -140,6 +140,12 @@ double other_threads_cpu_s() {
   return reading.process_cpu_s - reading.thread_cpu_s;
 }
 
+long long minor_faults_so_far() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 std::uint64_t allocation_count() { return allocations_so_far.load(std::memory_order_relaxed); }
 
 process_snapshot take_process_snapshot() {

@@ -28,10 +28,15 @@ struct sample_record {
   // Note [worker CPU time]: CPU time of the worker's other threads across the timed span (the
   // harness's own fill threads have finished before it opens); stays in the worker.
   double other_threads_cpu_s = 0;
+  // M6: the process's minor page faults across the same span. The harness's own work before it
+  // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
+  long long minor_faults = 0;
 };
 
 // The worker's CPU time beyond the calling thread's, so far (Note [worker CPU time]).
 [[nodiscard]] double other_threads_cpu_s();
+// The process's minor page faults so far (getrusage).
+[[nodiscard]] long long minor_faults_so_far();
 
 // Watches each sample from the inside (the CUPTI audit): told just before the start and stop
 // events are recorded, while run() executes, and when the sample is complete. Also told of the
