@@ -199,19 +199,22 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
   const workload work = benchmark_of(scope.declared, scope.config);
   // Fresh inputs no variant has seen: a result kept from earlier calls is stale here (Note [fresh calls]).
   const std::uint64_t input_seed = secret_seed();
-  const auto base_call = verified_call(*baseline, scope.config, scope.pair_dir + "/baseline.benchmark", input_seed);
-  check_call_probes(base_call.report, baseline->label, false, scope.checks);
-  const auto expected = widen_outputs(scope.declared, base_call.outputs);
-  const std::string label = "benchmark " + work.describe();
-  std::vector<variant_slot*> candidates;
-  for (auto& slot : slots) {
-    if (slot.role == slot_role::candidate) candidates.push_back(&slot);
-  }
-  for_each_slot_concurrently(candidates, scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
-    const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
-    compare_outputs(scope.declared, work, call.outputs, expected, nullptr, verify::checks::baseline_match, label, slot.label, checks);
-    check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call), checks);
+  // Every worker's full-size call side by side (same inputs); the comparisons once all are back.
+  std::map<std::string, verified_outputs, std::less<>> calls;
+  std::mutex returned;
+  for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
+    auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
+    check_call_probes(call.report, slot.label, slot.role != slot_role::baseline && any_unwritten(scope.declared, call), checks);
+    const std::lock_guard lock(returned);
+    calls.emplace(slot.label, std::move(call));
   });
+  const auto expected = widen_outputs(scope.declared, calls.at(baseline->label).outputs);
+  const std::string label = "benchmark " + work.describe();
+  for (const auto& slot : slots) {
+    if (slot.role != slot_role::candidate) continue;
+    compare_outputs(scope.declared, work, calls.at(slot.label).outputs, expected, nullptr, verify::checks::baseline_match, label,
+                    slot.label, scope.checks);
+  }
   phases.lap("comparison");
   // The baseline worker answers every slot's timed calls: one slot after another.
   for (auto& slot : slots) {
