@@ -3,18 +3,14 @@
 
 #include "aisp/check.hpp"
 #include "harness/buffer_digest.hpp"
+#include "harness/harness_kernels.cuh"
 
 namespace aisp {
 namespace {
 
-constexpr int digest_threads = 256;
-
-__device__ inline std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using harness_kernels::blocks_for;
+using harness_kernels::mix64;
+constexpr int digest_threads = harness_kernels::block_threads;
 
 __device__ inline unsigned long long warp_sum(unsigned long long value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
@@ -50,11 +46,6 @@ __global__ void subnormal_kernel(const Bits* base, std::size_t count, Bits expon
   }
   local = warp_sum(local);
   if ((threadIdx.x & 31) == 0) atomicAdd(found, local);
-}
-
-unsigned blocks_for(std::size_t work) {
-  const std::size_t blocks = (work + digest_threads - 1) / digest_threads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 4096 ? 4096 : blocks));
 }
 
 // One counter per process, allocated once: these run many times per verified call, and a

@@ -7,18 +7,14 @@
 
 #include "aisp/check.hpp"
 #include "harness/call_fill.hpp"
+#include "harness/harness_kernels.cuh"
 
 namespace aisp {
 namespace {
 
-constexpr int fill_threads = 256;
-
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using harness_kernels::blocks_for;
+using harness_kernels::mix64;
+constexpr int fill_threads = harness_kernels::block_threads;
 
 __device__ inline double unit_value(std::uint64_t stream, std::uint64_t index) {
   return static_cast<double>(mix64(stream ^ mix64(index)) >> 11) * 0x1.0p-53;
@@ -119,11 +115,6 @@ __global__ void gather_kernel(const unsigned char* base, std::size_t width, cons
   const std::size_t j = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
   if (j >= count) return;
   for (std::size_t k = 0; k < width; ++k) out[j * width + k] = base[positions[j] * width + k];
-}
-
-unsigned blocks_for(std::size_t work) {
-  const std::size_t blocks = (work + fill_threads - 1) / fill_threads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 8192 ? 8192 : blocks));
 }
 
 poison_bytes poison_of(dtype type) {

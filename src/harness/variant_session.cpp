@@ -323,10 +323,8 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   sampler_->run_prepared_once();
   // A bad launch configuration fails without a sticky error: only the last-error slot knows, and
   // the harness's own kernels below (digests) would take it for theirs. Read it first.
-  if (stream_ != nullptr) {
-    if (const cudaError_t launch = cudaGetLastError(); launch != cudaSuccess) report.launch_error = cudaGetErrorName(launch);
-    if (report.launch_error.empty()) report.launch_error = std::exchange(unchecked_launch_error_, {});
-  }
+  keep_unchecked_launch_error();
+  report.launch_error = std::exchange(unchecked_launch_error_, {});
   const double others_at_return = other_threads_cpu_s();
   report.after = take_process_snapshot();
   if (report.after.c_allocations != report.before.c_allocations || report.after.mappings != report.before.mappings)

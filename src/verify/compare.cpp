@@ -17,10 +17,15 @@ namespace {
 // contiguous range per thread, each range's partial result merged in index order.
 constexpr std::size_t elements_per_thread_at_least = std::size_t{1} << 20;
 
+std::size_t ranges_for(std::size_t count) {
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp<std::size_t>(count / elements_per_thread_at_least, 1, cores);
+}
+
+// work(range, begin, end) for each of the ranges_for(count) ranges.
 template <class Work>
 void over_ranges(std::size_t count, Work work) {
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::clamp<std::size_t>(count / elements_per_thread_at_least, 1, cores);
+  const std::size_t threads = ranges_for(count);
   const std::size_t step = (count + threads - 1) / threads;
   if (threads == 1) {
     work(std::size_t{0}, std::size_t{0}, count);
@@ -92,7 +97,7 @@ comparison compare_output(const std::string& buffer, dtype type,
   const std::size_t count = actual.size() / dtype_size(type);
   AISP_EXPECTS(count == expected.size(),
                fmt::format("{}: {} elements produced, {} expected", buffer, count, expected.size()));
-  std::vector<partial> parts(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<partial> parts(ranges_for(count));
   over_ranges(count, [&](std::size_t t, std::size_t begin, std::size_t end) { compare_range(type, actual, expected, tol, begin, end, parts[t]); });
   comparison result;
   result.buffer = buffer;
