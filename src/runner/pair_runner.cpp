@@ -71,8 +71,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                    const std::string& pair_dir) {
   for (auto& slot : slots) slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
-  std::vector<check_result> none;
-  for_each_slot_concurrently(all_slots(slots), none, config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
+  for_each_slot_concurrently(all_slots(slots), config.judge_threads, [&](variant_slot& slot) {
     const auto reply = slot.worker->request({{"op", "init"},
                                              {"target", declared.target()},
                                              {"variant", slot.runs->name},
@@ -363,8 +362,7 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     result.failure_kind = "exception";
     result.message = error.what();
   }
-  std::vector<check_result> none;
-  for_each_slot_concurrently(all_slots(slots), none, config.judge_threads, [](variant_slot& slot, std::vector<check_result>&) {
+  for_each_slot_concurrently(all_slots(slots), config.judge_threads, [](variant_slot& slot) {
     if (slot.worker) slot.worker->shutdown();
   });
   for (auto& slot : slots) {

@@ -28,6 +28,11 @@ void for_each_slot_concurrently(std::vector<variant_slot*> chosen, std::vector<c
   }
 }
 
+void for_each_slot_concurrently(std::vector<variant_slot*> chosen, unsigned threads, const std::function<void(variant_slot&)>& work) {
+  std::vector<check_result> none;
+  for_each_slot_concurrently(std::move(chosen), none, threads, [&](variant_slot& slot, std::vector<check_result>&) { work(slot); });
+}
+
 std::vector<variant_slot*> verified_slots(std::vector<variant_slot>& slots) {
   std::vector<variant_slot*> chosen;
   for (auto& slot : slots) {

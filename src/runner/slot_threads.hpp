@@ -18,6 +18,9 @@ using slot_work = std::function<void(variant_slot& slot, std::vector<check_resul
 void for_each_slot_concurrently(std::vector<variant_slot*> chosen, std::vector<check_result>& checks, unsigned threads,
                                 const slot_work& work);
 
+// The same for work that records no checks (starting and stopping workers).
+void for_each_slot_concurrently(std::vector<variant_slot*> chosen, unsigned threads, const std::function<void(variant_slot&)>& work);
+
 // The slots that are not the noise twin (which is timed, never verified).
 [[nodiscard]] std::vector<variant_slot*> verified_slots(std::vector<variant_slot>& slots);
 [[nodiscard]] std::vector<variant_slot*> all_slots(std::vector<variant_slot>& slots);
