@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One compact block per pair of a results.json: status, failed checks, medians, GB/s, SOL,
-TFLOP/s, ratio to the peer, speedups with their CI. Usage: summarize_results.py results.json"""
+TFLOP/s, ratio to the peer, the variants' notes, speedups with their CI. Usage: summarize_results.py results.json"""
 import gzip
 import json
 import sys
@@ -19,6 +19,8 @@ for p in doc["pairs"]:
               f'{v["achieved_bytes_per_s"]/1e9:7.0f} GB/s SOL {v["sol_memory_pct"]:5.1f}%  '
               f'{v["achieved_flops_per_s"]/1e12:7.2f} TFLOP/s'
               + (f'  vs peer {100*peer["point"]:.1f}% [{100*peer["low"]:.1f}, {100*peer["high"]:.1f}]' if peer else ""))
+        for key, text in v.get("notes", {}).items():  # what setup() chose, e.g. a library peer's algorithm
+            print(f'      {key}: {text}')
     for s in p["speedups"]:
         sp = s["speedup"]
         print(f'   speedup {s["variant"]:<20} {sp["point"]:.3f} [{sp["low"]:.3f}, {sp["high"]:.3f}] {s["verdict"]}')

@@ -1,6 +1,8 @@
 // A cuBLASLt matmul planned once in setup() and replayed in run(): the handle, the operation
-// descriptor, the three layouts and the algorithm cuBLASLt's heuristic picked for a workspace
-// limit (fixed before timing: K6). Host-only; owners keep it in variant state (RAII).
+// descriptor, the three layouts and the algorithm, fixed before timing (K6). A library peer is
+// the library at its best, not its first guess: autotune_algorithm() times the heuristic's top
+// candidates on the real operands and keeps the fastest. Host-only; owners keep it in variant
+// state (RAII).
 #pragma once
 
 #include <cublasLt.h>
@@ -12,13 +14,49 @@
 
 #include "aisp/check.hpp"
 #include "aisp/cublas_check.hpp"
+#include "aisp/run_context.hpp"
 
 namespace aisp {
 
+// What autotune_algorithm() kept: the winner's configuration (cublasLtMatmulAlgoConfigGetAttribute)
+// and how it won. Times are the fastest of a few calls each, in seconds.
+struct cublaslt_choice {
+  int algo_id = 0;
+  unsigned tile_id = 0;
+  unsigned stages_id = 0;
+  unsigned cluster_shape_id = 0;
+  int split_k = 0;
+  unsigned reduction_scheme = 0;
+  unsigned swizzle = 0;
+  unsigned custom_option = 0;
+  int heuristic_rank = 0;  // 1: the heuristic's first guess
+  int offered = 0;         // candidates the heuristic returned
+  int timed = 0;           // of those, the ones cuBLASLt ran
+  double winner_s = 0;
+  double first_s = 0;      // the first guess's time; 0 when it did not run
+};
+
+// One line for run_context::note(), within max_note_value_chars whatever the values.
+[[nodiscard]] std::string describe(const cublaslt_choice& choice);
+
+// What a tuning call reads: cuBLASLt's A and B as run() passes them, and run()'s workspace.
+struct cublaslt_operands {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
 class cublaslt_plan {
  public:
+  // The heuristic candidates autotune_algorithm() asks for: at least the top 8 wherever cuBLASLt
+  // has that many.
+  static constexpr int autotune_candidates = 16;
+  // The key of the note autotune_algorithm() leaves in the variant's result.
+  static constexpr const char* note_key = "cublaslt_algorithm";
+
   // The descriptor: accumulate in `compute`, alpha and beta of `scale` type.
-  cublaslt_plan(cublasComputeType_t compute, cudaDataType_t scale) {
+  cublaslt_plan(cublasComputeType_t compute, cudaDataType_t scale) : scale_type(scale) {
     AISP_CUBLAS_CHECK(cublasLtCreate(&handle));
     AISP_CUBLAS_CHECK(cublasLtMatmulDescCreate(&desc, compute, scale));
   }
@@ -51,26 +89,16 @@ class cublaslt_plan {
   // The heuristic's first algorithm for these layouts (C and D share layout_c) within
   // `workspace_bytes`; `reduction_mask` != 0 also limits split-K reductions to those schemes.
   // A shape with no algorithm is a contract error naming `what`.
-  void choose_algorithm(std::size_t workspace_bytes, const std::string& what, std::uint32_t reduction_mask = 0) {
-    cublasLtMatmulPreference_t preference = nullptr;
-    AISP_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
-    cublasLtMatmulHeuristicResult_t heuristic{};
-    int returned = 0;
-    const cublasStatus_t status = [&] {
-      cublasStatus_t set = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                                &workspace_bytes, sizeof(workspace_bytes));
-      if (set == CUBLAS_STATUS_SUCCESS && reduction_mask != 0)
-        set = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
-                                                   &reduction_mask, sizeof(reduction_mask));
-      if (set != CUBLAS_STATUS_SUCCESS) return set;
-      return cublasLtMatmulAlgoGetHeuristic(handle, desc, layout_a, layout_b, layout_c, layout_c, preference, 1,
-                                            &heuristic, &returned);
-    }();
-    static_cast<void>(cublasLtMatmulPreferenceDestroy(preference));
-    AISP_CUBLAS_CHECK(status);
-    AISP_EXPECTS(returned >= 1 && heuristic.state == CUBLAS_STATUS_SUCCESS, "cuBLASLt has no algorithm for " + what);
-    algo = heuristic.algo;
-  }
+  void choose_algorithm(std::size_t workspace_bytes, const std::string& what, std::uint32_t reduction_mask = 0);
+
+  // setup(): the heuristic's top autotune_candidates algorithms (same limits as above), each run
+  // twice, then timed over a few calls on ctx.stream() with `operands`; the fastest becomes
+  // `algo`, and ctx.note(note_key, describe(choice)) records it. The tuning calls write only a
+  // D the plan allocates for them and frees (beta = 0, so C = D is never read): setup() leaves
+  // the harness's outputs alone. Pointers set on `desc` (an epilogue's bias) must be valid.
+  // A candidate cuBLASLt refuses is skipped; none running is a contract error naming `what`.
+  const cublaslt_choice& autotune_algorithm(run_context& ctx, const cublaslt_operands& operands,
+                                            const std::string& what, std::uint32_t reduction_mask = 0);
 
   cublasLtHandle_t handle = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
@@ -78,8 +106,10 @@ class cublaslt_plan {
   cublasLtMatrixLayout_t layout_b = nullptr;
   cublasLtMatrixLayout_t layout_c = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  cublaslt_choice choice;  // set by autotune_algorithm()
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
+  cudaDataType_t scale_type;
 };
 
 }  // namespace aisp

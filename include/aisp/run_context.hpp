@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -10,6 +11,12 @@
 #include "aisp/workload.hpp"
 
 namespace aisp {
+
+// Bounds of run_context::note(): a variant describes a choice, it does not log, and one worker's
+// reply to the judge stays small whatever a variant writes.
+inline constexpr std::size_t max_notes = 4;
+inline constexpr std::size_t max_note_key_chars = 40;
+inline constexpr std::size_t max_note_value_chars = 256;
 
 class run_context {
  public:
@@ -24,6 +31,11 @@ class run_context {
   [[nodiscard]] virtual dtype buffer_type(std::string_view name) const = 0;
   // Per-variant state made in setup() and read in run(), e.g. a plan or a cuBLAS handle.
   [[nodiscard]] virtual void*& user_state() = 0;
+  // Records what setup() chose, e.g. the algorithm a library peer autotuned to, in the variant's
+  // result (results.json: `variants[].notes.<key>`). The benchmark-size setup's notes are kept;
+  // a key noted again is replaced. Keys are [a-z0-9_], values printable ASCII, within the bounds
+  // above; anything else is a contract_error.
+  virtual void note(std::string_view key, std::string_view value) = 0;
 
   template <class T>
   [[nodiscard]] T* as(std::string_view name) const {

@@ -102,11 +102,12 @@ void setup_cublas(run_context& ctx) {
   plan.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, k, m, k);  // a as (k, m), ld k, op N
   plan.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);  // C and D: (n, m), ld n
   plan.allocate_workspace(cublas_workspace_bytes);
-  // The algorithm is chosen once, here, and fixed for every timed call (K6). Split-K partial sums
-  // must stay fp32: the INPLACE and OUTPUT_TYPE reduction schemes add them in bf16 (an extra
-  // 2^-8 rounding per partial, outside Note [bf16 gemm tolerance]), so only COMPUTE_TYPE (or
-  // no split at all) is allowed.
-  plan.choose_algorithm(cublas_workspace_bytes, "this bf16 TN shape", CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+  // The algorithm is chosen once, here, by timing cuBLASLt's top candidates on these operands, and
+  // fixed for every timed call (K6). Split-K partial sums must stay fp32: the INPLACE and
+  // OUTPUT_TYPE reduction schemes add them in bf16 (an extra 2^-8 rounding per partial, outside
+  // Note [bf16 gemm tolerance]), so only COMPUTE_TYPE (or no split at all) is a candidate.
+  plan.autotune_algorithm(ctx, {ctx.buffer("b"), ctx.buffer("a"), plan.workspace, cublas_workspace_bytes},
+                          "this bf16 TN shape", CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
 }
 
 void run_cublas(run_context& ctx) {
@@ -160,7 +161,8 @@ template <void (*Launch)(const gemm_problem&, cudaStream_t)>
 [[nodiscard]] variant cublas_peer() {
   variant peer;
   peer.name = "peer_cublas";
-  peer.summary = "cuBLASLt bf16 TN matmul, CUBLAS_COMPUTE_32F, bf16 C/D, heuristic algorithm";
+  peer.summary = "cuBLASLt bf16 TN matmul, CUBLAS_COMPUTE_32F, bf16 C/D, autotuned over the top 16 "
+                 "heuristic algorithms";
   peer.run = run_cublas;
   peer.setup = setup_cublas;
   peer.teardown = teardown_cublas;

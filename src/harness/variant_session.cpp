@@ -32,12 +32,23 @@ class variant_session::context final : public run_context {
   }
   [[nodiscard]] dtype buffer_type(std::string_view name) const override { return buffers_.find(name).spec.type; }
   [[nodiscard]] void*& user_state() override { return user_state_; }
+  void note(std::string_view key, std::string_view value) override {
+    AISP_EXPECTS(notes_open_, "run_context::note() is for setup(): a note from run() or teardown() would be lost");
+    notes_.add(key, value);
+  }
+  // What setup() noted; note() is refused from here on.
+  [[nodiscard]] variant_notes close_notes() {
+    notes_open_ = false;
+    return notes_;
+  }
 
  private:
   workload work_;
   const buffer_store& buffers_;
   cudaStream_t stream_;
   void* user_state_ = nullptr;
+  variant_notes notes_;
+  bool notes_open_ = true;
 };
 
 namespace {
@@ -181,6 +192,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   }
   keep_unchecked_launch_error();  // setup()'s, before the harness's own kernels read the slot
   report.setup_s = seconds_since(start);
+  report.notes = context_->close_notes();
   report.access_policy = access_policy_in_force();
   // Setup may not touch outputs (L2) or inputs (X3): check both before anything runs.
   for (const auto& b : buffers_->all()) {
@@ -376,6 +388,7 @@ void variant_session::readdress(std::uint64_t seed) {
   buffers_ = std::move(moved);
   if (variant_.setup) variant_.setup(*context_);
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  static_cast<void>(context_->close_notes());  // the load's notes stand: these addresses are a challenge's
   prepare_timed_path();
 }
 

@@ -15,6 +15,7 @@
 #include "harness/buffer_store.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
+#include "harness/variant_notes.hpp"
 #include "verify/pattern_matches.hpp"
 
 namespace aisp {
@@ -41,6 +42,7 @@ struct load_report {
   std::size_t setup_subnormal_inputs = 0;          // subnormals in the inputs setup() left (O9)
   std::string access_policy;                       // what setup() left: a window or an L2 set-aside (X4); "" when none
   std::vector<std::string> library_precision;      // reduced-precision cuBLAS policies asked for (W2)
+  variant_notes notes;                             // what setup() recorded through run_context::note()
 };
 
 // What one verified call left behind: its outputs and the process probes around it.

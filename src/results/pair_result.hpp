@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,9 @@ struct variant_result {
   std::string sandbox = "off";  // the worker's seccomp sandbox: on | unavailable: why (Note [worker sandbox])
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
   nlohmann::json traffic;       // W3: one call's bytes by hardware counters vs declared; null when not measured
+  // What the benchmark-size setup() noted (run_context::note()), e.g. the algorithm a cuBLASLt
+  // peer autotuned to; shown in results.json, never in the table.
+  std::map<std::string, std::string> notes;
   // peer median over this variant's median, with its CI: 1.0 = as fast as the pair's peer
   // variant (a vendor library, measured in the same run, interleaved); absent without a peer.
   std::optional<stats::ratio_estimate> vs_peer;

@@ -72,6 +72,7 @@ json to_json(const variant_result& v) {
       {"traffic", v.traffic},
       {"sandbox", v.sandbox},
       {"worker_cpu", v.worker_cpu},
+      {"notes", v.notes},
   };
 }
 

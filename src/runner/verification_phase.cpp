@@ -187,6 +187,7 @@ void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) 
     slot.result.buffer_bytes = load.value("buffer_bytes", std::size_t{0});
     slot.result.warmup_s = load.at("warmup_s").get<double>();
     slot.result.calls_per_sample = load.at("calls_per_sample").get<int>();
+    slot.result.notes = protocol::notes_from_json(load.value("notes", nlohmann::json::object())).all();
   });
 }
 

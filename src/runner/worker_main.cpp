@@ -89,7 +89,8 @@ json load_report_to_json(const load_report& report) {
           {"setup_mutated_inputs", report.setup_mutated_inputs},
           {"setup_subnormal_inputs", report.setup_subnormal_inputs},
           {"access_policy", report.access_policy},
-          {"library_precision", report.library_precision}};
+          {"library_precision", report.library_precision},
+          {"notes", protocol::notes_to_json(report.notes)}};
 }
 
 json snapshot_to_json(const process_snapshot& s) {

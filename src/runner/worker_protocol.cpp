@@ -1,6 +1,7 @@
 #include "runner/worker_protocol.hpp"
 
 #include "aisp/check.hpp"
+#include "aisp/run_context.hpp"
 
 namespace aisp::protocol {
 
@@ -34,6 +35,22 @@ sample_record sample_from_json(const nlohmann::json& j) {
   record.calls = j.at("calls").get<int>();
   record.cost_s = j.value("cost", record.host_wall_s);
   return record;
+}
+
+nlohmann::json notes_to_json(const variant_notes& notes) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, value] : notes.all()) j[key] = value;
+  return j;
+}
+
+variant_notes notes_from_json(const nlohmann::json& j) {
+  AISP_EXPECTS(j.is_object(), "a load's notes must be a JSON object");
+  variant_notes notes;
+  for (const auto& [key, value] : j.items()) {
+    AISP_EXPECTS(value.is_string(), "note '" + key.substr(0, max_note_key_chars) + "' is not a string");
+    notes.add(key, value.get<std::string>());
+  }
+  return notes;
 }
 
 }  // namespace aisp::protocol

@@ -45,6 +45,7 @@ class idle_context : public aisp::run_context {
     return aisp::dtype::f32;
   }
   [[nodiscard]] void*& user_state() override { return state_; }
+  void note(std::string_view, std::string_view) override {}
 
  private:
   aisp::workload work_;
