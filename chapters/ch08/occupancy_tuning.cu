@@ -1,13 +1,15 @@
 // occupancy_tuning: 3 x 3 stencil (zero padding) over an fp32 image,
 // out[y][x] = sum w[dy][dx] in[y + dy][x + dx].
-// Baseline: each 256-thread block stages a 256 x 128 output tile plus its 1-pixel halo in shared
-// memory (258 x 130 floats = 134,160 bytes), then each thread walks one column of 128 outputs.
-// Optimized: the same kernel with a 64 x 64 tile (66 x 66 floats = 17,424 bytes).
-// Why faster: shared memory, not threads or registers, caps the baseline at 1 block (8 warps) per
-// SM; the smaller tile fits 8 blocks (64 warps). A block alternates between loading (its 256
-// threads keep ~4 KB in flight) and computing (nothing in flight); one block per SM leaves HBM
-// idle for half the time and far below the ~18 KB per SM that Little's law asks for. Eight
-// blocks overlap their phases. HBM-bound: 512 MiB ~= 180 us. H100: see README.
+// Baseline: the textbook kernel, one output per thread in 32 x 8 blocks, nine loads through L1.
+// Optimized, step 1 (optimized_wide_tile): a 256-thread block stages a 256 x 32 output tile and
+// its halo in shared memory (35,088 bytes) and each thread walks one column of it, keeping its
+// 3 x 3 neighbourhood in registers: 6 blocks (48 warps) per SM.
+// Optimized, step 2 (optimized): the same kernel with a 64 x 64 tile (17,424 bytes): 8 blocks
+// (64 warps) per SM.
+// Why faster: the baseline issues 9 loads per output and relies on L1 hits for 8 of them; the
+// tile loads each pixel once (plus a 6% halo) and reads 3 shared values per output. Then shared
+// memory caps residency: a block alternates between loading and computing, and 8 blocks per SM
+// overlap those phases better than 6. HBM-bound: 512 MiB ~= 180 us. H100: see README.
 // Run: aisp bench run --targets ch08:occupancy_tuning
 #include <cstdint>
 #include <string>
@@ -28,10 +30,16 @@ namespace {
 // Note [occupancy math]: cudaOccupancyMaxActiveBlocksPerMultiprocessor for 256-thread blocks of
 // 32 registers: threads allow 2048 / 256 = 8 blocks, registers 65536 / (256 x 32) = 8, and
 // shared memory (228 KB per SM, 1 KB reserved per block) allows
-//   baseline  134,160 + 1,024 bytes per block: 1 block  ->  8 warps per SM (12.5% occupancy)
-//   optimized  17,424 + 1,024 bytes per block: 12 blocks -> capped at 8 by threads: 64 warps (100%)
-// The bigger tile was chosen to amortize the halo: it re-reads (258 x 130) / (256 x 128) - 1 =
-// 2.4% extra pixels against 6.3% for 64 x 64, and the re-read halo mostly hits L2 anyway.
+//   wide tile  35,088 + 1,024 bytes per block: 6 blocks  -> 48 warps per SM (75% occupancy)
+//   64 x 64    17,424 + 1,024 bytes per block: 12 blocks -> capped at 8 by threads: 64 warps (100%)
+// The wide tile re-reads (258 x 34) / (256 x 32) - 1 = 7.1% extra pixels, 64 x 64 6.3%, and the
+// re-read halo mostly hits L2. An earlier baseline staged a 256 x 128 tile (134,160 bytes, one
+// block per SM): a strawman, retired in issue 17 for the textbook kernel below.
+//
+// Note [direct loads]: the baseline's 9 loads per output are 9 warp-wide loads of 128 bytes each,
+// shifted by a row or a column; L1 (and L2 for the rows above and below) serves all but one of
+// them, but each is still a load instruction, a tag lookup and a wavefront: the load pipeline,
+// not HBM, is its limit.
 //
 // Note [tile walk]: thread t of a block owns column t % TileX of the tile and TileY * TileX / 256
 // consecutive rows of it. It keeps the three rows of its 3 x 3 neighbourhood in registers and
@@ -141,13 +149,55 @@ void launch_tiles(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
-// ---- Baseline: 256 x 128 tile, 134,160 bytes of shared memory: 1 block per SM ----
-constexpr int baseline_tile_x = 256;
-constexpr int baseline_tile_y = 128;
+// ---- Baseline: the textbook kernel, one output per thread, nine loads through L1 ----
+constexpr unsigned int direct_block_x = 32;
+constexpr unsigned int direct_block_y = 8;
 
-// ---- Optimized: 64 x 64 tile, 17,424 bytes of shared memory: 8 blocks per SM ----
-// Changed: only the tile shape. Each thread walks 16 rows instead of 128, and 8 blocks share an SM,
-// so while some blocks compute or wait at __syncthreads, others have their loads in flight.
+__global__ void stencil3x3_direct_kernel(const float* __restrict__ input, const float* __restrict__ weights,
+                                         float* __restrict__ output, int rows, int cols) {
+  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (x >= cols || y >= rows) {
+    return;
+  }
+  float acc = 0.0f;
+#pragma unroll
+  for (int dy = -1; dy <= 1; ++dy) {
+#pragma unroll
+    for (int dx = -1; dx <= 1; ++dx) {
+      const int yy = y + dy;
+      const int xx = x + dx;
+      const bool inside = yy >= 0 && yy < rows && xx >= 0 && xx < cols;
+      acc = fmaf(weights[(dy + 1) * 3 + dx + 1], inside ? input[std::int64_t{yy} * cols + xx] : 0.0f, acc);
+    }
+  }
+  output[std::int64_t{y} * cols + x] = acc;
+}
+
+void launch_direct(run_context& ctx) {
+  const std::int64_t rows = ctx.param("rows");
+  const std::int64_t cols = ctx.param("cols");
+  AISP_EXPECTS(rows >= 1 && cols >= 1 && rows <= 0x7fffffff && cols <= 0x7fffffff,
+               "rows and cols must fit in int");
+  const std::int64_t blocks_y = (rows + direct_block_y - 1) / direct_block_y;
+  AISP_EXPECTS(blocks_y <= 65535, "rows exceed the gridDim.y limit");
+  const dim3 grid(static_cast<unsigned int>((cols + direct_block_x - 1) / direct_block_x),
+                  static_cast<unsigned int>(blocks_y));
+  stencil3x3_direct_kernel<<<grid, dim3(direct_block_x, direct_block_y), 0, ctx.stream()>>>(
+      ctx.as<const float>("in"), ctx.as<const float>("w"), ctx.as<float>("out"), static_cast<int>(rows),
+      static_cast<int>(cols));
+  AISP_CHECK_LAUNCH();
+}
+
+// ---- Optimized, step 1: 256 x 32 tile, 35,088 bytes of shared memory: 6 blocks per SM ----
+// Changed: the image goes through a shared tile (each pixel loaded once), each thread walks a
+// column of 32 outputs with its neighbourhood in registers (Note [tile walk]).
+constexpr int wide_tile_x = 256;
+constexpr int wide_tile_y = 32;
+
+// ---- Optimized, step 2: 64 x 64 tile, 17,424 bytes of shared memory: 8 blocks per SM ----
+// Changed: only the tile shape. Each thread walks 16 rows instead of 32, and 8 blocks share an
+// SM, so while some blocks compute or wait at __syncthreads, others have their loads in flight.
 constexpr int optimized_tile_x = 64;
 constexpr int optimized_tile_y = 64;
 
@@ -163,13 +213,14 @@ template <int TileX, int TileY>
 
 [[nodiscard]] std::int64_t image_pixels(const workload& w) { return w.get("rows") * w.get("cols"); }
 
+
 }  // namespace
 }  // namespace aisp::ch08
 
 AISP_REGISTER(
     aisp::pair("ch08:occupancy_tuning")
-        .summary("3 x 3 fp32 stencil through a shared-memory tile: 256 x 128 tile (1 block/SM) "
-                 "vs 64 x 64 tile (8 blocks/SM)")
+        .summary("3 x 3 fp32 stencil: one output per thread with nine loads vs a shared-memory "
+                 "tile, 256 x 32 (6 blocks/SM) then 64 x 64 (8 blocks/SM)")
         .benchmark_size({{"rows", 8192}, {"cols", 8192}})
         .validation_size({{"rows", 1}, {"cols", 1}})
         .validation_size({{"rows", 7}, {"cols", 65}})
@@ -218,10 +269,12 @@ AISP_REGISTER(
         .tag("occupancy")
         .tag("shared-memory")
         .tag("tile-size")
-        .add_variant(aisp::ch08::tile_variant<aisp::ch08::baseline_tile_x,
-                                              aisp::ch08::baseline_tile_y>(
-            "baseline",
-            "256 x 128 tile + halo in 134,160 B of shared memory: 1 block (8 warps) per SM"))
+        .add_variant("baseline", "the textbook kernel: one output per thread, 32 x 8 blocks, nine loads through L1",
+                     aisp::ch08::launch_direct)
+        .add_variant(aisp::ch08::tile_variant<aisp::ch08::wide_tile_x, aisp::ch08::wide_tile_y>(
+            "optimized_wide_tile",
+            "256 x 32 tile + halo in 35,088 B of shared memory, a column of 32 outputs per thread: "
+            "6 blocks (48 warps) per SM"))
         .add_variant(aisp::ch08::tile_variant<aisp::ch08::optimized_tile_x,
                                               aisp::ch08::optimized_tile_y>(
             "optimized",

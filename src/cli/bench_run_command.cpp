@@ -42,7 +42,7 @@ struct run_options {
   std::string quarantine_file = "artifacts/quarantine.json";
   std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
   double max_time_s = 15;
-  double min_time_s = 0.5;
+  double min_time_s = 0.25;  // Note [sampling floor] in src/stats/stopping_rule.hpp
   std::size_t min_samples = 10;
   double target_ci = 0.005;
   double min_effect = 0.01;
@@ -271,7 +271,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   add_shared_options(*run, *options);
   run->add_option("--max-time", options->max_time_s, "seconds of sampling per variant before giving up on the CI target (default 15)")
       ->check(CLI::PositiveNumber);
-  run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant before stopping may be considered (default 0.5)")
+  run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant (visits, fills and flushes included) before stopping may be considered (default 0.25)")
       ->check(CLI::NonNegativeNumber);
   run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default 10)");
   run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
