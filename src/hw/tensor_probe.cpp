@@ -75,6 +75,8 @@ namespace {
 
 constexpr std::size_t workspace_bytes = std::size_t{64} << 20;  // split-K and stream-K scratch
 constexpr int warmup_calls = 3;
+constexpr int candidate_algorithms = 8;   // the heuristic's top ones, each timed (choose_fastest)
+constexpr int candidate_timed_calls = 3;
 
 // What cuBLASLt is asked for, per precision (cuBLASLt matmul type table).
 struct gemm_types {
@@ -117,7 +119,7 @@ constexpr fp8_config fp8_configs[] = {
 };
 
 std::string method_of(tensor_precision precision) {
-  return fmt::format("cuBLASLt matmul {}, {} layout, heuristic algo 0, random [-1,1] inputs, cudaEvent per call",
+  return fmt::format("cuBLASLt matmul {}, {} layout, fastest of the heuristic's top 8 algorithms, random [-1,1] inputs, cudaEvent per call",
                      gemm_types_of(precision).description, tensor_uses_tn_layout(precision) ? "TN" : "NN");
 }
 
@@ -182,6 +184,7 @@ struct gemm_setup {
   matmul_desc_owner desc;
   layout_owner a_layout, b_layout, d_layout;
   cublasLtMatmulAlgo_t algo{};
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's top ones, best guess first
   bool fp8 = false;
   device_memory c;           // fp8 configs with a C of their own
   layout_owner c_layout;
@@ -237,16 +240,19 @@ gemm_setup prepare_gemm(tensor_precision precision, int m, int n, int k, std::ui
   const preference_owner preference(raw_preference);
   AISP_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                            &workspace_bytes, sizeof(workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t heuristic{};
+  std::array<cublasLtMatmulHeuristicResult_t, candidate_algorithms> heuristics{};
   int returned = 0;
   AISP_CUBLASLT_CHECK(cublasLtMatmulAlgoGetHeuristic(g.handle.get(), g.desc.get(), g.a_layout.get(), g.b_layout.get(),
-                                                     g.c_layout.get(), g.d_layout.get(), preference.get(), 1,
-                                                     &heuristic, &returned));
-  if (returned < 1 || heuristic.state != CUBLAS_STATUS_SUCCESS) {
+                                                     g.c_layout.get(), g.d_layout.get(), preference.get(),
+                                                     candidate_algorithms, heuristics.data(), &returned));
+  for (int i = 0; i < returned; ++i) {
+    if (heuristics[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS) g.candidates.push_back(heuristics[static_cast<std::size_t>(i)].algo);
+  }
+  if (g.candidates.empty()) {
     throw std::runtime_error(fmt::format("cuBLASLt has no algorithm for {} {} (sizes must be multiples of 16 for fp8)",
                                          tensor_probe_name(precision), gemm_size_label(m, n, k)));
   }
-  g.algo = heuristic.algo;
+  g.algo = g.candidates.front();
   return g;
 }
 
@@ -265,15 +271,48 @@ event_owner create_event() {
   return event_owner(raw);
 }
 
+// The ceiling is the library at its best, as the peers it judges are (issue 17): each candidate
+// runs twice, then its fastest of a few timed calls counts; one that cuBLASLt refuses is skipped.
+void choose_fastest(gemm_setup& g, cudaStream_t stream) {
+  const event_owner start = create_event();
+  const event_owner stop = create_event();
+  float best_ms = 0;
+  cublasLtMatmulAlgo_t best = g.candidates.front();
+  for (const auto& candidate : g.candidates) {
+    g.algo = candidate;
+    try {
+      for (int call = 0; call < 2; ++call) enqueue_gemm(g, stream);
+      float fastest_ms = 0;
+      for (int call = 0; call < candidate_timed_calls; ++call) {
+        AISP_CUDA_CHECK(cudaEventRecord(start.get(), stream));
+        enqueue_gemm(g, stream);
+        AISP_CUDA_CHECK(cudaEventRecord(stop.get(), stream));
+        AISP_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+        float ms = 0;
+        AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+        if (call == 0 || ms < fastest_ms) fastest_ms = ms;
+      }
+      if (best_ms == 0 || fastest_ms < best_ms) {
+        best_ms = fastest_ms;
+        best = candidate;
+      }
+    } catch (const std::runtime_error&) {  // refused by cuBLASLt: not a candidate after all
+      AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+  g.algo = best;
+}
+
 // FLOP/s of each timed call. The calls run back to back, each ending where the next begins
 // (event i closes call i and opens call i+1), so the GPU never idles on the host between them.
 std::vector<double> time_gemms(tensor_precision precision, int m, int n, int k, int repetitions, std::uint64_t seed,
                                const fp8_config* fp8) {
-  const gemm_setup g = prepare_gemm(precision, m, n, k, seed, fp8);
+  gemm_setup g = prepare_gemm(precision, m, n, k, seed, fp8);
   cudaStream_t raw_stream = nullptr;
   AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&raw_stream, cudaStreamNonBlocking));
   const stream_owner stream(raw_stream);
 
+  choose_fastest(g, stream.get());
   for (int call = 0; call < warmup_calls; ++call) enqueue_gemm(g, stream.get());
   AISP_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
 
