@@ -60,7 +60,7 @@ struct run_options {
   std::string env_profile = "auto";
   std::string audit = "on";
   std::string trace_dir;
-  double energy_window_s = 1.0;
+  double energy_window_s = 0.5;
   std::string history_db;  // "" = beside the artifacts folder; "none" = no history
   std::string expectations_file;  // "" = expectations/<hardware>.json when present
   std::vector<std::string> sizes;  // --size name=value
@@ -246,7 +246,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "variant's kernels, copies and phases (setup, warmup, samples, verify)");
   command.add_option("--energy-window", options.energy_window_s,
                      "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
-                     "the energy per call and mean power (default 1; 0 = skip)")
+                     "the energy per call and mean power, opened and closed on the counter's ~100 ms steps (default 0.5; 0 = skip)")
       ->check(CLI::Range(0.0, 60.0));
   command.add_option("--size", options.sizes,
                      "replace a benchmark parameter, e.g. --size n=1048576 (repeatable; see `bench list-targets` for the names)");

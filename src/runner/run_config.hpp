@@ -36,7 +36,7 @@ struct run_config {
   bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
   bool audit = true;              // the CUPTI device audit in GPU workers
   std::string trace_dir;          // one Chrome/Perfetto trace per pair, when set
-  double energy_window_s = 1.0;   // per worker after sampling, for the energy per call; 0 = none
+  double energy_window_s = 0.5;   // per worker after sampling, edges on the counter's steps; 0 = none
   std::string expectations_file;  // each speedup is marked met/regressed/improved against it; "" = none
   std::map<std::string, std::int64_t> benchmark_override;
   // Issue 17: the judge verifies the slots concurrently and computes references on this many host

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "runner/challenge_battery.hpp"
+#include "runner/energy_window.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/median_ci.hpp"
@@ -158,28 +160,37 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
 
 }  // namespace
 
-// Note [energy window]: NVML's energy counter moves in steps tens of milliseconds apart, far
-// coarser than a 10 ms visit, so interleaved visits cannot say which variant spent the joules.
-// After sampling, each worker gets one uninterrupted window of about `energy_window_s`; the
-// counter's rise over it, divided by its calls, is the energy per call. In cold mode it
-// includes each sample's L2 flush and syncs; the window's mean power is reported beside it.
+// Note [energy window]: NVML's energy counter moves in steps ~100 ms apart, far coarser than a
+// 10 ms visit, so interleaved visits cannot say which variant spent the joules. After sampling,
+// each worker gets one window of back-to-back visits of at least `energy_window_s`, opened and
+// closed on the counter's steps (Note [energy window edges]); the counter's rise over it, divided
+// by its calls, is the energy per call. In cold mode it includes each sample's L2 flush and
+// syncs; the window's mean power is reported beside it.
 void measure_energy(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry) {
   if (!telemetry || config.verify_only || config.energy_window_s <= 0) return;
+  constexpr double energy_visit_s = 0.02;  // the window's end is known to within one visit
+  constexpr double counter_step_wait_s = 0.3;
   for (auto& slot : slots) {
     // The twin runs the baseline's code: its window would only repeat the baseline's joules.
     if (slot.sample_wall_estimate_s <= 0 || slot.role == slot_role::noise_twin) continue;
-    const double count = std::clamp(std::ceil(config.energy_window_s / slot.sample_wall_estimate_s), 1.0, 100000.0);
-    const auto before = telemetry();
-    const auto start = std::chrono::steady_clock::now();
-    slot.worker->request({{"op", "sample"}, {"count", static_cast<int>(count)}, {"audit", false}},
-                         config.worker_timeout_s);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const auto after = telemetry();
-    if (!before || !after || after->energy_j <= before->energy_j) continue;
-    const double joules = after->energy_j - before->energy_j;
-    slot.result.energy_per_call_j = joules / (count * std::max(1, slot.result.calls_per_sample));
-    slot.result.energy_window_power_w = joules / seconds;
-    slot.result.energy_window_s = seconds;
+    const int count = static_cast<int>(std::clamp(std::ceil(energy_visit_s / slot.sample_wall_estimate_s), 1.0, 100000.0));
+    const energy_window_probe probe{
+        .read_joules = [&telemetry]() -> std::optional<double> {
+          const auto now = telemetry();
+          if (!now) return std::nullopt;
+          return now->energy_j;
+        },
+        .run_visit = [&slot, &config, count] {
+          slot.worker->request({{"op", "sample"}, {"count", count}, {"audit", false}}, config.worker_timeout_s);
+          return count;
+        },
+        .now_s = [] { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); },
+        .pause = [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }};
+    const auto window = measure_aligned_energy(probe, config.energy_window_s, counter_step_wait_s);
+    if (!window) continue;
+    slot.result.energy_per_call_j = window->joules / (window->calls * std::max(1, slot.result.calls_per_sample));
+    slot.result.energy_window_power_w = window->joules / window->seconds;
+    slot.result.energy_window_s = window->seconds;
   }
 }
 
