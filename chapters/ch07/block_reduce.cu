@@ -6,13 +6,20 @@
 // fp32 atomics on one address, which the L2 applies one after another; the optimized kernel ends
 // with 1056 (256x fewer), and its 16-byte loads keep more bytes in flight per SM. Reading 512 MiB
 // at ~3.0 TB/s is ~180 us; the optimized kernel should sit at that floor. H100: see README.
+// Peer: cub::DeviceReduce::Sum, the same fp32 sum in fp32 (per-block partials, then one block).
 // Run: aisp bench run --targets ch07:block_reduce
+#include <cub/device/device_reduce.cuh>
+
+#include <cstddef>
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
 
 namespace aisp::ch07 {
 namespace {
@@ -22,7 +29,8 @@ namespace {
 // 3.0 TB/s; arithmetic intensity 0.25 FLOP/byte, far below the ridge: bandwidth-bound.
 //
 // Note [zero the accumulator]: the harness poisons outputs and does not zero them, so each run
-// starts with a 4-byte cudaMemsetAsync on ctx.stream() before the kernel. Both variants pay it.
+// starts with a 4-byte cudaMemsetAsync on ctx.stream() before the kernel. Both variants pay it;
+// the CUB peer writes the sum instead of adding to it, so it needs none.
 //
 // Note [reduce tolerance]: fp32 summation in another order than the fp64 reference. The input is
 // non-negative, so the sum S grows like n/2 and the error is best measured relative to it. The
@@ -33,6 +41,8 @@ namespace {
 // dropped element is still caught at the small sizes: at n = 7 the sum is ~3.5, at n = 1003
 // ~500 (tolerance 0.05). A signed input would make the sum ~0 +- 0.58 sqrt(n) and force an
 // absolute tolerance of ~1 at the benchmark size, which lets a dropped element pass at n = 7.
+// The CUB peer adds in a tree (per-thread runs, block trees, then a tree over the block
+// partials): its sequential chains are far shorter than 270k, so it sits well inside the bound.
 
 constexpr unsigned int block_threads = 256;
 constexpr unsigned int warps_per_block = block_threads / 32;
@@ -138,6 +148,38 @@ void launch_optimized(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
+// ---- Peer: CUB's device-wide sum ----
+// cub::DeviceReduce::Sum over the fp32 input into the fp32 output, accumulating in fp32 (its
+// accumulator is the type of float + float): the same job and precision as the variants above.
+// It needs no atomics and no memset: a first kernel writes one partial per block into its
+// temporary storage and a single-block kernel sums them into `sum`. The storage is sized for n
+// in setup() (a size query launches nothing) and kept in variant state.
+void cub_sum(run_context& ctx, void* storage, std::size_t& storage_bytes) {
+  AISP_CUDA_CHECK(cub::DeviceReduce::Sum(storage, storage_bytes, ctx.as<const float>("input"),
+                                         ctx.as<float>("sum"), ctx.param("n"), ctx.stream()));
+}
+
+void setup_cub(run_context& ctx) {
+  std::size_t storage_bytes = 0;
+  cub_sum(ctx, nullptr, storage_bytes);  // null storage: CUB only writes the size it needs
+  make_state<device_scratch>(ctx, storage_bytes);
+}
+
+void run_cub(run_context& ctx) {
+  const auto& storage = state_of<device_scratch>(ctx);
+  std::size_t storage_bytes = storage.bytes();
+  cub_sum(ctx, storage.data(), storage_bytes);  // CUB checks its own launches and returns the error
+}
+
+[[nodiscard]] variant cub_peer() {
+  variant peer = kit::with_state("peer_cub",
+                                 "cub::DeviceReduce::Sum, fp32 accumulate: per-block partials, "
+                                 "then one block; no atomics, no memset",
+                                 run_cub, setup_cub, release_state<device_scratch>);
+  peer.library = "CUB";
+  return peer;
+}
+
 }  // namespace
 }  // namespace aisp::ch07
 
@@ -177,4 +219,5 @@ AISP_REGISTER(
         .add_variant("optimized",
                      "float4 loads 4 in flight, warp shuffle + shared-memory tree, one atomicAdd "
                      "per block",
-                     aisp::ch07::launch_optimized));
+                     aisp::ch07::launch_optimized)
+        .add_variant(aisp::ch07::cub_peer()));

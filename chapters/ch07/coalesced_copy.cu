@@ -5,11 +5,14 @@
 // sectors, each carrying 4 useful bytes. The baseline makes 8x the L1/L2 transactions per byte and
 // runs out of transaction throughput long before HBM; the optimized one is HBM-bound:
 // 2 x 256 MiB at ~3.0 TB/s ~= 180 us at the benchmark size. H100: see README.
+// Peer: cudaMemcpyAsync device to device (both matrices are one contiguous row-major span, so
+// the copy is one call of rows * cols * 4 bytes): what the optimized kernel should approach.
 // Run: aisp bench run --targets ch07:coalesced_copy
 #include <cstdint>
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 
 namespace aisp::ch07 {
@@ -136,4 +139,5 @@ AISP_REGISTER(
         .add_variant("baseline", "threadIdx.x walks down a column: 32 sectors per warp access",
                      aisp::ch07::launch_baseline)
         .add_variant("optimized", "threadIdx.x walks along a row: 4 sectors per warp access",
-                     aisp::ch07::launch_optimized));
+                     aisp::ch07::launch_optimized)
+        .add_variant(aisp::kit::memcpy_peer("input", "output")));

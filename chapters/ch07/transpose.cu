@@ -6,12 +6,19 @@
 // read and the write of a warp are 128 contiguous bytes, and the +1 padding puts the 32 values
 // of a tile column in 32 different banks. HBM-bound: 2 x 256 MiB ~= 180 us at 3.0 TB/s.
 // H100: see README.
+// Peer: cuBLAS's fp32 transpose, cublasSgeam with alpha = 1 and beta = 0.
 // Run: aisp bench run --targets ch07:transpose
+#include <cublas_v2.h>
+
 #include <cstdint>
+#include <limits>
 
 #include "aisp/check.hpp"
+#include "aisp/cublas_check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
 
 namespace aisp::ch07 {
 namespace {
@@ -115,6 +122,51 @@ void launch_optimized(run_context& ctx) {
   AISP_CHECK_LAUNCH();
 }
 
+// ---- Peer: cuBLAS geam ----
+// cublasSgeam computes C = alpha op(A) + beta op(B) in column-major terms; alpha = 1, beta = 0
+// and op(A) = A^T is cuBLAS's own transpose. A row-major (r, c) matrix read as column-major is
+// its (c, r) transpose, so the input is column-major A (cols, rows; ld cols) and the output
+// column-major C (rows, cols; ld rows) = A^T: no copies, exactly out[c][r] = in[r][c].
+// B is the input again (same op and ld): with beta = 0 it adds nothing, and were it read,
+// x + 0 * x == x for every finite x, signed zeros included.
+struct blas_handle {
+  blas_handle() { AISP_CUBLAS_CHECK(cublasCreate(&handle)); }
+  blas_handle(const blas_handle&) = delete;
+  blas_handle& operator=(const blas_handle&) = delete;
+  ~blas_handle() { static_cast<void>(cublasDestroy(handle)); }  // nobody is left to tell
+  cublasHandle_t handle = nullptr;
+};
+
+void setup_cublas(run_context& ctx) {
+  const auto& blas = make_state<blas_handle>(ctx);
+  AISP_CUBLAS_CHECK(cublasSetStream(blas.handle, ctx.stream()));
+  // fp32 in, fp32 out, no tensor cores: the default policy, stated (W2 watches this call).
+  AISP_CUBLAS_CHECK(cublasSetMathMode(blas.handle, CUBLAS_DEFAULT_MATH));
+}
+
+void run_cublas(run_context& ctx) {
+  const std::int64_t rows = ctx.param("rows");
+  const std::int64_t cols = ctx.param("cols");
+  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
+  AISP_EXPECTS(rows <= int_max && cols <= int_max, "cublasSgeam takes int dimensions");
+  const auto m = static_cast<int>(rows);  // C (m, n) column-major = the (cols, rows) output
+  const auto n = static_cast<int>(cols);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  const auto* input = ctx.as<const float>("input");
+  AISP_CUBLAS_CHECK(cublasSgeam(state_of<blas_handle>(ctx).handle, CUBLAS_OP_T, CUBLAS_OP_T, m,
+                                n, &alpha, input, n, &beta, input, n, ctx.as<float>("output"),
+                                m));
+}
+
+[[nodiscard]] variant cublas_peer() {
+  variant peer = kit::with_state("peer_cublas",
+                                 "cublasSgeam, op(A) = A^T, alpha 1, beta 0: cuBLAS's transpose",
+                                 run_cublas, setup_cublas, release_state<blas_handle>);
+  peer.library = "cuBLAS";
+  return peer;
+}
+
 [[nodiscard]] std::int64_t matrix_elements(const workload& w) {
   return w.get("rows") * w.get("cols");
 }
@@ -152,4 +204,5 @@ AISP_REGISTER(
         .add_variant("baseline", "naive: coalesced reads, writes strided by rows",
                      aisp::ch07::launch_baseline)
         .add_variant("optimized", "32 x 33 shared-memory tile: coalesced reads and writes",
-                     aisp::ch07::launch_optimized));
+                     aisp::ch07::launch_optimized)
+        .add_variant(aisp::ch07::cublas_peer()));

@@ -6,11 +6,13 @@
 // One 4-byte load per thread leaves at most 2048 x 4 B = 8 KB per SM in flight, so the baseline
 // is latency-bound under the bandwidth roof; 4 x 16 B per thread is 8x that, and 1/4 as many
 // load/store instructions. Benchmark: 2 x 256 MiB, ~180 us at 3.0 TB/s. H100: see README.
+// Peer: cudaMemcpyAsync device to device of the 4n bytes, the copy the CUDA driver ships.
 // Run: aisp bench run --targets ch07:vectorized_copy
 #include <cstdint>
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 
 namespace aisp::ch07 {
@@ -137,4 +139,5 @@ AISP_REGISTER(
         .add_variant("baseline", "one thread per element, 4-byte loads and stores",
                      aisp::ch07::launch_baseline)
         .add_variant("optimized", "float4 accesses, 4 independent loads in flight per thread",
-                     aisp::ch07::launch_optimized));
+                     aisp::ch07::launch_optimized)
+        .add_variant(aisp::kit::memcpy_peer("input", "output")));

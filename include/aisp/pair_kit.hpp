@@ -1,17 +1,19 @@
 // Small host-side pieces that several pair files declare alike: the fp64 reference and the
-// declared work of a matmul, and a variant that owns setup/teardown state. Header-only and
-// host-only (no CUDA), so a pair file includes it like the other aisp/ headers and a unit test
-// compiles it without a GPU.
+// declared work of a matmul, a variant that owns setup/teardown state, and the memcpy peer of a
+// copy. Header-only and host-only (no device code), so a pair file includes it like the other
+// aisp/ headers and a unit test compiles it without a GPU.
 //
 // A pair's reference may come from here: it is fp64 host code shared between pairs, never with
 // the variants it checks, which keep their own kernels and their own order of summation.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
 
+#include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 
 namespace aisp::kit {
@@ -66,6 +68,30 @@ inline void matmul_reference(reference_io& io) {
   v.setup = std::move(setup);
   v.teardown = std::move(teardown);
   return v;
+}
+
+// The library peer of a pair whose job is exactly a device-to-device copy of `input` into
+// `output` (same dtype, element count and layout): one cudaMemcpyAsync on the harness's stream,
+// the CUDA driver's own copy. Its bytes are in the W3 counters like a kernel's: on H100 a timed
+// call that was one 64 MiB DtoD cudaMemcpyAsync counted 100% of its 128 MiB read + written
+// (cheats_gpu:t5_device_first_call_replayed, docs/results/raw/issue16-h100-gpu-cheats-3.json.gz).
+// Usage: `.add_variant(aisp::kit::memcpy_peer("input", "output"))`.
+[[nodiscard]] inline variant memcpy_peer(std::string input, std::string output) {
+  variant peer;
+  peer.name = "peer_memcpy";
+  peer.summary = "cudaMemcpyAsync device to device on the harness stream: the CUDA driver's copy";
+  peer.run = [input = std::move(input), output = std::move(output)](run_context& ctx) {
+    const std::int64_t elements = ctx.num_elements(input);
+    const dtype type = ctx.buffer_type(input);
+    AISP_EXPECTS(ctx.num_elements(output) == elements && ctx.buffer_type(output) == type,
+                 "memcpy_peer: " + input + " and " + output +
+                     " must have the same dtype and element count");
+    const auto bytes = static_cast<std::size_t>(elements) * dtype_size(type);
+    AISP_CUDA_CHECK(cudaMemcpyAsync(ctx.buffer(output), ctx.buffer(input), bytes,
+                                    cudaMemcpyDeviceToDevice, ctx.stream()));
+  };
+  peer.library = "CUDA runtime";
+  return peer;
 }
 
 }  // namespace aisp::kit

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
@@ -50,6 +51,26 @@ class idle_context : public aisp::run_context {
  private:
   aisp::workload work_;
   void* state_ = nullptr;
+};
+
+// An "input" of f32 and an "output" of the given size and dtype, for the memcpy peer's checks.
+class copy_context : public idle_context {
+ public:
+  copy_context(std::int64_t input_elements, std::int64_t output_elements, aisp::dtype output_type)
+      : input_elements_(input_elements),
+        output_elements_(output_elements),
+        output_type_(output_type) {}
+  [[nodiscard]] std::int64_t num_elements(std::string_view name) const override {
+    return name == "input" ? input_elements_ : output_elements_;
+  }
+  [[nodiscard]] aisp::dtype buffer_type(std::string_view name) const override {
+    return name == "input" ? aisp::dtype::f32 : output_type_;
+  }
+
+ private:
+  std::int64_t input_elements_;
+  std::int64_t output_elements_;
+  aisp::dtype output_type_;
 };
 
 aisp::workload mnk(std::int64_t m, std::int64_t n, std::int64_t k) {
@@ -109,6 +130,35 @@ TEST(with_state, keeps_run_setup_and_teardown_apart_and_leaves_the_rest_default)
   EXPECT_TRUE(v.precision.empty());
   EXPECT_FALSE(v.precision_tolerance.has_value());
   EXPECT_EQ(v.math, aisp::math_unit::fp32_simt);
+}
+
+TEST(memcpy_peer, is_a_library_peer_that_a_copy_pair_accepts_beside_its_own_variants) {
+  const auto count = [](const aisp::workload& w) { return w.get("n"); };
+  const auto copy = [](aisp::run_context&) {};
+  auto declared = aisp::pair("ch07:copy")
+                      .benchmark_size({{"n", 64}})
+                      .validation_size({{"n", 7}})
+                      .held_out_size({{"n", 9}})
+                      .input("input", aisp::dtype::f32, count)
+                      .output("output", aisp::dtype::f32, count)
+                      .work([](const aisp::workload&) { return aisp::work_amount{8, 0}; })
+                      .reference([](aisp::reference_io&) {})
+                      .add_variant("baseline", "scalar", copy)
+                      .add_variant("optimized", "float4", copy)
+                      .add_variant(aisp::kit::memcpy_peer("input", "output"));
+  EXPECT_NO_THROW(declared.validate());
+  const aisp::variant& peer = declared.find_variant("peer_memcpy");
+  EXPECT_EQ(peer.library, "CUDA runtime");
+  EXPECT_FALSE(peer.setup);  // nothing to prepare: one driver call per run()
+  EXPECT_TRUE(peer.precision.empty());
+}
+
+TEST(memcpy_peer, refuses_an_output_of_another_size_or_dtype_before_it_copies) {
+  const aisp::variant peer = aisp::kit::memcpy_peer("input", "output");
+  copy_context shorter(7, 6, aisp::dtype::f32);
+  EXPECT_THROW(peer.run(shorter), aisp::contract_error);
+  copy_context narrower(7, 7, aisp::dtype::f16);  // 14 bytes where 28 are read
+  EXPECT_THROW(peer.run(narrower), aisp::contract_error);
 }
 
 }  // namespace
