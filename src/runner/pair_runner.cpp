@@ -244,7 +244,8 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
   phases.lap("sampling");
-  measure_energy(slots, config, device.read_telemetry);
+  // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
+  if (declared.where() == backend::cuda) measure_energy(slots, config, device.read_telemetry);
   phases.lap("energy");
   verify_against_baseline(scope, slots, phases);
   check_traffic(declared, result.work, slots, config, result.checks);
