@@ -52,6 +52,13 @@ class cublaslt_plan {
   // The heuristic candidates autotune_algorithm() asks for: at least the top 8 wherever cuBLASLt
   // has that many.
   static constexpr int autotune_candidates = 16;
+  // Note [autotune margin]: a later candidate takes the place of the one held only when it is
+  // faster by more than this fraction: within it, timing noise would decide, and two workers
+  // running the same code (a baseline and its noise twin) could settle on different algorithms.
+  static constexpr double autotune_margin = 0.02;
+  [[nodiscard]] static constexpr bool displaces(double challenger_s, double holder_s) {
+    return challenger_s < holder_s * (1.0 - autotune_margin);
+  }
   // The key of the note autotune_algorithm() leaves in the variant's result.
   static constexpr const char* note_key = "cublaslt_algorithm";
 

@@ -179,7 +179,10 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
 void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) {
   const auto work = protocol::workload_to_json(benchmark_of(scope.declared, scope.config));
   // Setup and warmup are not timed samples (setup_s and warmup_s are reported, never judged).
-  for_each_slot_concurrently(all_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
+  // One worker at a time: a setup may time things on the GPU (an autotuned library peer), and a
+  // neighbour's setup on the same card would decide for it (Note [autotune margin] in cublaslt_plan.hpp).
+  constexpr unsigned one_at_a_time = 1;
+  for_each_slot_concurrently(all_slots(slots), scope.checks, one_at_a_time, [&](variant_slot& slot, std::vector<check_result>& checks) {
     const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}, {"benchmark", true}}, scope.config.worker_timeout_s);
     const auto& load = reply.at("load");
     if (slot.role != slot_role::noise_twin) check_setup(scope.declared, *slot.runs, load, slot.label, checks);

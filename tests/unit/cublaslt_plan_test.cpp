@@ -60,4 +60,12 @@ TEST(cublaslt_choice, the_longest_description_still_fits_a_note) {
   }
 }
 
+TEST(cublaslt_choice, a_later_candidate_wins_only_when_faster_by_more_than_the_margin) {
+  const double held = 100e-6;
+  EXPECT_TRUE(aisp::cublaslt_plan::displaces(held * 0.97, held));
+  EXPECT_FALSE(aisp::cublaslt_plan::displaces(held * 0.99, held));  // within noise: the earlier rank stays
+  EXPECT_FALSE(aisp::cublaslt_plan::displaces(held, held));
+  EXPECT_TRUE(aisp::cublaslt_plan::displaces(1.0, std::numeric_limits<double>::infinity()));  // the first that runs
+}
+
 }  // namespace
