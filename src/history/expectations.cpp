@@ -59,9 +59,13 @@ int update_expectations(json& expectations, const json& results, double min_spee
 
 namespace {
 
+// Note [expectation tolerance]: a run's CI is compared with the trusted run's CI widened by
+// expectation_tolerance on each side. Both CIs are often ~0.1% wide, while the same build on
+// another lent H100 moved medians by 1-2% (ch06:ilp_accumulators 1.618x on GPU-1a49f6ae,
+// 1.599x on GPU-7672367b, 2026-11-26/27): without the margin every other card "regressed".
 std::string compare_intervals(const json& expected, double low, double high) {
-  if (high < expected.value("low", 0.0)) return "regressed";
-  if (low > expected.value("high", 0.0)) return "improved";
+  if (high < expected.value("low", 0.0) * (1.0 - expectation_tolerance)) return "regressed";
+  if (low > expected.value("high", 0.0) * (1.0 + expectation_tolerance)) return "improved";
   return "met";
 }
 

@@ -1,7 +1,8 @@
 // Expectations (`expectations/<hardware>.json`): per target and variant, the median, speedup with
 // its CI and SOL % of a trusted run, with its provenance (date, card, driver, sample count).
 // A new run is marked against them, noise-aware: `regressed` when its speedup CI lies wholly
-// below the expected CI, `improved` when wholly above, `met` when they overlap.
+// below the expected CI less expectation_tolerance, `improved` when wholly above it plus the
+// tolerance, `met` otherwise (Note [expectation tolerance] in expectations.cpp).
 #pragma once
 
 #include <string>
@@ -9,6 +10,9 @@
 #include <nlohmann/json.hpp>
 
 namespace aisp {
+
+// The card-to-card margin around an expected CI (3%).
+inline constexpr double expectation_tolerance = 0.03;
 
 // Reads an expectations file; an absent file is an empty set. history_error (one line) when
 // the file is malformed.
