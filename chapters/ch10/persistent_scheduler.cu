@@ -234,7 +234,9 @@ AISP_REGISTER(
                  [](const aisp::workload&) { return std::int64_t{1}; })
         .work([](const aisp::workload& w) {
           const double n = static_cast<double>(w.get("n"));
-          return aisp::work_amount{.bytes = 16.0 * n, .flops = 5.0 * n * (n + 1.0) / 2.0};
+          // One exp2 per pair: the MUFU rate bounds it (Note [special-function peak] in ceilings.hpp).
+          return aisp::work_amount{.bytes = 16.0 * n, .flops = 5.0 * n * (n + 1.0) / 2.0,
+                                   .special_function_ops = n * (n + 1.0) / 2.0};
         })
         .reference([](aisp::reference_io& io) {
           const std::int64_t n = io.param("n");

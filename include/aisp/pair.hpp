@@ -31,6 +31,9 @@ enum class data_path : std::uint8_t { device_memory, pcie_both_directions, pcie_
 struct work_amount {
   double bytes = 0;
   double flops = 0;
+  // Special-function (MUFU) results per iteration: exp2, log2, rcp, rsqrt, sin, cos, tanh. A kernel
+  // bound by them is judged against that unit's peak as well as the FMA peak (both are reported).
+  double special_function_ops = 0;
 };
 
 // A tolerance looser than the dtype default must say why; the reason is recorded.

@@ -30,6 +30,11 @@ struct ceiling_set {
   // The FLOP/s ceiling of one math unit (0 when not known).
   [[nodiscard]] double flops_ceiling(math_unit unit) const;
   [[nodiscard]] bool known() const { return memory_bytes_per_s > 0 || fp32_flops_per_s > 0; }
+  // Note [special-function peak]: an SM of sm_90 or sm_100 returns 16 special-function (MUFU)
+  // results per clock against 128 FP32 FMAs, i.e. 256 FLOP (CUDA C++ Programming Guide,
+  // arithmetic instruction throughput): the MUFU peak is the FP32 peak / 16, at the same clock as
+  // the FMA probe measured. (sm_80 has 64 FP32 lanes: / 8 there; the lab's cards are sm_90.)
+  [[nodiscard]] double special_function_ops_per_s() const { return fp32_flops_per_s / 16; }
 };
 
 [[nodiscard]] nlohmann::json to_json(const ceiling_set& c);

@@ -53,6 +53,8 @@ struct variant_result {
   // like ">= 85%" is judged against the measurement's spread; {0, 0} without a ceiling or a CI.
   stats::interval sol_memory_ci;
   double sol_compute = 0;   // achieved FLOP/s over the compute ceiling
+  double achieved_special_function_ops_per_s = 0;
+  double sol_special_function = 0;  // over the MUFU peak; 0 when the pair declares none
   bool verified = false;
   std::size_t throttled_samples = 0;              // in visits where NVML showed a throttling reason
   std::vector<std::string> clock_event_reasons;   // every NVML reason seen around its visits

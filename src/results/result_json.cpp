@@ -60,6 +60,8 @@ json to_json(const variant_result& v) {
                                                             {"high", 100 * v.sol_memory_ci.high}}
                                                       : json(nullptr)},
       {"sol_compute_pct", 100 * v.sol_compute},
+      {"achieved_special_function_ops_per_s", v.achieved_special_function_ops_per_s},
+      {"sol_special_function_pct", 100 * v.sol_special_function},
       {"samples_s", samples},
       {"sample_host_wall_s", walls},
       {"sample_sm_clock_mhz", clocks},

@@ -40,6 +40,17 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
     const math_unit unit = v.math;
     const double flops_ceiling = ceilings.flops_ceiling(unit);
     if (flops_ceiling > 0) v.sol_compute = v.achieved_flops_per_s / flops_ceiling;
+    // Note [special-function peak] (ceilings.hpp): exp-bound kernels are judged against MUFU too.
+    const double special_ceiling = ceilings.special_function_ops_per_s();
+    if (work.special_function_ops > 0 && special_ceiling > 0) {
+      v.sol_special_function = v.achieved_special_function_ops_per_s / special_ceiling;
+      if (v.sol_special_function > physics_margin) {
+        add_check(checks, verify::checks::speed_of_light, v.name, false,
+                  fmt::format("{:.2f} T special-function results/s is {:.0f}% of the {} MUFU ceiling ({:.2f} T/s)",
+                              v.achieved_special_function_ops_per_s / 1e12, 100 * v.sol_special_function, ceilings.source,
+                              special_ceiling / 1e12));
+      }
+    }
     if (v.sol_memory > physics_margin) {
       add_check(checks, verify::checks::speed_of_light, v.name, false,
                 fmt::format("{:.0f} GB/s is {:.0f}% of the {} {} ceiling ({:.0f} GB/s)", v.achieved_bytes_per_s / 1e9,

@@ -339,6 +339,7 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;
     result.achieved_flops_per_s = work.flops / result.stats.median;
+    result.achieved_special_function_ops_per_s = work.special_function_ops / result.stats.median;
   }
 }
 

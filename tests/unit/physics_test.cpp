@@ -121,6 +121,34 @@ pcie_judgement judge_over_pcie(double h2d, double d2h, double honest_bytes_per_s
   return judged;
 }
 
+TEST(physics_gate, judges_an_exp_bound_kernel_against_the_special_function_peak_too) {
+  const auto ceilings = h100_like();  // MUFU peak: the FP32 peak / 16
+  const double mufu = ceilings.special_function_ops_per_s();
+  ASSERT_GT(mufu, 0);
+  variant_result honest;
+  honest.name = "optimized";
+  honest.achieved_flops_per_s = 10e12;  // far under the FMA peak
+  honest.achieved_special_function_ops_per_s = 0.8 * mufu;
+  variant_result impossible = honest;
+  impossible.name = "optimized_beyond";
+  impossible.achieved_special_function_ops_per_s = 1.2 * mufu;
+  nlohmann::json roofline;
+  std::vector<check_result> checks;
+  assess_speed_of_light({.bytes = 1e6, .flops = 5e9, .special_function_ops = 1e9}, ceilings, {&honest, &impossible}, roofline,
+                        checks);
+  EXPECT_NEAR(honest.sol_special_function, 0.8, 1e-9);
+  ASSERT_EQ(checks.size(), 1u) << "only the variant above the MUFU peak breaks physics";
+  EXPECT_EQ(checks[0].variant, "optimized_beyond");
+  EXPECT_NE(checks[0].detail.find("MUFU ceiling"), std::string::npos) << checks[0].detail;
+  variant_result no_special;
+  no_special.name = "optimized";
+  no_special.achieved_flops_per_s = 10e12;
+  std::vector<check_result> none;
+  assess_speed_of_light({.bytes = 1e6, .flops = 5e9}, ceilings, {&no_special}, roofline, none);
+  EXPECT_EQ(no_special.sol_special_function, 0.0) << "a pair that declares no special-function work is not held to MUFU";
+  EXPECT_TRUE(none.empty());
+}
+
 TEST(physics_gate, judges_a_pcie_pair_against_both_directions_of_the_link) {
   // 200 GB/s: more than PCIe can carry both ways at once.
   const auto judged = judge_over_pcie(55e9, 55e9, 96e9, 200e9, aisp::data_path::pcie_both_directions);
