@@ -173,7 +173,7 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
   for (auto& slot : slots) {
     // The twin runs the baseline's code: its window would only repeat the baseline's joules.
     if (slot.sample_wall_estimate_s <= 0 || slot.role == slot_role::noise_twin) continue;
-    const int count = static_cast<int>(std::clamp(std::ceil(energy_visit_s / slot.sample_wall_estimate_s), 1.0, 100000.0));
+    const int count = visit_size(slot, energy_visit_s);  // the sampling visits' own rule
     const energy_window_probe probe{
         .read_joules = [&telemetry]() -> std::optional<double> {
           const auto now = telemetry();
