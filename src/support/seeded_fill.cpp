@@ -1,8 +1,13 @@
 #include "support/seeded_fill.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <cmath>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,6 +27,19 @@ std::uint64_t mix(std::uint64_t x) {
 
 double unit_double(std::uint64_t stream_id, std::size_t index) {
   return static_cast<double>(mix(stream_id ^ mix(index)) >> 11) * 0x1.0p-53;
+}
+
+// Note [released fill threads]: join() returns once the kernel cleared the thread's id, before
+// it runs the rest of its exit path and folds its CPU time into the process's. A loaded machine
+// can run that tail milliseconds later, inside a timed or audited span, where the worker's
+// "other threads used CPU after run() returned" check (L5) reads it as a helper thread. Gone
+// from /proc/self/task means the kernel is done with it.
+void wait_until_released(pid_t tid) {
+  if (tid == 0) return;
+  const std::string entry = "/proc/self/task/" + std::to_string(tid);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+  while (access(entry.c_str(), F_OK) == 0 && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
 }
 
 }  // namespace
@@ -83,13 +101,19 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
     return;
   }
   std::vector<std::thread> workers;
+  std::vector<std::atomic<pid_t>> tids(threads);
   const std::size_t per_thread = (count + threads - 1) / threads;
   for (std::size_t t = 0; t < threads; ++t) {
     const std::size_t begin = t * per_thread;
     const std::size_t end = std::min(count, begin + per_thread);
-    if (begin < end) workers.emplace_back(fill_range, type, init, stream_id, base, begin, end);
+    if (begin >= end) continue;
+    workers.emplace_back([&, t, begin, end] {
+      tids[t].store(gettid());
+      fill_range(type, init, stream_id, base, begin, end);
+    });
   }
   for (auto& w : workers) w.join();
+  for (const auto& tid : tids) wait_until_released(tid.load());
 }
 
 }  // namespace aisp
