@@ -1,12 +1,7 @@
 #include "audit/math_unit_evidence.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <cctype>
-#include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <mutex>
 #include <fstream>
 #include <sstream>
@@ -14,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "audit/sass_dump.hpp"
 #include "hw/ceilings.hpp"
 
 namespace aisp {
@@ -30,19 +26,10 @@ std::optional<math_unit> unit_of_instruction(std::string_view line) {
   return math_unit::fp16_tensor;
 }
 
-std::string find_cuobjdump() {
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      const auto candidate = std::filesystem::path(dir) / "cuobjdump";
-      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    }
-  }
-  return access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "";
-}
-
-// Note [sass cache]: `cuobjdump -sass` of the whole binary takes ~30 s (112 kernels, H100
-// machine); its table is kept in the cache directory under the binary's path, size and time.
+// Note [sass cache]: `cuobjdump -sass` of the whole binary takes ~30 s on one core (112 kernels,
+// one cubin per .cu file, H100 machine), so the cubins are extracted and dumped one per process, in
+// parallel (audit/sass_dump.hpp), with that one dump as the fallback. The table is kept in the
+// cache directory under the binary's path, size and time.
 std::filesystem::path sass_cache_file(const std::string& executable) {
   std::error_code error;
   const auto size = std::filesystem::file_size(executable, error);
@@ -79,6 +66,20 @@ void write_cached_table(const std::filesystem::path& file, const sass_math_table
   if (out) std::filesystem::rename(file.string() + ".tmp", file, error);
 }
 
+sass_math_table table_of_sass(const std::string& text) {
+  std::istringstream stream(text);
+  return parse_sass_math_units(stream);
+}
+
+// Every cubin's table merged; empty when the per-cubin dump failed or listed no kernels.
+sass_math_table table_per_cubin(const std::string& tool, const std::string& executable) {
+  sass_math_table table;
+  for (const auto& text : sass_per_cubin(tool, executable).value_or(std::vector<std::string>{})) {
+    merge_sass_tables(table, table_of_sass(text));
+  }
+  return table;
+}
+
 }  // namespace
 
 sass_math_table parse_sass_math_units(std::istream& sass) {
@@ -95,6 +96,10 @@ sass_math_table parse_sass_math_units(std::istream& sass) {
     if (const auto unit = unit_of_instruction(line)) current->insert(*unit);
   }
   return table;
+}
+
+void merge_sass_tables(sass_math_table& into, const sass_math_table& from) {
+  for (const auto& [kernel, units] : from) into[kernel].insert(units.begin(), units.end());
 }
 
 const sass_math_table* sass_math_units_of(const std::string& executable, std::string& why) {
@@ -114,22 +119,20 @@ const sass_math_table* sass_math_units_of(const std::string& executable, std::st
     why = reasons[executable] = "cuobjdump not found (PATH, /usr/local/cuda/bin)";
     return nullptr;
   }
-  const std::string command = "'" + tool + "' -sass '" + executable + "' 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (pipe == nullptr) {
-    why = reasons[executable] = "could not run " + tool;
-    return nullptr;
+  sass_math_table table = table_per_cubin(tool, executable);
+  if (table.empty()) {  // Note [sass cache]: the fallback, today's one dump of the whole binary
+    const auto whole = run_command("'" + tool + "' -sass '" + executable + "' 2>/dev/null");
+    if (!whole) {
+      why = reasons[executable] = "could not run " + tool;
+      return nullptr;
+    }
+    table = table_of_sass(whole->text);
   }
-  std::string text;
-  std::array<char, 1 << 16> chunk{};
-  for (std::size_t got; (got = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) > 0;) text.append(chunk.data(), got);
-  std::istringstream stream(text);
-  slot = parse_sass_math_units(stream);
-  if (slot->empty()) {
+  if (table.empty()) {
     why = reasons[executable] = tool + " -sass listed no kernels in " + executable;
-    slot.reset();
     return nullptr;
   }
+  slot = std::move(table);
   write_cached_table(cached, *slot);
   return &*slot;
 }

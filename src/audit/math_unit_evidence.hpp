@@ -21,8 +21,13 @@ using sass_math_table = std::map<std::string, std::set<math_unit>, std::less<>>;
 
 [[nodiscard]] sass_math_table parse_sass_math_units(std::istream& sass);
 
-// The table of `executable`, from `cuobjdump -sass` (found on PATH or in /usr/local/cuda/bin);
-// computed once per executable and process. nullopt, with `why`, when cuobjdump is unavailable.
+// Adds `from` to `into`; a kernel in both (say, one cubin per architecture) gets the union of
+// its units.
+void merge_sass_tables(sass_math_table& into, const sass_math_table& from);
+
+// The table of `executable`, from `cuobjdump -sass` of each embedded cubin, in parallel (found on
+// PATH or in /usr/local/cuda/bin); computed once per executable and process. nullopt, with `why`,
+// when cuobjdump is unavailable.
 [[nodiscard]] const sass_math_table* sass_math_units_of(const std::string& executable, std::string& why);
 
 // The unit a library kernel's name shows; nullopt when the name does not say.

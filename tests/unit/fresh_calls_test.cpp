@@ -127,6 +127,16 @@ TEST(math_unit_evidence, sass_tensor_instructions_name_their_unit) {
   EXPECT_EQ(table.at("_Z3fp8Ph"), std::set<math_unit>{math_unit::fp8_tensor});
 }
 
+TEST(math_unit_evidence, merged_tables_keep_every_kernel_and_the_union_of_a_shared_kernels_units) {
+  aisp::sass_math_table into{{"_Z6simplePfS_", {}}, {"_Z4gemmPv", {math_unit::bf16_tensor}}};
+  const aisp::sass_math_table from{{"_Z4gemmPv", {math_unit::fp8_tensor}}, {"_Z4tf32Pf", {math_unit::tf32_tensor}}};
+  aisp::merge_sass_tables(into, from);
+  ASSERT_EQ(into.size(), 3u);
+  EXPECT_TRUE(into.at("_Z6simplePfS_").empty());
+  EXPECT_EQ(into.at("_Z4gemmPv"), (std::set<math_unit>{math_unit::bf16_tensor, math_unit::fp8_tensor}));
+  EXPECT_EQ(into.at("_Z4tf32Pf"), std::set<math_unit>{math_unit::tf32_tensor});
+}
+
 TEST(math_unit_evidence, library_kernel_names_say_their_inputs_type_or_nothing) {
   EXPECT_EQ(aisp::library_kernel_math_unit("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"), math_unit::bf16_tensor);
   EXPECT_EQ(aisp::library_kernel_math_unit("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopB_NNT"), math_unit::fp16_tensor);
