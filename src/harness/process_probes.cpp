@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 #include <string_view>
 #include <vector>
 #include <atomic>
@@ -138,6 +139,45 @@ cpu_reading take_cpu_reading() {
 double other_threads_cpu_s() {
   const auto reading = take_cpu_reading();
   return reading.process_cpu_s - reading.thread_cpu_s;
+}
+
+thread_runtimes other_thread_runtimes() {
+  thread_runtimes runtimes;
+  const long self = static_cast<long>(syscall(SYS_gettid));
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return runtimes;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const long tid = std::strtol(entry->d_name, nullptr, 10);
+    if (tid == self) continue;
+    const std::string path = fmt::format("/proc/self/task/{}/schedstat", tid);
+    std::FILE* file = std::fopen(path.c_str(), "r");
+    if (file == nullptr) continue;  // exited since readdir
+    unsigned long long ns = 0;
+    if (std::fscanf(file, "%llu", &ns) == 1) runtimes.emplace_back(tid, ns);
+    std::fclose(file);
+  }
+  closedir(tasks);
+  std::sort(runtimes.begin(), runtimes.end());
+  return runtimes;
+}
+
+double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s) {
+  double survivors_s = 0;
+  bool one_exited = false;
+  for (const auto& [tid, ns] : first) {
+    const auto later = std::lower_bound(second.begin(), second.end(), std::make_pair(tid, std::uint64_t{0}));
+    if (later == second.end() || later->first != tid) {
+      one_exited = true;
+      continue;
+    }
+    survivors_s += static_cast<double>(later->second - std::min(later->second, ns)) * 1e-9;
+  }
+  for (const auto& [tid, ns] : second) {  // started after the first reading: all of its runtime
+    const auto earlier = std::lower_bound(first.begin(), first.end(), std::make_pair(tid, std::uint64_t{0}));
+    if (earlier == first.end() || earlier->first != tid) survivors_s += static_cast<double>(ns) * 1e-9;
+  }
+  return one_exited ? std::max(survivors_s, process_other_s) : survivors_s;
 }
 
 long long minor_faults_so_far() {

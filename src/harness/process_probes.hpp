@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace aisp {
 
@@ -26,6 +28,16 @@ struct process_snapshot {
 };
 
 [[nodiscard]] process_snapshot take_process_snapshot();
+
+// Note [other threads' runtime]: the process clock minus the thread clock drifts by 15-30 us
+// between two readings of a process with one thread (730 us on a loaded 2-core machine, 2026-11-27),
+// so a 20 us rule cannot stand on it. Each other live thread's own runtime (schedstat, ns) can:
+// a process with no other thread reads nothing at all.
+using thread_runtimes = std::vector<std::pair<long, std::uint64_t>>;  // tid, ns; sorted by tid
+[[nodiscard]] thread_runtimes other_thread_runtimes();
+// CPU the other threads used between two readings. A thread gone by the second reading ran
+// after the first to exit: its share is what the process clock says beyond the survivors'.
+[[nodiscard]] double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s);
 
 // Note [allocation counter]: harness code that runs inside run()'s window on the serving thread
 // (the synchronize after the calls, the audit's CUPTI callbacks) takes its own C allocations and

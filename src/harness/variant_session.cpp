@@ -245,10 +245,12 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   records.reserve(static_cast<std::size_t>(plan.count));
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
-    const std::uint64_t input_seed = call_seed(input_base, index);
+    const bool verified_here = plan.verify == i;
+    const std::uint64_t input_seed =
+        verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take([&] { prepare_call(input_seed, fill); }));
-    if (plan.verify != i) continue;
+    if (!verified_here) continue;
     timed_call_fingerprint fingerprint;
     fingerprint.sample_index = i;
     fingerprint.input_seed = input_seed;
@@ -339,6 +341,7 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   report.launch_error = std::exchange(unchecked_launch_error_, {});
   const double others_at_return = other_threads_cpu_s();
   report.after = take_process_snapshot();
+  const auto runtimes_at_return = other_thread_runtimes();  // after the snapshot: it allocates
   if (report.after.c_allocations != report.before.c_allocations || report.after.mappings != report.before.mappings)
     report.allocation_caller = describe_code_address(report.after.last_allocator_caller);
   // Note [late writes]: the outputs as run() returned them (the device synchronized), as the
@@ -363,7 +366,8 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   }
   std::this_thread::sleep_for(late_write_pause);
   // A host pair has no other thread with a reason to run once run() returned (CUDA's own do).
-  if (pair_.where() == backend::host) report.helper_cpu_after_return_s = other_threads_cpu_s() - others_at_return;
+  if (pair_.where() == backend::host)
+    report.helper_cpu_after_return_s = cpu_between(runtimes_at_return, other_thread_runtimes(), other_threads_cpu_s() - others_at_return);
   for (const auto& [name, hash] : hash_buffers(buffer_role::output, nullptr)) {
     if (hash != outputs_at_return.at(name) && std::find(report.late_outputs.begin(), report.late_outputs.end(), name) == report.late_outputs.end())
       report.late_outputs.push_back(name);

@@ -79,6 +79,7 @@ struct sample_plan {
   std::optional<int> verify;               // the sample whose outputs are fingerprinted and kept
   std::optional<std::uint64_t> input_base;
   std::optional<std::uint64_t> fill_base;
+  std::optional<std::uint64_t> verify_input_seed;  // the verified sample's inputs (Note [shared verified inputs])
 };
 
 // Output values at positions, keyed by output name.

@@ -62,6 +62,7 @@ struct variant_result {
   double energy_window_power_w = 0;               // the window's mean power
   double energy_window_s = 0;
   nlohmann::json worker_cpu;   // Note [worker CPU time]: CPU of other threads in timed visits, and while idle
+  nlohmann::json visit_cost;   // the sampling phase's wall time by kind of visit (variant_slot.hpp)
   std::string sandbox = "off";  // the worker's seccomp sandbox: on | unavailable: why (Note [worker sandbox])
   nlohmann::json device_audit;  // the CUPTI audit's summary (state, kernels, busy fraction); null when off
   nlohmann::json traffic;       // W3: one call's bytes by hardware counters vs declared; null when not measured

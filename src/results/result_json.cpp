@@ -74,6 +74,7 @@ json to_json(const variant_result& v) {
       {"traffic", v.traffic},
       {"sandbox", v.sandbox},
       {"worker_cpu", v.worker_cpu},
+      {"visit_cost", v.visit_cost},
       {"notes", v.notes},
   };
 }

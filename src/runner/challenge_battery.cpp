@@ -1,7 +1,9 @@
 #include "runner/challenge_battery.hpp"
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -219,40 +221,91 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
   }
 }
 
-void check_timed_calls(const judge_scope& scope, const variant_slot& slot, variant_slot& baseline) {
-  for (const auto& fingerprint : slot.timed_fingerprints) {
-    nlohmann::json extra = nlohmann::json::object();
-    for (const auto& spec : scope.declared.buffers()) {
-      if (spec.role != buffer_role::output) continue;
-      std::vector<std::size_t> indices;
-      for (const auto& match : listed_pattern_matches(fingerprint, spec.name)) indices.push_back(match.index);
-      extra[spec.name] = indices;
+namespace {
+
+// The baseline's answer for one shared verified call: values at the probe positions, and at
+// every listed index any worker asked about, by buffer.
+struct call_truth {
+  nlohmann::json values;
+  std::map<std::string, std::map<std::size_t, double>, std::less<>> at_index;
+};
+
+using call_key = std::pair<std::uint64_t, std::uint64_t>;  // input seed, positions seed
+
+call_key key_of(const nlohmann::json& fingerprint) {
+  return {fingerprint.at("input_seed").get<std::uint64_t>(), fingerprint.at("positions_seed").get<std::uint64_t>()};
+}
+
+// Note [shared verified inputs] (sampling_rounds.cpp): one truth per distinct call, asked once
+// with the union of the indices the workers listed.
+std::map<call_key, call_truth> truths_for(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline) {
+  std::map<call_key, std::map<std::string, std::set<std::size_t>>> asked;
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin) continue;
+    for (const auto& fingerprint : slot.timed_fingerprints) {
+      auto& indices = asked[key_of(fingerprint)];
+      for (const auto& spec : scope.declared.buffers()) {
+        if (spec.role != buffer_role::output) continue;
+        auto& listed = indices[spec.name];
+        for (const auto& match : listed_pattern_matches(fingerprint, spec.name)) listed.insert(match.index);
+      }
     }
-    const auto truth = baseline.worker->request({{"op", "truth"},
-                                                 {"input_seed", fingerprint.at("input_seed")},
-                                                 {"positions_seed", fingerprint.at("positions_seed")},
+  }
+  std::map<call_key, call_truth> truths;
+  for (const auto& [key, indices] : asked) {
+    nlohmann::json extra = nlohmann::json::object();
+    for (const auto& [name, listed] : indices) extra[name] = std::vector<std::size_t>(listed.begin(), listed.end());
+    const auto reply = baseline.worker->request({{"op", "truth"},
+                                                 {"input_seed", key.first},
+                                                 {"positions_seed", key.second},
                                                  {"count", timed_call_probes},
                                                  {"extra", extra}},
                                                 scope.config.worker_timeout_s);
-    std::string problem;
-    for (const auto& spec : scope.declared.buffers()) {
-      if (spec.role != buffer_role::output || !problem.empty()) continue;
-      const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
-      const auto unwritten = verify::truly_unwritten_listed(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(),
-                                                            listed_pattern_matches(fingerprint, spec.name),
-                                                            json_values(truth.at("extra").at(spec.name)), tol);
-      if (unwritten > 0) problem = fmt::format("{}: {} elements never written", spec.name, unwritten);
-      const auto want = json_values(truth.at("values").at(spec.name));
-      const auto got = json_values(fingerprint.at("probe_values").at(spec.name));
-      for (std::size_t j = 0; j < want.size() && j < got.size() && problem.empty(); ++j) {
-        if (!(std::abs(got[j] - want[j]) <= tol.atol + tol.rtol * std::abs(want[j])))
-          problem = fmt::format("{} probe {}: the baseline gives {:.9g} on the same inputs, this call {:.9g}", spec.name, j,
-                                want[j], got[j]);
-      }
+    auto& truth = truths[key];
+    truth.values = reply.at("values");
+    for (const auto& [name, listed] : indices) {
+      const auto values = json_values(reply.at("extra").at(name));
+      std::size_t j = 0;
+      for (const std::size_t index : listed) truth.at_index[name][index] = j < values.size() ? values[j++] : std::nan("");
     }
-    add_check(scope.checks, verify::checks::timed_call, slot.label, problem.empty(),
-              problem.empty() ? fmt::format("timed sample {} verified", fingerprint.at("index").get<int>())
-                              : fmt::format("timed sample {}: {}", fingerprint.at("index").get<int>(), problem));
+  }
+  return truths;
+}
+
+std::string timed_call_problem(const judge_scope& scope, const variant_slot& slot, const nlohmann::json& fingerprint,
+                               const call_truth& truth) {
+  for (const auto& spec : scope.declared.buffers()) {
+    if (spec.role != buffer_role::output) continue;
+    const auto tol = verify::effective_tolerance(scope.declared, spec.type, slot.label);
+    const auto listed = listed_pattern_matches(fingerprint, spec.name);
+    std::vector<double> at_listed;
+    for (const auto& match : listed) at_listed.push_back(truth.at_index.at(spec.name).at(match.index));
+    const auto unwritten =
+        verify::truly_unwritten_listed(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(), listed, at_listed, tol);
+    if (unwritten > 0) return fmt::format("{}: {} elements never written", spec.name, unwritten);
+    const auto want = json_values(truth.values.at(spec.name));
+    const auto got = json_values(fingerprint.at("probe_values").at(spec.name));
+    for (std::size_t j = 0; j < want.size() && j < got.size(); ++j) {
+      if (!(std::abs(got[j] - want[j]) <= tol.atol + tol.rtol * std::abs(want[j])))
+        return fmt::format("{} probe {}: the baseline gives {:.9g} on the same inputs, this call {:.9g}", spec.name, j, want[j],
+                           got[j]);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline) {
+  const auto truths = truths_for(scope, slots, baseline);
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin) continue;
+    for (const auto& fingerprint : slot.timed_fingerprints) {
+      const auto problem = timed_call_problem(scope, slot, fingerprint, truths.at(key_of(fingerprint)));
+      add_check(scope.checks, verify::checks::timed_call, slot.label, problem.empty(),
+                problem.empty() ? fmt::format("timed sample {} verified", fingerprint.at("index").get<int>())
+                                : fmt::format("timed sample {}: {}", fingerprint.at("index").get<int>(), problem));
+    }
   }
 }
 

@@ -13,9 +13,10 @@ namespace aisp {
 
 void run_challenges(const judge_scope& scope, variant_slot& slot, const workload& work);
 
-// The slot's verified timed calls (fingerprints taken during sampling), each against the
-// baseline worker's untimed call on the same inputs, at the same probe positions.
-void check_timed_calls(const judge_scope& scope, const variant_slot& slot, variant_slot& baseline);
+// Every slot's verified timed calls (fingerprints taken during sampling), each against the
+// baseline worker's untimed call on the same inputs, at the same probe positions; a call that
+// several slots share is answered once (Note [shared verified inputs] in sampling_rounds.cpp).
+void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline);
 
 // A seed from the judge's own entropy (std::random_device), never derived from the run seed:
 // what a variant cannot predict even knowing every public input of the run.

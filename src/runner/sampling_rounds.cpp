@@ -1,6 +1,7 @@
 #include "runner/sampling_rounds.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <random>
@@ -57,12 +58,27 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
 
 int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.timed_fingerprints.size()); }
 
+// Note [shared verified inputs]: the k-th verified timed call of every worker runs on the same
+// secret inputs and is probed at the same secret positions, so the baseline computes each truth
+// once for all of them (check_timed_calls). A worker still sees fresh inputs in every call and
+// cannot tell a verified call from a timed one; what is shared is unseen by it, since workers are
+// sandboxed apart. One truth per worker and call cost labs/gemm 43 s of a 0.28 s baseline.
+struct visit_draws {
+  std::mt19937_64 chooser{secret_seed()};
+  std::array<std::uint64_t, max_verified_timed_calls> input_seeds{};
+  std::array<std::uint64_t, max_verified_timed_calls> positions_seeds{};
+  visit_draws() {
+    for (auto& seed : input_seeds) seed = secret_seed();
+    for (auto& seed : positions_seeds) seed = secret_seed();
+  }
+};
+
 // The verified sample of a visit: its probes are drawn now, after the call, from the judge's
 // entropy, and read from the outputs the worker kept.
-void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config) {
+void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, const visit_draws& draws) {
   auto fingerprint = reply.value("verified", nlohmann::json());
   if (!fingerprint.is_object()) return;
-  const std::uint64_t positions_seed = secret_seed();
+  const std::uint64_t positions_seed = draws.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
   fingerprint["positions_seed"] = positions_seed;
   fingerprint["probe_values"] =
       slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}}, config.worker_timeout_s)
@@ -97,7 +113,8 @@ void count_reported_against_audit(variant_slot& slot, const nlohmann::json& repl
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
-           std::mt19937_64& chooser, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
+           visit_draws& draws, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
+  auto& chooser = draws.chooser;
   const int count = visit_size(slot, visit_s);
   nlohmann::json request = {{"op", "sample"}, {"count", count}, {"input_base", secret_seed()}, {"fill_base", secret_seed()}};
   // Note [random timed calls]: each sample of a non-twin worker is verified with a secret
@@ -109,6 +126,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     const auto chance = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), verify_one_in);
     if (config.verify_only || chooser() % static_cast<std::uint64_t>(verify_one_in) < chance) {
       request["verify"] = static_cast<int>(chooser() % static_cast<std::uint64_t>(count));
+      request["verify_seed"] = draws.input_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
     }
   }
   // Note [audited visits] (cupti_recorder.hpp): the first visit and about one in three after it
@@ -116,11 +134,17 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   const bool audited = slot.audit_state == "on" && (slot.visits == 0 || chooser() % 3 == 0);
   request["audit"] = audited;
   ++slot.visits;
+  const auto read_at = std::chrono::steady_clock::now();
   const auto telemetry_before = telemetry ? telemetry() : std::nullopt;
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
-  const double judge_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto returned = std::chrono::steady_clock::now();
+  const double judge_wall_s = std::chrono::duration<double>(returned - start).count();
   note_telemetry(slot, telemetry_before, telemetry ? telemetry() : std::nullopt, count);
+  slot.costs.telemetry_s += std::chrono::duration<double>(start - read_at).count() +
+                            std::chrono::duration<double>(std::chrono::steady_clock::now() - returned).count();
+  (audited ? slot.costs.audited_visits : slot.costs.timed_visits) += 1;
+  (audited ? slot.costs.audited_request_s : slot.costs.timed_request_s) += judge_wall_s;
   double reported_s = 0;
   double wall_s = 0;
   for (const auto& item : reply.at("samples")) {
@@ -134,8 +158,9 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     }
   }
   slot.result.sampling_s += wall_s;
+  if (!audited) slot.costs.timed_sample_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
-  keep_verified_sample(slot, reply, config);
+  keep_verified_sample(slot, reply, config, draws);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
@@ -203,12 +228,12 @@ std::vector<double> durations_of(const variant_slot& slot) {
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks) {
-  std::mt19937_64 chooser(secret_seed());
+  visit_draws draws;
   for (int round = 0;; ++round) {
     if (round % 2 == 0) {
-      for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, chooser, checks);
+      for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, draws, checks);
     } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s_of(*it, config), config, telemetry, chooser, checks);
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s_of(*it, config), config, telemetry, draws, checks);
     }
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);
@@ -232,7 +257,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
       short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
     }
     if (!short_of_verified) return;
-    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, chooser, checks, 1);
+    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, draws, checks, 1);
   }
 }
 
@@ -335,6 +360,9 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.throttled_samples = slot.throttled_samples;
   result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
                        {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}};
+  result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
+                       {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
+                       {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};
   result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;

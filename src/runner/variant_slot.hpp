@@ -31,6 +31,17 @@ struct worker_cpu_time {
   double idle_cpu_s = 0;
 };
 
+// Where a worker's sampling wall time went, on the judge's clock: the requests of timed and of
+// audited visits, the worker's own sample costs inside the timed ones, and the NVML reads.
+struct visit_costs {
+  int timed_visits = 0;
+  double timed_request_s = 0;
+  double timed_sample_s = 0;
+  int audited_visits = 0;
+  double audited_request_s = 0;
+  double telemetry_s = 0;
+};
+
 // Note [two clocks]: audited samples whose reported span was set against the audit's timestamps.
 struct clock_agreement {
   std::size_t checked = 0;
@@ -53,6 +64,7 @@ struct variant_slot {
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
+  visit_costs costs;                                 // reported as visit_cost in results.json
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
   nlohmann::json init_reply;                         // the worker's answer to init: sandbox and start-up state

@@ -184,6 +184,7 @@ class worker {
     if (request.contains("verify")) plan.verify = request.at("verify").get<int>();
     if (request.contains("input_base")) plan.input_base = request.at("input_base").get<std::uint64_t>();
     if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
+    if (request.contains("verify_seed")) plan.verify_input_seed = request.at("verify_seed").get<std::uint64_t>();
     const auto records = session_->sample(plan, fingerprint);
     json samples = json::array();
     double timed_wall_s = 0;

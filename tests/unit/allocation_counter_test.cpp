@@ -1,5 +1,7 @@
 // Note [allocation counter]: what counts as run()'s allocation, on this machine's allocator.
 #include <gtest/gtest.h>
+#include <atomic>
+#include <chrono>
 
 #include <memory>
 #include <thread>
@@ -29,3 +31,30 @@ TEST(allocation_counter, operator_new_counts_outside_the_harnesss_scopes_only) {
 }
 
 }  // namespace
+
+// Note [other threads' runtime]: the late-write rule reads the other threads' own runtimes.
+TEST(other_thread_runtimes, a_survivor_counts_its_growth_a_newcomer_all_and_an_exit_falls_back_to_the_process_clock) {
+  const aisp::thread_runtimes first{{10, 1'000}, {11, 5'000}};
+  EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}, {11, 5'000}}, 30e-6), 0.0);  // process-clock drift ignored
+  EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 41'000}, {11, 5'000}}, 0.0), 40e-6);
+  EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}, {11, 5'000}, {12, 7'000}}, 0.0), 7e-6);
+  EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}}, 25e-6), 25e-6);
+  EXPECT_DOUBLE_EQ(aisp::cpu_between({}, {}, 25e-6), 0.0);  // one thread: nothing to read
+}
+
+TEST(other_thread_runtimes, see_a_busy_helper_thread_and_not_the_calling_one) {
+  std::atomic<bool> stop{false};
+  std::thread helper([&stop] {
+    while (!stop.load()) {
+    }
+  });
+  const auto first = aisp::other_thread_runtimes();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+  const auto second = aisp::other_thread_runtimes();
+  stop = true;
+  helper.join();
+  ASSERT_GE(first.size(), 1u);  // the helper (and any runtime thread), never the caller
+  EXPECT_GT(aisp::cpu_between(first, second, 0.0), 1e-3);
+}
