@@ -10,6 +10,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "harness/plugin_loader.hpp"
 #include "results/quarantine.hpp"
 #include "runner/target_selector.hpp"
 #include "verify/tolerance.hpp"
@@ -139,13 +140,23 @@ void fail_on_broken_registrations() {
   AISP_EXPECTS(false, text);
 }
 
+void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
+  command.add_option("--plugin", plugins,
+                     "a plugin of your own pairs (a shared library built with aisp_add_benchmark; repeatable): "
+                     "its targets run with every check, like the lab's (docs/tutorial.md)")
+      ->check(CLI::ExistingFile);
+}
+
 void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   auto* list = bench.add_subcommand("list-targets", "List the registered pairs, their variants and tags.");
   auto chapter = std::make_shared<std::string>();
   auto list_json = std::make_shared<bool>(false);
+  auto list_plugins = std::make_shared<std::vector<std::string>>();
   list->add_option("--chapter", *chapter, "only this chapter or lab, e.g. ch07 or labs/host");
   list->add_flag("--json", *list_json, "print machine-readable JSON");
-  list->callback([chapter, list_json, &result] {
+  add_plugin_option(*list, *list_plugins);
+  list->callback([chapter, list_json, list_plugins, &result] {
+    load_plugins(*list_plugins);
     list_targets(*chapter, *list_json);
     result.exit_code = 0;
   });
@@ -159,7 +170,10 @@ void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   audit_command->add_option("--targets", *audit_targets, "targets to audit (same forms as bench run)")->expected(1, -1);
   audit_command->add_flag("--all", *audit_all, "audit every registered pair");
   audit_command->add_flag("--json", *audit_json, "print machine-readable JSON");
+  auto audit_plugins = std::make_shared<std::vector<std::string>>();
+  add_plugin_option(*audit_command, *audit_plugins);
   audit_command->callback([=, &result] {
+    load_plugins(*audit_plugins);
     AISP_EXPECTS(*audit_all || !audit_targets->empty(), "name --targets or --all");
     result.exit_code = audit(*audit_all ? std::vector<std::string>{"all"} : *audit_targets, *audit_json);
   });

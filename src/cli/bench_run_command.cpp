@@ -27,6 +27,7 @@
 #include "results/terminal_table.hpp"
 #include "runner/pair_runner.hpp"
 #include "runner/suite_runner.hpp"
+#include "harness/plugin_loader.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/worker_process.hpp"
 
@@ -35,6 +36,7 @@ namespace {
 
 struct run_options {
   std::vector<std::string> targets{"all"};
+  std::vector<std::string> plugins;
   std::string json_path;
   std::string artifacts_dir;
   std::string mode = "cold";
@@ -135,8 +137,10 @@ run_config make_config(const run_options& options) {
 
 int run_bench(const run_options& options, const std::string& command_line) {
   fail_on_broken_registrations();
+  load_plugins(options.plugins);
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
+  for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   const auto system = probe_system();
   // A bad --size, or one that cannot fit, fails before any pair runs (E4 checks again per pair).
   const auto chosen_gpu = static_cast<std::size_t>(std::max(0, config.device));
@@ -204,6 +208,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--targets", options.targets,
                      "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]], several separated by spaces or commas (default: all)")
       ->expected(1, -1);
+  add_plugin_option(command, options.plugins);
   command.add_option("--json", options.json_path, "also write the results JSON here");
   command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: artifacts/run-<time>)");
   command.add_option("--mode", options.mode,

@@ -14,6 +14,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "harness/plugin_loader.hpp"
 #include "runner/size_overrides.hpp"
 #include "runner/target_selector.hpp"
 #include "results/result_json.hpp"
@@ -30,7 +31,11 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-int scaling(const std::string& target, const std::vector<std::string>& sizes, const std::string& dir, double max_time) {
+int scaling(const std::string& target, const std::vector<std::string>& sizes, const std::string& dir, double max_time,
+            const std::vector<std::string>& plugins) {
+  load_plugins(plugins);
+  std::string plugin_args;
+  for (const auto& plugin : plugins) plugin_args += " --plugin " + quoted(std::filesystem::canonical(plugin).string());
   // Every size is checked before the first run: a typo or a size that cannot fit is one line.
   const auto requests = select_targets(registry::instance(), {target});
   AISP_EXPECTS(requests.size() == 1, "--target names one pair, e.g. labs/host:matrix_sum; '" + target + "' selects " +
@@ -44,8 +49,9 @@ int scaling(const std::string& target, const std::vector<std::string>& sizes, co
   json rows = json::array();
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const auto run_dir = fmt::format("{}/size-{}", dir, i);
-    const auto command = fmt::format("{} bench run --targets {} --size {} --max-time {} --quiet --history none --artifacts-dir {}",
-                                     quoted(current_executable()), quoted(target), quoted(sizes[i]), max_time, quoted(run_dir));
+    const auto command = fmt::format("{} bench run --targets {}{} --size {} --max-time {} --quiet --history none --artifacts-dir {}",
+                                     quoted(current_executable()), quoted(target), plugin_args, quoted(sizes[i]), max_time,
+                                     quoted(run_dir));
     std::fprintf(stderr, "[%zu/%zu] %s %s\n", i + 1, sizes.size(), target.c_str(), sizes[i].c_str());
     const int status = std::system(command.c_str());
     json row = {{"size", sizes[i]}, {"artifacts_dir", run_dir}, {"exit_code", status}};
@@ -91,7 +97,9 @@ void add_bench_scaling_command(CLI::App& bench, outcome& result) {
   command->add_option("--sizes", *sizes, "benchmark parameters, one per run: n=1024 n=65536 ...")->required()->expected(1, -1);
   command->add_option("--artifacts-dir", *dir, "where each size's run goes (default artifacts/scaling)");
   command->add_option("--max-time", *max_time, "seconds of sampling per variant and size (default 5)")->check(CLI::PositiveNumber);
-  command->callback([=, &result] { result.exit_code = scaling(*target, *sizes, *dir, *max_time); });
+  auto plugins = std::make_shared<std::vector<std::string>>();
+  add_plugin_option(*command, *plugins);
+  command->callback([=, &result] { result.exit_code = scaling(*target, *sizes, *dir, *max_time, *plugins); });
 }
 
 }  // namespace aisp::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace aisp::cli {
 
@@ -30,5 +31,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result);
 void add_bench_scaling_command(CLI::App& bench, outcome& result);
 // Exits 2 (contract_error) when any pair file breaks the benchmark contract.
 void fail_on_broken_registrations();
+// `--plugin PATH` (repeatable) on a command that selects targets; load_plugins() loads them.
+void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins);
 
 }  // namespace aisp::cli

@@ -74,6 +74,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
   for_each_slot_concurrently(all_slots(slots), config.judge_threads, [&](variant_slot& slot) {
     const auto reply = slot.worker->request({{"op", "init"},
                                              {"target", declared.target()},
+                                             {"plugins", config.plugins},
                                              {"variant", slot.runs->name},
                                              {"mode", timing_mode_name(config.mode)},
                                              {"seed", config.seed},

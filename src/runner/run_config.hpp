@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "harness/timing.hpp"
 #include "stats/stopping_rule.hpp"
@@ -26,6 +27,7 @@ struct run_config {
   bool aa_test = false;           // run the baseline in the optimized slot (noise check)
   std::string artifacts_dir;
   std::string executable;         // the aisp binary that workers run
+  std::vector<std::string> plugins;  // loaded by every worker too (Note [plugins])
   bool progress = true;
   verify_phase phase = verify_phase::gate;
   bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts

@@ -21,6 +21,7 @@
 #include "audit/cupti_watch.hpp"
 #include "audit/library_precision.hpp"
 #include "audit/timeline_json.hpp"
+#include "harness/plugin_loader.hpp"
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
 #include "runner/worker_sandbox.hpp"
@@ -260,6 +261,7 @@ class worker {
 
   json init(const json& request) {
     const auto target = request.at("target").get<std::string>();
+    load_plugins(request.value("plugins", std::vector<std::string>{}));  // sandboxed already (Note [plugins])
     const pair* declared = registry::instance().find(target);
     AISP_EXPECTS(declared != nullptr, "unknown target " + target);
     const auto mode = parse_timing_mode(request.at("mode").get<std::string>());

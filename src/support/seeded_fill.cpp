@@ -30,10 +30,10 @@ double unit_double(std::uint64_t stream_id, std::size_t index) {
 }
 
 // Note [released fill threads]: join() returns once the kernel cleared the thread's id, before
-// it runs the rest of its exit path and folds its CPU time into the process's. A loaded machine
-// can run that tail milliseconds later, inside a timed or audited span, where the worker's
-// "other threads used CPU after run() returned" check (L5) reads it as a helper thread. Gone
-// from /proc/self/task means the kernel is done with it.
+// the thread finishes its exit path and leaves /proc/self/task. The worker's late-write rule
+// (Note [other threads' runtime]) reads a thread that is gone at its second reading as one that
+// ran after run() returned, and falls back to the noisy process clock for it. Waiting here until
+// the kernel released every fill thread keeps the harness's own threads out of that rule.
 void wait_until_released(pid_t tid) {
   if (tid == 0) return;
   const std::string entry = "/proc/self/task/" + std::to_string(tid);

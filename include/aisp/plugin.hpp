@@ -1,0 +1,13 @@
+// A plugin: a shared library of pairs (AISP_REGISTER), built with aisp_add_benchmark() from the
+// installed CMake package and loaded with `aisp bench run --plugin lib.so`. See docs/tutorial.md.
+#pragma once
+
+// Bumped whenever a public header changes a type's layout or a function's signature: a plugin
+// built against another ABI is refused before any of its pairs runs (Note [plugins]).
+#define AISP_PLUGIN_ABI_VERSION 1
+
+extern "C" {
+// Defined in every plugin by aisp_add_benchmark() (cmake/package/aisp_plugin_abi.cpp): the ABI
+// the plugin's headers declared.
+int aisp_plugin_abi_version();
+}

@@ -1,0 +1,69 @@
+#include "harness/plugin_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "aisp/check.hpp"
+#include "aisp/plugin.hpp"
+#include "aisp/registry.hpp"
+
+namespace aisp {
+namespace {
+
+// Note [plugins]: a plugin is a MODULE library whose AISP_REGISTER statics add its pairs to the
+// registry of the process that loads it: the judge (for the contract, references and sizes) and
+// every worker (for run()), which loads it after its sandbox is in place, so a plugin's static
+// initializers run confined like the rest of its code. It carries no copy of aisp: its calls
+// into the harness resolve against the `aisp` executable, which exports its symbols
+// (ENABLE_EXPORTS, the whole core linked in), so there is one registry. aisp's static CUDA
+// runtime keeps its symbols hidden, so a plugin with CUDA code links its own static runtime: it
+// shares the process's primary context, streams and allocations with aisp's, and the device
+// audit sees its work like any other (CUPTI watches the driver). What it does not share is the
+// runtime's last-error slot: X8 (a failed launch left unchecked) cannot see a plugin's launches.
+// Its headers' ABI is checked once it is loaded; its statics have run by then, but they only
+// build pair descriptions, and a duplicate or broken one is recorded, never thrown
+// (registry::add).
+using abi_function = int (*)();
+
+std::string load_one(const std::string& path) {
+  std::error_code error;
+  AISP_EXPECTS(std::filesystem::is_regular_file(path, error), "plugin '" + path + "': no such file");
+  const auto& known = registry::instance();
+  const std::size_t pairs_before = known.pairs().size();
+  const std::size_t broken_before = known.broken().size();
+  // RTLD_NOW: an unresolved symbol is an error here, not a crash in the middle of a run.
+  void* handle = dlopen(std::filesystem::absolute(path).c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    AISP_EXPECTS(false, "plugin '" + path + "' could not be loaded: " + std::string(why != nullptr ? why : "unknown dlopen error"));
+  }
+  const auto abi = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_abi_version"));
+  AISP_EXPECTS(abi != nullptr, "plugin '" + path + "' is not an aisp plugin (no aisp_plugin_abi_version: build it with aisp_add_benchmark)");
+  AISP_EXPECTS(abi() == AISP_PLUGIN_ABI_VERSION,
+               fmt::format("plugin '{}' was built against aisp plugin ABI {}, this aisp ({}) has ABI {}: rebuild it against these headers",
+                           path, abi(), AISP_VERSION, AISP_PLUGIN_ABI_VERSION));
+  if (known.broken().size() > broken_before) {
+    std::string why;
+    for (std::size_t i = broken_before; i < known.broken().size(); ++i) why += (why.empty() ? "" : "; ") + known.broken()[i];
+    AISP_EXPECTS(false, "plugin '" + path + "' breaks the benchmark contract: " + why);
+  }
+  AISP_EXPECTS(known.pairs().size() > pairs_before, "plugin '" + path + "' registers no pair (AISP_REGISTER)");
+  return std::filesystem::canonical(path).string();
+}
+
+}  // namespace
+
+void load_plugins(const std::vector<std::string>& paths) {
+  static std::set<std::string> loaded;  // the same file named twice is loaded once
+  for (const auto& path : paths) {
+    std::error_code error;
+    if (loaded.count(std::filesystem::weakly_canonical(path, error).string()) != 0) continue;
+    loaded.insert(load_one(path));
+  }
+}
+
+}  // namespace aisp

@@ -1,0 +1,97 @@
+// Your own pairs through --plugin (issue 20): the tutorial's plugin built from an installed aisp
+// runs with every check; bad plugins are one-line errors with exit 2; a cheating plugin is caught.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+std::string fixture(const std::string& name) { return std::string(AISP_TEST_PLUGIN_DIR) + "/lib" + name + ".so"; }
+
+void expect_one_line_error(const std::string& args, const std::string& says) {
+  const auto run = run_command(aisp::testing::aisp_binary() + " " + args);
+  EXPECT_EQ(run.exit_code, 2) << args << ":\n" << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << args << ":\n" << run.output;
+  EXPECT_NE(run.output.find(says), std::string::npos) << args << ":\n" << run.output;
+}
+
+TEST(plugin_errors, each_is_one_line_that_names_the_plugin_and_exit_code_2) {
+  expect_one_line_error("bench run --plugin /nonexistent/libmine.so --targets mine", "/nonexistent/libmine.so");
+  expect_one_line_error("bench list-targets --plugin " + fixture("not_a_plugin"), "is not an aisp plugin");
+  expect_one_line_error("bench list-targets --plugin " + fixture("other_abi"), "plugin ABI");
+  expect_one_line_error("bench list-targets --plugin " + fixture("duplicate_target"), "registered twice");
+  expect_one_line_error("bench list-targets --plugin " + fixture("broken_contract"), "breaks the benchmark contract");
+}
+
+TEST(plugin_cheat, a_cached_output_is_caught_through_a_plugin_as_in_the_lab) {
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_plugin_cheat_" + std::to_string(::getpid()))).string();
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --plugin " + fixture("cached_output") +
+                               " --targets plugin_cheat:cached_output --max-time 0.5 --history none --quiet --artifacts-dir " + dir);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"));
+  const auto& pair = results.at("pairs").at(0);
+  EXPECT_EQ(pair.at("status"), "fail") << pair.dump(1);
+  bool caught = false;
+  for (const auto& check : pair.at("checks")) {
+    const auto name = check.value("check", "");
+    caught = caught || (!check.value("passed", true) && check.value("variant", "") == "optimized" &&
+                        (name == "timed-call" || name == "baseline-match" || name == "fresh-after-warmup"));
+  }
+  EXPECT_TRUE(caught) << pair.at("checks").dump(1);
+  std::filesystem::remove_all(dir);
+}
+
+// The tutorial as a user follows it: install aisp, build examples/plugin against the install,
+// list and run its host pair.
+class tutorial_plugin : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = (std::filesystem::temp_directory_path() / ("aisp_tutorial_" + std::to_string(::getpid()))).string();
+    const std::string prefix = root_ + "/prefix";
+    install_ = run_command("cmake --install " + std::string(AISP_BUILD_DIR) + " --prefix " + prefix);
+    build_ = run_command("cmake -S " + std::string(AISP_SOURCE_DIR) + "/examples/plugin -B " + root_ + "/build -DCMAKE_PREFIX_PATH=" +
+                         prefix + " && cmake --build " + root_ + "/build");
+    plugin_ = root_ + "/build/libtutorial_pairs.so";
+    aisp_ = prefix + "/bin/aisp";
+  }
+  static void TearDownTestSuite() { std::filesystem::remove_all(root_); }
+  static std::string root_, plugin_, aisp_;
+  static aisp::testing::command_result install_, build_;
+};
+std::string tutorial_plugin::root_, tutorial_plugin::plugin_, tutorial_plugin::aisp_;
+aisp::testing::command_result tutorial_plugin::install_, tutorial_plugin::build_;
+
+TEST_F(tutorial_plugin, builds_against_the_installed_package_and_lists_its_pairs) {
+  ASSERT_EQ(install_.exit_code, 0) << install_.output;
+  ASSERT_EQ(build_.exit_code, 0) << build_.output;
+  const auto listed = run_command(aisp_ + " bench list-targets --json --plugin " + plugin_, false);
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto text = listed.output;
+  EXPECT_NE(text.find("tutorial:array_sum"), std::string::npos) << text;
+  EXPECT_NE(text.find("labs/host:matrix_sum"), std::string::npos) << "the lab's pairs stay: " << text;
+}
+
+TEST_F(tutorial_plugin, its_host_pair_runs_with_every_check_and_gets_a_verdict) {
+  ASSERT_EQ(build_.exit_code, 0) << build_.output;
+  const auto dir = root_ + "/run";
+  const auto run = run_command(aisp_ + " bench run --plugin " + plugin_ + " --targets tutorial:array_sum --max-time 1 --history none --quiet --artifacts-dir " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"));
+  const auto& pair = results.at("pairs").at(0);
+  EXPECT_EQ(pair.at("target"), "tutorial:array_sum");
+  EXPECT_EQ(pair.at("status"), "pass") << pair.dump(1);
+  ASSERT_FALSE(pair.at("speedups").empty());
+  EXPECT_FALSE(pair.at("speedups").at(0).value("verdict", "").empty());
+  EXPECT_GT(pair.at("checks").size(), 20u) << "every check ran";
+}
+
+}  // namespace
