@@ -79,6 +79,9 @@ def rate(v, path="device_memory"):
     if v["achieved_flops_per_s"] > 1e11:
         unit = v.get("math_unit", "fp32")
         parts.append(f'{v["achieved_flops_per_s"] / 1e12:.1f} TFLOP/s, {v["sol_compute_pct"]:.1f}% of the {unit} peak')
+    if v.get("sol_special_function_pct", 0) > 0:  # exp-bound pairs: the MUFU peak is their limit
+        ops = v["achieved_special_function_ops_per_s"]
+        parts.append(f'{ops / 1e12:.2f} T special-function ops/s, {v["sol_special_function_pct"]:.1f}% of the SFU peak')
     if v.get("vs_peer"):
         parts.append(f'{100 * v["vs_peer"]["point"]:.1f}% of the peer')
     return "; ".join(parts)

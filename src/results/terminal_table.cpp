@@ -30,10 +30,14 @@ std::string rate(const variant_result* v) {
   return fmt::format("{:.0f}", v->achieved_bytes_per_s / 1e9);
 }
 
-// The candidate's share of the memory ceiling (SOL %), when a ceiling is known.
+// The candidate's share of the memory ceiling (SOL %), when a ceiling is known, and of the
+// special-function units' when the pair declares such work (an exp-bound kernel's real limit).
 std::string sol(const variant_result* v) {
-  if (v == nullptr || v->sol_memory <= 0) return "";
-  return fmt::format(" ({:.0f}%)", 100 * v->sol_memory);
+  if (v == nullptr) return "";
+  std::string text;
+  if (v->sol_memory > 0) text = fmt::format("{:.0f}%", 100 * v->sol_memory);
+  if (v->sol_special_function > 0) text += fmt::format("{}SFU {:.0f}%", text.empty() ? "" : ", ", 100 * v->sol_special_function);
+  return text.empty() ? "" : " (" + text + ")";
 }
 
 std::string verified_text(const pair_result& result, const variant_result* v) {

@@ -94,4 +94,19 @@ TEST_F(tutorial_plugin, its_host_pair_runs_with_every_check_and_gets_a_verdict) 
   EXPECT_GT(pair.at("checks").size(), 20u) << "every check ran";
 }
 
+TEST_F(tutorial_plugin, a_new_pair_skeleton_builds_and_passes_verify_as_written) {
+  ASSERT_EQ(install_.exit_code, 0) << install_.output;
+  const auto folder = root_ + "/new";
+  const auto made = run_command(aisp_ + " new pair mine:double_it --dir " + folder);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto again = run_command(aisp_ + " new pair mine:double_it --dir " + folder);
+  EXPECT_EQ(again.exit_code, 2) << "never overwrites: " << again.output;
+  const auto built = run_command("cmake -S " + folder + " -B " + folder + "/build -DCMAKE_PREFIX_PATH=" + root_ +
+                                 "/prefix && cmake --build " + folder + "/build");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  const auto verified = run_command(aisp_ + " bench verify --plugin " + folder + "/build/libmine_pairs.so --targets mine:double_it" +
+                                    " --history none --quiet --artifacts-dir " + folder + "/verify");
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+}
+
 }  // namespace

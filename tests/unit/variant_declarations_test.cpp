@@ -142,3 +142,15 @@ TEST(compute_capability, a_pair_that_needs_sm90_runs_there_and_says_why_elsewher
 }
 
 }  // namespace
+
+TEST(speed_of_light_column, shows_the_special_function_share_beside_the_memory_share) {
+  auto suite = suite_with_peer();
+  auto& optimized = suite.pairs.front().variants[1];
+  optimized.achieved_bytes_per_s = 1e12;
+  optimized.sol_memory = 0.50;
+  optimized.sol_special_function = 0.766;
+  const auto table = aisp::render_table(suite);
+  EXPECT_NE(table.find("(50%, SFU 77%)"), std::string::npos) << table;
+  optimized.sol_special_function = 0;
+  EXPECT_EQ(aisp::render_table(suite).find("SFU"), std::string::npos) << "no SFU share where the pair declares none";
+}
