@@ -10,6 +10,7 @@
 #include "aisp/check.hpp"
 #include "aisp/plugin.hpp"
 #include "aisp/registry.hpp"
+#include "support/readable_error.hpp"
 
 namespace aisp {
 namespace {
@@ -48,7 +49,8 @@ std::string load_one(const std::string& path) {
                            path, abi(), AISP_VERSION, AISP_PLUGIN_ABI_VERSION));
   if (known.broken().size() > broken_before) {
     std::string why;
-    for (std::size_t i = broken_before; i < known.broken().size(); ++i) why += (why.empty() ? "" : "; ") + known.broken()[i];
+    for (std::size_t i = broken_before; i < known.broken().size(); ++i)
+      why += (why.empty() ? "" : ", ") + without_source_locations(known.broken()[i]);
     AISP_EXPECTS(false, "plugin '" + path + "' breaks the benchmark contract: " + why);
   }
   AISP_EXPECTS(known.pairs().size() > pairs_before, "plugin '" + path + "' registers no pair (AISP_REGISTER)");
