@@ -60,6 +60,7 @@ struct run_options {
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
+  std::string l2_flush = "write";
   std::string audit = "on";
   std::string trace_dir;
   double energy_window_s = 0.5;
@@ -141,6 +142,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
+  config.l2_flush = options.l2_flush;
   const auto system = probe_system();
   // A bad --size, or one that cannot fit, fails before any pair runs (E4 checks again per pair).
   const auto chosen_gpu = static_cast<std::size_t>(std::max(0, config.device));
@@ -163,7 +165,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
                    {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
-                   {"audit", options.audit}, {"trace_dir", options.trace_dir},
+                   {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
                    {"energy_window_s", options.energy_window_s}};
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
@@ -235,6 +237,11 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
                      "(default expectations/goldens.json)");
   command.add_flag("--update-goldens", options.update_goldens, "record the goldens that are missing (never overwrites)");
+  command.add_option("--l2-flush", options.l2_flush,
+                     "how cold mode flushes the L2 before each sample: write (the default; leaves the L2 dirty, "
+                     "which the timed call writes back) or read (clean lines; docs/proposals/clean-l2-flush.md, "
+                     "being measured)")
+      ->check(CLI::IsMember({"write", "read"}));
   command.add_option("--env-profile", options.env_profile,
                      "environment gate: strict (findings fail the run), portable (reported), auto (portable when "
                      "a hypervisor is seen; the default)")

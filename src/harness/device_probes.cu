@@ -18,6 +18,22 @@ __global__ void l2_flush_kernel(std::uint32_t* scratch, std::size_t words,
   }
 }
 
+// Note [clean flush] (docs/proposals/clean-l2-flush.md, `--l2-flush read`): the write flush above
+// leaves the L2 full of dirty lines, which the timed variant writes back. This one reads a zeroed
+// scratch instead: read lines are clean, and the previous call's dirty lines are written back
+// here, before the timed span. The XOR of what was read goes to the sink only when it matches
+// the generation (never: the scratch holds zeros), so no load can be elided.
+__global__ void l2_read_flush_kernel(const uint4* __restrict__ scratch, std::size_t vectors, std::uint32_t generation,
+                                     std::uint32_t* sink) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::uint32_t folded = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < vectors; i += stride) {
+    const uint4 v = __ldcg(scratch + i);  // cached in L2 only
+    folded ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (folded == generation) *sink = folded;
+}
+
 __device__ __forceinline__ unsigned long long global_timer_ns() {
   unsigned long long now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
@@ -44,20 +60,30 @@ __global__ void spin_kernel(long long cycles, long long* span_ns) {
 
 }  // namespace
 
-l2_flusher::l2_flusher() {
+l2_flusher::l2_flusher(l2_flush_kind kind) : kind_(kind) {
   int device = 0;
   int l2_bytes = 0;
   AISP_CUDA_CHECK(cudaGetDevice(&device));
   AISP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
   bytes_ = 2 * static_cast<std::size_t>(l2_bytes) + (16u << 20);  // 2x L2 plus margin
-  AISP_CUDA_CHECK(cudaMalloc(&scratch_, bytes_));
+  AISP_CUDA_CHECK(cudaMalloc(&scratch_, bytes_ + sizeof(std::uint32_t)));  // the scratch, then the read flush's sink
+  if (kind_ == l2_flush_kind::read) {
+    AISP_CUDA_CHECK(cudaMemset(scratch_, 0, bytes_ + sizeof(std::uint32_t)));
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
 }
 
 l2_flusher::~l2_flusher() { cudaFree(scratch_); }
 
 void l2_flusher::flush(cudaStream_t stream) {
   ++generation_;
-  l2_flush_kernel<<<1024, 256, 0, stream>>>(scratch_, bytes_ / sizeof(std::uint32_t), generation_);
+  if (kind_ == l2_flush_kind::write) {
+    l2_flush_kernel<<<1024, 256, 0, stream>>>(scratch_, bytes_ / sizeof(std::uint32_t), generation_);
+  } else {
+    if (generation_ == 0) generation_ = 1;  // never the XOR of the zeroed scratch
+    l2_read_flush_kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<const uint4*>(scratch_), bytes_ / sizeof(uint4), generation_,
+                                                   scratch_ + bytes_ / sizeof(std::uint32_t));
+  }
   AISP_CHECK_LAUNCH();
 }
 

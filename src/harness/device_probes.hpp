@@ -10,9 +10,13 @@ namespace aisp {
 
 // Note [cold L2 flush]: before each cold sample the harness writes at least 2x the L2 size, so
 // the variant starts with none of its data cached, whatever ran before it.
+// write: the flush of every run so far; read: the proposal of docs/proposals/clean-l2-flush.md,
+// selectable (`--l2-flush read`) so that one binary can A/B them on the device.
+enum class l2_flush_kind { write, read };
+
 class l2_flusher {
  public:
-  l2_flusher();
+  explicit l2_flusher(l2_flush_kind kind = l2_flush_kind::write);
   ~l2_flusher();
   l2_flusher(const l2_flusher&) = delete;
   l2_flusher& operator=(const l2_flusher&) = delete;
@@ -23,6 +27,7 @@ class l2_flusher {
   std::size_t bytes_ = 0;
   std::uint32_t* scratch_ = nullptr;
   std::uint32_t generation_ = 0;
+  l2_flush_kind kind_;
 };
 
 // Reads the SM clock under the current conditions: clock64 cycles over %globaltimer

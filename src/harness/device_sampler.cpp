@@ -40,8 +40,8 @@ class cuda_event {
 
 class device_sampler final : public sampler {
  public:
-  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer)
-      : mode_(mode), stream_(stream), observer_(observer) {}
+  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, l2_flush_kind flush)
+      : mode_(mode), stream_(stream), observer_(observer), flusher_(flush) {}
   ~device_sampler() override { release_graph(); }
 
   void prepare(std::function<void()> one_call, int calls_per_sample) override {
@@ -164,8 +164,8 @@ class device_sampler final : public sampler {
 
 }  // namespace
 
-std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer) {
-  return std::make_unique<device_sampler>(mode, stream, observer);
+std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, bool read_flush) {
+  return std::make_unique<device_sampler>(mode, stream, observer, read_flush ? l2_flush_kind::read : l2_flush_kind::write);
 }
 
 }  // namespace aisp

@@ -128,7 +128,7 @@ std::map<std::string, std::uint64_t> variant_session::hash_buffers(buffer_role r
 }
 
 void variant_session::prepare_timed_path() {
-  sampler_ = pair_.where() == backend::cuda ? make_device_sampler(options_.mode, stream_, options_.observer) : make_host_sampler();
+  sampler_ = pair_.where() == backend::cuda ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush) : make_host_sampler();
   sampler_->prepare([this] { variant_.run(*context_); }, calls_per_sample_);
 }
 

@@ -75,6 +75,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
     const auto reply = slot.worker->request({{"op", "init"},
                                              {"target", declared.target()},
                                              {"plugins", config.plugins},
+                                             {"l2_flush", config.l2_flush},
                                              {"variant", slot.runs->name},
                                              {"mode", timing_mode_name(config.mode)},
                                              {"seed", config.seed},

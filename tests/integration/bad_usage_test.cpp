@@ -35,6 +35,7 @@ const std::vector<bad_case> cases{
     {"info --frobnicate", "frobnicate"},
     {"hw lukewarm", "lukewarm"},
     {"new pair Not-A-Target", "group:name"},
+    {"bench run --targets labs/host --l2-flush sideways", "--l2-flush"},
     {"bench run --targets ch99:nothing", "unknown target 'ch99:nothing'"},
     {"bench run --targets labs/host --size rows", "--size wants name=value"},
     {"bench run --targets labs/host --size n=12x", "not an integer"},
