@@ -12,7 +12,9 @@
 #   verify: the same with `bench verify` (every check, a token of sampling);
 #   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
 #   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
-#           expectations/goldens.json), to copy back after review.
+#           expectations/goldens.json), to copy back after review;
+#   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
+#           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
 bin="$1"; out="$2"; step="$3"; shift 3
 mkdir -p "$out"
@@ -80,5 +82,12 @@ PY
     cp expectations/goldens.json "$out/goldens.json"
     "$bin/aisp" bench verify --targets "$@" --update-goldens --golden-file "$out/goldens.json" --quiet --history none \
       --artifacts-dir /tmp/aisp_goldens | tail -n 10 ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info or goldens" >&2; exit 2 ;;
+  flushab)
+    [ $# -gt 0 ] || set -- ch07:vectorized_copy ch07:coalesced_copy ch06:grid_stride_tuning ch08:occupancy_tuning
+    for flush in write read; do
+      "$bin/aisp" bench run --targets "$@" --l2-flush "$flush" --quiet --history none --artifacts-dir "/tmp/aisp_flush_$flush" \
+        --json "$out/flush-$flush.json" > "$out/flush-$flush.log" 2>&1
+      echo "--l2-flush $flush: rc $?"; grep -E "^(ch|labs)" "$out/flush-$flush.log" | head -n 20
+    done ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens or flushab" >&2; exit 2 ;;
 esac
