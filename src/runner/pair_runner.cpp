@@ -22,6 +22,7 @@
 #include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
+#include "runner/worker_protocol.hpp"
 #include "support/readable_error.hpp"
 #include "stats/verdict.hpp"
 
@@ -83,6 +84,9 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                                              {"audit", config.audit},
                                              {"trace", !config.trace_dir.empty()}},
                                             config.worker_timeout_s);
+    AISP_EXPECTS(reply.value("protocol", 0) == protocol::version,
+                 fmt::format("the worker of {} speaks protocol {}, this judge {} (docs/worker_protocol.md)", slot.label,
+                             reply.value("protocol", 0), protocol::version));
     slot.audit_state = reply.value("audit", "off");
     slot.result.sandbox = reply.value("sandbox", "off");
     slot.init_reply = reply;

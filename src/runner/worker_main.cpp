@@ -292,7 +292,7 @@ class worker {
     }
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
-    return {{"ok", true}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
+    return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
             {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory}};
   }

@@ -1,16 +1,7 @@
-// The judge-worker protocol: one JSON object per line. The parent writes requests to the
-// worker's stdin; the worker answers on a private copy of its stdout (fd 1 itself is pointed at
-// stderr, so nothing a variant or a library prints can forge an answer).
-//
-//   {"op":"init","target":T,"variant":V,"mode":"cold","seed":N,"device":0}  -> {"ok":true}
-//   {"op":"load","workload":{"kind":"validation","params":{...}}}           -> {"ok":true,"load":{...,"notes":{...}}}
-//   {"op":"load","workload":W,"benchmark":true}   inputs from the device generator (Note [fresh calls])
-//   {"op":"sample","count":K,"input_base":S,"fill_base":F,"verify":I}       -> {"ok":true,"samples":[...],"verified":{...}|null}
-//   {"op":"probe","positions_seed":P,"count":N}   -> {"ok":true,"values":{...}}: the verified sample's kept outputs
-//   {"op":"truth","input_seed":S,"positions_seed":P,"count":N,"extra":{...}} one untimed call on S's inputs
-//   {"op":"outputs","prefix":P[,"input_seed":S]}                           -> {"ok":true,"files":{...}}
-//   {"op":"exit"}                                                           -> {"ok":true}
-//   any failure                                            -> {"ok":false,"kind":"cuda|contract|exception","message":M}
+// The judge-worker protocol, version 1 (docs/worker_protocol.md has every request and reply):
+// one JSON object per line; the parent writes requests to the worker's stdin, the worker answers
+// on a private copy of its stdout (fd 1 itself points at an anonymous file, so nothing a variant
+// or a library prints can forge an answer).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,6 +11,10 @@
 #include "harness/variant_notes.hpp"
 
 namespace aisp::protocol {
+
+// In init's reply; the judge refuses a worker that speaks another version. An optional field
+// added keeps it; a field renamed, removed or given another meaning bumps it.
+inline constexpr int version = 1;
 
 [[nodiscard]] nlohmann::json workload_to_json(const workload& work);
 [[nodiscard]] workload workload_from_json(const nlohmann::json& j);
