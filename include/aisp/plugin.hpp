@@ -10,4 +10,6 @@ extern "C" {
 // Defined in every plugin by aisp_add_benchmark() (cmake/package/aisp_plugin_abi.cpp): the ABI
 // the plugin's headers declared.
 int aisp_plugin_abi_version();
+// The plugin's CUDA runtime's last error, cleared (cudaGetLastError in the plugin's own runtime).
+int aisp_plugin_take_cuda_error();
 }

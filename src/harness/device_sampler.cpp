@@ -3,6 +3,7 @@
 
 #include "aisp/check.hpp"
 #include "harness/device_probes.hpp"
+#include "harness/plugin_loader.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
 
@@ -79,6 +80,7 @@ class device_sampler final : public sampler {
     const double others_after = other_threads_cpu_s();
     const long long faults_after = minor_faults_so_far();
     AISP_CUDA_CHECK(cudaGetLastError());  // a launch that failed silently inside run() (X8)
+    AISP_CUDA_CHECK(take_plugin_cuda_errors());  // ... in a plugin's own CUDA runtime (Note [plugins])
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
     if (observer_ != nullptr) observer_->sample_taken(calls_);

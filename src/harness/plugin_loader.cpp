@@ -23,12 +23,18 @@ namespace {
 // (ENABLE_EXPORTS, the whole core linked in), so there is one registry. aisp's static CUDA
 // runtime keeps its symbols hidden, so a plugin with CUDA code links its own static runtime: it
 // shares the process's primary context, streams and allocations with aisp's, and the device
-// audit sees its work like any other (CUPTI watches the driver). What it does not share is the
-// runtime's last-error slot: X8 (a failed launch left unchecked) cannot see a plugin's launches.
+// audit sees its work like any other (CUPTI watches the driver). It keeps its own last-error
+// slot: every plugin exports aisp_plugin_take_cuda_error() (aisp_plugin_abi.cpp), which the
+// harness reads wherever it reads its own (X8).
 // Its headers' ABI is checked once it is loaded; its statics have run by then, but they only
 // build pair descriptions, and a duplicate or broken one is recorded, never thrown
 // (registry::add).
 using abi_function = int (*)();
+
+std::vector<abi_function>& plugin_error_slots() {
+  static std::vector<abi_function> slots;
+  return slots;
+}
 
 std::string load_one(const std::string& path) {
   std::error_code error;
@@ -54,10 +60,22 @@ std::string load_one(const std::string& path) {
     AISP_EXPECTS(false, "plugin '" + path + "' breaks the benchmark contract: " + why);
   }
   AISP_EXPECTS(known.pairs().size() > pairs_before, "plugin '" + path + "' registers no pair (AISP_REGISTER)");
+  // Older plugins of this ABI may lack it: then only the poisoned outputs catch a silent failure.
+  if (const auto slot = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_take_cuda_error")); slot != nullptr)
+    plugin_error_slots().push_back(slot);
   return std::filesystem::canonical(path).string();
 }
 
 }  // namespace
+
+cudaError_t take_plugin_cuda_errors() {
+  cudaError_t first = cudaSuccess;
+  for (const auto slot : plugin_error_slots()) {
+    const auto code = static_cast<cudaError_t>(slot());
+    if (first == cudaSuccess) first = code;
+  }
+  return first;
+}
 
 void load_plugins(const std::vector<std::string>& paths) {
   static std::set<std::string> loaded;  // the same file named twice is loaded once

@@ -1,6 +1,8 @@
 // Loads users' plugins into the registry, in the judge and in every worker (Note [plugins]).
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 #include <vector>
 
@@ -10,5 +12,9 @@ namespace aisp {
 // that is not an aisp plugin, another ABI, a duplicate target or a broken contract is a
 // contract_error naming the plugin: a one-line error and exit 2 at the CLI.
 void load_plugins(const std::vector<std::string>& paths);
+
+// The first error waiting in a loaded plugin's own CUDA runtime (each plugin's slot is read and
+// cleared), cudaSuccess when none: the harness reads it beside its own last-error slot (X8).
+[[nodiscard]] cudaError_t take_plugin_cuda_errors();
 
 }  // namespace aisp

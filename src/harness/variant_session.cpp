@@ -11,6 +11,7 @@
 
 #include "aisp/check.hpp"
 #include "audit/library_precision.hpp"
+#include "harness/plugin_loader.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -141,8 +142,9 @@ output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index) {
 // keep it for the next call report (X8) before the harness's own launches check that slot.
 void variant_session::keep_unchecked_launch_error() {
   if (stream_ == nullptr) return;
-  if (const cudaError_t pending = cudaGetLastError(); pending != cudaSuccess && unchecked_launch_error_.empty())
-    unchecked_launch_error_ = cudaGetErrorName(pending);
+  cudaError_t pending = cudaGetLastError();
+  if (const cudaError_t in_plugin = take_plugin_cuda_errors(); pending == cudaSuccess) pending = in_plugin;  // Note [plugins]
+  if (pending != cudaSuccess && unchecked_launch_error_.empty()) unchecked_launch_error_ = cudaGetErrorName(pending);
 }
 
 void variant_session::prepare_call(std::uint64_t input_seed, const output_fill& fill) {

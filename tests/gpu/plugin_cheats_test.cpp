@@ -1,6 +1,7 @@
-// Issue 20: a planted stream escape through --plugin is caught as in the lab (T1), and the
-// plugin's honest baseline, whose kernels run through the plugin's own CUDA runtime on the
-// harness's stream (Note [plugins]), passes. Skips visibly without a GPU.
+// Issue 20: planted cheats through a CUDA --plugin are caught as in the lab, though the plugin's
+// kernels go through its own CUDA runtime on the harness's stream (Note [plugins]): a stream
+// escape (T1) and a failed launch left unchecked (X8, read from the plugin's own last-error
+// slot); each plugin's honest baseline passes. Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -16,28 +17,46 @@
 
 namespace {
 
-TEST(plugin_cheats_gpu, a_stream_escape_through_a_plugin_is_caught_and_its_honest_baseline_is_clean) {
-  AISP_REQUIRE_GPU();
-  const auto dir = std::filesystem::temp_directory_path() / ("aisp_plugin_escape_" + std::to_string(getpid()));
+// The failed checks of the optimized variant of TARGET; any failed check of another variant fails the test.
+std::vector<std::string> failed_checks_of_optimized(const std::string& target) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_plugin_cheat_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   const auto run = aisp::testing::run_command("timeout -k 10 300 " + aisp::testing::aisp_binary() + " bench run --plugin " +
-                                              std::string(AISP_TEST_PLUGIN_DIR) + "/libstream_escape.so" +
-                                              " --targets plugin_cheat:stream_escape --max-time 0.5 --quiet --history none --artifacts-dir " +
-                                              dir.string());
+                                              std::string(AISP_TEST_PLUGIN_DIR) + "/libcuda_cheats.so --targets " + target +
+                                              " --max-time 0.5 --quiet --history none --artifacts-dir " + dir.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   std::ifstream file(dir / "results.json");
   const auto results = nlohmann::json::parse(file, nullptr, false);
-  ASSERT_FALSE(results.is_discarded()) << run.output;
-  const auto& pair = results.at("pairs").at(0);
-  bool escape_caught = false;
-  for (const auto& check : pair.at("checks")) {
-    if (check.value("passed", true)) continue;
-    const auto variant = check.value("variant", "");
-    EXPECT_EQ(variant, "optimized") << "the honest baseline failed " << check.dump();
-    escape_caught = escape_caught || check.value("check", "").rfind("escaped", 0) == 0;
+  std::vector<std::string> failed;
+  if (results.is_discarded()) {
+    ADD_FAILURE() << run.output;
+    return failed;
   }
-  EXPECT_TRUE(escape_caught) << pair.at("checks").dump(1);
+  for (const auto& check : results.at("pairs").at(0).at("checks")) {
+    if (check.value("passed", true)) continue;
+    EXPECT_EQ(check.value("variant", ""), "optimized") << "an honest variant failed " << check.dump();
+    failed.push_back(check.value("check", ""));
+  }
   std::filesystem::remove_all(dir);
+  return failed;
+}
+
+bool has(const std::vector<std::string>& checks, const std::string& prefix) {
+  for (const auto& c : checks)
+    if (c.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+TEST(plugin_cheats_gpu, a_stream_escape_through_a_plugin_is_caught) {
+  AISP_REQUIRE_GPU();
+  const auto failed = failed_checks_of_optimized("plugin_cheat:stream_escape");
+  EXPECT_TRUE(has(failed, "escaped")) << ::testing::PrintToString(failed);
+}
+
+TEST(plugin_cheats_gpu, a_failed_launch_left_unchecked_in_a_plugin_is_caught) {
+  AISP_REQUIRE_GPU();
+  const auto failed = failed_checks_of_optimized("plugin_cheat:silent_failed_launch");
+  EXPECT_TRUE(has(failed, "launch-error")) << ::testing::PrintToString(failed);
 }
 
 }  // namespace
