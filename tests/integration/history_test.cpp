@@ -45,11 +45,28 @@ json read_json(const std::string& path) {
   return json::parse(in);
 }
 
+bool all_faster(const std::string& results_path) {
+  std::ifstream in(results_path);
+  const auto results = json::parse(in, nullptr, false);
+  if (results.is_discarded()) return false;
+  for (const auto& pair : results.value("pairs", json::array()))
+    for (const auto& speedup : pair.value("speedups", json::array()))
+      if (speedup.value("verdict", "") != "faster") return false;
+  return true;
+}
+
 class history_pipeline : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = fresh("pipeline");
-    first_ = run_command(aisp() + run_args(dir_, "run1"));
+    // The expectations need a first run whose speedups are all `faster`. On a loaded 2-core CI
+    // machine a host pair's baseline and twin once differed by 16% (CIs +-3.5%), and the judge
+    // rightly called transpose inconclusive: the first run is taken again, in a fresh history,
+    // until its verdicts are clear (at most three times).
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      dir_ = fresh("pipeline");
+      first_ = run_command(aisp() + run_args(dir_, "run1"));
+      if (first_.exit_code == 0 && all_faster(dir_ + "/run1/results.json")) break;
+    }
     update_ = run_command(aisp() + " bench expectations --hardware host --file " + dir_ + "/host.json --update --min-speedup 1.0 --run " +
                           dir_ + "/run1");
     second_ = run_command(aisp() + run_args(dir_, "run2") + " --expectations " + dir_ + "/host.json");
