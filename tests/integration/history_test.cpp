@@ -45,27 +45,16 @@ json read_json(const std::string& path) {
   return json::parse(in);
 }
 
-bool all_faster(const std::string& results_path) {
-  std::ifstream in(results_path);
-  const auto results = json::parse(in, nullptr, false);
-  if (results.is_discarded()) return false;
-  for (const auto& pair : results.value("pairs", json::array()))
-    for (const auto& speedup : pair.value("speedups", json::array()))
-      if (speedup.value("verdict", "") != "faster") return false;
-  return true;
-}
 
 class history_pipeline : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    // The expectations need a first run whose speedups are all `faster`. On a loaded 2-core CI
-    // machine a host pair's baseline and twin once differed by 16% (CIs +-3.5%), and the judge
-    // rightly called transpose inconclusive: the first run is taken again, in a fresh history,
-    // until its verdicts are clear (at most three times).
+    // The expectations need a first run whose speedups are all `faster`: taken again, in a fresh
+    // history, while the CI machine is too noisy for a verdict (all_speedups_faster).
     for (int attempt = 0; attempt < 3; ++attempt) {
       dir_ = fresh("pipeline");
       first_ = run_command(aisp() + run_args(dir_, "run1"));
-      if (first_.exit_code == 0 && all_faster(dir_ + "/run1/results.json")) break;
+      if (first_.exit_code == 0 && aisp::testing::all_speedups_faster(dir_ + "/run1/results.json")) break;
     }
     update_ = run_command(aisp() + " bench expectations --hardware host --file " + dir_ + "/host.json --update --min-speedup 1.0 --run " +
                           dir_ + "/run1");
