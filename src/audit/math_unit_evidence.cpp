@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/sass_dump.hpp"
+#include "support/shell_quote.hpp"
 #include "hw/ceilings.hpp"
 
 namespace aisp {
@@ -121,7 +122,7 @@ const sass_math_table* sass_math_units_of(const std::string& executable, std::st
   }
   sass_math_table table = table_per_cubin(tool, executable);
   if (table.empty()) {  // Note [sass cache]: the fallback, today's one dump of the whole binary
-    const auto whole = run_command("'" + tool + "' -sass '" + executable + "' 2>/dev/null");
+    const auto whole = run_command(shell_quoted(tool) + " -sass " + shell_quoted(executable) + " 2>/dev/null");
     if (!whole) {
       why = reasons[executable] = "could not run " + tool;
       return nullptr;

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/shell_quote.hpp"
+
 namespace aisp {
 namespace {
 
@@ -40,13 +42,6 @@ class scratch_directory {
  private:
   std::filesystem::path path_;
 };
-
-// `text` as one /bin/sh word, whatever quotes it holds.
-std::string shell_quoted(const std::string& text) {
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 bool starts_with_elf_magic(const std::filesystem::path& file) {
   std::array<char, SELFMAG> head{};

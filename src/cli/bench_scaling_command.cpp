@@ -15,27 +15,22 @@
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
 #include "harness/plugin_loader.hpp"
+#include "results/result_json.hpp"
 #include "runner/size_overrides.hpp"
 #include "runner/target_selector.hpp"
-#include "results/result_json.hpp"
 #include "runner/worker_process.hpp"
+#include "support/shell_quote.hpp"
 
 namespace aisp::cli {
 namespace {
 
 using nlohmann::json;
 
-std::string quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 int scaling(const std::string& target, const std::vector<std::string>& sizes, const std::string& dir, double max_time,
             const std::vector<std::string>& plugins) {
   load_plugins(plugins);
   std::string plugin_args;
-  for (const auto& plugin : plugins) plugin_args += " --plugin " + quoted(std::filesystem::canonical(plugin).string());
+  for (const auto& plugin : plugins) plugin_args += " --plugin " + shell_quoted(std::filesystem::canonical(plugin).string());
   // Every size is checked before the first run: a typo or a size that cannot fit is one line.
   const auto requests = select_targets(registry::instance(), {target});
   AISP_EXPECTS(requests.size() == 1, "--target names one pair, e.g. labs/host:matrix_sum; '" + target + "' selects " +
@@ -50,8 +45,8 @@ int scaling(const std::string& target, const std::vector<std::string>& sizes, co
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const auto run_dir = fmt::format("{}/size-{}", dir, i);
     const auto command = fmt::format("{} bench run --targets {}{} --size {} --max-time {} --quiet --history none --artifacts-dir {}",
-                                     quoted(current_executable()), quoted(target), plugin_args, quoted(sizes[i]), max_time,
-                                     quoted(run_dir));
+                                     shell_quoted(current_executable()), shell_quoted(target), plugin_args, shell_quoted(sizes[i]), max_time,
+                                     shell_quoted(run_dir));
     std::fprintf(stderr, "[%zu/%zu] %s %s\n", i + 1, sizes.size(), target.c_str(), sizes[i].c_str());
     const int status = std::system(command.c_str());
     json row = {{"size", sizes[i]}, {"artifacts_dir", run_dir}, {"exit_code", status}};

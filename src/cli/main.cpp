@@ -12,27 +12,14 @@
 #include "cli/commands.hpp"
 #include "hw/system_info.hpp"
 #include "support/readable_error.hpp"
+#include "support/shell_quote.hpp"
 
 namespace {
 
-// argv as one line a shell would split back into the same words: words with anything but
-// [A-Za-z0-9_./:=+,@%-] are single-quoted.
+// argv as one line a shell would split back into the same words (plain words stay unquoted).
 std::string shell_quoted(int argc, char** argv) {
   std::string line;
-  for (int i = 0; i < argc; ++i) {
-    const std::string_view word = argv[i];
-    const bool plain = !word.empty() && word.find_first_not_of(
-                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                            "0123456789_./:=+,@%-") == std::string_view::npos;
-    if (i > 0) line += ' ';
-    if (plain) {
-      line += word;
-      continue;
-    }
-    line += '\'';
-    for (const char c : word) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += '\'';
-  }
+  for (int i = 0; i < argc; ++i) line += (i > 0 ? " " : "") + aisp::shell_word(argv[i]);
   return line;
 }
 

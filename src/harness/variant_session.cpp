@@ -143,7 +143,8 @@ output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index) {
 void variant_session::keep_unchecked_launch_error() {
   if (stream_ == nullptr) return;
   cudaError_t pending = cudaGetLastError();
-  if (const cudaError_t in_plugin = take_plugin_cuda_errors(); pending == cudaSuccess) pending = in_plugin;  // Note [plugins]
+  const cudaError_t in_plugin = take_plugin_cuda_errors();  // read and cleared either way (Note [plugins])
+  if (pending == cudaSuccess) pending = in_plugin;
   if (pending != cudaSuccess && unchecked_launch_error_.empty()) unchecked_launch_error_ = cudaGetErrorName(pending);
 }
 

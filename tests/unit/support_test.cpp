@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "support/shell_quote.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -69,4 +70,12 @@ TEST(dtype_smallest_normal, is_the_first_normal_value_of_each_float_encoding_and
   EXPECT_EQ(aisp::dtype_smallest_normal(dtype::f16), aisp::half_bits_to_float(0x0400));  // exponent field 1
   EXPECT_EQ(aisp::dtype_smallest_normal(dtype::bf16), aisp::bf16_bits_to_float(0x0080));
   for (const dtype integer : {dtype::i32, dtype::i64, dtype::u8}) EXPECT_EQ(aisp::dtype_smallest_normal(integer), 0);
+}
+
+TEST(shell_quote, a_word_survives_the_shell_whatever_quotes_it_holds) {
+  EXPECT_EQ(aisp::shell_quoted("it's"), "'it'\\''s'");
+  EXPECT_EQ(aisp::shell_quoted(""), "''");
+  EXPECT_EQ(aisp::shell_word("labs/host:matrix_sum"), "labs/host:matrix_sum");  // plain: as it is
+  EXPECT_EQ(aisp::shell_word("a b"), "'a b'");
+  EXPECT_EQ(aisp::shell_word(""), "''");
 }
