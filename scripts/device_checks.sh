@@ -13,6 +13,8 @@
 #   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
 #   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
 #           expectations/goldens.json), to copy back after review;
+#   plugin: `bench run --plugin BIN_DIR/plugins/libtutorial_pairs.so` of the tutorial's pairs
+#           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
@@ -20,6 +22,8 @@ bin="$1"; out="$2"; step="$3"; shift 3
 mkdir -p "$out"
 here="$(cd "$(dirname "$0")" && pwd)"
 export AISP_CACHE_DIR=/tmp/aisp_cache
+# The test plugins (tests/plugins/, built here as build/tests/plugins) travel in BIN_DIR/plugins.
+export AISP_TEST_PLUGIN_DIR="$bin/plugins"
 # The GPU fixtures' suite once, kept for the tests and for scripts/mutation_check.sh.
 gpu_cheats_suite() {
   local start=$(date +%s)
@@ -89,5 +93,9 @@ PY
         --json "$out/flush-$flush.json" > "$out/flush-$flush.log" 2>&1
       echo "--l2-flush $flush: rc $?"; grep -E "^(ch|labs)" "$out/flush-$flush.log" | head -n 20
     done ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens or flushab" >&2; exit 2 ;;
+  plugin)
+    "$bin/aisp" bench run --plugin "$bin/plugins/libtutorial_pairs.so" --targets tutorial --quiet --history none \
+      --artifacts-dir /tmp/aisp_plugin --json "$out/plugin.json" > "$out/plugin.log" 2>&1
+    echo "plugin run rc $?"; tail -n 12 "$out/plugin.log" ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin or flushab" >&2; exit 2 ;;
 esac

@@ -27,6 +27,14 @@ inline std::string aisp_binary() {
 }
 #endif
 
+// The test plugins' folder: $AISP_TEST_PLUGIN_DIR when set (plugins carried with the build), else this build's.
+#ifdef AISP_TEST_PLUGIN_DIR
+inline std::string test_plugin_dir() {
+  const char* from_environment = std::getenv("AISP_TEST_PLUGIN_DIR");
+  return from_environment != nullptr ? from_environment : AISP_TEST_PLUGIN_DIR;
+}
+#endif
+
 // Runs a shell command and captures what it printed: stdout and stderr together, or stdout
 // alone (stderr then goes wherever the command sends it).
 inline command_result run_command(const std::string& command, bool with_stderr = true) {

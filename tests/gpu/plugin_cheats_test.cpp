@@ -22,7 +22,7 @@ std::vector<std::string> failed_checks_of_optimized(const std::string& target) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_plugin_cheat_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   const auto run = aisp::testing::run_command("timeout -k 10 300 " + aisp::testing::aisp_binary() + " bench run --plugin " +
-                                              std::string(AISP_TEST_PLUGIN_DIR) + "/libcuda_cheats.so --targets " + target +
+                                              aisp::testing::test_plugin_dir() + "/libcuda_cheats.so --targets " + target +
                                               " --max-time 0.5 --quiet --history none --artifacts-dir " + dir.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   std::ifstream file(dir / "results.json");

@@ -15,7 +15,7 @@ namespace {
 using aisp::testing::run_command;
 using nlohmann::json;
 
-std::string fixture(const std::string& name) { return std::string(AISP_TEST_PLUGIN_DIR) + "/lib" + name + ".so"; }
+std::string fixture(const std::string& name) { return aisp::testing::test_plugin_dir() + "/lib" + name + ".so"; }
 
 void expect_one_line_error(const std::string& args, const std::string& says) {
   const auto run = run_command(aisp::testing::aisp_binary() + " " + args);
