@@ -147,6 +147,19 @@ void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
       ->check(CLI::ExistingFile);
 }
 
+void load_user_plugins(const std::vector<std::string>& plugins) {
+  const std::size_t before = loaded_plugins().size();
+  load_plugins(plugins);
+  for (std::size_t i = before; i < loaded_plugins().size(); ++i) {
+    const auto& plugin = loaded_plugins()[i];
+    if (plugin.optimized == false)
+      std::fprintf(stderr,
+                   "aisp: warning: plugin '%s' was built without compiler optimization: its timings measure a debug build "
+                   "(configure it with -DCMAKE_BUILD_TYPE=Release)\n",
+                   plugin.path.c_str());
+  }
+}
+
 void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   auto* list = bench.add_subcommand("list-targets", "List the registered pairs, their variants and tags.");
   auto chapter = std::make_shared<std::string>();
@@ -156,7 +169,7 @@ void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   list->add_flag("--json", *list_json, "print machine-readable JSON");
   add_plugin_option(*list, *list_plugins);
   list->callback([chapter, list_json, list_plugins, &result] {
-    load_plugins(*list_plugins);
+    load_user_plugins(*list_plugins);
     list_targets(*chapter, *list_json);
     result.exit_code = 0;
   });
@@ -173,7 +186,7 @@ void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   auto audit_plugins = std::make_shared<std::vector<std::string>>();
   add_plugin_option(*audit_command, *audit_plugins);
   audit_command->callback([=, &result] {
-    load_plugins(*audit_plugins);
+    load_user_plugins(*audit_plugins);
     AISP_EXPECTS(*audit_all || !audit_targets->empty(), "name --targets or --all");
     result.exit_code = audit(*audit_all ? std::vector<std::string>{"all"} : *audit_targets, *audit_json);
   });

@@ -136,9 +136,19 @@ run_config make_config(const run_options& options) {
   return config;
 }
 
+// The plugins of the run, for the results: which pairs came from where, and how they were built.
+nlohmann::json plugins_json() {
+  auto list = nlohmann::json::array();
+  for (const auto& plugin : loaded_plugins())
+    list.push_back({{"path", plugin.path},
+                    {"optimized", plugin.optimized ? nlohmann::json(*plugin.optimized) : nlohmann::json(nullptr)},
+                    {"targets", plugin.targets}});
+  return list;
+}
+
 int run_bench(const run_options& options, const std::string& command_line) {
   fail_on_broken_registrations();
-  load_plugins(options.plugins);
+  load_user_plugins(options.plugins);
   const auto requests = select_targets(registry::instance(), options.targets);
   auto config = make_config(options);
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
@@ -166,7 +176,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
-                   {"energy_window_s", options.energy_window_s}};
+                   {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
   auto environment = read_environment(options.env_profile);

@@ -28,7 +28,7 @@ using nlohmann::json;
 
 int scaling(const std::string& target, const std::vector<std::string>& sizes, const std::string& dir, double max_time,
             const std::vector<std::string>& plugins) {
-  load_plugins(plugins);
+  load_user_plugins(plugins);
   std::string plugin_args;
   for (const auto& plugin : plugins) plugin_args += " --plugin " + shell_quoted(std::filesystem::canonical(plugin).string());
   // Every size is checked before the first run: a typo or a size that cannot fit is one line.

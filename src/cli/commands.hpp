@@ -34,5 +34,8 @@ void add_bench_scaling_command(CLI::App& bench, outcome& result);
 void fail_on_broken_registrations();
 // `--plugin PATH` (repeatable) on a command that selects targets; load_plugins() loads them.
 void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins);
+// Loads the --plugin libraries; warns, once each, of a plugin whose host code was built without
+// optimization (its timings would measure a debug build).
+void load_user_plugins(const std::vector<std::string>& plugins);
 
 }  // namespace aisp::cli

@@ -36,7 +36,12 @@ std::vector<abi_function>& plugin_error_slots() {
   return slots;
 }
 
-std::string load_one(const std::string& path) {
+std::vector<loaded_plugin>& plugins_so_far() {
+  static std::vector<loaded_plugin> plugins;
+  return plugins;
+}
+
+loaded_plugin load_one(const std::string& path) {
   std::error_code error;
   AISP_EXPECTS(std::filesystem::is_regular_file(path, error), "plugin '" + path + "': no such file");
   const auto& known = registry::instance();
@@ -63,7 +68,11 @@ std::string load_one(const std::string& path) {
   // Older plugins of this ABI may lack it: then only the poisoned outputs catch a silent failure.
   if (const auto slot = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_take_cuda_error")); slot != nullptr)
     plugin_error_slots().push_back(slot);
-  return std::filesystem::canonical(path).string();
+  loaded_plugin plugin{.path = std::filesystem::canonical(path).string(), .optimized = std::nullopt, .targets = {}};
+  if (const auto optimized = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_built_optimized")); optimized != nullptr)
+    plugin.optimized = optimized() != 0;
+  for (std::size_t i = pairs_before; i < known.pairs().size(); ++i) plugin.targets.push_back(known.pairs()[i].target());
+  return plugin;
 }
 
 }  // namespace
@@ -82,8 +91,12 @@ void load_plugins(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
     std::error_code error;
     if (loaded.count(std::filesystem::weakly_canonical(path, error).string()) != 0) continue;
-    loaded.insert(load_one(path));
+    auto plugin = load_one(path);
+    loaded.insert(plugin.path);
+    plugins_so_far().push_back(std::move(plugin));
   }
 }
+
+const std::vector<loaded_plugin>& loaded_plugins() { return plugins_so_far(); }
 
 }  // namespace aisp

@@ -3,10 +3,18 @@
 
 #include <cuda_runtime_api.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace aisp {
+
+// A plugin loaded into this process.
+struct loaded_plugin {
+  std::string path;                  // canonical
+  std::optional<bool> optimized;     // its host code compiled with optimization; unknown for older plugins
+  std::vector<std::string> targets;  // the pairs it registered
+};
 
 // Loads each plugin once. A missing file, a library
 // that is not an aisp plugin, another ABI, a duplicate target or a broken contract is a
@@ -16,5 +24,8 @@ void load_plugins(const std::vector<std::string>& paths);
 // The first error waiting in a loaded plugin's own CUDA runtime (each plugin's slot is read and
 // cleared), cudaSuccess when none: the harness reads it beside its own last-error slot (X8).
 [[nodiscard]] cudaError_t take_plugin_cuda_errors();
+
+// Every plugin loaded so far, in load order.
+[[nodiscard]] const std::vector<loaded_plugin>& loaded_plugins();
 
 }  // namespace aisp

@@ -50,6 +50,15 @@ TEST(plugin_cheat, a_cached_output_is_caught_through_a_plugin_as_in_the_lab) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(plugin_build, a_plugin_built_without_optimization_loads_with_a_warning) {
+  const auto listed = run_command(aisp::testing::aisp_binary() + " bench list-targets --plugin " + fixture("unoptimized"));
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("plugin_debug:add_one"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("built without compiler optimization"), std::string::npos) << listed.output;
+  const auto optimized = run_command(aisp::testing::aisp_binary() + " bench list-targets --plugin " + fixture("cached_output"));
+  EXPECT_EQ(optimized.output.find("without compiler optimization"), std::string::npos) << optimized.output;
+}
+
 // The tutorial as a user follows it: install aisp, build examples/plugin against the install,
 // list and run its host pair.
 class tutorial_plugin : public ::testing::Test {
@@ -92,6 +101,12 @@ TEST_F(tutorial_plugin, its_host_pair_runs_with_every_check_and_gets_a_verdict) 
   ASSERT_FALSE(pair.at("speedups").empty());
   EXPECT_FALSE(pair.at("speedups").at(0).value("verdict", "").empty());
   EXPECT_GT(pair.at("checks").size(), 20u) << "every check ran";
+  // Built with no build type, as the tutorial says: optimized all the same, and recorded so.
+  EXPECT_EQ(run.output.find("without compiler optimization"), std::string::npos) << run.output;
+  const auto& plugins = results.at("config").at("plugins");
+  ASSERT_EQ(plugins.size(), 1u) << results.at("config").dump(1);
+  EXPECT_EQ(plugins.at(0).at("optimized"), true);
+  EXPECT_NE(plugins.at(0).at("targets").dump().find("tutorial:array_sum"), std::string::npos);
 }
 
 TEST_F(tutorial_plugin, a_new_pair_skeleton_builds_and_passes_verify_as_written) {
