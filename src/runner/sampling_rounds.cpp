@@ -63,11 +63,16 @@ int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.tim
 // once for all of them (check_timed_calls). A worker still sees fresh inputs in every call and
 // cannot tell a verified call from a timed one; what is shared is unseen by it, since workers are
 // sandboxed apart. One truth per worker and call cost labs/gemm 43 s of a 0.28 s baseline.
-struct visit_draws {
+// What the visits of one pair's sampling share: the judge's draws and the last NVML reading.
+struct round_state {
   std::mt19937_64 chooser{secret_seed()};
+  // Note [one reading between visits]: the reading after a visit is the one before the next when
+  // nothing but the judge's bookkeeping came between (within 5 ms): half the NVML reads.
+  std::optional<visit_telemetry> last_reading;
+  std::chrono::steady_clock::time_point last_read_at{};
   std::array<std::uint64_t, max_verified_timed_calls> input_seeds{};
   std::array<std::uint64_t, max_verified_timed_calls> positions_seeds{};
-  visit_draws() {
+  round_state() {
     for (auto& seed : input_seeds) seed = secret_seed();
     for (auto& seed : positions_seeds) seed = secret_seed();
   }
@@ -75,10 +80,10 @@ struct visit_draws {
 
 // The verified sample of a visit: its probes are drawn now, after the call, from the judge's
 // entropy, and read from the outputs the worker kept.
-void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, const visit_draws& draws) {
+void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, const round_state& state) {
   auto fingerprint = reply.value("verified", nlohmann::json());
   if (!fingerprint.is_object()) return;
-  const std::uint64_t positions_seed = draws.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
+  const std::uint64_t positions_seed = state.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
   fingerprint["positions_seed"] = positions_seed;
   fingerprint["probe_values"] =
       slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}}, config.worker_timeout_s)
@@ -113,8 +118,8 @@ void count_reported_against_audit(variant_slot& slot, const nlohmann::json& repl
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
-           visit_draws& draws, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
-  auto& chooser = draws.chooser;
+           round_state& state, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
+  auto& chooser = state.chooser;
   const int count = visit_size(slot, visit_s);
   nlohmann::json request = {{"op", "sample"}, {"count", count}, {"input_base", secret_seed()}, {"fill_base", secret_seed()}};
   // Note [random timed calls]: each sample of a non-twin worker is verified with a secret
@@ -126,7 +131,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     const auto chance = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), verify_one_in);
     if (config.verify_only || chooser() % static_cast<std::uint64_t>(verify_one_in) < chance) {
       request["verify"] = static_cast<int>(chooser() % static_cast<std::uint64_t>(count));
-      request["verify_seed"] = draws.input_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
+      request["verify_seed"] = state.input_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
     }
   }
   // Note [audited visits] (cupti_recorder.hpp): the first visit and about one in three after it
@@ -135,12 +140,15 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   request["audit"] = audited;
   ++slot.visits;
   const auto read_at = std::chrono::steady_clock::now();
-  const auto telemetry_before = telemetry ? telemetry() : std::nullopt;
+  const bool reuse = state.last_reading && read_at - state.last_read_at < std::chrono::milliseconds(5);
+  const auto telemetry_before = reuse ? state.last_reading : telemetry ? telemetry() : std::nullopt;
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const auto returned = std::chrono::steady_clock::now();
   const double judge_wall_s = std::chrono::duration<double>(returned - start).count();
-  note_telemetry(slot, telemetry_before, telemetry ? telemetry() : std::nullopt, count);
+  state.last_reading = telemetry ? telemetry() : std::nullopt;
+  state.last_read_at = std::chrono::steady_clock::now();
+  note_telemetry(slot, telemetry_before, state.last_reading, count);
   slot.costs.telemetry_s += std::chrono::duration<double>(start - read_at).count() +
                             std::chrono::duration<double>(std::chrono::steady_clock::now() - returned).count();
   (audited ? slot.costs.audited_visits : slot.costs.timed_visits) += 1;
@@ -160,7 +168,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   slot.result.sampling_s += wall_s;
   if (!audited) slot.costs.timed_sample_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
-  keep_verified_sample(slot, reply, config, draws);
+  keep_verified_sample(slot, reply, config, state);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
@@ -184,6 +192,23 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
 
 
 }  // namespace
+
+// Note [paced stopped variants]: a variant that has stopped keeps visiting, so that its samples
+// span the same stretch of time as the others' (drift and heat reach every variant alike), but
+// only while its sampling time is not ahead of the busiest variant still sampling. Visiting every
+// round made the stopped 0.27 s baselines of the GEMM pairs (and their twins) sample for 9-13 s
+// each while the fast variants met their 0.25 s floor in 10 ms visits: 64 s of the lab's 561
+// (H100, 2026-11-27).
+std::vector<bool> slots_to_visit(const std::vector<variant_slot>& slots) {
+  double pace_s = 0;
+  for (const auto& slot : slots)
+    if (slot.stopped == stats::stop_reason::keep_going) pace_s = std::max(pace_s, slot.result.sampling_s);
+  std::vector<bool> visiting;
+  visiting.reserve(slots.size());
+  for (const auto& slot : slots)
+    visiting.push_back(slot.stopped == stats::stop_reason::keep_going || slot.result.sampling_s <= pace_s);
+  return visiting;
+}
 
 // Note [energy window]: NVML's energy counter moves in steps ~100 ms apart, far coarser than a
 // 10 ms visit, so interleaved visits cannot say which variant spent the joules. After sampling,
@@ -228,12 +253,16 @@ std::vector<double> durations_of(const variant_slot& slot) {
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks) {
-  visit_draws draws;
+  round_state state;
   for (int round = 0;; ++round) {
+    const auto visiting = slots_to_visit(slots);
+    const auto visit_in_turn = [&](variant_slot& slot) {
+      if (visiting[static_cast<std::size_t>(&slot - slots.data())]) visit(slot, visit_s_of(slot, config), config, telemetry, state, checks);
+    };
     if (round % 2 == 0) {
-      for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, draws, checks);
+      for (auto& slot : slots) visit_in_turn(slot);
     } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit(*it, visit_s_of(*it, config), config, telemetry, draws, checks);
+      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit_in_turn(*it);
     }
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);
@@ -257,7 +286,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
       short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
     }
     if (!short_of_verified) return;
-    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, draws, checks, 1);
+    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, state, checks, 1);
   }
 }
 

@@ -15,6 +15,10 @@ namespace aisp {
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks);
 
+// Which slots visit in the next round: every one still sampling, and a stopped one only while its
+// sampling time is not ahead of the busiest one still sampling (Note [paced stopped variants]).
+[[nodiscard]] std::vector<bool> slots_to_visit(const std::vector<variant_slot>& slots);
+
 // One uninterrupted window per worker after sampling, for the energy per call (Note [energy window]).
 void measure_energy(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry);
 

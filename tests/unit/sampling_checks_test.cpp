@@ -87,3 +87,30 @@ TEST(reported_clock, fails_only_when_most_of_the_workers_audited_samples_disagre
 }
 
 }  // namespace
+
+namespace {
+
+aisp::variant_slot slot_at(double sampling_s, aisp::stats::stop_reason stopped) {
+  aisp::variant_slot slot;
+  slot.result.sampling_s = sampling_s;
+  slot.stopped = stopped;
+  return slot;
+}
+
+}  // namespace
+
+// Note [paced stopped variants]: a stopped slow baseline visits only while it is not ahead of the
+// busiest variant still sampling; variants still sampling always visit.
+TEST(paced_stopped_variants, a_stopped_variant_visits_only_while_it_is_not_ahead_of_the_running_ones) {
+  using aisp::stats::stop_reason;
+  std::vector<aisp::variant_slot> slots;
+  slots.push_back(slot_at(2.7, stop_reason::converged));   // a 0.27 s baseline, done after 10 samples
+  slots.push_back(slot_at(0.12, stop_reason::keep_going));  // fast variants still short of their floor
+  slots.push_back(slot_at(0.05, stop_reason::keep_going));
+  slots.push_back(slot_at(0.10, stop_reason::stalled));    // stopped, behind the busiest running one
+  EXPECT_EQ(aisp::slots_to_visit(slots), (std::vector<bool>{false, true, true, true}));
+  slots[1].result.sampling_s = 2.8;  // the running ones caught up: the baseline visits again
+  EXPECT_EQ(aisp::slots_to_visit(slots), (std::vector<bool>{true, true, true, true}));
+  for (auto& slot : slots) slot.stopped = stop_reason::converged;  // nobody running: the rounds are over
+  EXPECT_EQ(aisp::slots_to_visit(slots), (std::vector<bool>{false, false, false, false}));
+}
