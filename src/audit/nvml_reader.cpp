@@ -179,13 +179,13 @@ std::optional<gpu_telemetry> nvml_session::read(const std::string& uuid) const {
   return t;
 }
 
-std::optional<visit_telemetry> nvml_session::read_visit(const std::string& uuid) const {
+std::optional<visit_telemetry> nvml_session::read_visit(const std::string& uuid, bool with_energy) const {
   nvml_device device = nullptr;
   if (!api_->device_of(uuid, device) || api_->reasons == nullptr || api_->energy == nullptr)
     return std::nullopt;
   unsigned long long mask = 0;
   unsigned long long millijoules = 0;
-  if (api_->reasons(device, &mask) != nvml_success || api_->energy(device, &millijoules) != nvml_success)
+  if (api_->reasons(device, &mask) != nvml_success || (with_energy && api_->energy(device, &millijoules) != nvml_success))
     return std::nullopt;
   return visit_telemetry{mask, static_cast<double>(millijoules) / 1e3};
 }

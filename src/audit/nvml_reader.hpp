@@ -31,7 +31,7 @@ struct gpu_telemetry {
 // The two readings taken around every visit of samples: cheap enough to repeat thousands of times.
 struct visit_telemetry {
   std::uint64_t clock_event_reasons = 0;
-  double energy_j = 0;
+  double energy_j = 0;  // 0 when not asked for
 };
 
 // Names of the set bits of an NVML clock-event-reasons mask.
@@ -52,7 +52,9 @@ class nvml_session {
 
   // By the CUDA UUID ("GPU-xxxxxxxx-..."), which NVML shares; nullopt when not found.
   [[nodiscard]] std::optional<gpu_telemetry> read(const std::string& uuid) const;
-  [[nodiscard]] std::optional<visit_telemetry> read_visit(const std::string& uuid) const;
+  // The clock-event reasons, and the energy counter when `with_energy` (each NVML read costs
+  // milliseconds on the H100, and the visits need only the reasons).
+  [[nodiscard]] std::optional<visit_telemetry> read_visit(const std::string& uuid, bool with_energy = true) const;
 
  private:
   struct api;

@@ -141,12 +141,12 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   ++slot.visits;
   const auto read_at = std::chrono::steady_clock::now();
   const bool reuse = state.last_reading && read_at - state.last_read_at < std::chrono::milliseconds(5);
-  const auto telemetry_before = reuse ? state.last_reading : telemetry ? telemetry() : std::nullopt;
+  const auto telemetry_before = reuse ? state.last_reading : telemetry ? telemetry(false) : std::nullopt;
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const auto returned = std::chrono::steady_clock::now();
   const double judge_wall_s = std::chrono::duration<double>(returned - start).count();
-  state.last_reading = telemetry ? telemetry() : std::nullopt;
+  state.last_reading = telemetry ? telemetry(false) : std::nullopt;
   state.last_read_at = std::chrono::steady_clock::now();
   note_telemetry(slot, telemetry_before, state.last_reading, count);
   slot.costs.telemetry_s += std::chrono::duration<double>(start - read_at).count() +
@@ -226,7 +226,7 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
     const int count = visit_size(slot, energy_visit_s);  // the sampling visits' own rule
     const energy_window_probe probe{
         .read_joules = [&telemetry]() -> std::optional<double> {
-          const auto now = telemetry();
+          const auto now = telemetry(true);
           if (!now) return std::nullopt;
           return now->energy_j;
         },

@@ -73,7 +73,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
         return total > 0 ? std::optional<std::uint64_t>(total) : std::nullopt;
       };
       if (nvml != nullptr) {
-        device.read_telemetry = [nvml, uuid = system.gpus[chosen].uuid] { return nvml->read_visit(uuid); };
+        device.read_telemetry = [nvml, uuid = system.gpus[chosen].uuid](bool with_energy) { return nvml->read_visit(uuid, with_energy); };
         telemetry_now = [nvml, uuid = system.gpus[chosen].uuid] {
           const auto reading = nvml->read(uuid);
           return reading ? to_json(*reading) : nlohmann::json(nullptr);

@@ -19,7 +19,8 @@
 namespace aisp {
 
 // NVML's clock-event reasons and energy counter, read by the judge around each visit.
-using telemetry_fn = std::function<std::optional<visit_telemetry>()>;
+// Reads the clock-event reasons, and the energy counter when asked (only the energy window needs it).
+using telemetry_fn = std::function<std::optional<visit_telemetry>(bool with_energy)>;
 
 enum class slot_role { baseline, candidate, noise_twin };
 
