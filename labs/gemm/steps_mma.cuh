@@ -35,31 +35,18 @@
 
 #include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
+#include "aisp/mma_sync.cuh"
 #include "gemm_problem.cuh"
 #include "steps_simt.cuh"
 
 namespace aisp::labs_gemm {
 
-// ---- PTX wrappers ----
+// ---- PTX wrappers (aisp/mma_sync.cuh, shared with labs/attention) ----
+using ptx::ldmatrix_x4;
+using ptx::mma_bf16_16816;
+
 __device__ __forceinline__ unsigned int shared_address(const void* pointer) {
   return static_cast<unsigned int>(__cvta_generic_to_shared(pointer));
-}
-
-// volatile: it reads shared memory written by other threads, so it must not be merged or hoisted
-// across the barriers that order those writes.
-__device__ __forceinline__ void ldmatrix_x4(unsigned int (&fragment)[4], unsigned int address) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(fragment[0]), "=r"(fragment[1]), "=r"(fragment[2]), "=r"(fragment[3])
-               : "r"(address));
-}
-
-// d += a · b on one 16 x 8 x 16 tile, fp32 accumulators (Note [m16n8k16 fragments]).
-__device__ __forceinline__ void mma_bf16_16816(float (&d)[4], const unsigned int (&a)[4],
-                                               const unsigned int (&b)[2]) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 // 16 bytes global -> shared without a register round trip (.cg: L2 only, A and B tiles are

@@ -1,0 +1,219 @@
+// labs/attention: the forward pass of attention, O = softmax(Q K^T / sqrt(d)) V, bf16 in and out,
+// fp32 softmax and accumulation: the lab's worklog of FlashAttention's ideas, one variant per step,
+// on four pairs (head dims 128 and 64, causal, grouped-query). Issue 18; README.md.
+// Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
+// HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
+// Still to come: wgmma fed by TMA, warp specialization with the softmax overlapped, and cuDNN's
+// fused SDPA as the peer (in process, through its graph API).
+// Run: aisp bench run --targets labs/attention
+#include <cuda_bf16.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
+#include "attention_problem.cuh"
+#include "fused_mma.cuh"
+#include "naive_attention.cuh"
+
+namespace aisp::labs_attention {
+namespace {
+
+// Napkin math at b = 4, h = 16, s = 4096, d = 128: 4 b h s^2 d = 550 GFLOP (the two GEMMs);
+// Q, K, V and O are 4 x 67 MB = 268 MB, 90 us at 3.0 TB/s: at the ~800 TFLOP/s of the bf16
+// tensor peak, 0.69 ms, so the fused kernel is compute-bound. The baseline's scores are
+// b h s^2 = 1.07 G values: 4.3 GB of fp32 S written and read, 2.1 GB of bf16 P written and read,
+// 13 GB of HBM traffic, ~4.3 ms at 3.0 TB/s: it is bound by memory, not math.
+//
+// Note [attention tolerance]: the inputs are bf16 values in [-1, 1), exact in the fp64 reference.
+// (1) Scores: d products of bf16 values, exact in fp32, summed in fp32 in another order than
+//     fp64: relative 1e-6, negligible after the softmax.
+// (2) P in bf16: both variants round probabilities to bf16 (2^-9 relative) before P V (the
+//     baseline its normalized P, the fused kernel exp2(s - m) before dividing by l); the output
+//     moves by at most 2^-9 sum_j p_j |v_j| <= 2^-9 = 2e-3 absolute, and far less typically
+//     (the errors are independent: ~2^-9 sqrt(sum p_j^2 v_j^2)). atol 2e-3 covers the worst case.
+// (3) The bf16 output: 2^-8 relative against fp64; at the benchmark size each variant is compared
+//     with the baseline's bf16 output, where two roundings can differ by one ulp (2^-7 = 7.8e-3):
+//     rtol 1e-2, as labs/gemm. rel-L2 stays the dtype default (1e-2).
+// (4) exp2f and __expf: ~2 ulp of fp32, negligible.
+constexpr double attention_rtol = 1e-2;
+constexpr double attention_atol = 2e-3;
+
+[[nodiscard]] attention_problem problem_of(run_context& ctx) {
+  attention_problem p;
+  p.q = ctx.as<const __nv_bfloat16>("q");
+  p.k = ctx.as<const __nv_bfloat16>("k");
+  p.v = ctx.as<const __nv_bfloat16>("v");
+  p.o = ctx.as<__nv_bfloat16>("o");
+  p.batch = static_cast<int>(ctx.param("b"));
+  p.kv_heads = static_cast<int>(ctx.param("hkv"));
+  p.group = static_cast<int>(ctx.param("group"));
+  p.seq = static_cast<int>(ctx.param("s"));
+  p.dim = static_cast<int>(ctx.param("d"));
+  p.causal = ctx.param("causal") != 0;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(p.dim));
+  AISP_EXPECTS(p.dim == 64 || p.dim == 128, "labs/attention kernels take head dims 64 and 128");
+  return p;
+}
+
+// ---- Step 1: the baseline ----
+void setup_naive(run_context& ctx) { plan_naive_attention(make_state<naive_attention_state>(ctx), problem_of(ctx)); }
+void run_naive(run_context& ctx) { run_naive_attention(state_of<naive_attention_state>(ctx), problem_of(ctx), ctx.stream()); }
+void teardown_naive(run_context& ctx) { release_state<naive_attention_state>(ctx); }
+
+[[nodiscard]] variant naive_step() {
+  variant v;
+  v.name = "baseline";
+  v.summary = "naive: S = Q K^T (fp32) to HBM by cuBLASLt's batched bf16 GEMM, a softmax kernel writes P (bf16), "
+              "cuBLASLt's P V";
+  v.run = run_naive;
+  v.setup = setup_naive;
+  v.teardown = teardown_naive;
+  v.library = "cuBLAS";
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
+// ---- Steps 2-3: fused, online softmax, mma.sync, FA2 partitioning ----
+void setup_fused(run_context& ctx) {
+  if (problem_of(ctx).dim == 64) {
+    prepare_fused_attention<64>();
+  } else {
+    prepare_fused_attention<128>();
+  }
+}
+
+void run_fused(run_context& ctx) {
+  const auto p = problem_of(ctx);
+  if (p.dim == 64) {
+    launch_fused_attention<64>(p, ctx.stream());
+  } else {
+    launch_fused_attention<128>(p, ctx.stream());
+  }
+}
+
+[[nodiscard]] variant fused_step() {
+  variant v;
+  v.name = "optimized_fused_mma";
+  v.summary = "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a block "
+              "and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async";
+  v.run = run_fused;
+  v.setup = setup_fused;
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
+// The fp64 reference: per (batch, head, query) the scores, their softmax and the weighted sum of V.
+void attention_reference(reference_io& io) {
+  const auto batch = static_cast<std::size_t>(io.param("b"));
+  const auto kv_heads = static_cast<std::size_t>(io.param("hkv"));
+  const auto group = static_cast<std::size_t>(io.param("group"));
+  const auto seq = static_cast<std::size_t>(io.param("s"));
+  const auto dim = static_cast<std::size_t>(io.param("d"));
+  const bool causal = io.param("causal") != 0;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+  const std::span<const double> q = io.input("q");
+  const std::span<const double> k = io.input("k");
+  const std::span<const double> v = io.input("v");
+  const std::span<double> o = io.output("o");
+  std::vector<double> weights(seq);
+  for (std::size_t b = 0; b < batch; ++b) {
+    for (std::size_t h = 0; h < kv_heads * group; ++h) {
+      const std::size_t kv = b * kv_heads + h / group;
+      for (std::size_t i = 0; i < seq; ++i) {
+        const double* query = &q[((b * kv_heads * group + h) * seq + i) * dim];
+        const std::size_t keys = causal ? i + 1 : seq;
+        double largest = -std::numeric_limits<double>::infinity();
+        for (std::size_t j = 0; j < keys; ++j) {
+          const double* key = &k[(kv * seq + j) * dim];
+          double dot = 0.0;
+          for (std::size_t c = 0; c < dim; ++c) dot += query[c] * key[c];
+          weights[j] = dot * scale;
+          largest = std::max(largest, weights[j]);
+        }
+        double total = 0.0;
+        for (std::size_t j = 0; j < keys; ++j) total += (weights[j] = std::exp(weights[j] - largest));
+        double* out = &o[((b * kv_heads * group + h) * seq + i) * dim];
+        for (std::size_t c = 0; c < dim; ++c) out[c] = 0.0;
+        for (std::size_t j = 0; j < keys; ++j) {
+          const double* value = &v[(kv * seq + j) * dim];
+          for (std::size_t c = 0; c < dim; ++c) out[c] += weights[j] / total * value[c];
+        }
+      }
+    }
+  }
+}
+
+struct attention_shape {
+  std::int64_t batch, kv_heads, group, seq, dim;
+  bool causal;
+};
+
+// One definition for the four pairs. Validation sizes keep d, the group and the mask and vary
+// the rest: 1, 7, 65 and 130 keys (a lone key, a ragged first tile, a tile and one more, two tiles
+// and two rows: every tail of the 64-row query and key tiles); the held-out size, 257, puts a lone
+// query in a fifth block.
+[[nodiscard]] pair attention_pair(std::string target, const attention_shape& shape, std::string summary) {
+  const auto size = [&shape](std::int64_t batch, std::int64_t kv_heads, std::int64_t seq) {
+    return param_map{{"b", batch}, {"hkv", kv_heads}, {"group", shape.group}, {"s", seq}, {"d", shape.dim}, {"causal", shape.causal ? 1 : 0}};
+  };
+  return pair(std::move(target))
+      .summary(std::move(summary))
+      .needs_compute_capability(9, 0, "built for sm_90a; the later steps use wgmma and TMA")
+      .benchmark_size(size(shape.batch, shape.kv_heads, shape.seq))
+      .validation_size(size(1, 1, 1))
+      .validation_size(size(1, 2, 7))
+      .validation_size(size(2, 1, 65))
+      .validation_size(size(1, 2, 130))
+      .held_out_size(size(1, 3, 257))
+      .input("q", dtype::bf16, {"b", "hkv", "group", "s", "d"})
+      .input("k", dtype::bf16, {"b", "hkv", "s", "d"})
+      .input("v", dtype::bf16, {"b", "hkv", "s", "d"})
+      .output("o", dtype::bf16, {"b", "hkv", "group", "s", "d"})
+      .work([](const workload& w) {
+        const auto b = static_cast<double>(w.get("b"));
+        const auto h = static_cast<double>(w.get("hkv") * w.get("group"));
+        const auto hkv = static_cast<double>(w.get("hkv"));
+        const auto s = static_cast<double>(w.get("s"));
+        const auto d = static_cast<double>(w.get("d"));
+        // Causal: the scores at or below the diagonal, s (s + 1) / 2 of the s^2, as FlashAttention counts.
+        const double scored = w.get("causal") != 0 ? s * (s + 1) / 2 : s * s;
+        return work_amount{.bytes = 2.0 * (2 * b * h * s * d + 2 * b * hkv * s * d), .flops = 4.0 * b * h * scored * d};
+      })
+      .reference(attention_reference)
+      .tolerance_override(tolerance{
+          .rtol = attention_rtol,
+          .atol = attention_atol,
+          .max_rel_l2 = 1e-2,
+          .reason = "bf16 output: one ulp (2^-7) between two variants' roundings -> rtol 1e-2; P rounded to bf16 "
+                    "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [attention tolerance])"})
+      .tag("attention")
+      .tag("tensor-cores")
+      .tag("mma-sync")
+      .tag("online-softmax")
+      .tag("cp-async")
+      .add_variant(naive_step())
+      .add_variant(fused_step());
+}
+
+}  // namespace
+}  // namespace aisp::labs_attention
+
+using aisp::labs_attention::attention_pair;
+using aisp::labs_attention::attention_shape;
+AISP_REGISTER(attention_pair("labs/attention:fwd_hd128", attention_shape{4, 16, 1, 4096, 128, false},
+                             "attention forward, b 4, h 16, s 4096, d 128, bf16: naive (cuBLASLt + softmax) -> fused mma.sync"));
+AISP_REGISTER(attention_pair("labs/attention:fwd_hd128_causal", attention_shape{4, 16, 1, 4096, 128, true},
+                             "causal attention forward, b 4, h 16, s 4096, d 128, bf16: masked tiles skipped when fused"));
+AISP_REGISTER(attention_pair("labs/attention:fwd_hd64", attention_shape{4, 16, 1, 4096, 64, false},
+                             "attention forward, b 4, h 16, s 4096, d 64, bf16"));
+AISP_REGISTER(attention_pair("labs/attention:fwd_gqa", attention_shape{1, 8, 4, 8192, 128, false},
+                             "grouped-query attention forward: 32 query heads on 8 KV heads, s 8192, d 128, bf16"));
