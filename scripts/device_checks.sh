@@ -13,6 +13,10 @@
 #   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
 #   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
 #           expectations/goldens.json), to copy back after review;
+#   attention: issue 18's first device look: `bench verify` of labs/attention and ch18 (every
+#           check, a token of sampling), then PyTorch SDPA on the same shapes
+#           (scripts/peers/attention_peers.py) into OUT_DIR/attention_peers.json; then
+#           `scripts/sanitize.sh BIN OUT labs/attention ch18` and `run` separately;
 #   plugin: `bench run --plugin BIN_DIR/plugins/libtutorial_pairs.so` of the tutorial's pairs
 #           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
@@ -93,9 +97,16 @@ PY
         --json "$out/flush-$flush.json" > "$out/flush-$flush.log" 2>&1
       echo "--l2-flush $flush: rc $?"; grep -E "^(ch|labs)" "$out/flush-$flush.log" | head -n 20
     done ;;
+  attention)
+    "$bin/aisp" bench verify --targets labs/attention ch18 --quiet --history none --artifacts-dir /tmp/aisp_attention \
+      --json "$out/verify-attention.json" > "$out/verify-attention.log" 2>&1
+    echo "attention verify rc $?"; tail -n 20 "$out/verify-attention.log"
+    python3 "$here/summarize_results.py" "$out/verify-attention.json" 2>&1 | grep -E "FAILED|: fail" | head -n 40
+    python3 "$here/peers/attention_peers.py" > "$out/attention_peers.json" 2> "$out/attention_peers.log"
+    echo "attention peers rc $?"; cat "$out/attention_peers.log" | tail -n 8 ;;
   plugin)
     "$bin/aisp" bench run --plugin "$bin/plugins/libtutorial_pairs.so" --targets tutorial --quiet --history none \
       --artifacts-dir /tmp/aisp_plugin --json "$out/plugin.json" > "$out/plugin.log" 2>&1
     echo "plugin run rc $?"; tail -n 12 "$out/plugin.log" ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin or flushab" >&2; exit 2 ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention or flushab" >&2; exit 2 ;;
 esac

@@ -16,11 +16,12 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <vector>
 
+#include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
@@ -56,24 +57,15 @@ namespace {
 void run_per_head(run_context& ctx) { launch_decode_per_head(problem_of(ctx), ctx.stream()); }
 
 // The split kernel's partial softmaxes: (b, h, splits) records of 128 values, a max and a sum.
-struct split_scratch {
-  float* partials = nullptr;
-  split_scratch() = default;
-  split_scratch(const split_scratch&) = delete;
-  split_scratch& operator=(const split_scratch&) = delete;
-  ~split_scratch() {
-    if (partials != nullptr) static_cast<void>(cudaFree(partials));
-  }
-};
-
 void setup_split(run_context& ctx) {
   const auto p = problem_of(ctx);
-  auto& scratch = make_state<split_scratch>(ctx);
   const std::size_t records = static_cast<std::size_t>(p.batch) * p.heads() * splits_of(p);
-  AISP_CUDA_CHECK(cudaMalloc(&scratch.partials, records * (head_dim + 2) * sizeof(float)));
+  make_state<device_scratch>(ctx, records * (head_dim + 2) * sizeof(float));
 }
-void run_split(run_context& ctx) { launch_decode_split(problem_of(ctx), state_of<split_scratch>(ctx).partials, ctx.stream()); }
-void teardown_split(run_context& ctx) { release_state<split_scratch>(ctx); }
+void run_split(run_context& ctx) {
+  launch_decode_split(problem_of(ctx), static_cast<float*>(state_of<device_scratch>(ctx).data()), ctx.stream());
+}
+void teardown_split(run_context& ctx) { release_state<device_scratch>(ctx); }
 
 void decode_reference(reference_io& io) {
   const auto batch = static_cast<std::size_t>(io.param("b"));
@@ -89,30 +81,17 @@ void decode_reference(reference_io& io) {
   const std::span<const double> table = io.input("page_table");
   const std::span<double> o = io.output("o");
   const std::size_t tokens = pages * page;
-  std::vector<double> weights(tokens);
+  std::vector<double> weights;
   const auto row = [&](std::size_t sequence, std::size_t kv_head, std::size_t token) {
     const auto physical = static_cast<std::size_t>(table[sequence * pages + token / page]);
     return ((physical * kv_heads + kv_head) * page + token % page) * dim;
   };
   for (std::size_t s = 0; s < batch; ++s) {
     for (std::size_t h = 0; h < kv_heads * group; ++h) {
-      const double* query = &q[(s * kv_heads * group + h) * dim];
-      double largest = -std::numeric_limits<double>::infinity();
-      for (std::size_t t = 0; t < tokens; ++t) {
-        const double* key = &k[row(s, h / group, t)];
-        double dot = 0.0;
-        for (std::size_t c = 0; c < dim; ++c) dot += query[c] * key[c];
-        weights[t] = dot * scale;
-        largest = std::max(largest, weights[t]);
-      }
-      double total = 0.0;
-      for (std::size_t t = 0; t < tokens; ++t) total += (weights[t] = std::exp(weights[t] - largest));
-      double* out = &o[(s * kv_heads * group + h) * dim];
-      for (std::size_t c = 0; c < dim; ++c) out[c] = 0.0;
-      for (std::size_t t = 0; t < tokens; ++t) {
-        const double* value = &v[row(s, h / group, t)];
-        for (std::size_t c = 0; c < dim; ++c) out[c] += weights[t] / total * value[c];
-      }
+      const std::size_t at = (s * kv_heads * group + h) * dim;
+      attention_row_reference(
+          &q[at], tokens, dim, scale, [&](std::size_t t) { return &k[row(s, h / group, t)]; },
+          [&](std::size_t t) { return &v[row(s, h / group, t)]; }, weights, &o[at]);
     }
   }
 }

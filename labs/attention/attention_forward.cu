@@ -11,11 +11,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -124,29 +124,15 @@ void attention_reference(reference_io& io) {
   const std::span<const double> k = io.input("k");
   const std::span<const double> v = io.input("v");
   const std::span<double> o = io.output("o");
-  std::vector<double> weights(seq);
+  std::vector<double> weights;
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < kv_heads * group; ++h) {
       const std::size_t kv = b * kv_heads + h / group;
       for (std::size_t i = 0; i < seq; ++i) {
-        const double* query = &q[((b * kv_heads * group + h) * seq + i) * dim];
-        const std::size_t keys = causal ? i + 1 : seq;
-        double largest = -std::numeric_limits<double>::infinity();
-        for (std::size_t j = 0; j < keys; ++j) {
-          const double* key = &k[(kv * seq + j) * dim];
-          double dot = 0.0;
-          for (std::size_t c = 0; c < dim; ++c) dot += query[c] * key[c];
-          weights[j] = dot * scale;
-          largest = std::max(largest, weights[j]);
-        }
-        double total = 0.0;
-        for (std::size_t j = 0; j < keys; ++j) total += (weights[j] = std::exp(weights[j] - largest));
-        double* out = &o[((b * kv_heads * group + h) * seq + i) * dim];
-        for (std::size_t c = 0; c < dim; ++c) out[c] = 0.0;
-        for (std::size_t j = 0; j < keys; ++j) {
-          const double* value = &v[(kv * seq + j) * dim];
-          for (std::size_t c = 0; c < dim; ++c) out[c] += weights[j] / total * value[c];
-        }
+        const std::size_t row = ((b * kv_heads * group + h) * seq + i) * dim;
+        attention_row_reference(
+            &q[row], causal ? i + 1 : seq, dim, scale, [&](std::size_t j) { return &k[(kv * seq + j) * dim]; },
+            [&](std::size_t j) { return &v[(kv * seq + j) * dim]; }, weights, &o[row]);
       }
     }
   }

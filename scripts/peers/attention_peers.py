@@ -3,20 +3,20 @@
 
 Same shapes, dtypes and masks as the lab's pairs (labs/attention/attention_forward.cu), random
 bf16 inputs in [-1, 1), forward only. Each available SDPA backend (flash, cuDNN, memory-efficient)
-is timed per call with CUDA events, median of at least 20 calls after a warm-up, twice: back to
-back (warm L2, as PyTorch's own benchmarks time it) and with a 2x-L2 read between calls (cold,
-as aisp times). FLOPs as the lab counts them: 4 b h s^2 d, half of that (s (s + 1) / 2 scores)
-when causal. Prints one JSON object on stdout; a backend that refuses a shape records its error.
+is timed per call with CUDA events (hw_peers.isolated_median_seconds: median of 20 calls after
+a warm-up), twice: warm, and with a 2x-L2 read before each call (cold, as aisp times). FLOPs as
+the lab counts them: 4 b h s^2 d, half of that (s (s + 1) / 2 scores) when causal. Prints one JSON object on stdout; a backend that refuses a shape records its error.
 
 Run on the GPU machine: python3 scripts/peers/attention_peers.py > attention_peers.json
 """
 
 import json
-import statistics
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from hw_peers import isolated_median_seconds
 
 # target: (batch, query heads, kv heads, seq, head dim, causal), as the lab declares them
 SHAPES = {
@@ -27,26 +27,6 @@ SHAPES = {
 }
 BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
             "efficient": SDPBackend.EFFICIENT_ATTENTION}
-WARMUP_CALLS = 3
-TIMED_CALLS = 20
-
-
-def median_seconds(fn, flush=None):
-    """Median of per-call event times; `flush` (untimed) runs before each call when given."""
-    for _ in range(WARMUP_CALLS):
-        fn()
-    torch.cuda.synchronize()
-    seconds = []
-    for _ in range(TIMED_CALLS):
-        if flush is not None:
-            flush()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        seconds.append(start.elapsed_time(stop) * 1e-3)
-    return statistics.median(seconds)
 
 
 def main():
@@ -68,8 +48,8 @@ def main():
                 with sdpa_kernel(backend):
                     call = lambda: torch.nn.functional.scaled_dot_product_attention(
                         q, k, v, is_causal=causal, enable_gqa=(h != hkv))
-                    warm = median_seconds(call)
-                    cold = median_seconds(call, flush)
+                    warm = isolated_median_seconds(call)
+                    cold = isolated_median_seconds(call, before=flush)
                 row[name] = {"warm_s": warm, "cold_s": cold, "warm_tflops": flops / warm / 1e12,
                              "cold_tflops": flops / cold / 1e12}
             except Exception as error:  # a backend that refuses the shape: recorded, the rest still run

@@ -42,17 +42,20 @@ def median_seconds(fn, calls=TIMED_CALLS, warmup=WARMUP_CALLS):
     return statistics.median(marks[i].elapsed_time(marks[i + 1]) * 1e-3 for i in range(calls))
 
 
-def isolated_median_seconds(fn, calls=TIMED_CALLS, warmup=WARMUP_CALLS):
+def isolated_median_seconds(fn, calls=TIMED_CALLS, warmup=WARMUP_CALLS, before=None):
     """Median duration of one fn() call timed alone: events around it, then a synchronize.
 
     Used for host-device copies, as `aisp hw` times them: back-to-back copies queue behind each
-    other on the copy engine and the driver's staging, which measures something else.
+    other on the copy engine and the driver's staging, which measures something else. `before`
+    (untimed) runs ahead of each timed call: an L2 flush for cold timings.
     """
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     seconds = []
     for _ in range(calls):
+        if before is not None:
+            before()
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
