@@ -16,6 +16,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "runner/size_overrides.hpp"
 #include "history/history_store.hpp"
 #include "hw/system_info.hpp"
@@ -236,13 +237,13 @@ void add_shared_options(CLI::App& command, run_options& options) {
       ->check(CLI::IsMember({"detect", "quarantine", "gate"}));
   command.add_option("--quarantine-file", options.quarantine_file, "the quarantine list (default artifacts/quarantine.json)");
   command.add_option("--worker-timeout", options.worker_timeout_s, "seconds a worker may take to answer one request before it is killed (default 60)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number);
   command.add_option("--judge-threads", options.judge_threads,
                      "host threads of the judge: the variants' workers are verified side by side and fp64 references "
                      "are computed ahead on this many cores (default 0: every core); 1 does one thing at a time, for a "
                      "pair whose reference is not reentrant. Timed samples are never taken side by side")
-      ->check(CLI::NonNegativeNumber);
-  command.add_option("--device", options.device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number);
+  command.add_option("--device", options.device, "CUDA device index (default 0)")->check(non_negative_number);
   command.add_option("--golden-file", options.golden_file,
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
                      "(default expectations/goldens.json)");
@@ -269,7 +270,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--energy-window", options.energy_window_s,
                      "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
                      "the energy per call and mean power, opened and closed on the counter's ~100 ms steps (default 0.5; 0 = skip)")
-      ->check(CLI::Range(0.0, 60.0));
+      ->check(number_between(0, 60));
   command.add_option("--size", options.sizes,
                      "replace a benchmark parameter, e.g. --size n=1048576 (repeatable; see `bench list-targets` for the names)");
   command.add_option("--expectations", options.expectations_file,
@@ -292,16 +293,16 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   auto options = std::make_shared<run_options>();
   add_shared_options(*run, *options);
   run->add_option("--max-time", options->max_time_s, "seconds of sampling per variant before giving up on the CI target (default 5; 15 for nvbench's patience)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number);
   run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant (visits, fills and flushes included) before stopping may be considered (default 0.25)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number);
   run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default 10)");
   run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number);
   run->add_option("--min-effect", options->min_effect,
                   "smallest speedup worth a verdict, as a fraction (default 0.01): identical variants in two processes "
                   "differ by up to 0.4% on an H100")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_number);
   run->add_flag("--aa-test", options->aa_test, "run the baseline in the candidate's slot: a correct harness says no-difference");
   run->callback([options, &result] { result.exit_code = run_bench(*options, result.command_line); });
 

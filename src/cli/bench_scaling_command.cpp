@@ -14,6 +14,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "harness/plugin_loader.hpp"
 #include "results/result_json.hpp"
 #include "runner/size_overrides.hpp"
@@ -91,7 +92,7 @@ void add_bench_scaling_command(CLI::App& bench, outcome& result) {
   command->add_option("--target", *target, "one target, e.g. labs/host:matrix_sum")->required();
   command->add_option("--sizes", *sizes, "benchmark parameters, one per run: n=1024 n=65536 ...")->required()->expected(1, -1);
   command->add_option("--artifacts-dir", *dir, "where each size's run goes (default artifacts/scaling)");
-  command->add_option("--max-time", *max_time, "seconds of sampling per variant and size (default 5)")->check(CLI::PositiveNumber);
+  command->add_option("--max-time", *max_time, "seconds of sampling per variant and size (default 5)")->check(positive_number);
   auto plugins = std::make_shared<std::vector<std::string>>();
   add_plugin_option(*command, *plugins);
   command->callback([=, &result] { result.exit_code = scaling(*target, *sizes, *dir, *max_time, *plugins); });

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "hw/hw_suite.hpp"
 
 namespace aisp::cli {
@@ -24,7 +25,7 @@ void add_hw_command(CLI::App& app, outcome& result) {
   hw->add_option("group", *group, "all (default), memory, cache, fp32, tensor, pcie, launch, p2p or nccl");
   hw->add_flag("--json", *as_json, "print machine-readable JSON");
   hw->add_flag("--refresh", *refresh, "measure again even when cached");
-  hw->add_option("--device", *device, "CUDA device index (default 0)")->check(CLI::NonNegativeNumber);
+  hw->add_option("--device", *device, "CUDA device index (default 0)")->check(non_negative_number);
   hw->callback([=, &result] {
     const bool chatty = !*as_json && isatty(STDERR_FILENO);
     const auto report = run_hw(*group, *device, *refresh, [chatty](const std::string& line) {
