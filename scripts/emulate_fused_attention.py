@@ -55,7 +55,7 @@ def mma(d, a, b):
             col = 2 * t + (e % 2)
             d[l][e] += sum(A[row][k] * B[k][col] for k in range(16))
 
-def run_block(Q, K, V, seq, Dim, q0, causal, scale):
+def run_block(Q, K, V, seq, Dim, q0, causal, scale, window=0, skip=True):
     stride = Dim + 8
     block_q, block_kv = 64, 64
     def load(mat, first, rows):
@@ -68,6 +68,7 @@ def run_block(Q, K, V, seq, Dim, q0, causal, scale):
     q_tile = load(Q, q0, block_q)
     kv_end = min(seq, q0 + block_q) if causal else seq
     kv_tiles = (kv_end + block_kv - 1) // block_kv
+    first_tile = max(0, q0 - window + 1) // block_kv if window > 0 and skip else 0
     out_rows = {}
     scale_log2 = scale * 1.4426950408889634
     for warp in range(4):
@@ -75,7 +76,7 @@ def run_block(Q, K, V, seq, Dim, q0, causal, scale):
         out = [[[0.0] * 4 for _ in range(32)] for _ in range(Dim // 8)]
         row_max = [[-math.inf] * 2 for _ in range(32)]
         row_sum = [[0.0] * 2 for _ in range(32)]
-        for tile in range(kv_tiles):
+        for tile in range(first_tile, kv_tiles):
             kv0 = tile * block_kv
             k_tile = load(K, kv0, block_kv)
             v_tile = load(V, kv0, block_kv)
@@ -85,7 +86,8 @@ def run_block(Q, K, V, seq, Dim, q0, causal, scale):
                     b = ldmatrix_x4(k_tile, stride, lambda l, pair=pair, kk=kk: (pair * 16 + ((l & 7) | ((l >> 4) << 3)), kk * 16 + ((l >> 3) & 1) * 8))
                     mma(scores[2 * pair], qf[kk], [(b[l][0], b[l][1]) for l in range(32)])
                     mma(scores[2 * pair + 1], qf[kk], [(b[l][2], b[l][3]) for l in range(32)])
-            needs_mask = kv0 + block_kv > seq or (causal and kv0 + block_kv - 1 > q0 + warp * 16)
+            warp_q0 = q0 + warp * 16
+            needs_mask = kv0 + block_kv > seq or (causal and kv0 + block_kv - 1 > warp_q0) or (window > 0 and kv0 <= warp_q0 + 15 - window)
             for half in range(2):
                 tile_max = [0.0] * 32
                 for l in range(32):
@@ -96,7 +98,8 @@ def run_block(Q, K, V, seq, Dim, q0, causal, scale):
                         for e in range(2):
                             key = kv0 + n * 8 + 2 * t + e
                             s = scores[n][l][2 * half + e]
-                            s = -math.inf if (needs_mask and (key >= seq or (causal and key > query))) else s * scale_log2
+                            masked = key >= seq or (causal and key > query) or (window > 0 and key <= query - window)
+                            s = -math.inf if (needs_mask and masked) else s * scale_log2
                             scores[n][l][2 * half + e] = s
                             m = max(m, s)
                     tile_max[l] = m
@@ -140,31 +143,35 @@ def run_block(Q, K, V, seq, Dim, q0, causal, scale):
                     row[n * 8 + 2 * t + 1] = bf16(out[n][l][2 * half + 1] * inv)
     return out_rows
 
-def reference(Q, K, V, seq, Dim, causal, scale, i):
-    keys = i + 1 if causal else seq
-    w = [sum(Q[i][c] * K[j][c] for c in range(Dim)) * scale for j in range(keys)]
-    m = max(w)
-    e = [math.exp(x - m) for x in w]
-    tot = sum(e)
-    return [sum(e[j] / tot * V[j][c] for j in range(keys)) for c in range(Dim)]
+def reference(Q, K, V, seq, Dim, causal, scale, i, window=0):
+    first = max(0, i - window + 1) if window > 0 else 0
+    keys = range(first, i + 1 if causal else seq)
+    w = {j: sum(Q[i][c] * K[j][c] for c in range(Dim)) * scale for j in keys}
+    m = max(w.values())
+    e = {j: math.exp(x - m) for j, x in w.items()}
+    tot = sum(e.values())
+    return [sum(e[j] / tot * V[j][c] for j in keys) for c in range(Dim)]
 
-def check(seq, Dim, causal, q0):
+def check(seq, Dim, causal, q0, window=0, skip=True):
     random.seed(seq * 7 + Dim + causal)
     R = lambda: [[bf16(random.uniform(-1, 1)) for _ in range(Dim)] for _ in range(seq)]
     Q, K, V = R(), R(), R()
     scale = 1.0 / math.sqrt(Dim)
-    rows = run_block(Q, K, V, seq, Dim, q0, causal, scale)
+    rows = run_block(Q, K, V, seq, Dim, q0, causal, scale, window, skip)
     worst = 0.0
     for i, row in rows.items():
         assert None not in row, f"row {i} not fully written"
-        ref = reference(Q, K, V, seq, Dim, causal, scale, i)
+        ref = reference(Q, K, V, seq, Dim, causal, scale, i, window)
         for c in range(Dim):
             err = abs(row[c] - ref[c]) - (2e-3 + 1e-2 * abs(ref[c]))
             worst = max(worst, abs(row[c] - ref[c]))
             assert err <= 0, f"seq {seq} D {Dim} causal {causal} row {i} col {c}: {row[c]} vs {ref[c]}"
     expected = [i for i in range(q0, min(seq, q0 + 64))]
     assert sorted(rows) == expected, (sorted(rows)[:5], expected[:5])
-    print(f"seq {seq:4d} D {Dim:3d} causal {causal} q0 {q0:3d}: {len(rows)} rows ok, worst abs error {worst:.2e}")
+    print(f"seq {seq:4d} D {Dim:3d} causal {causal} q0 {q0:3d} window {window:3d} skip {skip}: {len(rows)} rows ok, "
+          f"worst abs error {worst:.2e}")
 
-for args in [(7, 64, False, 0), (65, 64, False, 0), (130, 64, True, 64), (130, 64, False, 128), (70, 128, True, 0)]:
+for args in [(7, 64, False, 0), (65, 64, False, 0), (130, 64, True, 64), (130, 64, False, 128), (70, 128, True, 0),
+             (200, 64, True, 128, 70, True), (200, 64, True, 128, 70, False), (150, 64, True, 64, 1, True),
+             (150, 64, True, 128, 17, True)]:
     check(*args)

@@ -48,11 +48,7 @@ constexpr double attention_rtol = 1e-2;
 constexpr double attention_atol = 2e-3;
 
 [[nodiscard]] attention_problem problem_of(run_context& ctx) {
-  attention_problem p;
-  p.q = ctx.as<const __nv_bfloat16>("q");
-  p.k = ctx.as<const __nv_bfloat16>("k");
-  p.v = ctx.as<const __nv_bfloat16>("v");
-  p.o = ctx.as<__nv_bfloat16>("o");
+  attention_problem p = with_attention_buffers(ctx);
   p.batch = static_cast<int>(ctx.param("b"));
   p.kv_heads = static_cast<int>(ctx.param("hkv"));
   p.group = static_cast<int>(ctx.param("group"));

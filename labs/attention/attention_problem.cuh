@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "aisp/run_context.hpp"
+
 namespace aisp::labs_attention {
 
 struct attention_problem {
@@ -20,9 +22,24 @@ struct attention_problem {
   int seq = 0;    // queries and keys alike
   int dim = 0;    // head dimension
   bool causal = false;
+  // Sliding window (with causal): query i sees keys i - window + 1 .. i; 0 for none.
+  int window = 0;
+  // With a window: skip the key tiles wholly outside every query's window of the block (true), or
+  // compute them and let the mask zero them (ch18:sliding_window's baseline).
+  bool skip_outside_window = true;
   float scale = 1.0f;  // 1 / sqrt(dim)
 
   [[nodiscard]] __host__ __device__ int heads() const { return kv_heads * group; }
 };
+
+// A problem whose q, k, v and o point at the pair's buffers of those names; the shape is the caller's.
+[[nodiscard]] inline attention_problem with_attention_buffers(run_context& ctx) {
+  attention_problem p;
+  p.q = ctx.as<const __nv_bfloat16>("q");
+  p.k = ctx.as<const __nv_bfloat16>("k");
+  p.v = ctx.as<const __nv_bfloat16>("v");
+  p.o = ctx.as<__nv_bfloat16>("o");
+  return p;
+}
 
 }  // namespace aisp::labs_attention

@@ -3,7 +3,9 @@
 // and each of its 4 warps owns 16 of them for the whole pass over K and V, so the softmax
 // statistics and the output stay in the warp's registers and no warp waits for another's partial
 // sums. K and V tiles of 64 keys stream through a double-buffered cp.async ring. S and P never
-// leave the chip: HBM sees Q, K, V and O once per block.
+// leave the chip: HBM sees Q, K, V and O once per block. Causal blocks stop at the diagonal; with
+// a sliding window (ch18:sliding_window) they also start at the window of their first query,
+// unless the problem asks to compute those tiles and mask them.
 //
 // Note [fused attention fragments]: per 64-key tile a warp computes S (16 x 64) = Q_w (16 x d)
 // K_tile^T with Q_w's A fragments held in registers and K's B fragments from ldmatrix.x4 (K is
@@ -83,11 +85,13 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
   const __nv_bfloat16* k = p.k + (static_cast<std::size_t>(batch) * p.kv_heads + kv_head) * p.seq * Dim;
   const __nv_bfloat16* v = p.v + (static_cast<std::size_t>(batch) * p.kv_heads + kv_head) * p.seq * Dim;
   const int kv_end = p.causal ? min(p.seq, q0 + tiles::block_q) : p.seq;  // causal: no tile wholly above the diagonal
-  const int kv_tiles = (kv_end + tiles::block_kv - 1) / tiles::block_kv;
+  const int kv_tiles = (kv_end + tiles::block_kv - 1) / tiles::block_kv;  // one past the last tile
+  // A sliding window: no tile wholly before the window of the block's first query.
+  const int first_tile = p.window > 0 && p.skip_outside_window ? max(0, q0 - p.window + 1) / tiles::block_kv : 0;
 
   load_rows<Dim, tiles::block_q>(q_tile, q, q0, p.seq);
-  load_rows<Dim, tiles::block_kv>(kv_ring, k, 0, p.seq);
-  load_rows<Dim, tiles::block_kv>(kv_ring + tiles::tile_elements, v, 0, p.seq);
+  load_rows<Dim, tiles::block_kv>(kv_ring, k, first_tile * tiles::block_kv, p.seq);
+  load_rows<Dim, tiles::block_kv>(kv_ring + tiles::tile_elements, v, first_tile * tiles::block_kv, p.seq);
   ptx::cp_async_commit();
 
   unsigned int q_fragments[Dim / 16][4];
@@ -96,9 +100,9 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
   float row_sum[2] = {0.0f, 0.0f};
   const float scale_log2 = p.scale * 1.4426950408889634f;
 
-  for (int tile = 0; tile < kv_tiles; ++tile) {
+  for (int tile = first_tile, step = 0; tile < kv_tiles; ++tile, ++step) {
     if (tile + 1 < kv_tiles) {  // the next tile streams in while this one is used
-      __nv_bfloat16* next = kv_ring + ((tile + 1) % 2) * 2 * tiles::tile_elements;
+      __nv_bfloat16* next = kv_ring + ((step + 1) % 2) * 2 * tiles::tile_elements;
       load_rows<Dim, tiles::block_kv>(next, k, (tile + 1) * tiles::block_kv, p.seq);
       load_rows<Dim, tiles::block_kv>(next + tiles::tile_elements, v, (tile + 1) * tiles::block_kv, p.seq);
       ptx::cp_async_commit();
@@ -107,14 +111,14 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
       ptx::cp_async_wait<0>();
     }
     __syncthreads();
-    if (tile == 0) {
+    if (step == 0) {
 #pragma unroll
       for (int kk = 0; kk < Dim / 16; ++kk) {
         const __nv_bfloat16* row = q_tile + (warp * 16 + (lane & 15)) * tiles::stride + kk * 16 + (lane >> 4) * 8;
         ptx::ldmatrix_x4(q_fragments[kk], ptx::shared_address(row));
       }
     }
-    const __nv_bfloat16* k_tile = kv_ring + (tile % 2) * 2 * tiles::tile_elements;
+    const __nv_bfloat16* k_tile = kv_ring + (step % 2) * 2 * tiles::tile_elements;
     const __nv_bfloat16* v_tile = k_tile + tiles::tile_elements;
     const int kv0 = tile * tiles::block_kv;
 
@@ -135,7 +139,9 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
     }
 
     // Masks, then the online softmax (Note [online softmax]); half 0 is row g, half 1 row g + 8.
-    const bool needs_mask = kv0 + tiles::block_kv > p.seq || (p.causal && kv0 + tiles::block_kv - 1 > q0 + warp * 16);
+    const int warp_q0 = q0 + warp * 16;  // the warp's first query; its last is warp_q0 + 15
+    const bool needs_mask = kv0 + tiles::block_kv > p.seq || (p.causal && kv0 + tiles::block_kv - 1 > warp_q0) ||
+                            (p.window > 0 && kv0 <= warp_q0 + 15 - p.window);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int query = q0 + warp * 16 + g + 8 * half;
@@ -146,7 +152,8 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
         for (int e = 0; e < 2; ++e) {
           float& s = scores[n][2 * half + e];
           const int key = kv0 + n * 8 + 2 * t + e;
-          s = (needs_mask && (key >= p.seq || (p.causal && key > query))) ? -INFINITY : s * scale_log2;
+          const bool masked = key >= p.seq || (p.causal && key > query) || (p.window > 0 && key <= query - p.window);
+          s = needs_mask && masked ? -INFINITY : s * scale_log2;
           tile_max = fmaxf(tile_max, s);
         }
       }
