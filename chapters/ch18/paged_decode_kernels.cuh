@@ -16,6 +16,8 @@
 #include "aisp/check.hpp"
 
 namespace aisp::ch18 {
+// Internal linkage: two pair files include these kernels (non-template __global__ functions).
+namespace {
 
 struct decode_problem {
   const __nv_bfloat16* q = nullptr;
@@ -242,6 +244,29 @@ __global__ void __launch_bounds__(head_dim) decode_combine(const float* partials
   out[head_index * head_dim + threadIdx.x] = __float2bfloat16_rn(value / total);
 }
 
+// HF transformers' repeat_kv, as a serving path without a GQA-aware kernel runs it: every query
+// head gets its own copy of its KV head's cache, written as (b, pages, h, page, d) through the page
+// table (one thread per 16-byte chunk), so a group-1 kernel can read it as a plain paged cache.
+__global__ void repeat_kv(decode_problem p, __nv_bfloat16* __restrict__ k_out, __nv_bfloat16* __restrict__ v_out) {
+  constexpr int chunks_per_row = head_dim / 8;
+  const std::size_t chunk = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  const std::size_t total = static_cast<std::size_t>(p.batch) * p.pages * p.heads() * p.page * chunks_per_row;
+  if (chunk >= total) return;
+  std::size_t rest = chunk;
+  const int column = static_cast<int>(rest % chunks_per_row) * 8;
+  rest /= chunks_per_row;
+  const int slot = static_cast<int>(rest % p.page);
+  rest /= p.page;
+  const int head = static_cast<int>(rest % p.heads());
+  rest /= p.heads();
+  const int page_index = static_cast<int>(rest % p.pages);
+  const auto sequence = static_cast<std::size_t>(rest / p.pages);
+  const int physical = p.page_table[sequence * p.pages + page_index];
+  const std::size_t from = ((static_cast<std::size_t>(physical) * p.kv_heads + head / p.group) * p.page + slot) * head_dim + column;
+  *reinterpret_cast<uint4*>(k_out + chunk * 8) = *reinterpret_cast<const uint4*>(p.k_cache + from);
+  *reinterpret_cast<uint4*>(v_out + chunk * 8) = *reinterpret_cast<const uint4*>(p.v_cache + from);
+}
+
 [[nodiscard]] inline int splits_of(const decode_problem& p) { return (p.pages + pages_per_split - 1) / pages_per_split; }
 
 inline void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t stream) {
@@ -258,4 +283,5 @@ inline void launch_decode_split(const decode_problem& p, float* partials, cudaSt
   AISP_CHECK_LAUNCH();
 }
 
+}  // namespace
 }  // namespace aisp::ch18
