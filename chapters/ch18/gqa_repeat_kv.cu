@@ -81,10 +81,6 @@ void teardown_repeat(run_context& ctx) { release_state<repeated_cache>(ctx); }
   with_paged_kv_contract(declared)
       .summary("GQA decode, 32 query / 8 KV heads, 32 sequences x 4096 tokens: repeat_kv copies against a kernel that shares")
       .benchmark_size(paged_kv_size(32, 8, 64))
-      .validation_size(paged_kv_size(1, 1, 1))
-      .validation_size(paged_kv_size(2, 1, 3))
-      .validation_size(paged_kv_size(1, 2, 9))
-      .held_out_size(paged_kv_size(3, 2, 17))
       .tag("gqa")
       .add_variant(baseline)
       .add_variant(split_decode_variant("optimized", "the same split-K decode with groups of four: one block per KV head "

@@ -23,7 +23,6 @@ namespace {
 void run_per_head(run_context& ctx) { launch_decode_per_head(problem_of(ctx), ctx.stream()); }
 
 [[nodiscard]] pair paged_decode_pair() {
-  const auto size = paged_kv_size;
   variant baseline;
   baseline.name = "baseline";
   baseline.summary = "one block per (sequence, query head) walks the page table; a warp per token, 8 bytes a lane, "
@@ -35,13 +34,7 @@ void run_per_head(run_context& ctx) { launch_decode_per_head(problem_of(ctx), ct
   pair declared = pair("ch18:paged_decode");
   with_paged_kv_contract(declared)
       .summary("decode attention over a paged KV cache: 64 sequences x 8192 tokens, 32 query / 8 KV heads, d 128, bf16")
-      .benchmark_size(size(64, 8, 128))
-      // One page (one split), 3 pages, 9 pages (a second split of one page), and the held-out 17
-      // (three splits, the last of one page); 1-3 sequences and 1-2 KV heads.
-      .validation_size(size(1, 1, 1))
-      .validation_size(size(2, 1, 3))
-      .validation_size(size(1, 2, 9))
-      .held_out_size(size(3, 2, 17))
+      .benchmark_size(paged_kv_size(64, 8, 128))
       .tag("split-k")
       .add_variant(baseline)
       .add_variant(optimized);

@@ -99,10 +99,16 @@ void decode_reference(reference_io& io) {
   return kit::with_state(std::move(name), std::move(summary), run_split, setup_split, teardown_split);
 }
 
-// The buffers (q, a paged K and V cache, a permuted page table, o), the work, the reference and
-// the tolerance, on a pair whose sizes name b, hkv, group, pages, page and d.
+// The small sizes, the buffers (q, a paged K and V cache, a permuted page table, o), the work,
+// the reference and the tolerance; the pair adds its benchmark size (paged_kv_size) and variants.
 pair& with_paged_kv_contract(pair& declared) {
   return declared
+      // One page (one split), 3 pages, 9 pages (a second split of one page), and the held-out 17
+      // (three splits, the last of one page); 1-3 sequences and 1-2 KV heads.
+      .validation_size(paged_kv_size(1, 1, 1))
+      .validation_size(paged_kv_size(2, 1, 3))
+      .validation_size(paged_kv_size(1, 2, 9))
+      .held_out_size(paged_kv_size(3, 2, 17))
       .input("q", dtype::bf16, {"b", "hkv", "group", "d"})
       .input("k_cache", dtype::bf16, {"b", "pages", "hkv", "page", "d"}, init_distribution::uniform_signed, buffer_meaning::kv_cache)
       .input("v_cache", dtype::bf16, {"b", "pages", "hkv", "page", "d"}, init_distribution::uniform_signed, buffer_meaning::kv_cache)
