@@ -71,12 +71,22 @@ std::string compare_intervals(const json& expected, double low, double high) {
 
 }  // namespace
 
+// Note [baseline moved]: a speedup is a ratio, and the baseline's half of it can move without the
+// variant's code changing: launch- and host-bound baselines follow the lent machine's CPU. On two
+// H100 machines on 2026-11-27 ch01:batched_launches, ch01:pinned_staging and
+// ch10:cooperative_grid_sync "regressed" (412x to 366x, 6.8x to 5.0x, 2.54x to 1.74x) while their
+// optimized variants ran within 2.2% of their recorded medians: their baselines got faster. A
+// variant within expectation_tolerance of its recorded median is marked "baseline moved"; one
+// slower than that is still "regressed" (labs/gemm:bf16_8192 optimized_wgmma_tma, 29% slower).
 std::string mark_against(const json& expectations, const std::string& target, const std::string& variant, double low,
-                         double high, const json& vs_peer) {
+                         double high, const json& vs_peer, double median_s) {
   const auto entries = expectations.value("entries", json::object());
   if (!entries.contains(target) || !entries[target].contains(variant)) return "new";
   const auto& entry = entries[target][variant];
-  const auto speedup = compare_intervals(entry["speedup"], low, high);
+  auto speedup = compare_intervals(entry["speedup"], low, high);
+  const double recorded_s = entry.value("median_s", 0.0);
+  if (speedup == "regressed" && median_s > 0 && recorded_s > 0 && median_s <= recorded_s * (1.0 + expectation_tolerance))
+    speedup = "baseline moved";
   const auto expected_peer = entry.value("vs_peer", json(nullptr));
   if (!vs_peer.is_object() || !expected_peer.is_object()) return speedup;
   const auto peer = compare_intervals(expected_peer, vs_peer.value("low", 0.0), vs_peer.value("high", 0.0));

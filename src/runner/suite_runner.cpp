@@ -129,10 +129,13 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       for (auto& s : suite.pairs.back().speedups) {
         if (s.verdict == "invalid") continue;
         nlohmann::json vs_peer;
+        double median_s = 0;
         for (const auto& v : suite.pairs.back().variants) {
-          if (v.name == s.variant && v.vs_peer) vs_peer = {{"point", v.vs_peer->point}, {"low", v.vs_peer->low}, {"high", v.vs_peer->high}};
+          if (v.name != s.variant) continue;
+          median_s = v.stats.median;
+          if (v.vs_peer) vs_peer = {{"point", v.vs_peer->point}, {"low", v.vs_peer->low}, {"high", v.vs_peer->high}};
         }
-        s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high, vs_peer);
+        s.expectation = mark_against(expectations, target, s.variant, s.speedup.low, s.speedup.high, vs_peer, median_s);
       }
     }
     if (!skipped) progress(fmt::format("[{}/{}] {}: {}", ++done, to_run, target, one_line_outcome(suite.pairs.back())));

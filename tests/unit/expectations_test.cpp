@@ -60,5 +60,22 @@ TEST(expectations, an_update_records_the_peer_ratio) {
   EXPECT_DOUBLE_EQ(e["entries"]["labs/gemm:bf16_4096"]["optimized"]["vs_peer"]["low"].get<double>(), 0.98);
 }
 
+// Note [baseline moved]: the speedup fell because the baseline got faster, the variant kept its
+// time; a variant slower than its record is still a regression.
+TEST(expectations, a_lower_speedup_with_the_variant_at_its_recorded_time_is_a_moved_baseline) {
+  json e = {{"entries", json::object()}};
+  e["entries"]["ch10:cooperative_grid_sync"]["optimized"] = {{"speedup", {{"point", 2.54}, {"low", 2.53}, {"high", 2.55}}},
+                                                             {"median_s", 150.9e-6}};
+  const auto mark = [&](double median_s) {
+    return mark_against(e, "ch10:cooperative_grid_sync", "optimized", 1.73, 1.74, nullptr, median_s);
+  };
+  EXPECT_EQ(mark(149.5e-6), "baseline moved");  // measured on the H100, 2026-11-27
+  EXPECT_EQ(mark(150.9e-6 * 1.029), "baseline moved");
+  EXPECT_EQ(mark(150.9e-6 * 1.05), "regressed");
+  EXPECT_EQ(mark(0), "regressed") << "no median: the speedup alone decides";
+  EXPECT_EQ(mark_against(e, "ch10:cooperative_grid_sync", "optimized", 2.53, 2.55, nullptr, 300e-6), "met")
+      << "a met speedup stays met";
+}
+
 }  // namespace
 }  // namespace aisp
