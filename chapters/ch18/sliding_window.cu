@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "../../labs/attention/attention_tolerance.hpp"
 #include "../../labs/attention/fused_mma.cuh"  // the lab's kernel, with its window option
 #include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
@@ -112,12 +113,7 @@ void window_reference(reference_io& io) {
                            .flops = 4.0 * bh * d * windowed_scores(s, static_cast<double>(w.get("window")))};
       })
       .reference(window_reference)
-      .tolerance_override(tolerance{
-          .rtol = 1e-2,
-          .atol = 2e-3,
-          .max_rel_l2 = 1e-2,
-          .reason = "as labs/attention: bf16 output, one ulp (2^-7) between variants -> rtol 1e-2; P rounded to bf16 "
-                    "before P V -> atol 2e-3 (Note [attention tolerance] in labs/attention/attention_forward.cu)"})
+      .tolerance_override(labs_attention::attention_tolerance())
       .tag("attention")
       .tag("sliding-window")
       .tag("tensor-cores")

@@ -21,6 +21,7 @@
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 #include "attention_problem.cuh"
+#include "attention_tolerance.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
 
@@ -33,20 +34,6 @@ namespace {
 // b h s^2 = 1.07 G values: 4.3 GB of fp32 S written and read, 2.1 GB of bf16 P written and read,
 // 13 GB of HBM traffic, ~4.3 ms at 3.0 TB/s: it is bound by memory, not math.
 //
-// Note [attention tolerance]: the inputs are bf16 values in [-1, 1), exact in the fp64 reference.
-// (1) Scores: d products of bf16 values, exact in fp32, summed in fp32 in another order than
-//     fp64: relative 1e-6, negligible after the softmax.
-// (2) P in bf16: both variants round probabilities to bf16 (2^-9 relative) before P V (the
-//     baseline its normalized P, the fused kernel exp2(s - m) before dividing by l); the output
-//     moves by at most 2^-9 sum_j p_j |v_j| <= 2^-9 = 2e-3 absolute, and far less typically
-//     (the errors are independent: ~2^-9 sqrt(sum p_j^2 v_j^2)). atol 2e-3 covers the worst case.
-// (3) The bf16 output: 2^-8 relative against fp64; at the benchmark size each variant is compared
-//     with the baseline's bf16 output, where two roundings can differ by one ulp (2^-7 = 7.8e-3):
-//     rtol 1e-2, as labs/gemm. rel-L2 stays the dtype default (1e-2).
-// (4) exp2f and __expf: ~2 ulp of fp32, negligible.
-constexpr double attention_rtol = 1e-2;
-constexpr double attention_atol = 2e-3;
-
 [[nodiscard]] attention_problem problem_of(run_context& ctx) {
   attention_problem p = with_attention_buffers(ctx);
   p.batch = static_cast<int>(ctx.param("b"));
@@ -171,12 +158,7 @@ struct attention_shape {
         return work_amount{.bytes = 2.0 * (2 * b * h * s * d + 2 * b * hkv * s * d), .flops = 4.0 * b * h * scored * d};
       })
       .reference(attention_reference)
-      .tolerance_override(tolerance{
-          .rtol = attention_rtol,
-          .atol = attention_atol,
-          .max_rel_l2 = 1e-2,
-          .reason = "bf16 output: one ulp (2^-7) between two variants' roundings -> rtol 1e-2; P rounded to bf16 "
-                    "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [attention tolerance])"})
+      .tolerance_override(attention_tolerance())
       .tag("attention")
       .tag("tensor-cores")
       .tag("mma-sync")

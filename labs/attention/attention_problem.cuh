@@ -27,6 +27,12 @@ struct attention_problem {
   // With a window: skip the key tiles wholly outside every query's window of the block (true), or
   // compute them and let the mask zero them (ch18:sliding_window's baseline).
   bool skip_outside_window = true;
+  // Variable lengths (ch18:varlen_prefill, Note [variable lengths] in fused_mma.cuh): sequence b
+  // has offsets[b + 1] - offsets[b] tokens (device memory, batch + 1 entries); `seq` is the
+  // longest. Null: every sequence has `seq` tokens.
+  const int* offsets = nullptr;
+  bool packed = false;  // with offsets: each head's tokens of all sequences back to back, (h, total, d)
+  int total = 0;        // packed: the tokens of all sequences
   float scale = 1.0f;  // 1 / sqrt(dim)
 
   [[nodiscard]] __host__ __device__ int heads() const { return kv_heads * group; }

@@ -81,17 +81,35 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
   const int head = blockIdx.y;
   const int batch = blockIdx.z;
   const int kv_head = head / p.group;
-  const __nv_bfloat16* q = p.q + (static_cast<std::size_t>(batch) * p.heads() + head) * p.seq * Dim;
-  const __nv_bfloat16* k = p.k + (static_cast<std::size_t>(batch) * p.kv_heads + kv_head) * p.seq * Dim;
-  const __nv_bfloat16* v = p.v + (static_cast<std::size_t>(batch) * p.kv_heads + kv_head) * p.seq * Dim;
-  const int kv_end = p.causal ? min(p.seq, q0 + tiles::block_q) : p.seq;  // causal: no tile wholly above the diagonal
+  // Note [variable lengths]: with offsets, the sequence has `keys` tokens. Packed, its rows start
+  // at offsets[batch] in each head's (total, d) slab and a block past them has nothing to do.
+  // Padded (the padding baseline), it keeps the (b, h, seq, d) rows: keys past `keys` are masked,
+  // and every query row up to `seq`, padding included, is computed and stored.
+  int keys = p.seq;
+  int rows = p.seq;
+  std::size_t q_row0 = (static_cast<std::size_t>(batch) * p.heads() + head) * p.seq;
+  std::size_t kv_row0 = (static_cast<std::size_t>(batch) * p.kv_heads + kv_head) * p.seq;
+  if (p.offsets != nullptr) {
+    const int start = p.offsets[batch];
+    keys = p.offsets[batch + 1] - start;
+    if (p.packed) {
+      rows = keys;
+      q_row0 = static_cast<std::size_t>(head) * p.total + start;
+      kv_row0 = static_cast<std::size_t>(kv_head) * p.total + start;
+    }
+  }
+  if (q0 >= rows) return;  // the whole block: before any barrier
+  const __nv_bfloat16* q = p.q + q_row0 * Dim;
+  const __nv_bfloat16* k = p.k + kv_row0 * Dim;
+  const __nv_bfloat16* v = p.v + kv_row0 * Dim;
+  const int kv_end = p.causal ? min(keys, q0 + tiles::block_q) : keys;  // causal: no tile wholly above the diagonal
   const int kv_tiles = (kv_end + tiles::block_kv - 1) / tiles::block_kv;  // one past the last tile
   // A sliding window: no tile wholly before the window of the block's first query.
   const int first_tile = p.window > 0 && p.skip_outside_window ? max(0, q0 - p.window + 1) / tiles::block_kv : 0;
 
-  load_rows<Dim, tiles::block_q>(q_tile, q, q0, p.seq);
-  load_rows<Dim, tiles::block_kv>(kv_ring, k, first_tile * tiles::block_kv, p.seq);
-  load_rows<Dim, tiles::block_kv>(kv_ring + tiles::tile_elements, v, first_tile * tiles::block_kv, p.seq);
+  load_rows<Dim, tiles::block_q>(q_tile, q, q0, rows);
+  load_rows<Dim, tiles::block_kv>(kv_ring, k, first_tile * tiles::block_kv, keys);
+  load_rows<Dim, tiles::block_kv>(kv_ring + tiles::tile_elements, v, first_tile * tiles::block_kv, keys);
   ptx::cp_async_commit();
 
   unsigned int q_fragments[Dim / 16][4];
@@ -103,8 +121,8 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
   for (int tile = first_tile, step = 0; tile < kv_tiles; ++tile, ++step) {
     if (tile + 1 < kv_tiles) {  // the next tile streams in while this one is used
       __nv_bfloat16* next = kv_ring + ((step + 1) % 2) * 2 * tiles::tile_elements;
-      load_rows<Dim, tiles::block_kv>(next, k, (tile + 1) * tiles::block_kv, p.seq);
-      load_rows<Dim, tiles::block_kv>(next + tiles::tile_elements, v, (tile + 1) * tiles::block_kv, p.seq);
+      load_rows<Dim, tiles::block_kv>(next, k, (tile + 1) * tiles::block_kv, keys);
+      load_rows<Dim, tiles::block_kv>(next + tiles::tile_elements, v, (tile + 1) * tiles::block_kv, keys);
       ptx::cp_async_commit();
       ptx::cp_async_wait<1>();
     } else {
@@ -140,7 +158,7 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
 
     // Masks, then the online softmax (Note [online softmax]); half 0 is row g, half 1 row g + 8.
     const int warp_q0 = q0 + warp * 16;  // the warp's first query; its last is warp_q0 + 15
-    const bool needs_mask = kv0 + tiles::block_kv > p.seq || (p.causal && kv0 + tiles::block_kv - 1 > warp_q0) ||
+    const bool needs_mask = kv0 + tiles::block_kv > keys || (p.causal && kv0 + tiles::block_kv - 1 > warp_q0) ||
                             (p.window > 0 && kv0 <= warp_q0 + 15 - p.window);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -152,7 +170,7 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
         for (int e = 0; e < 2; ++e) {
           float& s = scores[n][2 * half + e];
           const int key = kv0 + n * 8 + 2 * t + e;
-          const bool masked = key >= p.seq || (p.causal && key > query) || (p.window > 0 && key <= query - p.window);
+          const bool masked = key >= keys || (p.causal && key > query) || (p.window > 0 && key <= query - p.window);
           s = needs_mask && masked ? -INFINITY : s * scale_log2;
           tile_max = fmaxf(tile_max, s);
         }
@@ -211,8 +229,8 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
     sum += __shfl_xor_sync(0xffffffffU, sum, 2);
     const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
     const int query = q0 + warp * 16 + g + 8 * half;
-    if (query >= p.seq) continue;
-    __nv_bfloat16* row = p.o + ((static_cast<std::size_t>(batch) * p.heads() + head) * p.seq + query) * Dim;
+    if (query >= rows) continue;
+    __nv_bfloat16* row = p.o + (q_row0 + query) * Dim;
 #pragma unroll
     for (int n = 0; n < Dim / 8; ++n)
       *reinterpret_cast<__nv_bfloat162*>(row + n * 8 + 2 * t) = __floats2bfloat162_rn(out[n][2 * half] * inverse, out[n][2 * half + 1] * inverse);

@@ -1,0 +1,29 @@
+// The tolerance of the bf16 attention pairs whose kernels round P to bf16 before P V
+// (labs/attention, ch18:sliding_window, ch18:varlen_prefill), with its reasoning.
+#pragma once
+
+#include "aisp/pair.hpp"
+
+namespace aisp::labs_attention {
+
+// Note [attention tolerance]: the inputs are bf16 values in [-1, 1), exact in the fp64 reference.
+// (1) Scores: d products of bf16 values, exact in fp32, summed in fp32 in another order than
+//     fp64: relative 1e-6, negligible after the softmax.
+// (2) P in bf16: both variants round probabilities to bf16 (2^-9 relative) before P V (the
+//     baseline its normalized P, the fused kernel exp2(s - m) before dividing by l); the output
+//     moves by at most 2^-9 sum_j p_j |v_j| <= 2^-9 = 2e-3 absolute, and far less typically
+//     (the errors are independent: ~2^-9 sqrt(sum p_j^2 v_j^2)). atol 2e-3 covers the worst case.
+// (3) The bf16 output: 2^-8 relative against fp64; at the benchmark size each variant is compared
+//     with the baseline's bf16 output, where two roundings can differ by one ulp (2^-7 = 7.8e-3):
+//     rtol 1e-2, as labs/gemm. rel-L2 stays the dtype default (1e-2).
+// (4) exp2f and __expf: ~2 ulp of fp32, negligible.
+[[nodiscard]] inline tolerance attention_tolerance() {
+  return tolerance{.rtol = 1e-2,
+                   .atol = 2e-3,
+                   .max_rel_l2 = 1e-2,
+                   .reason = "bf16 output: one ulp (2^-7) between two variants' roundings -> rtol 1e-2; P rounded to bf16 "
+                             "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [attention "
+                             "tolerance] in labs/attention/attention_tolerance.hpp)"};
+}
+
+}  // namespace aisp::labs_attention
