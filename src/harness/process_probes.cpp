@@ -162,6 +162,30 @@ thread_runtimes other_thread_runtimes() {
   return runtimes;
 }
 
+bool another_thread_runnable() {
+  const long self = static_cast<long>(syscall(SYS_gettid));
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return false;
+  bool runnable = false;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.' || std::strtol(entry->d_name, nullptr, 10) == self) continue;
+    const std::string path = fmt::format("/proc/self/task/{}/stat", entry->d_name);
+    std::FILE* file = std::fopen(path.c_str(), "r");
+    if (file == nullptr) continue;  // exited since readdir
+    char line[512] = {};
+    const bool read = std::fgets(line, sizeof line, file) != nullptr;
+    std::fclose(file);
+    // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
+    const char* close = read ? std::strrchr(line, ')') : nullptr;
+    if (close != nullptr && close[1] == ' ' && close[2] == 'R') {
+      runnable = true;
+      break;
+    }
+  }
+  closedir(tasks);
+  return runnable;
+}
+
 double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s) {
   double survivors_s = 0;
   bool one_exited = false;

@@ -38,6 +38,9 @@ using thread_runtimes = std::vector<std::pair<long, std::uint64_t>>;  // tid, ns
 // CPU the other threads used between two readings. A thread gone by the second reading ran
 // after the first to exit: its share is what the process clock says beyond the survivors'.
 [[nodiscard]] double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s);
+// Whether a thread other than the caller is running or waiting for a CPU (state R in
+// /proc/self/task/<tid>/stat): a helper starved of CPU is runnable, not idle.
+[[nodiscard]] bool another_thread_runnable();
 
 // Note [allocation counter]: harness code that runs inside run()'s window on the serving thread
 // (the synchronize after the calls, the audit's CUPTI callbacks) takes its own C allocations and

@@ -57,6 +57,8 @@ namespace {
 // Note [late writes]: long enough for a helper woken when run() returns to be seen writing or
 // using CPU; short against the verified call's own reads.
 constexpr auto late_write_pause = std::chrono::milliseconds(5);
+constexpr auto late_write_wait = std::chrono::milliseconds(100);  // Note [starved helpers]
+constexpr auto late_write_poll = std::chrono::milliseconds(1);
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -369,8 +371,14 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   }
   std::this_thread::sleep_for(late_write_pause);
   // A host pair has no other thread with a reason to run once run() returned (CUDA's own do).
-  if (pair_.where() == backend::host)
+  if (pair_.where() == backend::host) {
+    // Note [starved helpers]: on a loaded machine a helper may get no CPU in the whole pause and
+    // leave no trace but its unwritten outputs (a CI run, 2026-11-27, with another build on the
+    // same 2 cores). While another thread is runnable it is waited for, up to late_write_wait.
+    for (auto waited = late_write_pause; waited < late_write_wait && another_thread_runnable(); waited += late_write_poll)
+      std::this_thread::sleep_for(late_write_poll);
     report.helper_cpu_after_return_s = cpu_between(runtimes_at_return, other_thread_runtimes(), other_threads_cpu_s() - others_at_return);
+  }
   for (const auto& [name, hash] : hash_buffers(buffer_role::output, nullptr)) {
     if (hash != outputs_at_return.at(name) && std::find(report.late_outputs.begin(), report.late_outputs.end(), name) == report.late_outputs.end())
       report.late_outputs.push_back(name);

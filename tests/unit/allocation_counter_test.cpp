@@ -1,9 +1,11 @@
 // Note [allocation counter]: what counts as run()'s allocation, on this machine's allocator.
 #include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
-
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "harness/process_probes.hpp"
@@ -40,6 +42,33 @@ TEST(other_thread_runtimes, a_survivor_counts_its_growth_a_newcomer_all_and_an_e
   EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}, {11, 5'000}, {12, 7'000}}, 0.0), 7e-6);
   EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}}, 25e-6), 25e-6);
   EXPECT_DOUBLE_EQ(aisp::cpu_between({}, {}, 25e-6), 0.0);  // one thread: nothing to read
+}
+
+// Note [starved helpers]: a spinning helper is runnable; one blocked on a condition is not.
+TEST(another_thread_runnable, sees_a_spinning_helper_and_not_a_blocked_one) {
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable wake;
+  bool woken = false;
+  std::thread blocked([&] {
+    std::unique_lock lock(mutex);
+    wake.wait(lock, [&] { return woken; });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // it reaches its wait
+  EXPECT_FALSE(aisp::another_thread_runnable());
+  std::thread spinning([&stop] {
+    while (!stop.load()) {
+    }
+  });
+  EXPECT_TRUE(aisp::another_thread_runnable());
+  stop = true;
+  spinning.join();
+  {
+    const std::lock_guard lock(mutex);
+    woken = true;
+  }
+  wake.notify_one();
+  blocked.join();
 }
 
 TEST(other_thread_runtimes, see_a_busy_helper_thread_and_not_the_calling_one) {
