@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
@@ -27,47 +28,37 @@ namespace {
 
 // The baseline's scratch: the repeated caches, an identity page table over them, the partials.
 struct repeated_cache {
-  __nv_bfloat16* k = nullptr;
-  __nv_bfloat16* v = nullptr;
-  std::int32_t* identity = nullptr;
-  float* partials = nullptr;
-  repeated_cache() = default;
-  repeated_cache(const repeated_cache&) = delete;
-  repeated_cache& operator=(const repeated_cache&) = delete;
-  ~repeated_cache() {
-    for (void* memory : {static_cast<void*>(k), static_cast<void*>(v), static_cast<void*>(identity), static_cast<void*>(partials)})
-      if (memory != nullptr) static_cast<void>(cudaFree(memory));
-  }
+  repeated_cache(std::size_t values, std::size_t pages, std::size_t records)
+      : k(values * sizeof(__nv_bfloat16)), v(values * sizeof(__nv_bfloat16)), identity(pages * sizeof(std::int32_t)),
+        partials(records * (head_dim + 2) * sizeof(float)) {}
+  device_scratch k, v, identity, partials;
 };
 
 void setup_repeat(run_context& ctx) {
   const auto p = problem_of(ctx);
-  auto& state = make_state<repeated_cache>(ctx);
   const std::size_t pages = static_cast<std::size_t>(p.batch) * p.pages;
-  const std::size_t values = pages * p.heads() * p.page * head_dim;
-  AISP_CUDA_CHECK(cudaMalloc(&state.k, values * sizeof(__nv_bfloat16)));
-  AISP_CUDA_CHECK(cudaMalloc(&state.v, values * sizeof(__nv_bfloat16)));
-  AISP_CUDA_CHECK(cudaMalloc(&state.identity, pages * sizeof(std::int32_t)));
+  auto& state = make_state<repeated_cache>(ctx, pages * p.heads() * p.page * head_dim, pages,
+                                           static_cast<std::size_t>(p.batch) * p.heads() * splits_of(p));
   std::vector<std::int32_t> identity(pages);
   std::iota(identity.begin(), identity.end(), 0);  // the repeated cache is in sequence order
-  AISP_CUDA_CHECK(cudaMemcpy(state.identity, identity.data(), pages * sizeof(std::int32_t), cudaMemcpyHostToDevice));
-  const std::size_t records = static_cast<std::size_t>(p.batch) * p.heads() * splits_of(p);
-  AISP_CUDA_CHECK(cudaMalloc(&state.partials, records * (head_dim + 2) * sizeof(float)));
+  AISP_CUDA_CHECK(cudaMemcpy(state.identity.data(), identity.data(), pages * sizeof(std::int32_t), cudaMemcpyHostToDevice));
 }
 
 void run_repeat(run_context& ctx) {
   const auto p = problem_of(ctx);
   const auto& state = state_of<repeated_cache>(ctx);
+  auto* const k = static_cast<__nv_bfloat16*>(state.k.data());
+  auto* const v = static_cast<__nv_bfloat16*>(state.v.data());
   const std::size_t chunks = static_cast<std::size_t>(p.batch) * p.pages * p.heads() * p.page * (head_dim / 8);
-  repeat_kv<<<static_cast<unsigned>((chunks + 255) / 256), 256, 0, ctx.stream()>>>(p, state.k, state.v);
+  repeat_kv<<<static_cast<unsigned>((chunks + 255) / 256), 256, 0, ctx.stream()>>>(p, k, v);
   AISP_CHECK_LAUNCH();
   decode_problem repeated = p;
-  repeated.k_cache = state.k;
-  repeated.v_cache = state.v;
-  repeated.page_table = state.identity;
+  repeated.k_cache = k;
+  repeated.v_cache = v;
+  repeated.page_table = static_cast<const std::int32_t*>(state.identity.data());
   repeated.kv_heads = p.heads();
   repeated.group = 1;
-  launch_decode_split(repeated, state.partials, ctx.stream());
+  launch_decode_split(repeated, static_cast<float*>(state.partials.data()), ctx.stream());
 }
 
 void teardown_repeat(run_context& ctx) { release_state<repeated_cache>(ctx); }

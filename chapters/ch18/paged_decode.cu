@@ -23,11 +23,10 @@ namespace {
 void run_per_head(run_context& ctx) { launch_decode_per_head(problem_of(ctx), ctx.stream()); }
 
 [[nodiscard]] pair paged_decode_pair() {
-  variant baseline;
-  baseline.name = "baseline";
-  baseline.summary = "one block per (sequence, query head) walks the page table; a warp per token, 8 bytes a lane, "
-                     "online softmax per warp, the four warps merged at the end";
-  baseline.run = run_per_head;
+  const variant baseline = kit::with_state("baseline",
+                                           "one block per (sequence, query head) walks the page table; a warp per token, 8 "
+                                           "bytes a lane, online softmax per warp, the four warps merged at the end",
+                                           run_per_head, {}, {});
   const variant optimized = split_decode_variant(
       "optimized", "split-K over the pages (8 a split) with a combine kernel; one block per KV head serves its 4 query "
                    "heads; two tokens a half-warp per step, 16-byte loads, four loads in flight before use");

@@ -13,14 +13,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
-#include "../../labs/attention/attention_tolerance.hpp"
+#include "../../labs/attention/attention_pair_parts.hpp"
 #include "../../labs/attention/fused_mma.cuh"  // the lab's kernel, with its window option
 #include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 
 namespace aisp::ch18 {
@@ -59,11 +61,8 @@ void window_reference(reference_io& io) {
   const auto seq = static_cast<std::size_t>(io.param("s"));
   const auto dim = static_cast<std::size_t>(io.param("d"));
   const auto window = static_cast<std::size_t>(io.param("window"));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-  const std::span<const double> q = io.input("q");
-  const std::span<const double> k = io.input("k");
-  const std::span<const double> v = io.input("v");
-  const std::span<double> o = io.output("o");
+  const labs_attention::attention_io buffers(io);
+  const auto& [q, k, v, o, scale] = buffers;
   std::vector<double> weights;
   for (std::size_t head = 0; head < batch * heads; ++head) {
     for (std::size_t i = 0; i < seq; ++i) {
@@ -76,12 +75,8 @@ void window_reference(reference_io& io) {
   }
 }
 
-[[nodiscard]] variant window_variant(const char* name, const char* summary, stage_fn run) {
-  variant v;
-  v.name = name;
-  v.summary = summary;
-  v.run = std::move(run);
-  v.setup = prepare;
+[[nodiscard]] variant window_variant(std::string name, std::string summary, stage_fn run) {
+  variant v = kit::with_state(std::move(name), std::move(summary), std::move(run), prepare, {});
   v.math = math_unit::bf16_tensor;
   return v;
 }

@@ -14,13 +14,15 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
-#include "../../labs/attention/attention_tolerance.hpp"
+#include "../../labs/attention/attention_pair_parts.hpp"
 #include "../../labs/attention/fused_mma.cuh"  // the lab's kernel, with its offsets option
 #include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
@@ -45,16 +47,10 @@ constexpr int dim = 128;
 // What both variants keep from setup: the offsets on the device; the baseline also its padded
 // copies of q, k, v and o.
 struct varlen_state {
-  int* offsets = nullptr;
-  __nv_bfloat16* padded[4] = {};  // q, k, v, o as (b, h, s, d)
-  varlen_state() = default;
-  varlen_state(const varlen_state&) = delete;
-  varlen_state& operator=(const varlen_state&) = delete;
-  ~varlen_state() {
-    if (offsets != nullptr) static_cast<void>(cudaFree(offsets));
-    for (auto* buffer : padded)
-      if (buffer != nullptr) static_cast<void>(cudaFree(buffer));
-  }
+  explicit varlen_state(std::size_t sequences) : offsets((sequences + 1) * sizeof(int)) {}
+  device_scratch offsets;
+  std::vector<std::unique_ptr<device_scratch>> padded;  // q, k, v, o as (b, h, s, d); the baseline's only
+  [[nodiscard]] __nv_bfloat16* padded_buffer(std::size_t i) const { return static_cast<__nv_bfloat16*>(padded.at(i)->data()); }
 };
 
 [[nodiscard]] attention_problem packed_problem(run_context& ctx, const int* offsets) {
@@ -75,13 +71,12 @@ struct varlen_state {
 
 void setup_offsets(run_context& ctx, bool padded) {
   labs_attention::prepare_fused_attention<dim>();
-  auto& state = make_state<varlen_state>(ctx);
   const auto offsets = offsets_of(ctx.param("b"), ctx.param("s"));
-  AISP_CUDA_CHECK(cudaMalloc(&state.offsets, offsets.size() * sizeof(int)));
-  AISP_CUDA_CHECK(cudaMemcpy(state.offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
+  auto& state = make_state<varlen_state>(ctx, offsets.size() - 1);
+  AISP_CUDA_CHECK(cudaMemcpy(state.offsets.data(), offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
   if (!padded) return;
   const auto values = static_cast<std::size_t>(ctx.param("b") * ctx.param("h") * ctx.param("s") * dim);
-  for (auto*& buffer : state.padded) AISP_CUDA_CHECK(cudaMalloc(&buffer, values * sizeof(__nv_bfloat16)));
+  for (int i = 0; i < 4; ++i) state.padded.push_back(std::make_unique<device_scratch>(values * sizeof(__nv_bfloat16)));
 }
 void setup_padded(run_context& ctx) { setup_offsets(ctx, true); }
 void setup_packed(run_context& ctx) { setup_offsets(ctx, false); }
@@ -112,38 +107,35 @@ __global__ void repack(const attention_problem p, __nv_bfloat16* padded, const _
 
 void run_padded(run_context& ctx) {
   const auto& state = state_of<varlen_state>(ctx);
-  const attention_problem packed = packed_problem(ctx, state.offsets);
+  const attention_problem packed = packed_problem(ctx, static_cast<const int*>(state.offsets.data()));
   const std::size_t chunks = static_cast<std::size_t>(packed.batch) * packed.heads() * packed.seq * (dim / 8);
   const auto blocks = static_cast<unsigned>((chunks + 255) / 256);
   const __nv_bfloat16* sources[3] = {packed.q, packed.k, packed.v};
   for (int i = 0; i < 3; ++i) {
-    repack<<<blocks, 256, 0, ctx.stream()>>>(packed, state.padded[i], sources[i], nullptr, true);
+    repack<<<blocks, 256, 0, ctx.stream()>>>(packed, state.padded_buffer(i), sources[i], nullptr, true);
     AISP_CHECK_LAUNCH();
   }
   attention_problem padded = packed;
-  padded.q = state.padded[0];
-  padded.k = state.padded[1];
-  padded.v = state.padded[2];
-  padded.o = state.padded[3];
+  padded.q = state.padded_buffer(0);
+  padded.k = state.padded_buffer(1);
+  padded.v = state.padded_buffer(2);
+  padded.o = state.padded_buffer(3);
   padded.packed = false;  // keys masked past each length; every padded query row computed
   labs_attention::launch_fused_attention<dim>(padded, ctx.stream());
-  repack<<<blocks, 256, 0, ctx.stream()>>>(packed, state.padded[3], nullptr, packed.o, false);
+  repack<<<blocks, 256, 0, ctx.stream()>>>(packed, state.padded_buffer(3), nullptr, packed.o, false);
   AISP_CHECK_LAUNCH();
 }
 
 void run_packed(run_context& ctx) {
-  labs_attention::launch_fused_attention<dim>(packed_problem(ctx, state_of<varlen_state>(ctx).offsets), ctx.stream());
+  labs_attention::launch_fused_attention<dim>(packed_problem(ctx, static_cast<const int*>(state_of<varlen_state>(ctx).offsets.data())), ctx.stream());
 }
 
 void varlen_reference(reference_io& io) {
   const auto heads = static_cast<std::size_t>(io.param("h"));
   const auto offsets = offsets_of(io.param("b"), io.param("s"));
   const auto total = static_cast<std::size_t>(offsets.back());
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-  const std::span<const double> q = io.input("q");
-  const std::span<const double> k = io.input("k");
-  const std::span<const double> v = io.input("v");
-  const std::span<double> o = io.output("o");
+  const labs_attention::attention_io buffers(io);
+  const auto& [q, k, v, o, scale] = buffers;
   std::vector<double> weights;
   for (std::size_t head = 0; head < heads; ++head) {
     for (std::size_t b = 0; b + 1 < offsets.size(); ++b) {

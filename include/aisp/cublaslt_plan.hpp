@@ -87,6 +87,15 @@ class cublaslt_plan {
     return layout;
   }
 
+  // The same, repeated `batches` times `stride` elements apart (a strided batched matmul).
+  [[nodiscard]] static cublasLtMatrixLayout_t batched_column_major(cudaDataType_t type, std::int64_t rows, std::int64_t cols,
+                                                                   std::int64_t ld, std::int32_t batches, std::int64_t stride) {
+    const cublasLtMatrixLayout_t layout = column_major(type, rows, cols, ld);
+    AISP_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batches, sizeof(batches)));
+    AISP_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
+    return layout;
+  }
+
   // Device scratch for split-K / stream-K algorithms, owned by the plan (setup() only).
   void allocate_workspace(std::size_t bytes) {
     AISP_CUDA_CHECK(cudaMalloc(&workspace, bytes));

@@ -18,10 +18,11 @@
 #include "aisp/attention_reference.hpp"
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
 #include "attention_problem.cuh"
-#include "attention_tolerance.hpp"
+#include "attention_pair_parts.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
 
@@ -48,18 +49,18 @@ namespace {
 }
 
 // ---- Step 1: the baseline ----
-void setup_naive(run_context& ctx) { plan_naive_attention(make_state<naive_attention_state>(ctx), problem_of(ctx)); }
+void setup_naive(run_context& ctx) {
+  const auto p = problem_of(ctx);
+  plan_naive_attention(make_state<naive_attention_state>(ctx, score_elements(p)), p);
+}
 void run_naive(run_context& ctx) { run_naive_attention(state_of<naive_attention_state>(ctx), problem_of(ctx), ctx.stream()); }
 void teardown_naive(run_context& ctx) { release_state<naive_attention_state>(ctx); }
 
 [[nodiscard]] variant naive_step() {
-  variant v;
-  v.name = "baseline";
-  v.summary = "naive: S = Q K^T (fp32) to HBM by cuBLASLt's batched bf16 GEMM, a softmax kernel writes P (bf16), "
-              "cuBLASLt's P V";
-  v.run = run_naive;
-  v.setup = setup_naive;
-  v.teardown = teardown_naive;
+  variant v = kit::with_state("baseline",
+                              "naive: S = Q K^T (fp32) to HBM by cuBLASLt's batched bf16 GEMM, a softmax kernel writes P "
+                              "(bf16), cuBLASLt's P V",
+                              run_naive, setup_naive, teardown_naive);
   v.library = "cuBLAS";
   v.math = math_unit::bf16_tensor;
   return v;
@@ -84,12 +85,10 @@ void run_fused(run_context& ctx) {
 }
 
 [[nodiscard]] variant fused_step() {
-  variant v;
-  v.name = "optimized_fused_mma";
-  v.summary = "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a block "
-              "and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async";
-  v.run = run_fused;
-  v.setup = setup_fused;
+  variant v = kit::with_state("optimized_fused_mma",
+                              "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a "
+                              "block and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async",
+                              run_fused, setup_fused, {});
   v.math = math_unit::bf16_tensor;
   return v;
 }
@@ -102,11 +101,8 @@ void attention_reference(reference_io& io) {
   const auto seq = static_cast<std::size_t>(io.param("s"));
   const auto dim = static_cast<std::size_t>(io.param("d"));
   const bool causal = io.param("causal") != 0;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-  const std::span<const double> q = io.input("q");
-  const std::span<const double> k = io.input("k");
-  const std::span<const double> v = io.input("v");
-  const std::span<double> o = io.output("o");
+  const attention_io buffers(io);
+  const auto& [q, k, v, o, scale] = buffers;
   std::vector<double> weights;
   for (std::size_t b = 0; b < batch; ++b) {
     for (std::size_t h = 0; h < kv_heads * group; ++h) {

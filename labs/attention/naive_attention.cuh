@@ -18,6 +18,7 @@
 #include "aisp/check.hpp"
 #include "aisp/cublaslt_plan.hpp"
 #include "aisp/cublas_check.hpp"
+#include "aisp/device_scratch.hpp"
 #include "attention_problem.cuh"
 
 namespace aisp::labs_attention {
@@ -58,27 +59,22 @@ __global__ void __launch_bounds__(softmax_threads) masked_softmax(const float* _
     out[j] = __float2bfloat16_rn(j < keys ? __expf(in[j] * scale - largest) * inverse : 0.0f);
 }
 
+// The s x s scores of every (batch, head): the baseline's S (fp32) and P (bf16) hold this many.
+[[nodiscard]] inline std::size_t score_elements(const attention_problem& p) {
+  return static_cast<std::size_t>(p.batch) * p.heads() * static_cast<std::size_t>(p.seq) * static_cast<std::size_t>(p.seq);
+}
+
 // The baseline's scratch and its two GEMM plans, made in setup.
 struct naive_attention_state {
+  explicit naive_attention_state(std::size_t scores_count)
+      : s(scores_count * sizeof(float)), p(scores_count * sizeof(__nv_bfloat16)) {}
   cublaslt_plan scores{CUBLAS_COMPUTE_32F, CUDA_R_32F};   // S = Q K^T, fp32 out
   cublaslt_plan context{CUBLAS_COMPUTE_32F, CUDA_R_32F};  // O = P V, bf16 out
-  float* s = nullptr;
-  __nv_bfloat16* p = nullptr;
-  naive_attention_state() = default;
-  naive_attention_state(const naive_attention_state&) = delete;
-  naive_attention_state& operator=(const naive_attention_state&) = delete;
-  ~naive_attention_state() {
-    if (s != nullptr) static_cast<void>(cudaFree(s));
-    if (p != nullptr) static_cast<void>(cudaFree(p));
-  }
+  device_scratch s;
+  device_scratch p;
 };
 
 constexpr std::size_t naive_workspace_bytes = std::size_t{32} << 20;
-
-inline void set_batches(cublasLtMatrixLayout_t layout, std::int32_t count, std::int64_t stride) {
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-  AISP_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
-}
 
 // Row-major (r, c) is column-major (c, r) with the same bytes (Note [TN through cuBLASLt] in
 // labs/gemm/bf16_gemm.cu). Per (batch, KV head), with m = group * s rows of Q:
@@ -89,29 +85,22 @@ inline void plan_naive_attention(naive_attention_state& state, const attention_p
   const std::int64_t d = p.dim;
   const std::int64_t m = static_cast<std::int64_t>(p.group) * s;
   const auto batches = static_cast<std::int32_t>(static_cast<std::int64_t>(p.batch) * p.kv_heads);
-  const std::size_t score_elements = static_cast<std::size_t>(batches) * static_cast<std::size_t>(m) * static_cast<std::size_t>(s);
-  AISP_CUDA_CHECK(cudaMalloc(&state.s, score_elements * sizeof(float)));
-  AISP_CUDA_CHECK(cudaMalloc(&state.p, score_elements * sizeof(__nv_bfloat16)));
-
+  const auto layout = [batches](cudaDataType_t type, std::int64_t rows, std::int64_t cols) {
+    return cublaslt_plan::batched_column_major(type, rows, cols, rows, batches, rows * cols);  // packed: ld = rows
+  };
   auto& scores = state.scores;
   const cublasOperation_t transpose = CUBLAS_OP_T;
   AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(scores.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  scores.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, d, s, d);
-  scores.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, d, m, d);
-  scores.layout_c = cublaslt_plan::column_major(CUDA_R_32F, s, m, s);
-  set_batches(scores.layout_a, batches, s * d);
-  set_batches(scores.layout_b, batches, m * d);
-  set_batches(scores.layout_c, batches, m * s);
+  scores.layout_a = layout(CUDA_R_16BF, d, s);
+  scores.layout_b = layout(CUDA_R_16BF, d, m);
+  scores.layout_c = layout(CUDA_R_32F, s, m);
   scores.allocate_workspace(naive_workspace_bytes);
   scores.choose_algorithm(naive_workspace_bytes, "the batched Q K^T of the naive attention");
 
   auto& context = state.context;
-  context.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, d, s, d);
-  context.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, s, m, s);
-  context.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, d, m, d);
-  set_batches(context.layout_a, batches, s * d);
-  set_batches(context.layout_b, batches, m * s);
-  set_batches(context.layout_c, batches, m * d);
+  context.layout_a = layout(CUDA_R_16BF, d, s);
+  context.layout_b = layout(CUDA_R_16BF, s, m);
+  context.layout_c = layout(CUDA_R_16BF, d, m);
   context.allocate_workspace(naive_workspace_bytes);
   context.choose_algorithm(naive_workspace_bytes, "the batched P V of the naive attention");
 }
@@ -120,14 +109,16 @@ inline void run_naive_attention(const naive_attention_state& state, const attent
   const float one = 1.0f;
   const float zero = 0.0f;  // beta 0: C is never read, so the poisoned output never enters the math
   const auto& scores = state.scores;
-  AISP_CUBLAS_CHECK(cublasLtMatmul(scores.handle, scores.desc, &one, p.k, scores.layout_a, p.q, scores.layout_b, &zero, state.s,
-                                   scores.layout_c, state.s, scores.layout_c, &scores.algo, scores.workspace,
+  auto* const s = static_cast<float*>(state.s.data());
+  auto* const probabilities = static_cast<__nv_bfloat16*>(state.p.data());
+  AISP_CUBLAS_CHECK(cublasLtMatmul(scores.handle, scores.desc, &one, p.k, scores.layout_a, p.q, scores.layout_b, &zero, s,
+                                   scores.layout_c, s, scores.layout_c, &scores.algo, scores.workspace,
                                    scores.workspace_bytes, stream));
   const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads() * static_cast<std::size_t>(p.seq);
-  masked_softmax<<<static_cast<unsigned>(rows), softmax_threads, 0, stream>>>(state.s, state.p, p.seq, p.causal, p.scale);
+  masked_softmax<<<static_cast<unsigned>(rows), softmax_threads, 0, stream>>>(s, probabilities, p.seq, p.causal, p.scale);
   AISP_CHECK_LAUNCH();
   const auto& context = state.context;
-  AISP_CUBLAS_CHECK(cublasLtMatmul(context.handle, context.desc, &one, p.v, context.layout_a, state.p, context.layout_b, &zero, p.o,
+  AISP_CUBLAS_CHECK(cublasLtMatmul(context.handle, context.desc, &one, p.v, context.layout_a, probabilities, context.layout_b, &zero, p.o,
                                    context.layout_c, p.o, context.layout_c, &context.algo, context.workspace,
                                    context.workspace_bytes, stream));
 }

@@ -141,48 +141,51 @@ double other_threads_cpu_s() {
   return reading.process_cpu_s - reading.thread_cpu_s;
 }
 
-thread_runtimes other_thread_runtimes() {
-  thread_runtimes runtimes;
+namespace {
+
+// Calls visit(tid, file) with each other live thread's /proc/self/task/<tid>/<name> open for
+// reading, until visit returns false; a thread gone since the listing is skipped.
+template <class Visit>
+void for_each_other_thread(const char* name, Visit visit) {
   const long self = static_cast<long>(syscall(SYS_gettid));
   DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return runtimes;
-  while (const dirent* entry = readdir(tasks)) {
+  if (tasks == nullptr) return;
+  bool more = true;
+  while (const dirent* entry = more ? readdir(tasks) : nullptr) {
     if (entry->d_name[0] == '.') continue;
     const long tid = std::strtol(entry->d_name, nullptr, 10);
     if (tid == self) continue;
-    const std::string path = fmt::format("/proc/self/task/{}/schedstat", tid);
+    const std::string path = fmt::format("/proc/self/task/{}/{}", tid, name);
     std::FILE* file = std::fopen(path.c_str(), "r");
     if (file == nullptr) continue;  // exited since readdir
-    unsigned long long ns = 0;
-    if (std::fscanf(file, "%llu", &ns) == 1) runtimes.emplace_back(tid, ns);
+    more = visit(tid, file);
     std::fclose(file);
   }
   closedir(tasks);
+}
+
+}  // namespace
+
+thread_runtimes other_thread_runtimes() {
+  thread_runtimes runtimes;
+  for_each_other_thread("schedstat", [&runtimes](long tid, std::FILE* file) {
+    unsigned long long ns = 0;
+    if (std::fscanf(file, "%llu", &ns) == 1) runtimes.emplace_back(tid, ns);
+    return true;
+  });
   std::sort(runtimes.begin(), runtimes.end());
   return runtimes;
 }
 
 bool another_thread_runnable() {
-  const long self = static_cast<long>(syscall(SYS_gettid));
-  DIR* tasks = opendir("/proc/self/task");
-  if (tasks == nullptr) return false;
   bool runnable = false;
-  while (const dirent* entry = readdir(tasks)) {
-    if (entry->d_name[0] == '.' || std::strtol(entry->d_name, nullptr, 10) == self) continue;
-    const std::string path = fmt::format("/proc/self/task/{}/stat", entry->d_name);
-    std::FILE* file = std::fopen(path.c_str(), "r");
-    if (file == nullptr) continue;  // exited since readdir
+  for_each_other_thread("stat", [&runnable](long, std::FILE* file) {
     char line[512] = {};
-    const bool read = std::fgets(line, sizeof line, file) != nullptr;
-    std::fclose(file);
     // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
-    const char* close = read ? std::strrchr(line, ')') : nullptr;
-    if (close != nullptr && close[1] == ' ' && close[2] == 'R') {
-      runnable = true;
-      break;
-    }
-  }
-  closedir(tasks);
+    const char* close = std::fgets(line, sizeof line, file) != nullptr ? std::strrchr(line, ')') : nullptr;
+    runnable = close != nullptr && close[1] == ' ' && close[2] == 'R';
+    return !runnable;
+  });
   return runnable;
 }
 

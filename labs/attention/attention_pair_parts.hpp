@@ -1,6 +1,10 @@
-// The tolerance of the bf16 attention pairs whose kernels round P to bf16 before P V
-// (labs/attention, ch18:sliding_window, ch18:varlen_prefill), with its reasoning.
+// What the bf16 attention pairs whose kernels round P to bf16 before P V share (labs/attention,
+// ch18:sliding_window, ch18:varlen_prefill): the tolerance, with its reasoning, and the fp64
+// reference's view of the q, k, v and o buffers.
 #pragma once
+
+#include <cmath>
+#include <span>
 
 #include "aisp/pair.hpp"
 
@@ -23,7 +27,17 @@ namespace aisp::labs_attention {
                    .max_rel_l2 = 1e-2,
                    .reason = "bf16 output: one ulp (2^-7) between two variants' roundings -> rtol 1e-2; P rounded to bf16 "
                              "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [attention "
-                             "tolerance] in labs/attention/attention_tolerance.hpp)"};
+                             "tolerance] in labs/attention/attention_pair_parts.hpp)"};
 }
+
+// The reference's fp64 q, k, v and o, and the score scale 1 / sqrt(d).
+struct attention_io {
+  explicit attention_io(reference_io& io)
+      : q(io.input("q")), k(io.input("k")), v(io.input("v")), o(io.output("o")),
+        scale(1.0 / std::sqrt(static_cast<double>(io.param("d")))) {}
+  std::span<const double> q, k, v;
+  std::span<double> o;
+  double scale;
+};
 
 }  // namespace aisp::labs_attention
