@@ -10,7 +10,7 @@
 
 namespace aisp::labs_attention {
 
-// Note [attention tolerance]: the inputs are bf16 values in [-1, 1), exact in the fp64 reference.
+// Note [bf16 attention tolerance]: the inputs are bf16 values in [-1, 1), exact in the fp64 reference.
 // (1) Scores: d products of bf16 values, exact in fp32, summed in fp32 in another order than
 //     fp64: relative 1e-6, negligible after the softmax.
 // (2) P in bf16: both variants round probabilities to bf16 (2^-9 relative) before P V (the
@@ -26,7 +26,7 @@ namespace aisp::labs_attention {
                    .atol = 2e-3,
                    .max_rel_l2 = 1e-2,
                    .reason = "bf16 output: one ulp (2^-7) between two variants' roundings -> rtol 1e-2; P rounded to bf16 "
-                             "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [attention "
+                             "before P V moves an output by <= 2^-9 sum p|v| <= 2e-3 -> atol 2e-3 (Note [bf16 attention "
                              "tolerance] in labs/attention/attention_pair_parts.hpp)"};
 }
 
