@@ -3,7 +3,7 @@
 # columns each lane hands ldmatrix, how score accumulators become P's A fragments, the masks and
 # the online softmax), replayed in Python for one block with ldmatrix and mma.sync as labs/gemm's
 # Note [m16n8k16 fragments] describes them (validated on the H100 by labs/gemm), against an
-# fp64 attention row, under the lab's tolerance (atol 2e-3 + rtol 1e-2). It does not model the
+# fp64 attention row, under half the lab's atol (2e-3 + rtol 1e-2; the lab allows 4e-3). It does not model the
 # cp.async pipeline, barriers or timing, and it is a copy of the kernel's logic: change both
 # together. Run: python3 scripts/emulate_fused_attention.py (pure Python, ~2 s). 2026-11-27: the
 # five cases below pass, worst error at 0.5 of the tolerance.

@@ -44,16 +44,18 @@ constexpr int dim = 128;
 
 [[nodiscard]] std::int64_t total_of(const workload& w) { return offsets_of(w.get("b"), w.get("s")).back(); }
 
-// What both variants keep from setup: the offsets on the device; the baseline also its padded
-// copies of q, k, v and o.
+// What both variants keep from setup: the offsets on the device and the packed token count (run()
+// allocates nothing, M4); the baseline also its padded copies of q, k, v and o.
 struct varlen_state {
-  explicit varlen_state(std::size_t sequences) : offsets((sequences + 1) * sizeof(int)) {}
+  explicit varlen_state(const std::vector<int>& host_offsets)
+      : offsets(host_offsets.size() * sizeof(int)), total(host_offsets.back()) {}
   device_scratch offsets;
+  int total;
   std::vector<std::unique_ptr<device_scratch>> padded;  // q, k, v, o as (b, h, s, d); the baseline's only
   [[nodiscard]] __nv_bfloat16* padded_buffer(std::size_t i) const { return static_cast<__nv_bfloat16*>(padded.at(i)->data()); }
 };
 
-[[nodiscard]] attention_problem packed_problem(run_context& ctx, const int* offsets) {
+[[nodiscard]] attention_problem packed_problem(run_context& ctx, const varlen_state& state) {
   attention_problem p = labs_attention::with_attention_buffers(ctx);
   p.batch = static_cast<int>(ctx.param("b"));
   p.kv_heads = static_cast<int>(ctx.param("h"));
@@ -61,9 +63,9 @@ struct varlen_state {
   p.seq = static_cast<int>(ctx.param("s"));
   p.dim = dim;
   p.causal = true;
-  p.offsets = offsets;
+  p.offsets = static_cast<const int*>(state.offsets.data());
   p.packed = true;
-  p.total = static_cast<int>(total_of(ctx.work()));
+  p.total = state.total;
   p.scale = 1.0f / std::sqrt(static_cast<float>(dim));
   AISP_EXPECTS(ctx.param("d") == dim, "ch18:varlen_prefill takes head dim 128");
   return p;
@@ -72,7 +74,7 @@ struct varlen_state {
 void setup_offsets(run_context& ctx, bool padded) {
   labs_attention::prepare_fused_attention<dim>();
   const auto offsets = offsets_of(ctx.param("b"), ctx.param("s"));
-  auto& state = make_state<varlen_state>(ctx, offsets.size() - 1);
+  auto& state = make_state<varlen_state>(ctx, offsets);
   AISP_CUDA_CHECK(cudaMemcpy(state.offsets.data(), offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
   if (!padded) return;
   const auto values = static_cast<std::size_t>(ctx.param("b") * ctx.param("h") * ctx.param("s") * dim);
@@ -107,7 +109,7 @@ __global__ void repack(const attention_problem p, __nv_bfloat16* padded, const _
 
 void run_padded(run_context& ctx) {
   const auto& state = state_of<varlen_state>(ctx);
-  const attention_problem packed = packed_problem(ctx, static_cast<const int*>(state.offsets.data()));
+  const attention_problem packed = packed_problem(ctx, state);
   const std::size_t chunks = static_cast<std::size_t>(packed.batch) * packed.heads() * packed.seq * (dim / 8);
   const auto blocks = static_cast<unsigned>((chunks + 255) / 256);
   const __nv_bfloat16* sources[3] = {packed.q, packed.k, packed.v};
@@ -127,7 +129,7 @@ void run_padded(run_context& ctx) {
 }
 
 void run_packed(run_context& ctx) {
-  labs_attention::launch_fused_attention<dim>(packed_problem(ctx, static_cast<const int*>(state_of<varlen_state>(ctx).offsets.data())), ctx.stream());
+  labs_attention::launch_fused_attention<dim>(packed_problem(ctx, state_of<varlen_state>(ctx)), ctx.stream());
 }
 
 void varlen_reference(reference_io& io) {

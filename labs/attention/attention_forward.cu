@@ -3,8 +3,9 @@
 // on four pairs (head dims 128 and 64, causal, grouped-query). Issue 18; README.md.
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
-// Still to come: wgmma fed by TMA, warp specialization with the softmax overlapped, and cuDNN's
-// fused SDPA as the peer (in process, through its graph API).
+// Step 4 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup. Still to come: the
+// softmax overlapped with the GEMMs, and cuDNN's fused SDPA as the peer (in process, through its
+// graph API).
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 
@@ -25,6 +26,7 @@
 #include "attention_pair_parts.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
+#include "wgmma_attention.cuh"
 
 namespace aisp::labs_attention {
 namespace {
@@ -89,6 +91,34 @@ void run_fused(run_context& ctx) {
                               "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a "
                               "block and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async",
                               run_fused, setup_fused, {});
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
+// ---- Step 4: wgmma fed by TMA, a producer warpgroup and two consumers ----
+void setup_wgmma(run_context& ctx) {
+  if (problem_of(ctx).dim == 64) {
+    prepare_wgmma_attention<64>();
+  } else {
+    prepare_wgmma_attention<128>();
+  }
+}
+
+void run_wgmma(run_context& ctx) {
+  const auto p = problem_of(ctx);
+  if (p.dim == 64) {
+    launch_wgmma_attention<64>(p, ctx.stream());
+  } else {
+    launch_wgmma_attention<128>(p, ctx.stream());
+  }
+}
+
+[[nodiscard]] variant wgmma_step() {
+  variant v = kit::with_state("optimized_wgmma_tma",
+                              "wgmma: Q K^T as m64n128k16 from shared memory, P V with P in registers and V N-major; TMA "
+                              "loads Q and a 2-stage ring of 128-key K/V tiles from a producer warpgroup, 128 query rows a "
+                              "CTA on two consumer warpgroups",
+                              run_wgmma, setup_wgmma, {});
   v.math = math_unit::bf16_tensor;
   return v;
 }
@@ -160,8 +190,11 @@ struct attention_shape {
       .tag("mma-sync")
       .tag("online-softmax")
       .tag("cp-async")
+      .tag("wgmma")
+      .tag("tma")
       .add_variant(naive_step())
-      .add_variant(fused_step());
+      .add_variant(fused_step())
+      .add_variant(wgmma_step());
 }
 
 }  // namespace

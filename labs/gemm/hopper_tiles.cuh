@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "hopper_ptx.cuh"
+#include "aisp/hopper_ptx.cuh"
 
 namespace aisp::labs_gemm::hopper {
+
+using namespace aisp::hopper;  // the PTX wrappers (aisp/hopper_ptx.cuh), shared with labs/attention
 
 // Block tile 128 x 256 x 64: two consumer warpgroups, each owning 64 rows x 256 columns (one
 // m64n256k16 wgmma per 16-wide K slice, 128 fp32 accumulators per thread).

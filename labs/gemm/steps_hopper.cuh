@@ -20,9 +20,9 @@
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/hopper_ptx.cuh"
 #include "aisp/tensor_map_encoder.hpp"
 #include "gemm_problem.cuh"
-#include "hopper_ptx.cuh"
 #include "hopper_tiles.cuh"
 
 namespace aisp::labs_gemm {

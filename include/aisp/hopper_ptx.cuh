@@ -1,7 +1,8 @@
-// Hopper (sm_90a) PTX primitives for the bf16 GEMM steps 5-7 (steps_hopper.cuh): mbarriers,
-// TMA tensor loads (plain and cluster multicast), wgmma with shared-memory descriptors,
-// setmaxnreg, cluster barriers and stmatrix. Each wrapper is one PTX instruction (or one wait
-// loop); the protocols that use them are described in steps_hopper.cuh.
+// Hopper (sm_90a) PTX primitives for labs/gemm's steps 5-7 (steps_hopper.cuh) and labs/attention's
+// wgmma steps (wgmma_attention.cuh): mbarriers, TMA tensor loads (plain and cluster multicast),
+// wgmma with shared-memory descriptors, setmaxnreg, cluster barriers and stmatrix. Each wrapper
+// is one PTX instruction (or one wait loop); the protocols that use them are described where
+// they are used. The wgmma shapes with A in registers and N-major B are in wgmma_shapes.cuh.
 //
 // The sm_90a-only instructions compile only where the 'a' feature set exists; elsewhere the
 // kernels that use them are empty and the launchers never pick them (see device_facts).
@@ -17,7 +18,7 @@
 #define AISP_HOPPER_DEVICE 0
 #endif
 
-namespace aisp::labs_gemm::hopper {
+namespace aisp::hopper {
 
 __device__ __forceinline__ std::uint32_t smem_u32(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -87,6 +88,17 @@ __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const void* map, 
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+
+// Box at (x, y, z) of a 3-D map (labs/attention: x = head dim, y = token, z = batch x head), so a
+// box past a sequence's end reads zeros instead of the next head's rows.
+__device__ __forceinline__ void tma_load_3d(std::uint32_t dst, const void* map, std::uint32_t bar,
+                                            int x, int y, int z) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
       : "memory");
 }
 
@@ -162,9 +174,10 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // Pins the accumulators around a wait: the compiler may not move a read or write of them across
 // this point (the wgmma writes them asynchronously, invisibly to the compiler).
-__device__ __forceinline__ void fence_accumulators(float (&d)[128]) {
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
 #pragma unroll
-  for (int i = 0; i < 128; ++i) {
+  for (int i = 0; i < N; ++i) {
     asm volatile("" : "+f"(d[i])::"memory");
   }
 }
@@ -211,4 +224,4 @@ __device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, std::uint32_t r0
 
 #endif  // AISP_HOPPER_DEVICE
 
-}  // namespace aisp::labs_gemm::hopper
+}  // namespace aisp::hopper

@@ -1,0 +1,304 @@
+// Step 4: wgmma fed by TMA, with a producer warpgroup. A CTA owns 128 query rows of one head:
+// warpgroup 0 is the producer (one thread issues TMA: Q once, then K and V tiles of 128 keys
+// into a 2-stage ring), warpgroups 1 and 2 are consumers owning 64 query rows each. Per tile a
+// consumer issues S = Q K^T as 8 (d 128) or 4 (d 64) wgmma m64n128k16 from shared memory, runs
+// the online softmax on the accumulators (Note [online softmax] in fused_mma.cuh), and issues
+// O += P V as 8 wgmma m64n{d}k16 with P's A fragments in registers (the score accumulators,
+// repacked to bf16: aisp/wgmma_shapes.cuh) and V N-major from shared memory. Within a warpgroup
+// the softmax waits for its GEMMs; the two consumers overlap each other only as the warp
+// scheduler interleaves them. Overlapping on purpose is the next step.
+//
+// Note [attention smem map]: from a 1024-aligned base: Q (128 rows x d), then per stage K and
+// V (128 keys x d each), each as d / 64 boxes of 64 columns (128-byte rows, 128-byte swizzle:
+// Note [wgmma descriptor] in aisp/hopper_ptx.cuh); then the mbarriers: Q's, full[stage] and
+// empty[stage]. Boxes come from 3-D tensor maps (d, token, batch x head), so rows past a
+// sequence's end arrive as zeros and are masked as keys (or not stored as queries).
+//
+// Note [N-major V]: P V reads V (key, dim) with dim contiguous: along the GEMM's K (keys) it is
+// strided, so the B descriptor is N-major (imm-trans-b 1). For the 128-byte swizzled N-major
+// canonical layout ((64, m), (8, k)) the leading byte offset is the distance between 64-column
+// boxes (128 keys x 128 B = 16 KB here) and the stride byte offset the distance between groups
+// of 8 keys (8 x 128 B = 1024 B); a 16-key slice starts 2048 B further, on an atom boundary.
+#pragma once
+
+#include <cuda.h>  // CUtensorMap and its enums only (aisp/tensor_map_encoder.hpp)
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aisp/check.hpp"
+#include "aisp/hopper_ptx.cuh"
+#include "aisp/tensor_map_encoder.hpp"
+#include "aisp/wgmma_shapes.cuh"
+#include "attention_problem.cuh"
+
+namespace aisp::labs_attention {
+
+template <int Dim>
+struct wgmma_geometry {
+  static constexpr int block_q = 128;  // 2 consumer warpgroups x 64 rows
+  static constexpr int block_kv = 128;
+  static constexpr int stages = 2;
+  static constexpr int threads = 384;
+  static constexpr int box_cols = 64;  // one 128-byte swizzle row of bf16
+  static constexpr int d_boxes = Dim / box_cols;
+  static constexpr int q_box_bytes = block_q * 128;
+  static constexpr int kv_box_bytes = block_kv * 128;
+  static constexpr int q_bytes = d_boxes * q_box_bytes;
+  static constexpr int kv_tile_bytes = d_boxes * kv_box_bytes;  // K or V
+  static constexpr int barrier_offset = q_bytes + stages * 2 * kv_tile_bytes;
+  static constexpr int smem_bytes = barrier_offset + (1 + 2 * stages) * 8 + 1024;  // + alignment slack
+  static constexpr int producer_registers = 24;
+  static constexpr int consumer_registers = 240;
+  static_assert(Dim % box_cols == 0 && smem_bytes <= 227 * 1024);
+  static_assert(128 * producer_registers + 256 * consumer_registers <= 65536);
+};
+
+#if AISP_HOPPER_DEVICE
+
+// Note [N-major V]: 128-byte swizzle, N-major.
+__device__ __forceinline__ std::uint64_t sw128_nmajor_desc(std::uint32_t smem_addr, std::uint32_t leading_bytes) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
+         (static_cast<std::uint64_t>(1024u >> 4) << 32) | (std::uint64_t{1} << 62);
+}
+
+__device__ __forceinline__ std::uint32_t pack_bf16_pair(float low, float high) {
+  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+  return *reinterpret_cast<const std::uint32_t*>(&pair);
+}
+
+template <int Dim>
+__device__ __forceinline__ void wgmma_pv(float (&o)[Dim / 2], const std::uint32_t (&a)[4], std::uint64_t desc_v) {
+  if constexpr (Dim == 128) {
+    hopper::wgmma_rs_m64n128k16_nmajor(o, a, desc_v);
+  } else {
+    hopper::wgmma_rs_m64n64k16_nmajor(o, a, desc_v);
+  }
+}
+
+#endif  // AISP_HOPPER_DEVICE
+
+template <int Dim>
+__global__ void __launch_bounds__(384, 1)
+    wgmma_attention_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
+                           const __grid_constant__ CUtensorMap map_v, const attention_problem p) {
+#if AISP_HOPPER_DEVICE
+  namespace h = aisp::hopper;
+  using geo = wgmma_geometry<Dim>;
+  extern __shared__ std::uint8_t dynamic_smem[];
+  const std::uint32_t raw = h::smem_u32(dynamic_smem);
+  const std::uint32_t base = raw + (1024u - raw % 1024u) % 1024u;
+  const std::uint32_t q_smem = base;
+  const auto k_smem = [base](int stage) { return base + geo::q_bytes + stage * 2 * geo::kv_tile_bytes; };
+  const auto v_smem = [&k_smem](int stage) { return k_smem(stage) + geo::kv_tile_bytes; };
+  const std::uint32_t q_full = base + geo::barrier_offset;
+  const auto full = [q_full](int stage) { return q_full + 8 + 8 * stage; };
+  const auto empty = [q_full](int stage) { return q_full + 8 + 8 * (geo::stages + stage); };
+
+  const int q_blocks = (p.seq + geo::block_q - 1) / geo::block_q;
+  // Causal: the longest rows (the last query blocks) start first, so short blocks fill the tail.
+  const int q_block = p.causal ? q_blocks - 1 - static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x);
+  const int q0 = q_block * geo::block_q;
+  const int head = static_cast<int>(blockIdx.y);
+  const int batch = static_cast<int>(blockIdx.z);
+  const int q_plane = batch * p.heads() + head;
+  const int kv_plane = batch * p.kv_heads + head / p.group;
+  const int kv_end = p.causal ? min(p.seq, q0 + geo::block_q) : p.seq;
+  const int kv_tiles = (kv_end + geo::block_kv - 1) / geo::block_kv;
+  const int warpgroup = static_cast<int>(threadIdx.x / 128);
+
+  if (threadIdx.x == 0) {
+    h::prefetch_tensor_map(&map_q);
+    h::prefetch_tensor_map(&map_k);
+    h::prefetch_tensor_map(&map_v);
+    h::mbar_init(q_full, 1);
+    for (int s = 0; s < geo::stages; ++s) {
+      h::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
+      h::mbar_init(empty(s), 2);  // one release per consumer warpgroup
+    }
+    h::fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {  // the producer (Note [ring phases] in labs/gemm/steps_hopper.cuh)
+    h::warpgroup_release_registers<geo::producer_registers>();
+    if (threadIdx.x == 0) {
+      h::mbar_arrive_expect_tx(q_full, geo::q_bytes);
+      for (int box = 0; box < geo::d_boxes; ++box) {
+        h::tma_load_3d(q_smem + box * geo::q_box_bytes, &map_q, q_full, box * geo::box_cols, q0, q_plane);
+      }
+      for (int tile = 0; tile < kv_tiles; ++tile) {
+        const int s = tile % geo::stages;
+        h::mbar_wait(empty(s), (static_cast<std::uint32_t>(tile / geo::stages) & 1u) ^ 1u);
+        h::mbar_arrive_expect_tx(full(s), 2 * geo::kv_tile_bytes);
+        for (int box = 0; box < geo::d_boxes; ++box) {
+          h::tma_load_3d(k_smem(s) + box * geo::kv_box_bytes, &map_k, full(s), box * geo::box_cols, tile * geo::block_kv,
+                         kv_plane);
+          h::tma_load_3d(v_smem(s) + box * geo::kv_box_bytes, &map_v, full(s), box * geo::box_cols, tile * geo::block_kv,
+                         kv_plane);
+        }
+      }
+    }
+    return;
+  }
+
+  h::warpgroup_claim_registers<geo::consumer_registers>();
+  const int consumer = warpgroup - 1;
+  const int warp = static_cast<int>(threadIdx.x / 32) % 4;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int g = lane / 4;  // accumulator rows g and g + 8 of the warp's 16, columns 8j + 2t (aisp/wgmma_shapes.cuh)
+  const int t = lane % 4;
+  const int warp_q0 = q0 + consumer * 64 + warp * 16;
+  const float scale_log2 = p.scale * 1.4426950408889634f;
+  const std::uint32_t q_rows = q_smem + consumer * 64 * 128;  // this warpgroup's 64 rows of each Q box
+
+  float o[Dim / 2];
+#pragma unroll
+  for (int i = 0; i < Dim / 2; ++i) o[i] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY};  // raw scores; scaled inside exp2
+  float row_sum[2] = {0.0f, 0.0f};
+  h::mbar_wait(q_full, 0);
+
+  for (int tile = 0; tile < kv_tiles; ++tile) {
+    const int s = tile % geo::stages;
+    h::mbar_wait(full(s), static_cast<std::uint32_t>(tile / geo::stages) & 1u);
+
+    float scores[geo::block_kv / 2];
+#pragma unroll
+    for (int i = 0; i < geo::block_kv / 2; ++i) scores[i] = 0.0f;
+    h::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Dim / 16; ++kk) {
+      // 16 columns = 32 bytes further along a 128-byte row: +2 in the address field (>> 4).
+      const std::uint64_t desc_q = h::sw128_kmajor_desc(q_rows + (kk / 4) * geo::q_box_bytes) + 2 * (kk % 4);
+      const std::uint64_t desc_k = h::sw128_kmajor_desc(k_smem(s) + (kk / 4) * geo::kv_box_bytes) + 2 * (kk % 4);
+      h::wgmma_ss_m64n128k16(scores, desc_q, desc_k);
+    }
+    h::wgmma_commit();
+    h::wgmma_wait<0>();
+    h::fence_accumulators(scores);
+
+    const int kv0 = tile * geo::block_kv;
+    const bool needs_mask = kv0 + geo::block_kv > p.seq || (p.causal && kv0 + geo::block_kv - 1 > warp_q0);
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int query = warp_q0 + g + 8 * half;
+      float tile_max = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < geo::block_kv / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& x = scores[4 * j + 2 * half + e];
+          const int key = kv0 + 8 * j + 2 * t + e;
+          if (needs_mask && (key >= p.seq || (p.causal && key > query))) x = -INFINITY;
+          tile_max = fmaxf(tile_max, x);
+        }
+      }
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
+      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
+      const float new_max = fmaxf(row_max[half], tile_max);
+      // All keys so far masked: subtract 0, so no -inf - -inf (Note [online softmax]).
+      const float subtract = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+      const float rescale = exp2f(row_max[half] * scale_log2 - subtract);
+      row_max[half] = new_max;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < geo::block_kv / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          float& x = scores[4 * j + 2 * half + e];
+          x = exp2f(fmaf(x, scale_log2, -subtract));
+          sum += x;
+        }
+      }
+      row_sum[half] = row_sum[half] * rescale + sum;
+#pragma unroll
+      for (int j = 0; j < Dim / 8; ++j) {
+        o[4 * j + 2 * half] *= rescale;
+        o[4 * j + 2 * half + 1] *= rescale;
+      }
+    }
+
+    // P's A fragment for keys 16c .. 16c + 15 is n-blocks 2c and 2c + 1 of the scores.
+    std::uint32_t pa[geo::block_kv / 16][4];
+#pragma unroll
+    for (int c = 0; c < geo::block_kv / 16; ++c) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) pa[c][r] = pack_bf16_pair(scores[8 * c + 2 * r], scores[8 * c + 2 * r + 1]);
+    }
+    h::wgmma_fence();
+#pragma unroll
+    for (int c = 0; c < geo::block_kv / 16; ++c) {
+      wgmma_pv<Dim>(o, pa[c], sw128_nmajor_desc(v_smem(s) + c * 16 * 128, geo::kv_box_bytes));
+    }
+    h::wgmma_commit();
+    h::wgmma_wait<0>();
+    h::fence_accumulators(o);
+    if (threadIdx.x % 128 == 0) h::mbar_arrive(empty(s));  // K and V of this stage are read
+  }
+
+  // O = o / l, the quad's partial sums added first; rows past the sequence are not stored.
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float sum = row_sum[half];
+    sum += __shfl_xor_sync(0xffffffffU, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffU, sum, 2);
+    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const int query = warp_q0 + g + 8 * half;
+    if (query >= p.seq) continue;
+    __nv_bfloat16* row = p.o + (static_cast<std::size_t>(q_plane) * p.seq + query) * Dim;
+#pragma unroll
+    for (int j = 0; j < Dim / 8; ++j) {
+      *reinterpret_cast<__nv_bfloat162*>(row + 8 * j + 2 * t) =
+          __floats2bfloat162_rn(o[4 * j + 2 * half] * inverse, o[4 * j + 2 * half + 1] * inverse);
+    }
+  }
+#else
+  (void)map_q, (void)map_k, (void)map_v, (void)p;
+  __trap();
+#endif
+}
+
+// ---- Host side ----
+// A (planes, tokens, d) bf16 tensor as a 3-D map: box 64 columns x `box_rows` tokens x 1 plane,
+// 128-byte swizzle, zeros out of bounds. Encoded on the stack each call (~1 us, no allocation).
+inline CUtensorMap attention_tensor_map(const __nv_bfloat16* data, int dim, int tokens, int planes, int box_rows) {
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(dim), static_cast<cuuint64_t>(tokens), static_cast<cuuint64_t>(planes)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(dim) * sizeof(__nv_bfloat16),
+                                 static_cast<cuuint64_t>(dim) * tokens * sizeof(__nv_bfloat16)};
+  const cuuint32_t box[3] = {64, static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t element_strides[3] = {1, 1, 1};
+  const CUresult status = tensor_map_encode_function()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 3, const_cast<__nv_bfloat16*>(data), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  AISP_EXPECTS(status == CUDA_SUCCESS, "cuTensorMapEncodeTiled rejected an attention operand");
+  return map;
+}
+
+// setup(): the driver entry point and the shared-memory opt-in, once, not in a timed call.
+template <int Dim>
+void prepare_wgmma_attention() {
+  (void)tensor_map_encode_function();
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(wgmma_attention_kernel<Dim>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       wgmma_geometry<Dim>::smem_bytes));
+}
+
+template <int Dim>
+void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
+  using geo = wgmma_geometry<Dim>;
+  AISP_EXPECTS(p.offsets == nullptr && p.window == 0, "the wgmma attention kernel takes fixed lengths and no window");
+  const auto aligned16 = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  AISP_EXPECTS(aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.o), "TMA needs 16-byte aligned buffers");
+  const CUtensorMap map_q = attention_tensor_map(p.q, Dim, p.seq, p.batch * p.heads(), geo::block_q);
+  const CUtensorMap map_k = attention_tensor_map(p.k, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
+  const CUtensorMap map_v = attention_tensor_map(p.v, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
+  const dim3 grid(static_cast<unsigned>((p.seq + geo::block_q - 1) / geo::block_q), static_cast<unsigned>(p.heads()),
+                  static_cast<unsigned>(p.batch));
+  wgmma_attention_kernel<Dim><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, p);
+  AISP_CHECK_LAUNCH();
+}
+
+}  // namespace aisp::labs_attention
