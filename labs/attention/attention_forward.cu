@@ -3,9 +3,9 @@
 // on four pairs (head dims 128 and 64, causal, grouped-query). Issue 18; README.md.
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
-// Step 4 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup. Still to come: the
-// softmax overlapped with the GEMMs, and cuDNN's fused SDPA as the peer (in process, through its
-// graph API).
+// Steps 4-5 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
+// overlapped with the GEMMs. Still to come: cuDNN's fused SDPA as the peer (in process, through
+// its graph API).
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 
@@ -95,30 +95,41 @@ void run_fused(run_context& ctx) {
   return v;
 }
 
-// ---- Step 4: wgmma fed by TMA, a producer warpgroup and two consumers ----
+// ---- Steps 4 and 5: wgmma fed by TMA from a producer warpgroup; then the softmax overlapped ----
+template <bool Overlap>
 void setup_wgmma(run_context& ctx) {
   if (problem_of(ctx).dim == 64) {
-    prepare_wgmma_attention<64>();
+    prepare_wgmma_attention<64, Overlap>();
   } else {
-    prepare_wgmma_attention<128>();
+    prepare_wgmma_attention<128, Overlap>();
   }
 }
 
+template <bool Overlap>
 void run_wgmma(run_context& ctx) {
   const auto p = problem_of(ctx);
   if (p.dim == 64) {
-    launch_wgmma_attention<64>(p, ctx.stream());
+    launch_wgmma_attention<64, Overlap>(p, ctx.stream());
   } else {
-    launch_wgmma_attention<128>(p, ctx.stream());
+    launch_wgmma_attention<128, Overlap>(p, ctx.stream());
   }
 }
 
 [[nodiscard]] variant wgmma_step() {
   variant v = kit::with_state("optimized_wgmma_tma",
                               "wgmma: Q K^T as m64n128k16 from shared memory, P V with P in registers and V N-major; TMA "
-                              "loads Q and a 2-stage ring of 128-key K/V tiles from a producer warpgroup, 128 query rows a "
+                              "loads Q and a 3-stage ring of 128-key K/V tiles from a producer warpgroup, 128 query rows a "
                               "CTA on two consumer warpgroups",
-                              run_wgmma, setup_wgmma, {});
+                              run_wgmma<false>, setup_wgmma<false>, {});
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
+[[nodiscard]] variant overlap_step() {
+  variant v = kit::with_state("optimized_wgmma_overlap",
+                              "softmax overlapped: each consumer issues the next tile's Q K^T and the previous tile's P V "
+                              "before its softmax, and waits for P V only to rescale the output",
+                              run_wgmma<true>, setup_wgmma<true>, {});
   v.math = math_unit::bf16_tensor;
   return v;
 }
@@ -194,7 +205,8 @@ struct attention_shape {
       .tag("tma")
       .add_variant(naive_step())
       .add_variant(fused_step())
-      .add_variant(wgmma_step());
+      .add_variant(wgmma_step())
+      .add_variant(overlap_step());
 }
 
 }  // namespace

@@ -1,12 +1,22 @@
-// Step 4: wgmma fed by TMA, with a producer warpgroup. A CTA owns 128 query rows of one head:
-// warpgroup 0 is the producer (one thread issues TMA: Q once, then K and V tiles of 128 keys
-// into a 2-stage ring), warpgroups 1 and 2 are consumers owning 64 query rows each. Per tile a
+// Steps 4 and 5: wgmma fed by TMA, with a producer warpgroup. A CTA owns 128 query rows of one
+// head: warpgroup 0 is the producer (one thread issues TMA: Q once, then K and V tiles of 128 keys
+// into a 3-stage ring), warpgroups 1 and 2 are consumers owning 64 query rows each. Per tile a
 // consumer issues S = Q K^T as 8 (d 128) or 4 (d 64) wgmma m64n128k16 from shared memory, runs
 // the online softmax on the accumulators (Note [online softmax] in fused_mma.cuh), and issues
 // O += P V as 8 wgmma m64n{d}k16 with P's A fragments in registers (the score accumulators,
 // repacked to bf16: aisp/wgmma_shapes.cuh) and V N-major from shared memory. Within a warpgroup
 // the softmax waits for its GEMMs; the two consumers overlap each other only as the warp
-// scheduler interleaves them. Overlapping on purpose is the next step.
+// scheduler interleaves them. Step 5 overlaps on purpose (Note [softmax overlap]).
+//
+// Note [softmax overlap]: in step 4 the tensor cores idle while a warpgroup runs its softmax,
+// unless the other consumer happens to be in a GEMM. Step 5 software-pipelines each consumer:
+// with P of tile j - 1 packed, it issues Q K^T of tile j and P V of tile j - 1 back to back,
+// waits for the first group only (wgmma groups complete in order), and runs tile j's softmax
+// while P V still runs. It waits for P V only where it must rescale the output by tile j's new
+// row max, then packs tile j's P. The scores and P are separate registers (S is overwritten while
+// the previous P is still read), and the consumer holds two tiles' K/V stages at once, hence 3
+// stages so that the producer can load the next tile meanwhile. ptxas would serialize the wgmmas
+// (with a warning) if a register they read or write in flight were touched; it reports none.
 //
 // Note [attention smem map]: from a 1024-aligned base: Q (128 rows x d), then per stage K and
 // V (128 keys x d each), each as d / 64 boxes of 64 columns (128-byte rows, 128-byte swizzle:
@@ -38,8 +48,8 @@ namespace aisp::labs_attention {
 template <int Dim>
 struct wgmma_geometry {
   static constexpr int block_q = 128;  // 2 consumer warpgroups x 64 rows
-  static constexpr int block_kv = 128;
-  static constexpr int stages = 2;
+  static constexpr int block_kv = 128;  // wgmma_block_kv
+  static constexpr int stages = 3;  // step 5 holds two tiles at once (Note [softmax overlap])
   static constexpr int threads = 384;
   static constexpr int box_cols = 64;  // one 128-byte swizzle row of bf16
   static constexpr int d_boxes = Dim / box_cols;
@@ -77,9 +87,109 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[Dim / 2], const std::uint32_
   }
 }
 
-#endif  // AISP_HOPPER_DEVICE
+constexpr int wgmma_block_kv = 128;
+
+// S = Q K^T for this warpgroup's 64 rows and one 128-key tile, as one commit group (not waited).
+template <int Dim>
+__device__ __forceinline__ void issue_qk(float (&scores)[wgmma_block_kv / 2], std::uint32_t q_rows, std::uint32_t k_tile,
+                                         int q_box_bytes, int kv_box_bytes) {
+#pragma unroll
+  for (int i = 0; i < wgmma_block_kv / 2; ++i) scores[i] = 0.0f;
+  hopper::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < Dim / 16; ++kk) {
+    // 16 columns = 32 bytes further along a 128-byte row: +2 in the address field (>> 4).
+    const std::uint64_t desc_q = hopper::sw128_kmajor_desc(q_rows + (kk / 4) * q_box_bytes) + 2 * (kk % 4);
+    const std::uint64_t desc_k = hopper::sw128_kmajor_desc(k_tile + (kk / 4) * kv_box_bytes) + 2 * (kk % 4);
+    hopper::wgmma_ss_m64n128k16(scores, desc_q, desc_k);
+  }
+  hopper::wgmma_commit();
+}
+
+// O += P V for one tile, as one commit group (not waited).
+template <int Dim>
+__device__ __forceinline__ void issue_pv(float (&o)[Dim / 2], const std::uint32_t (&pa)[wgmma_block_kv / 16][4],
+                                         std::uint32_t v_tile, int kv_box_bytes) {
+  hopper::wgmma_fence();
+#pragma unroll
+  for (int c = 0; c < wgmma_block_kv / 16; ++c) wgmma_pv<Dim>(o, pa[c], sw128_nmajor_desc(v_tile + c * 16 * 128, kv_box_bytes));
+  hopper::wgmma_commit();
+}
+
+// Where a warp's rows sit against the keys: what the masks need.
+struct softmax_rows {
+  int warp_q0;  // the warp's first query; this thread's rows are warp_q0 + g and + 8
+  int g, t;
+  int seq;
+  bool causal;
+  float scale_log2;
+};
+
+// The online softmax of one tile in place (Note [online softmax] in fused_mma.cuh): masks, the
+// quad's row max, exp2 of the scaled scores, the running sums; returns in `rescale` the factor
+// the output rows must be multiplied by (left to the caller: the output may still be in flight).
+__device__ __forceinline__ void online_softmax(float (&scores)[wgmma_block_kv / 2], float (&row_max)[2], float (&row_sum)[2],
+                                               float (&rescale)[2], const softmax_rows& rows, int kv0) {
+  const bool needs_mask = kv0 + wgmma_block_kv > rows.seq || (rows.causal && kv0 + wgmma_block_kv - 1 > rows.warp_q0);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int query = rows.warp_q0 + rows.g + 8 * half;
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < wgmma_block_kv / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = scores[4 * j + 2 * half + e];
+        const int key = kv0 + 8 * j + 2 * rows.t + e;
+        if (needs_mask && (key >= rows.seq || (rows.causal && key > query))) x = -INFINITY;
+        tile_max = fmaxf(tile_max, x);
+      }
+    }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
+    const float new_max = fmaxf(row_max[half], tile_max);
+    // All keys so far masked: subtract 0, so no -inf - -inf.
+    const float subtract = new_max == -INFINITY ? 0.0f : new_max * rows.scale_log2;
+    rescale[half] = exp2f(row_max[half] * rows.scale_log2 - subtract);
+    row_max[half] = new_max;
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = 0; j < wgmma_block_kv / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        float& x = scores[4 * j + 2 * half + e];
+        x = exp2f(fmaf(x, rows.scale_log2, -subtract));
+        sum += x;
+      }
+    }
+    row_sum[half] = row_sum[half] * rescale[half] + sum;
+  }
+}
 
 template <int Dim>
+__device__ __forceinline__ void rescale_output(float (&o)[Dim / 2], const float (&rescale)[2]) {
+#pragma unroll
+  for (int j = 0; j < Dim / 8; ++j) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      o[4 * j + 2 * half] *= rescale[half];
+      o[4 * j + 2 * half + 1] *= rescale[half];
+    }
+  }
+}
+
+// P's A fragment for keys 16c .. 16c + 15 is n-blocks 2c and 2c + 1 of the scores.
+__device__ __forceinline__ void pack_p(const float (&scores)[wgmma_block_kv / 2], std::uint32_t (&pa)[wgmma_block_kv / 16][4]) {
+#pragma unroll
+  for (int c = 0; c < wgmma_block_kv / 16; ++c) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r) pa[c][r] = pack_bf16_pair(scores[8 * c + 2 * r], scores[8 * c + 2 * r + 1]);
+  }
+}
+
+#endif  // AISP_HOPPER_DEVICE
+
+template <int Dim, bool Overlap>
 __global__ void __launch_bounds__(384, 1)
     wgmma_attention_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                            const __grid_constant__ CUtensorMap map_v, const attention_problem p) {
@@ -147,95 +257,68 @@ __global__ void __launch_bounds__(384, 1)
   const int consumer = warpgroup - 1;
   const int warp = static_cast<int>(threadIdx.x / 32) % 4;
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int g = lane / 4;  // accumulator rows g and g + 8 of the warp's 16, columns 8j + 2t (aisp/wgmma_shapes.cuh)
-  const int t = lane % 4;
-  const int warp_q0 = q0 + consumer * 64 + warp * 16;
-  const float scale_log2 = p.scale * 1.4426950408889634f;
+
+  const softmax_rows rows{.warp_q0 = q0 + consumer * 64 + warp * 16, .g = lane / 4, .t = lane % 4, .seq = p.seq,
+                          .causal = p.causal, .scale_log2 = p.scale * 1.4426950408889634f};
   const std::uint32_t q_rows = q_smem + consumer * 64 * 128;  // this warpgroup's 64 rows of each Q box
+  const auto release = [&](int stage) {
+    if (threadIdx.x % 128 == 0) h::mbar_arrive(empty(stage));  // K and V of this stage are read
+  };
+  const auto wait_full = [&](int tile) {
+    h::mbar_wait(full(tile % geo::stages), static_cast<std::uint32_t>(tile / geo::stages) & 1u);
+  };
 
   float o[Dim / 2];
 #pragma unroll
   for (int i = 0; i < Dim / 2; ++i) o[i] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY};  // raw scores; scaled inside exp2
   float row_sum[2] = {0.0f, 0.0f};
+  float rescale[2];
+  float scores[geo::block_kv / 2];
+  std::uint32_t pa[geo::block_kv / 16][4];
   h::mbar_wait(q_full, 0);
 
-  for (int tile = 0; tile < kv_tiles; ++tile) {
-    const int s = tile % geo::stages;
-    h::mbar_wait(full(s), static_cast<std::uint32_t>(tile / geo::stages) & 1u);
-
-    float scores[geo::block_kv / 2];
-#pragma unroll
-    for (int i = 0; i < geo::block_kv / 2; ++i) scores[i] = 0.0f;
-    h::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Dim / 16; ++kk) {
-      // 16 columns = 32 bytes further along a 128-byte row: +2 in the address field (>> 4).
-      const std::uint64_t desc_q = h::sw128_kmajor_desc(q_rows + (kk / 4) * geo::q_box_bytes) + 2 * (kk % 4);
-      const std::uint64_t desc_k = h::sw128_kmajor_desc(k_smem(s) + (kk / 4) * geo::kv_box_bytes) + 2 * (kk % 4);
-      h::wgmma_ss_m64n128k16(scores, desc_q, desc_k);
+  if constexpr (!Overlap) {  // step 4: each GEMM waited for before the softmax or the next GEMM
+    for (int tile = 0; tile < kv_tiles; ++tile) {
+      const int s = tile % geo::stages;
+      wait_full(tile);
+      issue_qk<Dim>(scores, q_rows, k_smem(s), geo::q_box_bytes, geo::kv_box_bytes);
+      h::wgmma_wait<0>();
+      h::fence_accumulators(scores);
+      online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
+      rescale_output<Dim>(o, rescale);
+      pack_p(scores, pa);
+      issue_pv<Dim>(o, pa, v_smem(s), geo::kv_box_bytes);
+      h::wgmma_wait<0>();
+      h::fence_accumulators(o);
+      release(s);
     }
-    h::wgmma_commit();
+  } else {  // step 5: Note [softmax overlap]
+    wait_full(0);
+    issue_qk<Dim>(scores, q_rows, k_smem(0), geo::q_box_bytes, geo::kv_box_bytes);
     h::wgmma_wait<0>();
     h::fence_accumulators(scores);
-
-    const int kv0 = tile * geo::block_kv;
-    const bool needs_mask = kv0 + geo::block_kv > p.seq || (p.causal && kv0 + geo::block_kv - 1 > warp_q0);
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int query = warp_q0 + g + 8 * half;
-      float tile_max = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < geo::block_kv / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = scores[4 * j + 2 * half + e];
-          const int key = kv0 + 8 * j + 2 * t + e;
-          if (needs_mask && (key >= p.seq || (p.causal && key > query))) x = -INFINITY;
-          tile_max = fmaxf(tile_max, x);
-        }
-      }
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
-      tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
-      const float new_max = fmaxf(row_max[half], tile_max);
-      // All keys so far masked: subtract 0, so no -inf - -inf (Note [online softmax]).
-      const float subtract = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
-      const float rescale = exp2f(row_max[half] * scale_log2 - subtract);
-      row_max[half] = new_max;
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < geo::block_kv / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = scores[4 * j + 2 * half + e];
-          x = exp2f(fmaf(x, scale_log2, -subtract));
-          sum += x;
-        }
-      }
-      row_sum[half] = row_sum[half] * rescale + sum;
-#pragma unroll
-      for (int j = 0; j < Dim / 8; ++j) {
-        o[4 * j + 2 * half] *= rescale;
-        o[4 * j + 2 * half + 1] *= rescale;
-      }
+    online_softmax(scores, row_max, row_sum, rescale, rows, 0);
+    pack_p(scores, pa);
+    for (int tile = 1; tile < kv_tiles; ++tile) {
+      const int s = tile % geo::stages;
+      const int previous = (tile - 1) % geo::stages;
+      wait_full(tile);
+      issue_qk<Dim>(scores, q_rows, k_smem(s), geo::q_box_bytes, geo::kv_box_bytes);
+      issue_pv<Dim>(o, pa, v_smem(previous), geo::kv_box_bytes);
+      h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
+      h::fence_accumulators(scores);
+      online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
+      h::wgmma_wait<0>();
+      h::fence_accumulators(o);
+      release(previous);
+      rescale_output<Dim>(o, rescale);
+      pack_p(scores, pa);
     }
-
-    // P's A fragment for keys 16c .. 16c + 15 is n-blocks 2c and 2c + 1 of the scores.
-    std::uint32_t pa[geo::block_kv / 16][4];
-#pragma unroll
-    for (int c = 0; c < geo::block_kv / 16; ++c) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) pa[c][r] = pack_bf16_pair(scores[8 * c + 2 * r], scores[8 * c + 2 * r + 1]);
-    }
-    h::wgmma_fence();
-#pragma unroll
-    for (int c = 0; c < geo::block_kv / 16; ++c) {
-      wgmma_pv<Dim>(o, pa[c], sw128_nmajor_desc(v_smem(s) + c * 16 * 128, geo::kv_box_bytes));
-    }
-    h::wgmma_commit();
+    issue_pv<Dim>(o, pa, v_smem((kv_tiles - 1) % geo::stages), geo::kv_box_bytes);
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
-    if (threadIdx.x % 128 == 0) h::mbar_arrive(empty(s));  // K and V of this stage are read
+    release((kv_tiles - 1) % geo::stages);
   }
 
   // O = o / l, the quad's partial sums added first; rows past the sequence are not stored.
@@ -245,12 +328,12 @@ __global__ void __launch_bounds__(384, 1)
     sum += __shfl_xor_sync(0xffffffffU, sum, 1);
     sum += __shfl_xor_sync(0xffffffffU, sum, 2);
     const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const int query = warp_q0 + g + 8 * half;
+    const int query = rows.warp_q0 + rows.g + 8 * half;
     if (query >= p.seq) continue;
     __nv_bfloat16* row = p.o + (static_cast<std::size_t>(q_plane) * p.seq + query) * Dim;
 #pragma unroll
     for (int j = 0; j < Dim / 8; ++j) {
-      *reinterpret_cast<__nv_bfloat162*>(row + 8 * j + 2 * t) =
+      *reinterpret_cast<__nv_bfloat162*>(row + 8 * j + 2 * rows.t) =
           __floats2bfloat162_rn(o[4 * j + 2 * half] * inverse, o[4 * j + 2 * half + 1] * inverse);
     }
   }
@@ -279,14 +362,14 @@ inline CUtensorMap attention_tensor_map(const __nv_bfloat16* data, int dim, int 
 }
 
 // setup(): the driver entry point and the shared-memory opt-in, once, not in a timed call.
-template <int Dim>
+template <int Dim, bool Overlap>
 void prepare_wgmma_attention() {
   (void)tensor_map_encode_function();
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(wgmma_attention_kernel<Dim>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(wgmma_attention_kernel<Dim, Overlap>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        wgmma_geometry<Dim>::smem_bytes));
 }
 
-template <int Dim>
+template <int Dim, bool Overlap>
 void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   using geo = wgmma_geometry<Dim>;
   AISP_EXPECTS(p.offsets == nullptr && p.window == 0, "the wgmma attention kernel takes fixed lengths and no window");
@@ -297,7 +380,7 @@ void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   const CUtensorMap map_v = attention_tensor_map(p.v, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
   const dim3 grid(static_cast<unsigned>((p.seq + geo::block_q - 1) / geo::block_q), static_cast<unsigned>(p.heads()),
                   static_cast<unsigned>(p.batch));
-  wgmma_attention_kernel<Dim><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, p);
+  wgmma_attention_kernel<Dim, Overlap><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, p);
   AISP_CHECK_LAUNCH();
 }
 
