@@ -136,6 +136,15 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\n\tbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// ---- named barriers (ids 1-15; 0 is __syncthreads) ----
+// `threads` counts both sides: the warps that wait here and the warps that only arrive.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 // ---- register reconfiguration (whole warpgroup, .sync.aligned) ----
 template <int Registers>
 __device__ __forceinline__ void warpgroup_release_registers() {

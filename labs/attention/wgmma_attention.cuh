@@ -15,7 +15,9 @@
 // while P V still runs. It waits for P V only where it must rescale the output by tile j's new
 // row max, then packs tile j's P. The scores and P are separate registers (S is overwritten while
 // the previous P is still read), and the consumer holds two tiles' K/V stages at once, hence 3
-// stages so that the producer can load the next tile meanwhile. ptxas would serialize the wgmmas
+// stages so that the producer can load the next tile meanwhile. Between the two consumers,
+// ping-pong: they take turns to issue their GEMMs (one named barrier each), so that one's GEMMs
+// run while the other computes its softmax. ptxas would serialize the wgmmas
 // (with a warning) if a register they read or write in flight were touched; it reports none.
 //
 // Note [attention smem map]: from a 1024-aligned base: Q (128 rows x d), then per stage K and
@@ -89,6 +91,14 @@ __device__ __forceinline__ void wgmma_pv(float (&o)[Dim / 2], const std::uint32_
 
 constexpr int wgmma_block_kv = 128;
 
+// 2^x as one MUFU.EX2: exp2f also handles results below 2^-126, which cost extra instructions
+// per score; flushed to zero here, they are far below a bf16 P's rounding.
+__device__ __forceinline__ float exp2_ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // S = Q K^T for this warpgroup's 64 rows and one 128-key tile, as one commit group (not waited).
 template <int Dim>
 __device__ __forceinline__ void issue_qk(float (&scores)[wgmma_block_kv / 2], std::uint32_t q_rows, std::uint32_t k_tile,
@@ -131,38 +141,45 @@ struct softmax_rows {
 __device__ __forceinline__ void online_softmax(float (&scores)[wgmma_block_kv / 2], float (&row_max)[2], float (&row_sum)[2],
                                                float (&rescale)[2], const softmax_rows& rows, int kv0) {
   const bool needs_mask = kv0 + wgmma_block_kv > rows.seq || (rows.causal && kv0 + wgmma_block_kv - 1 > rows.warp_q0);
+  if (needs_mask) {  // a separate pass: the tiles inside the mask run no per-element test
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int query = rows.warp_q0 + rows.g + 8 * half;
+#pragma unroll
+      for (int j = 0; j < wgmma_block_kv / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = kv0 + 8 * j + 2 * rows.t + e;
+          if (key >= rows.seq || (rows.causal && key > query)) scores[4 * j + 2 * half + e] = -INFINITY;
+        }
+      }
+    }
+  }
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    const int query = rows.warp_q0 + rows.g + 8 * half;
     float tile_max = -INFINITY;
 #pragma unroll
     for (int j = 0; j < wgmma_block_kv / 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = scores[4 * j + 2 * half + e];
-        const int key = kv0 + 8 * j + 2 * rows.t + e;
-        if (needs_mask && (key >= rows.seq || (rows.causal && key > query))) x = -INFINITY;
-        tile_max = fmaxf(tile_max, x);
-      }
+      tile_max = fmaxf(tile_max, fmaxf(scores[4 * j + 2 * half], scores[4 * j + 2 * half + 1]));
     }
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
     const float new_max = fmaxf(row_max[half], tile_max);
     // All keys so far masked: subtract 0, so no -inf - -inf.
     const float subtract = new_max == -INFINITY ? 0.0f : new_max * rows.scale_log2;
-    rescale[half] = exp2f(row_max[half] * rows.scale_log2 - subtract);
+    rescale[half] = exp2_ftz(row_max[half] * rows.scale_log2 - subtract);
     row_max[half] = new_max;
-    float sum = 0.0f;
+    float sums[2] = {0.0f, 0.0f};  // two chains of adds, not one
 #pragma unroll
     for (int j = 0; j < wgmma_block_kv / 8; ++j) {
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         float& x = scores[4 * j + 2 * half + e];
-        x = exp2f(fmaf(x, rows.scale_log2, -subtract));
-        sum += x;
+        x = exp2_ftz(fmaf(x, rows.scale_log2, -subtract));
+        sums[e] += x;
       }
     }
-    row_sum[half] = row_sum[half] * rescale[half] + sum;
+    row_sum[half] = row_sum[half] * rescale[half] + (sums[0] + sums[1]);
   }
 }
 
@@ -294,8 +311,15 @@ __global__ void __launch_bounds__(384, 1)
       release(s);
     }
   } else {  // step 5: Note [softmax overlap]
+    // Ping-pong: the consumers take turns to issue their GEMMs (named barriers 1 and 2), so one's
+    // run on the tensor cores while the other runs its softmax; consumer 0 goes first.
+    const auto my_turn = [consumer] { h::named_barrier_sync(1 + consumer, 256); };
+    const auto your_turn = [consumer] { h::named_barrier_arrive(2 - consumer, 256); };
+    if (consumer == 1) your_turn();
     wait_full(0);
+    my_turn();
     issue_qk<Dim>(scores, q_rows, k_smem(0), geo::q_box_bytes, geo::kv_box_bytes);
+    your_turn();
     h::wgmma_wait<0>();
     h::fence_accumulators(scores);
     online_softmax(scores, row_max, row_sum, rescale, rows, 0);
@@ -304,8 +328,10 @@ __global__ void __launch_bounds__(384, 1)
       const int s = tile % geo::stages;
       const int previous = (tile - 1) % geo::stages;
       wait_full(tile);
+      my_turn();
       issue_qk<Dim>(scores, q_rows, k_smem(s), geo::q_box_bytes, geo::kv_box_bytes);
       issue_pv<Dim>(o, pa, v_smem(previous), geo::kv_box_bytes);
+      your_turn();
       h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
       h::fence_accumulators(scores);
       online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
@@ -315,7 +341,9 @@ __global__ void __launch_bounds__(384, 1)
       rescale_output<Dim>(o, rescale);
       pack_p(scores, pa);
     }
+    my_turn();
     issue_pv<Dim>(o, pa, v_smem((kv_tiles - 1) % geo::stages), geo::kv_box_bytes);
+    if (consumer == 0) your_turn();  // consumer 1's last turn: 0 waits for no more, leave no arrival behind
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
     release((kv_tiles - 1) % geo::stages);
