@@ -47,12 +47,17 @@
 
 namespace aisp::labs_attention {
 
+// Note [consumers per head dim]: d 128 runs 2 consumer warpgroups (128 query rows a CTA), d 64
+// runs 3 (192 rows). Per FLOP, d 64 moves twice the K/V bytes from L2 into shared memory: with
+// 128 rows a CTA it needed ~3.5 TB/s of L2 reads at 427 TFLOP/s (H100, 2026-11-27); 192 rows
+// cut that by a third. Its accumulators are half as large, so 3 consumers fit in 160 registers.
 template <int Dim>
 struct wgmma_geometry {
-  static constexpr int block_q = 128;  // 2 consumer warpgroups x 64 rows
+  static constexpr int consumers = Dim == 64 ? 3 : 2;
+  static constexpr int block_q = 64 * consumers;  // 64 query rows a consumer warpgroup
   static constexpr int block_kv = 128;  // wgmma_block_kv
   static constexpr int stages = 3;  // step 5 holds two tiles at once (Note [softmax overlap])
-  static constexpr int threads = 384;
+  static constexpr int threads = 128 * (consumers + 1);
   static constexpr int box_cols = 64;  // one 128-byte swizzle row of bf16
   static constexpr int d_boxes = Dim / box_cols;
   static constexpr int q_box_bytes = block_q * 128;
@@ -62,9 +67,10 @@ struct wgmma_geometry {
   static constexpr int barrier_offset = q_bytes + stages * 2 * kv_tile_bytes;
   static constexpr int smem_bytes = barrier_offset + (1 + 2 * stages) * 8 + 1024;  // + alignment slack
   static constexpr int producer_registers = 24;
-  static constexpr int consumer_registers = 240;
+  // What the producer gives back, shared among the consumers, in steps of 8 (setmaxnreg).
+  static constexpr int consumer_registers = (65536 - 128 * producer_registers) / (128 * consumers) / 8 * 8;  // 240, 160
   static_assert(Dim % box_cols == 0 && smem_bytes <= 227 * 1024);
-  static_assert(128 * producer_registers + 256 * consumer_registers <= 65536);
+  static_assert(consumer_registers <= 256 && q_box_bytes % 1024 == 0);
 };
 
 #if AISP_HOPPER_DEVICE
@@ -207,7 +213,7 @@ __device__ __forceinline__ void pack_p(const float (&scores)[wgmma_block_kv / 2]
 #endif  // AISP_HOPPER_DEVICE
 
 template <int Dim, bool Overlap>
-__global__ void __launch_bounds__(384, 1)
+__global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     wgmma_attention_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                            const __grid_constant__ CUtensorMap map_v, const attention_problem p) {
 #if AISP_HOPPER_DEVICE
@@ -242,7 +248,7 @@ __global__ void __launch_bounds__(384, 1)
     h::mbar_init(q_full, 1);
     for (int s = 0; s < geo::stages; ++s) {
       h::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
-      h::mbar_init(empty(s), 2);  // one release per consumer warpgroup
+      h::mbar_init(empty(s), geo::consumers);  // one release per consumer warpgroup
     }
     h::fence_barrier_init();
   }
@@ -311,11 +317,13 @@ __global__ void __launch_bounds__(384, 1)
       release(s);
     }
   } else {  // step 5: Note [softmax overlap]
-    // Ping-pong: the consumers take turns to issue their GEMMs (named barriers 1 and 2), so one's
-    // run on the tensor cores while the other runs its softmax; consumer 0 goes first.
+    // Ping-pong: the consumers take turns to issue their GEMMs (named barrier 1 + c is consumer
+    // c's turn), so one's run on the tensor cores while the others run their softmax; consumer 0
+    // goes first, and each hands over to the next in a ring.
+    constexpr int last = geo::consumers - 1;
     const auto my_turn = [consumer] { h::named_barrier_sync(1 + consumer, 256); };
-    const auto your_turn = [consumer] { h::named_barrier_arrive(2 - consumer, 256); };
-    if (consumer == 1) your_turn();
+    const auto your_turn = [consumer] { h::named_barrier_arrive(1 + (consumer + 1) % geo::consumers, 256); };
+    if (consumer == last) your_turn();
     wait_full(0);
     my_turn();
     issue_qk<Dim>(scores, q_rows, k_smem(0), geo::q_box_bytes, geo::kv_box_bytes);
@@ -343,7 +351,7 @@ __global__ void __launch_bounds__(384, 1)
     }
     my_turn();
     issue_pv<Dim>(o, pa, v_smem((kv_tiles - 1) % geo::stages), geo::kv_box_bytes);
-    if (consumer == 0) your_turn();  // consumer 1's last turn: 0 waits for no more, leave no arrival behind
+    if (consumer != last) your_turn();  // the last consumer's last turn: 0 waits for no more, leave no arrival behind
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
     release((kv_tiles - 1) % geo::stages);
