@@ -19,6 +19,12 @@ namespace aisp::hopper {
 
 #if AISP_HOPPER_DEVICE
 
+// The 64 accumulator operands %0-%63 of the N = 128 shapes, and their constraints 8 at a time.
+#define AISP_WGMMA_D64                                                                        \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                   \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "          \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "          \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
 #define AISP_WGMMA_ACC8(i)                                                                  \
   "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]),     \
       "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
@@ -27,10 +33,7 @@ namespace aisp::hopper {
 __device__ __forceinline__ void wgmma_ss_m64n128k16(float (&d)[64], std::uint64_t desc_a, std::uint64_t desc_b) {
   asm volatile(
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      AISP_WGMMA_D64
       "%64, %65, 1, 1, 1, 0, 0;\n"
       : AISP_WGMMA_ACC8(0), AISP_WGMMA_ACC8(8), AISP_WGMMA_ACC8(16), AISP_WGMMA_ACC8(24),
         AISP_WGMMA_ACC8(32), AISP_WGMMA_ACC8(40), AISP_WGMMA_ACC8(48), AISP_WGMMA_ACC8(56)
@@ -42,10 +45,7 @@ __device__ __forceinline__ void wgmma_rs_m64n128k16_nmajor(float (&d)[64], const
                                                           std::uint64_t desc_b) {
   asm volatile(
       "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      AISP_WGMMA_D64
       "{%64, %65, %66, %67}, %68, 1, 1, 1, 1;\n"
       : AISP_WGMMA_ACC8(0), AISP_WGMMA_ACC8(8), AISP_WGMMA_ACC8(16), AISP_WGMMA_ACC8(24),
         AISP_WGMMA_ACC8(32), AISP_WGMMA_ACC8(40), AISP_WGMMA_ACC8(48), AISP_WGMMA_ACC8(56)
@@ -65,6 +65,7 @@ __device__ __forceinline__ void wgmma_rs_m64n64k16_nmajor(float (&d)[32], const 
 }
 
 #undef AISP_WGMMA_ACC8
+#undef AISP_WGMMA_D64
 
 #endif  // AISP_HOPPER_DEVICE
 

@@ -38,6 +38,30 @@ struct attention_problem {
   [[nodiscard]] __host__ __device__ int heads() const { return kv_heads * group; }
 };
 
+// The epilogue both fused kernels share: a warp's 16 output rows from accumulators in the
+// m16n8 / wgmma layout (n-block j of row `warp_q0 + g + 8 half` at columns 8j + 2t, elements
+// 2 half and 2 half + 1), each row divided by its softmax sum (the quad's 4 partial sums added
+// first). `plane_o` is query 0 of this head's rows; rows at or past `rows_end` are not stored.
+template <int Dim>
+__device__ __forceinline__ void store_normalized_rows(const float (&acc)[Dim / 8][4], const float (&row_sum)[2],
+                                                      __nv_bfloat16* plane_o, int warp_q0, int rows_end, int g, int t) {
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float sum = row_sum[half];
+    sum += __shfl_xor_sync(0xffffffffU, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffU, sum, 2);
+    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const int query = warp_q0 + g + 8 * half;
+    if (query >= rows_end) continue;
+    __nv_bfloat16* row = plane_o + static_cast<std::size_t>(query) * Dim;
+#pragma unroll
+    for (int j = 0; j < Dim / 8; ++j) {
+      *reinterpret_cast<__nv_bfloat162*>(row + 8 * j + 2 * t) =
+          __floats2bfloat162_rn(acc[j][2 * half] * inverse, acc[j][2 * half + 1] * inverse);
+    }
+  }
+}
+
 // A problem whose q, k, v and o point at the pair's buffers of those names; the shape is the caller's.
 [[nodiscard]] inline attention_problem with_attention_buffers(run_context& ctx) {
   attention_problem p;

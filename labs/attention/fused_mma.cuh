@@ -221,20 +221,7 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
     __syncthreads();  // the next iteration's loads overwrite the stage just read
   }
 
-  // O = out / l, the quad's partial sums added first; rows past the sequence are not stored.
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    float sum = row_sum[half];
-    sum += __shfl_xor_sync(0xffffffffU, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffU, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const int query = q0 + warp * 16 + g + 8 * half;
-    if (query >= rows) continue;
-    __nv_bfloat16* row = p.o + (q_row0 + query) * Dim;
-#pragma unroll
-    for (int n = 0; n < Dim / 8; ++n)
-      *reinterpret_cast<__nv_bfloat162*>(row + n * 8 + 2 * t) = __floats2bfloat162_rn(out[n][2 * half] * inverse, out[n][2 * half + 1] * inverse);
-  }
+  store_normalized_rows<Dim>(out, row_sum, p.o + q_row0 * Dim, q0 + warp * 16, rows, g, t);
 }
 
 // setup(): the shared-memory opt-in (above 48 KiB), once, not in a timed call.

@@ -357,22 +357,9 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     release((kv_tiles - 1) % geo::stages);
   }
 
-  // O = o / l, the quad's partial sums added first; rows past the sequence are not stored.
-#pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    float sum = row_sum[half];
-    sum += __shfl_xor_sync(0xffffffffU, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffU, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
-    const int query = rows.warp_q0 + rows.g + 8 * half;
-    if (query >= p.seq) continue;
-    __nv_bfloat16* row = p.o + (static_cast<std::size_t>(q_plane) * p.seq + query) * Dim;
-#pragma unroll
-    for (int j = 0; j < Dim / 8; ++j) {
-      *reinterpret_cast<__nv_bfloat162*>(row + 8 * j + 2 * rows.t) =
-          __floats2bfloat162_rn(o[4 * j + 2 * half] * inverse, o[4 * j + 2 * half + 1] * inverse);
-    }
-  }
+  // The accumulators as n-blocks of 4 (the layout store_normalized_rows reads).
+  store_normalized_rows<Dim>(reinterpret_cast<const float(&)[Dim / 8][4]>(o), row_sum,
+                             p.o + static_cast<std::size_t>(q_plane) * p.seq * Dim, rows.warp_q0, p.seq, rows.g, rows.t);
 #else
   (void)map_q, (void)map_k, (void)map_v, (void)p;
   __trap();
