@@ -61,7 +61,7 @@ struct run_options {
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;
   std::string env_profile = "auto";
-  std::string l2_flush = "write";
+  std::string l2_flush = "read";
   std::string audit = "on";
   std::string trace_dir;
   double energy_window_s = 0.5;
@@ -250,10 +250,10 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "(default expectations/goldens.json)");
   command.add_flag("--update-goldens", options.update_goldens, "record the goldens that are missing (never overwrites)");
   command.add_option("--l2-flush", options.l2_flush,
-                     "how cold mode flushes the L2 before each sample: write (the default; leaves the L2 dirty, "
-                     "which the timed call writes back) or read (clean lines; docs/proposals/clean-l2-flush.md, "
-                     "being measured)")
-      ->check(CLI::IsMember({"write", "read"}));
+                     "how cold mode flushes the L2 before each sample: read (the default: leaves clean lines) or "
+                     "write (the flush before 2026-11-27: leaves the L2 dirty, and the timed call pays ~8 us on an H100 "
+                     "writing it back; for comparing with older results). docs/proposals/clean-l2-flush.md")
+      ->check(CLI::IsMember({"read", "write"}));
   command.add_option("--env-profile", options.env_profile,
                      "environment gate: strict (findings fail the run), portable (reported), auto (portable when "
                      "a hypervisor is seen; the default)")

@@ -18,8 +18,11 @@ __global__ void l2_flush_kernel(std::uint32_t* scratch, std::size_t words,
   }
 }
 
-// Note [clean flush] (docs/proposals/clean-l2-flush.md, `--l2-flush read`): the write flush above
-// leaves the L2 full of dirty lines, which the timed variant writes back. This one reads a zeroed
+// Note [clean flush] (docs/proposals/clean-l2-flush.md; the default since 2026-11-27, `--l2-flush
+// write` keeps the older flush): the write flush above leaves the L2 full of dirty lines, which
+// the timed variant writes back. tests/gpu/l2_flush_test.cu measures that both evict (a pointer
+// chase: 686 cycles a load after the read flush, 687 after the write flush, 283 warm; H100,
+// 2026-11-27). This one reads a zeroed
 // scratch instead: read lines are clean, and the previous call's dirty lines are written back
 // here, before the timed span. The XOR of what was read goes to the sink only when it matches
 // the generation (never: the scratch holds zeros), so no load can be elided.

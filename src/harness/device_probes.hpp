@@ -16,7 +16,7 @@ enum class l2_flush_kind { write, read };
 
 class l2_flusher {
  public:
-  explicit l2_flusher(l2_flush_kind kind = l2_flush_kind::write);
+  explicit l2_flusher(l2_flush_kind kind = l2_flush_kind::read);
   ~l2_flusher();
   l2_flusher(const l2_flusher&) = delete;
   l2_flusher& operator=(const l2_flusher&) = delete;

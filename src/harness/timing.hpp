@@ -73,9 +73,9 @@ class sampler {
 };
 
 // `observer` may be null (no audit); it must outlive the sampler. `read_flush`: the cold flush
-// reads instead of writing (l2_flush_kind in device_probes.hpp).
+// reads (the default) rather than writes (l2_flush_kind in device_probes.hpp).
 [[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream,
-                                                           timing_observer* observer = nullptr, bool read_flush = false);
+                                                           timing_observer* observer = nullptr, bool read_flush = true);
 [[nodiscard]] std::unique_ptr<sampler> make_host_sampler();
 
 }  // namespace aisp

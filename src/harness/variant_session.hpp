@@ -28,7 +28,7 @@ struct session_options {
   int warmup_calls = 3;
   double warmup_min_s = 0.02;
   timing_observer* observer = nullptr;  // the CUPTI audit, when on; outlives the session
-  bool read_flush = false;               // `--l2-flush read` (docs/proposals/clean-l2-flush.md)
+  bool read_flush = true;                // the cold flush reads; `--l2-flush write` writes (Note [clean flush])
 };
 
 struct load_report {

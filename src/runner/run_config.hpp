@@ -28,7 +28,7 @@ struct run_config {
   std::string artifacts_dir;
   std::string executable;         // the aisp binary that workers run
   std::vector<std::string> plugins;  // loaded by every worker too (Note [plugins])
-  std::string l2_flush = "write";  // the cold flush: write | read (docs/proposals/clean-l2-flush.md)
+  std::string l2_flush = "read";  // the cold flush: read | write (Note [clean flush] in device_probes.cu)
   bool progress = true;
   verify_phase phase = verify_phase::gate;
   bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts

@@ -269,7 +269,7 @@ class worker {
     session_options options;
     options.mode = *mode;
     options.seed = request.at("seed").get<std::uint64_t>();
-    options.read_flush = request.value("l2_flush", std::string("write")) == "read";
+    options.read_flush = request.value("l2_flush", std::string("read")) == "read";
     const int device = request.value("device", 0);
     // CUPTI goes first: it must be enabled before this process creates its CUDA context.
     std::string audit = "off";
