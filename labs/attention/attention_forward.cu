@@ -4,8 +4,8 @@
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
 // Steps 4-5 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
-// overlapped with the GEMMs. Still to come: cuDNN's fused SDPA as the peer (in process, through
-// its graph API).
+// overlapped with the GEMMs. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
+// through its backend graph API, autotuned over the heuristic's plans.
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 
@@ -24,6 +24,7 @@
 #include "aisp/variant_state.hpp"
 #include "attention_problem.cuh"
 #include "attention_pair_parts.hpp"
+#include "cudnn_sdpa.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
 #include "wgmma_attention.cuh"
@@ -134,6 +135,30 @@ void run_wgmma(run_context& ctx) {
   return v;
 }
 
+// ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
+[[nodiscard]] cudnn_sdpa_tensors cudnn_tensors(const attention_problem& p) { return {p.q, p.k, p.v, p.o}; }
+
+void setup_cudnn(run_context& ctx) {
+  const auto p = problem_of(ctx);
+  const cudnn_sdpa_shape shape{.batch = p.batch, .heads = p.heads(), .kv_heads = p.kv_heads, .seq = p.seq,
+                               .dim = p.dim, .causal = p.causal, .scale = p.scale};
+  make_state<cudnn_sdpa>(ctx, ctx, shape, cudnn_tensors(p));
+}
+// Only the pointers: the plan holds the shape.
+void run_cudnn(run_context& ctx) { state_of<cudnn_sdpa>(ctx).run(cudnn_tensors(with_attention_buffers(ctx)), ctx.stream()); }
+void teardown_cudnn(run_context& ctx) { release_state<cudnn_sdpa>(ctx); }
+
+[[nodiscard]] variant cudnn_peer() {
+  variant v = kit::with_state("peer_cudnn",
+                              "cuDNN's fused flash attention forward (backend graph: Q K^T, scale, the causal mask where asked, "
+                              "softmax, P V as one engine), autotuned over up to 8 of the heuristic's plans, the winner "
+                              "replayed from a CUDA graph",
+                              run_cudnn, setup_cudnn, teardown_cudnn);
+  v.library = "cuDNN";
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
 // The fp64 reference: per (batch, head, query) the scores, their softmax and the weighted sum of V.
 void attention_reference(reference_io& io) {
   const auto batch = static_cast<std::size_t>(io.param("b"));
@@ -206,7 +231,8 @@ struct attention_shape {
       .add_variant(naive_step())
       .add_variant(fused_step())
       .add_variant(wgmma_step())
-      .add_variant(overlap_step());
+      .add_variant(overlap_step())
+      .add_variant(cudnn_peer());
 }
 
 }  // namespace

@@ -159,6 +159,10 @@ std::optional<math_unit> library_kernel_math_unit(std::string_view name) {
       }
     }
   }
+  // cuDNN's runtime-generated attention kernels (cudnn_generated_fort_native_sdpa_sm90_flash_fprop_
+  // wgmma_f16_...) say "f16" for fp16 and bf16 inputs alike (seen on bf16 inputs, H200, 2026-11-27):
+  // the name does not tell the two apart.
+  if (contains(lower, "cudnn_generated") && contains(lower, "sdpa")) return std::nullopt;
   if (contains(lower, "f16") || contains(lower, "hgemm") || contains(lower, "h1688") || contains(lower, "h16816")) {
     return math_unit::fp16_tensor;
   }

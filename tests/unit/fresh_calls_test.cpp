@@ -142,6 +142,8 @@ TEST(math_unit_evidence, library_kernel_names_say_their_inputs_type_or_nothing) 
   EXPECT_EQ(aisp::library_kernel_math_unit("nvjet_sm90_hsh_128x256_64x4_2x1_v_bz_coopB_NNT"), math_unit::fp16_tensor);
   EXPECT_EQ(aisp::library_kernel_math_unit("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32"), math_unit::tf32_tensor);
   EXPECT_EQ(aisp::library_kernel_math_unit("cutlass3x_sm90_tensorop_gemm_e4m3_e4m3_f32"), math_unit::fp8_tensor);
+  EXPECT_EQ(aisp::library_kernel_math_unit("cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x128_4x1x1"), std::nullopt)
+      << "cuDNN's generated attention kernels say f16 for bf16 too";
   EXPECT_FALSE(aisp::library_kernel_math_unit("nvjet_sm90_sss_128x64_64x5_2x1_v_bz_NNN").has_value());
   EXPECT_FALSE(aisp::library_kernel_math_unit("_Z13affine_kernelPKfPfli").has_value());
 }
