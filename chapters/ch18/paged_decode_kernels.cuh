@@ -114,8 +114,7 @@ inline void launch_decode_per_head(const decode_problem& p, cudaStream_t stream)
 // Note [split decode]: a block owns one (sequence, KV head, split of pages_per_split pages) and
 // all `group` query heads of that KV head, so each K and V byte is read once, not once per query
 // head. A half-warp takes two tokens a step, each lane 16 bytes (8 dims) of each K row and V row, all
-// four loads issued before any is used and the next step's before this step's are used: 32
-// tokens (16 KB) in flight a block. Each
+// four loads issued before any is used: sixteen tokens (8 KB) in flight a block. Each
 // half-warp keeps an online softmax per query head; the block merges its half-warps into one
 // (max, sum, 128 partial outputs) per query head and split, and decode_combine merges the splits.
 constexpr int pages_per_split = 8;
@@ -150,12 +149,6 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
   }
   const int first = split * pages_per_split * p.page;
   const int last = min(p.tokens(), first + pages_per_split * p.page);
-  __shared__ std::int32_t split_pages[pages_per_split];  // the split's physical pages, read once
-  if (threadIdx.x < pages_per_split) {
-    const int page_index = split * pages_per_split + static_cast<int>(threadIdx.x);
-    split_pages[threadIdx.x] = page_index < p.pages ? p.page_table[static_cast<std::size_t>(sequence) * p.pages + page_index] : 0;
-  }
-  __syncthreads();
   // One token's K and V row (16 bytes of each a lane) into the running softmax of every query head.
   const auto take = [&](const uint4& k_raw, const uint4& v_raw) {
     const auto* k8 = reinterpret_cast<const __nv_bfloat162*>(&k_raw);
@@ -184,37 +177,22 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
       for (int i = 0; i < 8; ++i) acc[g][i] = acc[g][i] * rescale + weight * value[i];
     }
   };
-  // Two tokens a half-warp per step, all four loads issued before either is used, and the next
-  // step's four issued before this step's are used: 32 tokens (16 KB) in flight a block. A
-  // token's row comes from the split's page numbers in shared memory, not a page-table load
-  // that each K/V load would wait behind.
-  const auto row_of_token = [&](int token) {
-    const int physical = split_pages[(token - first) / p.page];
-    return ((static_cast<std::size_t>(physical) * p.kv_heads + kv_head) * p.page + token % p.page) * head_dim + sub * 8;
-  };
-  struct step_rows {
-    uint4 k0, v0, k1, v1;
-  };
-  const auto load_step = [&](int token) {
-    step_rows r{};
-    if (token < last) {
-      const std::size_t row = row_of_token(token);
-      r.k0 = *reinterpret_cast<const uint4*>(p.k_cache + row);
-      r.v0 = *reinterpret_cast<const uint4*>(p.v_cache + row);
-    }
-    if (token + half_warps < last) {
-      const std::size_t row = row_of_token(token + half_warps);
-      r.k1 = *reinterpret_cast<const uint4*>(p.k_cache + row);
-      r.v1 = *reinterpret_cast<const uint4*>(p.v_cache + row);
-    }
-    return r;
-  };
-  step_rows current = load_step(first + half);
+  // Two tokens a half-warp per step, all four loads issued before either is used: 16 tokens
+  // (8 KB) in flight a block.
   for (int token = first + half; token < last; token += 2 * half_warps) {
-    const step_rows next = load_step(token + 2 * half_warps);
-    take(current.k0, current.v0);
-    if (token + half_warps < last) take(current.k1, current.v1);
-    current = next;
+    const bool second = token + half_warps < last;
+    const std::size_t row = p.row_of(sequence, kv_head, token) + sub * 8;
+    const uint4 k0 = *reinterpret_cast<const uint4*>(p.k_cache + row);
+    const uint4 v0 = *reinterpret_cast<const uint4*>(p.v_cache + row);
+    uint4 k1 = make_uint4(0U, 0U, 0U, 0U);
+    uint4 v1 = k1;
+    if (second) {
+      const std::size_t next = p.row_of(sequence, kv_head, token + half_warps) + sub * 8;
+      k1 = *reinterpret_cast<const uint4*>(p.k_cache + next);
+      v1 = *reinterpret_cast<const uint4*>(p.v_cache + next);
+    }
+    take(k0, v0);
+    if (second) take(k1, v1);
   }
 #pragma unroll
   for (int g = 0; g < Group; ++g) {
