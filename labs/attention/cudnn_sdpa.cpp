@@ -63,6 +63,7 @@
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
 
 namespace aisp::labs_attention {
 namespace {
@@ -305,15 +306,8 @@ struct released_by {
     static_cast<void>(Release(pointer));
   }
 };
-using device_buffer = std::unique_ptr<void, released_by<cudaFree>>;
 using graph_exec_ptr = std::unique_ptr<CUgraphExec_st, released_by<cudaGraphExecDestroy>>;
 using event_ptr = std::unique_ptr<CUevent_st, released_by<cudaEventDestroy>>;
-
-device_buffer device_allocation(std::size_t bytes) {
-  void* pointer = nullptr;
-  if (bytes > 0) AISP_CUDA_CHECK(cudaMalloc(&pointer, bytes));
-  return device_buffer(pointer);
-}
 
 // ---- The operation graph (Note [cuDNN SDPA graph]) ----
 
@@ -668,7 +662,7 @@ struct cudnn_sdpa::state {
     // cuDNN takes void*; it only reads q, k, v and the scalars.
     const std::array<void*, 6> pointers{const_cast<void*>(t.q), const_cast<void*>(t.k), const_cast<void*>(t.v), t.o, &scale, &fill};
     const std::size_t count = causal ? 6 : 5;  // the fill is a tensor of the causal graph only
-    const std::array<void*, 1> workspace_pointer{workspace.get()};
+    const std::array<void*, 1> workspace_pointer{workspace->data()};  // allocated before any pack
     backend_descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "the variant pack");
     pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, std::span<const std::int64_t>(uids.data(), count))
         .set_pointers(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, std::span<void* const>(pointers.data(), count))
@@ -692,7 +686,7 @@ struct cudnn_sdpa::state {
   float scale;
   float fill;
   bool causal;
-  device_buffer workspace;
+  std::unique_ptr<device_scratch> workspace;  // the largest of the built plans' workspaces
   backend_descriptor plan;  // the winner
   graph_exec_ptr replay;
   cudnn_sdpa_tensors bound;
@@ -702,9 +696,9 @@ struct cudnn_sdpa::state {
 void cudnn_sdpa::state::autotune(candidates& found, const cudnn_sdpa_tensors& tensors, std::size_t bytes_o,
                                  cudaStream_t stream) {
   // An output of its own: setup() leaves the harness's o alone (it stays poisoned).
-  const device_buffer scratch_o = device_allocation(bytes_o);
+  const device_scratch scratch_o(bytes_o);
   cudnn_sdpa_tensors tuning = tensors;
-  tuning.o = scratch_o.get();
+  tuning.o = scratch_o.data();
   const backend_descriptor pack = variant_pack(tuning);
   check(cudnn().set_stream(handle.get(), stream), "cudnnSetStream", "the harness's stream");
   // Each failed plan's launch error is taken in time_plan: one already waiting is setup()'s own.
@@ -741,7 +735,7 @@ cudnn_sdpa::cudnn_sdpa(run_context& ctx, const cudnn_sdpa_shape& shape, const cu
                                                    found.offered, found.first_refusal.empty() ? "" : ": " + found.first_refusal));
     std::size_t workspace_bytes = 0;
     for (const auto& c : found.plans) workspace_bytes = std::max(workspace_bytes, c.workspace_bytes);
-    state_->workspace = device_allocation(workspace_bytes);
+    state_->workspace = std::make_unique<device_scratch>(workspace_bytes);
     const auto bytes_o = static_cast<std::size_t>(shape.batch * shape.heads * shape.seq * shape.dim) * 2;  // bf16
     state_->autotune(found, tensors, bytes_o, ctx.stream());
     state_->bind(tensors, ctx.stream());
