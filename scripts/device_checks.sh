@@ -17,6 +17,9 @@
 #           check, a token of sampling), then PyTorch SDPA on the same shapes
 #           (scripts/peers/attention_peers.py) into OUT_DIR/attention_peers.json; then
 #           `scripts/sanitize.sh BIN OUT labs/attention ch18` and `run` separately;
+#   sanitizercheck: scripts/sanitize.sh over the planted bugs of tests/gpu/cheats/sanitizer_fixtures.cu
+#           (aisp_cheats): memcheck must report the read past an input and racecheck the shared-memory
+#           race, or the sanitizer runs do not reach the workers' kernels and "clean" means nothing;
 #   plugin: `bench run --plugin BIN_DIR/plugins/libtutorial_pairs.so` of the tutorial's pairs
 #           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
@@ -104,9 +107,16 @@ PY
     python3 "$here/summarize_results.py" "$out/verify-attention.json" 2>&1 | grep -E "FAILED|: fail" | head -n 40
     python3 "$here/peers/attention_peers.py" > "$out/attention_peers.json" 2> "$out/attention_peers.log"
     echo "attention peers rc $?"; cat "$out/attention_peers.log" | tail -n 8 ;;
+  sanitizercheck)
+    SANITIZE_BINARY=aisp_cheats "$here/sanitize.sh" "$bin" "$out/sanitizer" sanitizer_gpu:reads_past_its_input \
+      sanitizer_gpu:races_in_shared_memory > /dev/null 2>&1
+    cat "$out/sanitizer/sanitize.txt"
+    caught() { grep -E "^$1 +$2 +(ERRORS|FAILED\\(rc=86\\))" "$out/sanitizer/sanitize.txt" > /dev/null && echo yes || echo NO; }
+    echo "memcheck caught the planted read: $(caught sanitizer_gpu:reads_past_its_input memcheck)"
+    echo "racecheck caught the planted race: $(caught sanitizer_gpu:races_in_shared_memory racecheck)" ;;
   plugin)
     "$bin/aisp" bench run --plugin "$bin/plugins/libtutorial_pairs.so" --targets tutorial --quiet --history none \
       --artifacts-dir /tmp/aisp_plugin --json "$out/plugin.json" > "$out/plugin.log" 2>&1
     echo "plugin run rc $?"; tail -n 12 "$out/plugin.log" ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention or flushab" >&2; exit 2 ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck or flushab" >&2; exit 2 ;;
 esac

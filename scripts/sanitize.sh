@@ -5,6 +5,8 @@
 # sizes unless SANITIZE_SIZES=small: racecheck on a held-out GEMM takes longer than a device call). The device audit is
 # off: CUPTI and the sanitizer cannot both attach. Every worker process is followed.
 # Usage: [SANITIZE_JOBS=N] scripts/sanitize.sh BIN_DIR OUT_DIR TARGET...   (e.g. scripts/sanitize.sh build/bin out ch07 ch09)
+# SANITIZE_BINARY names the binary in BIN_DIR (default aisp; aisp_cheats for the planted bugs of
+# tests/gpu/cheats/sanitizer_fixtures.cu, which `scripts/device_checks.sh BIN OUT sanitizercheck` runs).
 # Writes OUT_DIR/sanitize.txt (one line per target and tool), the sanitizers' logs and each run's
 # progress lines (logs/<target>-<tool>.stdout: where a slow run spent its time); exits 1 when
 # any tool reported an error or a verification failed.
@@ -27,10 +29,14 @@ sanitize_one() {
   tag="$(echo "$target" | tr '/:' '__')-$tool"
   "$sanitizer" --tool "$tool" --target-processes all --error-exitcode 86 --print-limit 20 \
     --log-file "$out_dir/logs/$tag.%p.log" \
-    "$bin_dir/aisp" bench verify "$sizes_flag" $battery_flag --targets "$target" --audit off --history none \
+    "$bin_dir/${SANITIZE_BINARY:-aisp}" bench verify "$sizes_flag" $battery_flag --targets "$target" --audit off --history none \
     --energy-window 0 --worker-timeout 900 --artifacts-dir "$out_dir/runs/$tag" > "$out_dir/logs/$tag.stdout" 2>&1
   rc=$?
-  errors=$(cat "$out_dir/logs/$tag".*.log 2>/dev/null | sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' | awk '{s+=$1} END {print s+0}')
+  # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: H hazards
+  # displayed (N errors, W warnings)": both counts are summed over the processes' logs.
+  errors=$(cat "$out_dir/logs/$tag".*.log 2>/dev/null |
+    sed -n -e 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' -e 's/.*RACECHECK SUMMARY: .*(\([0-9]*\) error.*/\1/p' |
+    awk '{s+=$1} END {print s+0}')
   processes=$(ls "$out_dir/logs/$tag".*.log 2>/dev/null | wc -l)
   verdict="clean"
   if [ "$errors" -gt 0 ]; then verdict="ERRORS"
