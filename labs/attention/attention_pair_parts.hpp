@@ -21,7 +21,7 @@ namespace aisp::labs_attention {
 //     fp64. Between two variants, which round different quantities, the bound doubles; the largest
 //     difference seen at the benchmark size was 2.6e-3, in a causal pair (H100, 2026-11-27), when
 //     an earlier atol of 2e-3 (from a mistaken 2^-9) failed 2 of 33.5 M elements. A simulation of
-//     the two roundings on rows of 2-8 keys (fp64 scores, bf16 P and outputs) agrees: 31 of 153,600
+//     the two roundings on rows of 2-8 keys (scripts/simulate_attention_tolerance.py) agrees: 31 of 153,600
 //     elements fail at 2e-3, none of 2,048,000 at 4e-3 (2026-11-27).
 // (3) The bf16 output: 2^-8 relative against fp64; at the benchmark size each variant is compared
 //     with the baseline's bf16 output, where two roundings can differ by one ulp (2^-7 = 7.8e-3):
