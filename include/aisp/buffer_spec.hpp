@@ -37,6 +37,11 @@ struct buffer_spec {
   // a skipped batch tail (W5), a truncated sequence (W6), a strided subsample (W7).
   std::vector<std::string> dims;
   buffer_meaning meaning = buffer_meaning::data;
+  // Note [derived inputs]: an input whose values are always those of the input named here,
+  // stored in this buffer's dtype (an fp8 copy of a bf16 KV cache). The harness re-derives it
+  // wherever it writes the source: every fill, fresh inputs before each call, and the
+  // challenges' element writes; the references see the same rounded values.
+  std::string derived_from;
 };
 
 }  // namespace aisp

@@ -100,6 +100,9 @@ class pair {
               init_distribution init = init_distribution::uniform_signed,
               buffer_meaning meaning = buffer_meaning::data);
   pair& output(std::string name, dtype type, std::vector<std::string> dims);
+  // An input holding `source`'s values in `type` (Note [derived inputs] in aisp/buffer_spec.hpp):
+  // `source` must be an input declared before it, and not derived itself.
+  pair& derived_input(std::string name, dtype type, std::string source);
   // The math is exact on small integers (copies, integer sums, permutations...): the harness
   // then also runs an exact-integer challenge with a bitwise comparison (X5).
   pair& exact_math();

@@ -81,11 +81,17 @@ std::vector<unsigned char> buffer_store::read(const owned_buffer& buffer) const 
 
 void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
   for (const auto& b : buffers_) {
-    if (b.spec.role == buffer_role::output) continue;
+    if (b.spec.role == buffer_role::output || !b.spec.derived_from.empty()) continue;
     std::vector<unsigned char> bytes(b.bytes());
     fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(seed, b.spec.name),
                 bytes.data(), b.num_elements);
     write(b, bytes);
+    for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
+      if (derived.spec.derived_from != b.spec.name) continue;
+      std::vector<unsigned char> rounded(derived.bytes());
+      host_derive_input(b.spec.type, bytes.data(), derived.spec.type, rounded.data(), b.num_elements);
+      write(derived, rounded);
+    }
   }
 }
 
@@ -100,6 +106,17 @@ void buffer_store::fill_scratch(std::uint64_t seed) {
 
 void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, double value) {
   AISP_EXPECTS(index < buffer.num_elements, "element index out of range");
+  AISP_EXPECTS(buffer.spec.derived_from.empty(), "input " + buffer.spec.name + " is derived from " + buffer.spec.derived_from +
+                                                     ": write the source, and it follows");
+  const double stored = store_element(buffer, index, value);  // the source's rounding first
+  for (const auto& derived : buffers_) {
+    if (derived.spec.derived_from == buffer.spec.name) {
+      static_cast<void>(store_element(derived, index, derived_value(derived.spec.type, stored)));
+    }
+  }
+}
+
+double buffer_store::store_element(const owned_buffer& buffer, std::size_t index, double value) {
   std::vector<unsigned char> element(dtype_size(buffer.spec.type));
   store_from_double(buffer.spec.type, element.data(), 0, value);
   auto* target = static_cast<unsigned char*>(buffer.data) + index * element.size();
@@ -108,6 +125,7 @@ void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, 
   } else {
     std::memcpy(target, element.data(), element.size());
   }
+  return load_as_double(buffer.spec.type, element.data(), 0);
 }
 
 void buffer_store::poison_outputs(cudaStream_t stream) {
@@ -131,12 +149,21 @@ output_fill buffer_store::fill_of(const output_fill& fill, const owned_buffer& b
 
 void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
   for (const auto& b : buffers_) {
-    if (b.spec.role != buffer_role::input) continue;
+    if (b.spec.role != buffer_role::input || !b.spec.derived_from.empty()) continue;
     const auto stream_id = buffer_stream_id(seed, b.spec.name);
     if (where_ == backend::cuda) {
       device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
     } else {
       host_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements);
+    }
+  }
+  for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
+    if (derived.spec.derived_from.empty()) continue;
+    const auto& source = find(derived.spec.derived_from);
+    if (where_ == backend::cuda) {
+      device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements, stream);
+    } else {
+      host_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements);
     }
   }
 }

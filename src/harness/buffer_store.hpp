@@ -41,6 +41,7 @@ class buffer_store {
   // Every output filled with its dtype's poison (on the device for CUDA pairs); the stream is
   // synchronized, so work on any stream of run() sees it.
   void poison_outputs(cudaStream_t stream);
+  // One element of an input (a challenge's perturbation); the inputs derived from it follow.
   void write_element(const owned_buffer& buffer, std::size_t index, double value);
   // Note [fresh calls] (call_fill.hpp): every input regenerated from `seed` (on the device for
   // CUDA pairs), and every output filled from `fill`; both seeded per buffer name.
@@ -69,6 +70,8 @@ class buffer_store {
  private:
   buffer_store(backend where, std::vector<owned_buffer> buffers) : where_(where), buffers_(std::move(buffers)) {}
   [[nodiscard]] static output_fill fill_of(const output_fill& fill, const owned_buffer& buffer);
+  // Stores `value` rounded to the buffer's dtype at `index`; returns the stored value.
+  double store_element(const owned_buffer& buffer, std::size_t index, double value);
 
   backend where_;
   std::vector<owned_buffer> buffers_;

@@ -38,6 +38,32 @@ __device__ inline void store(dtype type, void* base, std::size_t i, double value
   }
 }
 
+__device__ inline double load(dtype type, const void* base, std::size_t i) {
+  switch (type) {
+    case dtype::f64: return static_cast<const double*>(base)[i];
+    case dtype::f32: return static_cast<const float*>(base)[i];
+    case dtype::f16: return __half2float(static_cast<const __half*>(base)[i]);
+    case dtype::bf16: return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+    case dtype::i32: return static_cast<const std::int32_t*>(base)[i];
+    case dtype::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
+    case dtype::u8: return static_cast<const std::uint8_t*>(base)[i];
+    case dtype::e4m3: return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<const __nv_fp8_storage_t*>(base)[i], __NV_E4M3)));
+    case dtype::e5m2: return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<const __nv_fp8_storage_t*>(base)[i], __NV_E5M2)));
+  }
+  return 0.0;
+}
+
+// derived_value() of element_codec.hpp on the device: round, then flush a subnormal to a signed zero.
+__global__ void derive_kernel(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
+                              double smallest_normal) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
+    store(to_type, target, i, load(from_type, source, i));
+    const double rounded = load(to_type, target, i);
+    if (rounded != 0.0 && fabs(rounded) < smallest_normal) store(to_type, target, i, copysign(0.0, rounded));
+  }
+}
+
 // A bijection of [0, 2^(2*half_bits)): four Feistel rounds keyed by the seed. Cycle-walking
 // (apply again until the value is below n) restricts it to a bijection of [0, n).
 __device__ inline std::uint64_t feistel(std::uint64_t value, std::uint64_t seed, int half_bits) {
@@ -148,6 +174,14 @@ void device_fill_input(dtype type, init_distribution init, std::uint64_t seed, v
   int half_bits = 1;
   while ((std::uint64_t{1} << (2 * half_bits)) < count) ++half_bits;
   fill_input_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, init, seed, base, count, half_bits);
+  AISP_CUDA_CHECK(cudaGetLastError());
+}
+
+void device_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
+                         cudaStream_t stream) {
+  if (count == 0) return;
+  derive_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(from_type, source, to_type, target, count,
+                                                                  dtype_smallest_normal(to_type));
   AISP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -69,6 +69,21 @@ pair& pair::input(std::string name, dtype type, std::vector<std::string> dims, i
   buffers_.back().meaning = meaning;
   return *this;
 }
+pair& pair::derived_input(std::string name, dtype type, std::string source) {
+  const auto from = std::find_if(buffers_.begin(), buffers_.end(), [&](const buffer_spec& b) { return b.name == source; });
+  AISP_EXPECTS(from != buffers_.end() && from->role == buffer_role::input,
+               target_ + ": derived input " + name + " names '" + source + "', which is not an input declared before it");
+  AISP_EXPECTS(from->derived_from.empty(), target_ + ": derived input " + name + " names '" + source +
+                                               "', itself derived: derive both from '" + from->derived_from + "'");
+  buffer_spec spec = *from;  // the same element count, dims and distribution
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.meaning = buffer_meaning::data;  // the challenges perturb the source; this one follows
+  spec.derived_from = std::move(source);
+  buffers_.push_back(std::move(spec));
+  return *this;
+}
+
 pair& pair::output(std::string name, dtype type, std::vector<std::string> dims) {
   add_buffer(std::move(name), type, buffer_role::output, product_of(dims), init_distribution::uniform_signed);
   buffers_.back().dims = std::move(dims);

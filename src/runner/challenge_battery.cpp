@@ -201,7 +201,10 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
   scope.checks.push_back(determinism);
 
   for (const auto& spec : scope.declared.buffers()) {
-    if (spec.role == buffer_role::input && dtype_is_float(spec.type)) jitter_buffer(scope, slot, work, spec, current);
+    // A derived input follows its source's jitter (Note [derived inputs]); it is never jittered itself.
+    if (spec.role == buffer_role::input && spec.derived_from.empty() && dtype_is_float(spec.type)) {
+      jitter_buffer(scope, slot, work, spec, current);
+    }
   }
 
   const verify::reference_inputs moved{challenge_seed(scope.config, 3), input_values::declared, {}};

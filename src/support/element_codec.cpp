@@ -93,6 +93,13 @@ double load_as_double(dtype type, const void* base, std::size_t index) {
   return 0;
 }
 
+double derived_value(dtype type, double value) {
+  unsigned char element[8] = {};
+  store_from_double(type, element, 0, value);
+  const double rounded = load_as_double(type, element, 0);
+  return rounded != 0.0 && std::fabs(rounded) < dtype_smallest_normal(type) ? std::copysign(0.0, rounded) : rounded;
+}
+
 void store_from_double(dtype type, void* base, std::size_t index, double value) {
   switch (type) {
     case dtype::f64: write_at(base, index, value); return;

@@ -11,6 +11,10 @@ namespace aisp {
 
 [[nodiscard]] double load_as_double(dtype type, const void* base, std::size_t index);
 void store_from_double(dtype type, void* base, std::size_t index, double value);
+// A derived input's element (Note [derived inputs] in aisp/buffer_spec.hpp): `value` rounded to
+// `type`, and flushed to a signed zero where that is subnormal: the harness never draws subnormal
+// inputs (S-checks fail on them), and an fp8 copy of uniform values would hold ~1.6% of them.
+[[nodiscard]] double derived_value(dtype type, double value);
 
 // Note [poison]: outputs are filled with this pattern before each verified call; an element
 // that still holds it was never written (O10). Floats get a NaN with a recognisable payload, so

@@ -33,7 +33,7 @@ class host_reference_io final : public reference_io {
 reference_outputs generate_inputs(const pair& declared, const workload& work, const reference_inputs& inputs) {
   reference_outputs values;
   for (const auto& spec : declared.buffers()) {
-    if (spec.role != buffer_role::input) continue;
+    if (spec.role != buffer_role::input || !spec.derived_from.empty()) continue;
     const auto count = static_cast<std::size_t>(spec.num_elements(work));
     std::vector<unsigned char> raw(count * dtype_size(spec.type));
     fill_seeded(spec.type, effective_init(spec, inputs.values), buffer_stream_id(inputs.seed, spec.name),
@@ -42,6 +42,14 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
       // Quantize the override exactly as the worker's store into the buffer does.
       if (o.buffer == spec.name && o.index < count) store_from_double(spec.type, raw.data(), o.index, o.value);
     }
+    values[spec.name] = widen(spec.type, raw);
+  }
+  // Note [derived inputs]: each from its source's values, as the worker's store rounds them.
+  for (const auto& spec : declared.buffers()) {
+    if (spec.role != buffer_role::input || spec.derived_from.empty()) continue;
+    const auto& source = values.at(spec.derived_from);
+    std::vector<unsigned char> raw(source.size() * dtype_size(spec.type));
+    for (std::size_t i = 0; i < source.size(); ++i) store_from_double(spec.type, raw.data(), i, derived_value(spec.type, source[i]));
     values[spec.name] = widen(spec.type, raw);
   }
   return values;

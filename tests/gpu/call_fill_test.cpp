@@ -71,6 +71,22 @@ TEST(device_call_fill, a_regenerated_index_permutation_is_a_permutation) {
   }
 }
 
+// Note [derived inputs]: the device rounds a bf16 source into e4m3 and e5m2 exactly as the host does.
+TEST(device_call_fill, a_derived_input_is_the_hosts_rounding_of_its_source) {
+  AISP_REQUIRE_GPU();
+  constexpr std::size_t n = 1 << 16;
+  device_buffer<std::uint16_t> source(n);
+  device_buffer<std::uint8_t> derived(n);
+  aisp::device_fill_input(dtype::bf16, aisp::init_distribution::uniform_signed, 31, source.get(), n, nullptr);
+  const auto bf16 = source.read();
+  for (dtype to : {dtype::e4m3, dtype::e5m2}) {
+    aisp::device_derive_input(dtype::bf16, source.get(), to, derived.get(), n, nullptr);
+    std::vector<std::uint8_t> expected(n);
+    aisp::host_derive_input(dtype::bf16, bf16.data(), to, expected.data(), n);
+    EXPECT_EQ(derived.read(), expected) << aisp::dtype_name(to);
+  }
+}
+
 TEST(device_call_fill, fills_are_the_hosts_and_are_found_where_nothing_was_written) {
   AISP_REQUIRE_GPU();
   constexpr std::size_t n = 100003;

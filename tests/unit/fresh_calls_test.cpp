@@ -52,12 +52,12 @@ TEST(output_fill, patterns_of_two_seeds_differ_and_match_fill_random_bytes) {
 }
 
 TEST(input_values, non_integers_replace_small_integers_only_in_float_buffers) {
-  aisp::buffer_spec ints{"x", dtype::f32, aisp::buffer_role::input, {}, aisp::init_distribution::small_integers, {}, aisp::buffer_meaning::data};
+  aisp::buffer_spec ints{"x", dtype::f32, aisp::buffer_role::input, {}, aisp::init_distribution::small_integers, {}, aisp::buffer_meaning::data, {}};
   EXPECT_EQ(aisp::effective_init(ints, aisp::input_values::non_integers), aisp::init_distribution::uniform_signed);
   EXPECT_EQ(aisp::effective_init(ints, aisp::input_values::declared), aisp::init_distribution::small_integers);
-  aisp::buffer_spec index{"i", dtype::i32, aisp::buffer_role::input, {}, aisp::init_distribution::small_integers, {}, aisp::buffer_meaning::data};
+  aisp::buffer_spec index{"i", dtype::i32, aisp::buffer_role::input, {}, aisp::init_distribution::small_integers, {}, aisp::buffer_meaning::data, {}};
   EXPECT_EQ(aisp::effective_init(index, aisp::input_values::non_integers), aisp::init_distribution::small_integers);
-  aisp::buffer_spec unit{"u", dtype::f32, aisp::buffer_role::input, {}, aisp::init_distribution::uniform_unit, {}, aisp::buffer_meaning::data};
+  aisp::buffer_spec unit{"u", dtype::f32, aisp::buffer_role::input, {}, aisp::init_distribution::uniform_unit, {}, aisp::buffer_meaning::data, {}};
   EXPECT_EQ(aisp::effective_init(unit, aisp::input_values::exact_integers), aisp::init_distribution::small_integers);
 }
 

@@ -1,0 +1,95 @@
+// Note [derived inputs] (aisp/buffer_spec.hpp): an input that always holds another input's
+// values in its own dtype, in the worker's store (host backend here) and in the judge's
+// regenerated inputs alike.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "aisp/pair.hpp"
+#include "harness/buffer_store.hpp"
+#include "support/element_codec.hpp"
+#include "verify/reference_runner.hpp"
+
+namespace {
+
+using aisp::dtype;
+
+aisp::pair cache_pair() {
+  return aisp::pair("tests:derived")
+      .benchmark_size({{"n", 1000}})
+      .input("k", dtype::bf16, {"n"})
+      .derived_input("k_fp8", dtype::e4m3, "k")
+      .output("y", dtype::f32, {"n"});
+}
+
+aisp::workload size_of(std::int64_t n) { return aisp::workload{aisp::workload_kind::validation, {{"n", n}}}; }
+
+// Every element of `derived` is the e4m3 rounding of the same element of `source` (bf16).
+void expect_follows(const aisp::buffer_store& store) {
+  const auto& source = store.find("k");
+  const auto& derived = store.find("k_fp8");
+  ASSERT_EQ(source.num_elements, derived.num_elements);
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < source.num_elements; ++i) {
+    unsigned char expected = 0;
+    aisp::store_from_double(dtype::e4m3, &expected, 0, aisp::derived_value(dtype::e4m3, aisp::load_as_double(dtype::bf16, source.data, i)));
+    differing += static_cast<const unsigned char*>(derived.data)[i] != expected;
+  }
+  EXPECT_EQ(differing, 0U);
+  EXPECT_EQ(store.count_subnormals(derived, nullptr), 0U) << "the harness never draws subnormal inputs";
+}
+
+}  // namespace
+
+TEST(derived_inputs, follow_their_source_through_fills_fresh_calls_and_element_writes) {
+  const auto declared = cache_pair();
+  aisp::buffer_store store(declared, size_of(1000), aisp::backend::host);
+  store.fill_inputs(7);
+  expect_follows(store);
+  store.refresh_inputs(8, nullptr);
+  expect_follows(store);
+  store.write_element(store.find("k"), 3, 0.4);
+  EXPECT_DOUBLE_EQ(aisp::load_as_double(dtype::e4m3, store.find("k_fp8").data, 3), 0.40625)
+      << "0.4 in bf16 is 0.400390625, which e4m3 rounds to 0.40625";
+  expect_follows(store);
+  EXPECT_THROW(store.write_element(store.find("k_fp8"), 0, 0.5), aisp::contract_error) << "only the source is written";
+}
+
+TEST(derived_inputs, the_judges_regenerated_inputs_derive_the_same_way_overrides_included) {
+  const auto declared = cache_pair();
+  const auto work = size_of(257);
+  aisp::verify::reference_inputs inputs{11, aisp::input_values::declared, {{"k", 5, -0.3}}};
+  const auto values = aisp::verify::generate_inputs(declared, work, inputs);
+  aisp::buffer_store store(declared, work, aisp::backend::host);
+  store.fill_inputs(11);
+  store.write_element(store.find("k"), 5, -0.3);
+  const auto& fp8 = values.at("k_fp8");
+  ASSERT_EQ(fp8.size(), 257U);
+  for (std::size_t i = 0; i < fp8.size(); ++i) {
+    ASSERT_EQ(fp8[i], aisp::load_as_double(dtype::e4m3, store.find("k_fp8").data, i)) << "element " << i;
+  }
+  EXPECT_NE(values.at("k")[5], fp8[5]) << "-0.3 rounds differently in bf16 and e4m3";
+}
+
+TEST(derived_inputs, values_below_the_smallest_normal_become_signed_zeros) {
+  EXPECT_EQ(aisp::derived_value(dtype::e4m3, 0.4), 0.40625);
+  EXPECT_EQ(aisp::derived_value(dtype::e4m3, 0x1p-6), 0x1p-6) << "the smallest normal stays";
+  EXPECT_EQ(aisp::derived_value(dtype::e4m3, 0.0155), 0x1p-6) << "rounds up to a normal: kept";
+  EXPECT_EQ(aisp::derived_value(dtype::e4m3, 0.01), 0.0);
+  EXPECT_TRUE(std::signbit(aisp::derived_value(dtype::e4m3, -0.01)));
+  EXPECT_EQ(aisp::derived_value(dtype::bf16, 0.3), aisp::derived_value(dtype::bf16, aisp::derived_value(dtype::bf16, 0.3)));
+}
+
+TEST(derived_inputs, name_an_input_declared_before_them_that_is_not_derived) {
+  EXPECT_THROW(aisp::pair("tests:bad").input("k", dtype::bf16, {"n"}).derived_input("v8", dtype::e4m3, "v"),
+               aisp::contract_error);
+  EXPECT_THROW(aisp::pair("tests:bad").output("y", dtype::f32, {"n"}).derived_input("y8", dtype::e4m3, "y"),
+               aisp::contract_error);
+  EXPECT_THROW(aisp::pair("tests:bad")
+                   .input("k", dtype::bf16, {"n"})
+                   .derived_input("k8", dtype::e4m3, "k")
+                   .derived_input("k5", dtype::e5m2, "k8"),
+               aisp::contract_error);
+}
