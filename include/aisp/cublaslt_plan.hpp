@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "aisp/candidate_timer.hpp"
 #include "aisp/check.hpp"
 #include "aisp/cublas_check.hpp"
 #include "aisp/run_context.hpp"
@@ -52,12 +53,10 @@ class cublaslt_plan {
   // The heuristic candidates autotune_algorithm() asks for: at least the top 8 wherever cuBLASLt
   // has that many.
   static constexpr int autotune_candidates = 16;
-  // Note [autotune margin]: a later candidate takes the place of the one held only when it is
-  // faster by more than this fraction: within it, timing noise would decide, and two workers
-  // running the same code (a baseline and its noise twin) could settle on different algorithms.
-  static constexpr double autotune_margin = 0.02;
+  // Note [autotune margin] (aisp/candidate_timer.hpp).
+  static constexpr double autotune_margin = aisp::autotune_margin;
   [[nodiscard]] static constexpr bool displaces(double challenger_s, double holder_s) {
-    return challenger_s < holder_s * (1.0 - autotune_margin);
+    return autotune_displaces(challenger_s, holder_s);
   }
   // The key of the note autotune_algorithm() leaves in the variant's result.
   static constexpr const char* note_key = "cublaslt_algorithm";

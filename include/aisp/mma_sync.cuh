@@ -1,9 +1,24 @@
 // Device wrappers for the warp-level tensor-core path (sm_80+) that the mma.sync pairs share:
 // ldmatrix (plain and transposed) and the bf16 m16n8k16 MMA with fp32 accumulators. One PTX
 // instruction each. Fragment layouts: Note [m16n8k16 fragments] in labs/gemm/steps_mma.cuh.
+// Also the fp32-pair-to-bf16 packing that turns accumulators into A fragments or stored pairs.
 #pragma once
 
+#include <cuda_bf16.h>
+
+#include <cstdint>
+#include <cstring>
+
 namespace aisp::ptx {
+
+// Two fp32 values as one register of two bf16 (round to nearest), `low` in the low half: the
+// fragment order of mma.sync and wgmma (the lower column first).
+__device__ __forceinline__ std::uint32_t pack_bf16(float low, float high) {
+  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
+  std::uint32_t bits;
+  std::memcpy(&bits, &pair, sizeof(bits));
+  return bits;
+}
 
 // Four 8 x 8 b16 matrices from shared memory; lanes 8j..8j+7 give the row addresses of matrix j,
 // and register j of lane l receives row l / 4, elements 2 (l % 4) and 2 (l % 4) + 1 of matrix j.

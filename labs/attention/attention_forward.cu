@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "aisp/attention_reference.hpp"
@@ -51,6 +53,28 @@ namespace {
   return p;
 }
 
+// Runs `action(head_dim<D>{})` with D the problem's head dim (64 or 128: problem_of checks); the
+// action reads D back as decltype(dim)::value.
+template <int D>
+using head_dim = std::integral_constant<int, D>;
+template <class Action>
+void with_head_dim(int dim, Action&& action) {
+  if (dim == 64) {
+    action(head_dim<64>{});
+  } else {
+    action(head_dim<128>{});
+  }
+}
+
+// Every variant of the lab runs on the bf16 tensor cores (the baseline and the peer through a library).
+[[nodiscard]] variant tensor_variant(std::string name, std::string summary, stage_fn run, stage_fn setup, stage_fn teardown,
+                                     std::string library = "") {
+  variant v = kit::with_state(std::move(name), std::move(summary), std::move(run), std::move(setup), std::move(teardown));
+  v.library = std::move(library);
+  v.math = math_unit::bf16_tensor;
+  return v;
+}
+
 // ---- Step 1: the baseline ----
 void setup_naive(run_context& ctx) {
   const auto p = problem_of(ctx);
@@ -60,79 +84,55 @@ void run_naive(run_context& ctx) { run_naive_attention(state_of<naive_attention_
 void teardown_naive(run_context& ctx) { release_state<naive_attention_state>(ctx); }
 
 [[nodiscard]] variant naive_step() {
-  variant v = kit::with_state("baseline",
-                              "naive: S = Q K^T (fp32) to HBM by cuBLASLt's batched bf16 GEMM, a softmax kernel writes P "
-                              "(bf16), cuBLASLt's P V",
-                              run_naive, setup_naive, teardown_naive);
-  v.library = "cuBLAS";
-  v.math = math_unit::bf16_tensor;
-  return v;
+  return tensor_variant("baseline",
+                        "naive: S = Q K^T (fp32) to HBM by cuBLASLt's batched bf16 GEMM, a softmax kernel writes P (bf16), "
+                        "cuBLASLt's P V",
+                        run_naive, setup_naive, teardown_naive, "cuBLAS");
 }
 
 // ---- Steps 2-3: fused, online softmax, mma.sync, FA2 partitioning ----
 void setup_fused(run_context& ctx) {
-  if (problem_of(ctx).dim == 64) {
-    prepare_fused_attention<64>();
-  } else {
-    prepare_fused_attention<128>();
-  }
+  with_head_dim(problem_of(ctx).dim, [](auto dim) { prepare_fused_attention<decltype(dim)::value>(); });
 }
 
 void run_fused(run_context& ctx) {
   const auto p = problem_of(ctx);
-  if (p.dim == 64) {
-    launch_fused_attention<64>(p, ctx.stream());
-  } else {
-    launch_fused_attention<128>(p, ctx.stream());
-  }
+  with_head_dim(p.dim, [&](auto dim) { launch_fused_attention<decltype(dim)::value>(p, ctx.stream()); });
 }
 
 [[nodiscard]] variant fused_step() {
-  variant v = kit::with_state("optimized_fused_mma",
-                              "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a "
-                              "block and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async",
-                              run_fused, setup_fused, {});
-  v.math = math_unit::bf16_tensor;
-  return v;
+  return tensor_variant("optimized_fused_mma",
+                        "fused: online softmax in registers, mma.sync m16n8k16 bf16 for Q K^T and P V, 64 query rows a "
+                        "block and 16 a warp (FA2 partitioning), 64-key K/V tiles double-buffered by cp.async",
+                        run_fused, setup_fused, {});
 }
 
 // ---- Steps 4 and 5: wgmma fed by TMA from a producer warpgroup; then the softmax overlapped ----
 template <bool Overlap>
 void setup_wgmma(run_context& ctx) {
-  if (problem_of(ctx).dim == 64) {
-    prepare_wgmma_attention<64, Overlap>();
-  } else {
-    prepare_wgmma_attention<128, Overlap>();
-  }
+  with_head_dim(problem_of(ctx).dim, [](auto dim) { prepare_wgmma_attention<decltype(dim)::value, Overlap>(); });
 }
 
 template <bool Overlap>
 void run_wgmma(run_context& ctx) {
   const auto p = problem_of(ctx);
-  if (p.dim == 64) {
-    launch_wgmma_attention<64, Overlap>(p, ctx.stream());
-  } else {
-    launch_wgmma_attention<128, Overlap>(p, ctx.stream());
-  }
+  with_head_dim(p.dim, [&](auto dim) { launch_wgmma_attention<decltype(dim)::value, Overlap>(p, ctx.stream()); });
 }
 
 [[nodiscard]] variant wgmma_step() {
-  variant v = kit::with_state("optimized_wgmma_tma",
-                              "wgmma: Q K^T as m64n128k16 from shared memory, P V with P in registers and V N-major; TMA "
-                              "loads Q and a 3-stage ring of 128-key K/V tiles from a producer warpgroup, 128 query rows a "
-                              "CTA on two consumer warpgroups",
-                              run_wgmma<false>, setup_wgmma<false>, {});
-  v.math = math_unit::bf16_tensor;
-  return v;
+  return tensor_variant("optimized_wgmma_tma",
+                        "wgmma: Q K^T as m64n128k16 from shared memory, P V with P in registers and V N-major; TMA loads Q "
+                        "and a 3-stage ring of 128-key K/V tiles from a producer warpgroup; 64 query rows for each of two "
+                        "consumer warpgroups (three at d 64)",
+                        run_wgmma<false>, setup_wgmma<false>, {});
 }
 
 [[nodiscard]] variant overlap_step() {
-  variant v = kit::with_state("optimized_wgmma_overlap",
-                              "softmax overlapped: each consumer issues the next tile's Q K^T and the previous tile's P V "
-                              "before its softmax, and waits for P V only to rescale the output",
-                              run_wgmma<true>, setup_wgmma<true>, {});
-  v.math = math_unit::bf16_tensor;
-  return v;
+  return tensor_variant("optimized_wgmma_overlap",
+                        "softmax overlapped: each consumer issues the next tile's Q K^T and the previous tile's P V before "
+                        "its softmax, and waits for P V only to rescale the output; the consumers take turns to issue "
+                        "(ping-pong)",
+                        run_wgmma<true>, setup_wgmma<true>, {});
 }
 
 // ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
@@ -149,14 +149,11 @@ void run_cudnn(run_context& ctx) { state_of<cudnn_sdpa>(ctx).run(cudnn_tensors(w
 void teardown_cudnn(run_context& ctx) { release_state<cudnn_sdpa>(ctx); }
 
 [[nodiscard]] variant cudnn_peer() {
-  variant v = kit::with_state("peer_cudnn",
-                              "cuDNN's fused flash attention forward (backend graph: Q K^T, scale, the causal mask where asked, "
-                              "softmax, P V as one engine), autotuned over up to 8 of the heuristic's plans, the winner "
-                              "replayed from a CUDA graph",
-                              run_cudnn, setup_cudnn, teardown_cudnn);
-  v.library = "cuDNN";
-  v.math = math_unit::bf16_tensor;
-  return v;
+  return tensor_variant("peer_cudnn",
+                        "cuDNN's fused flash attention forward (backend graph: Q K^T, scale, the causal mask where asked, "
+                        "softmax, P V as one engine), autotuned over up to 8 of the heuristic's plans, the winner replayed "
+                        "from a CUDA graph",
+                        run_cudnn, setup_cudnn, teardown_cudnn, "cuDNN");
 }
 
 // The fp64 reference: per (batch, head, query) the scores, their softmax and the weighted sum of V.

@@ -36,7 +36,7 @@
 // its order until 8 are built (a refused one is skipped), and each runs 3 untimed then 10 timed
 // calls on the real q, k and v with an output the tuning allocates; the fastest call stands for a
 // plan. A later plan displaces the one held only when faster by more than autotune_margin (Note
-// [autotune margin] in cublaslt_plan.hpp): within it, noise would decide.
+// [autotune margin] in aisp/candidate_timer.hpp, which times the plans): within it, noise would decide.
 //
 // Note [graph replay]: cudnnBackendExecute allocates on the host in every call (9 operator new
 // calls a call on an H200, cuDNN 9.14), and run() must not allocate. So setup() captures the
@@ -62,8 +62,10 @@
 
 #include <fmt/format.h>
 
+#include "aisp/candidate_timer.hpp"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
+#include "aisp/library_loading.hpp"
 
 namespace aisp::labs_attention {
 namespace {
@@ -71,7 +73,6 @@ namespace {
 constexpr int warm_calls = 3;
 constexpr int timed_calls = 10;
 constexpr std::size_t max_plans = 8;
-constexpr double autotune_margin = 0.02;
 constexpr std::int64_t tensor_alignment_bytes = 16;
 
 // CUDNN_ATTR_OPERATIONGRAPH_HANDLE and CUDNN_ATTR_EXECUTION_PLAN_HANDLE by value: the 9.x headers
@@ -103,25 +104,12 @@ struct cudnn_api {
   decltype(&cudnnBackendExecute) execute = nullptr;
 };
 
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
-// The loader's own search first (LD_LIBRARY_PATH, ldconfig), as src/hw/library_versions.cpp
-// probes it, then the toolkit's directory.
 void* open_cudnn() {
-  void* library = nullptr;
-  std::string first_error;  // the first name's failure says most (usually "no such file")
-  for (const char* name : {"libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.9"}) {
-    // RTLD_LOCAL: its symbols must not resolve anything else in this process.
-    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (library != nullptr) break;
-    const char* error = dlerror();
-    if (first_error.empty()) first_error = error != nullptr ? one_line(error) : std::string(name) + ": dlopen failed";
-  }
-  AISP_EXPECTS(library != nullptr, "cuDNN (libcudnn.so.9) not found: " + first_error);
-  return library;
+  std::vector<std::string> candidates;
+  add_library_candidates(candidates, "libcudnn.so.9");
+  const opened_library opened = open_first_library(candidates, RTLD_NOW);
+  AISP_EXPECTS(opened.handle != nullptr, "cuDNN (libcudnn.so.9) not found: " + opened.first_error);
+  return opened.handle;
 }
 
 template <class Function>
@@ -167,7 +155,7 @@ std::string failure_text(cudnnStatus_t status, std::string_view call, std::strin
                                  api.error_string(status));
   std::array<char, 1024> last{};
   api.last_error_string(last.data(), last.size());
-  if (last.front() != '\0') text += fmt::format(" ({})", one_line(last.data()));
+  if (last.front() != '\0') text += fmt::format(" ({})", on_one_line(last.data()));
   return text;
 }
 
@@ -307,7 +295,6 @@ struct released_by {
   }
 };
 using graph_exec_ptr = std::unique_ptr<CUgraphExec_st, released_by<cudaGraphExecDestroy>>;
-using event_ptr = std::unique_ptr<CUevent_st, released_by<cudaEventDestroy>>;
 
 // ---- The operation graph (Note [cuDNN SDPA graph]) ----
 
@@ -569,42 +556,8 @@ std::string shape_text(const cudnn_sdpa_shape& p) {
   return fmt::format("b {} h {} hkv {} s {} d {}{}", p.batch, p.heads, p.kv_heads, p.seq, p.dim, p.causal ? " causal" : "");
 }
 
-std::vector<event_ptr> make_events(std::size_t count) {
-  std::vector<event_ptr> events;
-  for (std::size_t i = 0; i < count; ++i) {
-    cudaEvent_t event = nullptr;
-    AISP_CUDA_CHECK(cudaEventCreate(&event));
-    events.emplace_back(event);
-  }
-  return events;
-}
-
 bool same_tensors(const cudnn_sdpa_tensors& a, const cudnn_sdpa_tensors& b) {
   return a.q == b.q && a.k == b.k && a.v == b.v && a.o == b.o;
-}
-
-// The fastest of timed_calls calls of `plan` with `pack` on `stream`, after warm_calls untimed
-// ones; nullopt when cuDNN refused to run it or a launch failed.
-std::optional<double> time_plan(cudnnHandle_t handle, const backend_descriptor& plan, const backend_descriptor& pack,
-                                cudaStream_t stream, std::vector<event_ptr>& marks) {
-  bool ran = true;
-  for (int w = 0; ran && w < warm_calls; ++w) ran = cudnn().execute(handle, plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS;
-  for (std::size_t t = 0; ran && t < static_cast<std::size_t>(timed_calls); ++t) {
-    AISP_CUDA_CHECK(cudaEventRecord(marks[t].get(), stream));
-    ran = cudnn().execute(handle, plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS;
-  }
-  if (ran) AISP_CUDA_CHECK(cudaEventRecord(marks.back().get(), stream));
-  AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
-  // A kernel that failed to launch leaves no sticky error, only this slot: the plan did not run.
-  const bool launched = cudaGetLastError() == cudaSuccess;
-  if (!ran || !launched) return std::nullopt;
-  double fastest_s = std::numeric_limits<double>::infinity();
-  for (std::size_t t = 0; t < static_cast<std::size_t>(timed_calls); ++t) {
-    float ms = 0;
-    AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, marks[t].get(), marks[t + 1].get()));
-    fastest_s = std::min(fastest_s, 1e-3 * static_cast<double>(ms));
-  }
-  return fastest_s;
 }
 
 // Note [graph replay]: one execution of `plan` with `pack`, captured on a stream of its own and
@@ -701,20 +654,21 @@ void cudnn_sdpa::state::autotune(candidates& found, const cudnn_sdpa_tensors& te
   tuning.o = scratch_o.data();
   const backend_descriptor pack = variant_pack(tuning);
   check(cudnn().set_stream(handle.get(), stream), "cudnnSetStream", "the harness's stream");
-  // Each failed plan's launch error is taken in time_plan: one already waiting is setup()'s own.
+  // Each failed plan's launch error is taken by the timer: one already waiting is setup()'s own.
   AISP_CUDA_CHECK(cudaPeekAtLastError());
-  auto marks = make_events(static_cast<std::size_t>(timed_calls) + 1);
+  candidate_timer timer(warm_calls, timed_calls);
   choice = cudnn_sdpa_choice{};
   choice.offered = found.offered;
   choice.finalized = static_cast<int>(found.plans.size());
   choice.winner_s = std::numeric_limits<double>::infinity();
   candidate* winner = nullptr;
   for (auto& c : found.plans) {
-    const auto time_s = time_plan(handle.get(), c.plan, pack, stream, marks);
+    const auto time_s = timer.fastest_s(
+        [&] { return cudnn().execute(handle.get(), c.plan.get(), pack.get()) == CUDNN_STATUS_SUCCESS; }, stream);
     if (!time_s) continue;
     ++choice.timed;
     if (c.rank == 1) choice.first_s = *time_s;
-    if (*time_s < choice.winner_s * (1.0 - autotune_margin)) {  // near-ties keep the heuristic's order
+    if (autotune_displaces(*time_s, choice.winner_s)) {  // near-ties keep the heuristic's order
       choice.winner_s = *time_s;
       choice.heuristic_rank = c.rank;
       winner = &c;

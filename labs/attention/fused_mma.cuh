@@ -62,11 +62,6 @@ __device__ __forceinline__ void load_rows(__nv_bfloat16* shared, const __nv_bflo
   }
 }
 
-__device__ __forceinline__ unsigned int pack_bf16(float low, float high) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-  return *reinterpret_cast<const unsigned int*>(&pair);
-}
-
 template <int Dim>
 __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma(attention_problem p) {
   using tiles = fused_tiles<Dim>;
@@ -203,9 +198,10 @@ __global__ void __launch_bounds__(fused_tiles<Dim>::threads) fused_attention_mma
     // ldmatrix.x4.trans (keys 16c + 8 (j & 1) + l % 8, dims 16 pair + 8 (j >> 1) for matrix j).
 #pragma unroll
     for (int c = 0; c < tiles::block_kv / 16; ++c) {
-      const unsigned int a[4] = {pack_bf16(scores[2 * c][0], scores[2 * c][1]), pack_bf16(scores[2 * c][2], scores[2 * c][3]),
-                                 pack_bf16(scores[2 * c + 1][0], scores[2 * c + 1][1]),
-                                 pack_bf16(scores[2 * c + 1][2], scores[2 * c + 1][3])};
+      const unsigned int a[4] = {ptx::pack_bf16(scores[2 * c][0], scores[2 * c][1]),
+                                 ptx::pack_bf16(scores[2 * c][2], scores[2 * c][3]),
+                                 ptx::pack_bf16(scores[2 * c + 1][0], scores[2 * c + 1][1]),
+                                 ptx::pack_bf16(scores[2 * c + 1][2], scores[2 * c + 1][3])};
 #pragma unroll
       for (int pair = 0; pair < Dim / 16; ++pair) {
         unsigned int b[4];

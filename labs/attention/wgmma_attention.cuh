@@ -41,6 +41,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/hopper_ptx.cuh"
+#include "aisp/mma_sync.cuh"
 #include "aisp/tensor_map_encoder.hpp"
 #include "aisp/wgmma_shapes.cuh"
 #include "attention_problem.cuh"
@@ -79,11 +80,6 @@ struct wgmma_geometry {
 __device__ __forceinline__ std::uint64_t sw128_nmajor_desc(std::uint32_t smem_addr, std::uint32_t leading_bytes) {
   return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
          (static_cast<std::uint64_t>(1024u >> 4) << 32) | (std::uint64_t{1} << 62);
-}
-
-__device__ __forceinline__ std::uint32_t pack_bf16_pair(float low, float high) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(low, high);
-  return *reinterpret_cast<const std::uint32_t*>(&pair);
 }
 
 template <int Dim>
@@ -206,7 +202,7 @@ __device__ __forceinline__ void pack_p(const float (&scores)[wgmma_block_kv / 2]
 #pragma unroll
   for (int c = 0; c < wgmma_block_kv / 16; ++c) {
 #pragma unroll
-    for (int r = 0; r < 4; ++r) pa[c][r] = pack_bf16_pair(scores[8 * c + 2 * r], scores[8 * c + 2 * r + 1]);
+    for (int r = 0; r < 4; ++r) pa[c][r] = ptx::pack_bf16(scores[8 * c + 2 * r], scores[8 * c + 2 * r + 1]);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "aisp/hopper_ptx.cuh"
+#include "aisp/mma_sync.cuh"
 
 namespace aisp::labs_gemm::hopper {
 
@@ -61,13 +62,7 @@ struct smem_map {
 
 __host__ __device__ constexpr int ceil_div(int x, int y) { return (x + y - 1) / y; }
 
-// Two fp32 accumulators as a bf16 pair, the lower column in the low half (fragment order).
-__device__ __forceinline__ std::uint32_t pack_bf16(float lo, float hi) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  std::uint32_t bits;
-  std::memcpy(&bits, &pair, sizeof(bits));
-  return bits;
-}
+using ptx::pack_bf16;  // two accumulators as a bf16 pair, fragment order (aisp/mma_sync.cuh)
 
 #if AISP_HOPPER_DEVICE
 

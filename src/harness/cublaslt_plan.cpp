@@ -20,10 +20,6 @@ constexpr int timed_calls = 5;
 struct device_free {
   void operator()(void* pointer) const { static_cast<void>(cudaFree(pointer)); }
 };
-struct event_destroy {
-  void operator()(cudaEvent_t event) const { static_cast<void>(cudaEventDestroy(event)); }
-};
-using event_ptr = std::unique_ptr<CUevent_st, event_destroy>;
 
 // The heuristic's candidates for the plan's layouts, best first (its rank is the index + 1).
 std::vector<cublasLtMatmulHeuristicResult_t> heuristic_candidates(const cublaslt_plan& plan, std::size_t workspace_bytes,
@@ -123,12 +119,7 @@ const cublaslt_choice& cublaslt_plan::autotune_algorithm(run_context& ctx, const
   AISP_CUDA_CHECK(cudaPeekAtLastError());
   const auto candidates = heuristic_candidates(*this, operands.workspace_bytes, reduction_mask, autotune_candidates);
   const auto d = scratch_d(layout_c);
-  std::vector<event_ptr> marks;
-  for (int i = 0; i <= timed_calls; ++i) {
-    cudaEvent_t event = nullptr;
-    AISP_CUDA_CHECK(cudaEventCreate(&event));
-    marks.emplace_back(event);
-  }
+  candidate_timer timer(warm_calls, timed_calls);
   const float alpha = 1.0f;
   const float beta = 0.0f;  // C (= the scratch D) is never read
   const cudaStream_t stream = ctx.stream();
@@ -141,23 +132,10 @@ const cublaslt_choice& cublaslt_plan::autotune_algorithm(run_context& ctx, const
   best.winner_s = std::numeric_limits<double>::infinity();
   for (std::size_t rank = 0; rank < candidates.size(); ++rank) {
     const auto& candidate = candidates[rank];
-    bool ran = candidate.state == CUBLAS_STATUS_SUCCESS;
-    for (int w = 0; ran && w < warm_calls; ++w) ran = call(candidate.algo) == CUBLAS_STATUS_SUCCESS;
-    for (int t = 0; ran && t < timed_calls; ++t) {
-      AISP_CUDA_CHECK(cudaEventRecord(marks[static_cast<std::size_t>(t)].get(), stream));
-      ran = call(candidate.algo) == CUBLAS_STATUS_SUCCESS;
-    }
-    if (ran) AISP_CUDA_CHECK(cudaEventRecord(marks.back().get(), stream));
-    AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
-    // A kernel that failed to launch leaves no sticky error, only this slot: the candidate did not run.
-    const bool launched = cudaGetLastError() == cudaSuccess;
-    if (!ran || !launched) continue;
-    double fastest_s = std::numeric_limits<double>::infinity();
-    for (int t = 0; t < timed_calls; ++t) {
-      float ms = 0;
-      AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, marks[static_cast<std::size_t>(t)].get(), marks[static_cast<std::size_t>(t) + 1].get()));
-      fastest_s = std::min(fastest_s, 1e-3 * ms);
-    }
+    if (candidate.state != CUBLAS_STATUS_SUCCESS) continue;
+    const auto time_s = timer.fastest_s([&] { return call(candidate.algo) == CUBLAS_STATUS_SUCCESS; }, stream);
+    if (!time_s) continue;
+    const double fastest_s = *time_s;
     ++best.timed;
     if (rank == 0) best.first_s = fastest_s;
     if (cublaslt_plan::displaces(fastest_s, best.winner_s)) {  // near-ties keep the heuristic's order

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "aisp/library_loading.hpp"
+
 namespace aisp {
 namespace {
 
@@ -20,19 +22,6 @@ namespace {
 constexpr int library_success = 0;
 // libraryPropertyType (library_types.h): MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL.
 constexpr std::array<int, 3> library_property_major_minor_patch = {0, 1, 2};
-
-// Where the toolkit keeps them when the loader's search path does not (no ldconfig entry).
-constexpr std::string_view toolkit_library_dir = "/usr/local/cuda/lib64/";
-
-std::string one_line(std::string text) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
-  return text;
-}
-
-std::string last_dl_error(std::string_view fallback) {
-  const char* error = dlerror();
-  return one_line(error != nullptr ? std::string(error) : std::string(fallback));
-}
 
 template <class Function>
 Function symbol(void* library, const char* name) {
@@ -132,14 +121,11 @@ struct loaded_library {
   }
 };
 
-// Bare names first, so the loader's own search (LD_LIBRARY_PATH, ldconfig) decides which copy
-// a benchmark would get; the toolkit directory only when that finds nothing.
 std::vector<std::string> candidate_names(const library_probe& probe) {
   std::vector<std::string> names;
   for (const char* soname : probe.sonames) {
     if (soname == nullptr) break;
-    names.emplace_back(soname);
-    names.push_back(std::string(toolkit_library_dir) + soname);
+    add_library_candidates(names, soname);
   }
   return names;
 }
@@ -153,27 +139,18 @@ const library_probe* find_probe(std::string_view key) {
 
 nlohmann::json probe_library(const library_probe& probe, const std::vector<std::string>& candidates) {
   if (candidates.empty()) return {{"absent", "no candidate library names"}};
-  loaded_library library;
-  std::string loaded_name;
-  std::string first_error;  // the first candidate's failure says most (usually "no such file")
-  for (const auto& name : candidates) {
-    // RTLD_LOCAL: its symbols must not resolve anything else in this process.
-    library.handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_LOCAL);
-    if (library.handle != nullptr) {
-      loaded_name = name;
-      break;
-    }
-    const std::string error = last_dl_error(name + ": dlopen failed");
-    if (first_error.empty()) first_error = error;
-  }
-  if (library.handle == nullptr) {
+  const opened_library opened = open_first_library(candidates, RTLD_LAZY);
+  if (opened.handle == nullptr) {
     std::string tried;
     for (const auto& name : candidates) tried += (tried.empty() ? "" : ", ") + name;
-    return {{"absent", fmt::format("not loadable as {} ({})", tried, first_error)}};
+    return {{"absent", fmt::format("not loadable as {} ({})", tried, opened.first_error)}};
   }
+  loaded_library library;
+  library.handle = opened.handle;
+  const std::string& loaded_name = opened.name;
   std::string why;
   const std::optional<std::string> version = probe.read_version(library.handle, why);
-  if (!version) return {{"absent", one_line(fmt::format("{} loaded but {}", loaded_name, why))}};
+  if (!version) return {{"absent", on_one_line(fmt::format("{} loaded but {}", loaded_name, why))}};
   return {{"version", *version}, {"library", loaded_name}};
 }
 
@@ -201,7 +178,7 @@ nlohmann::json read_library_version(std::string_view key, const std::vector<std:
     if (probe == nullptr) return {{"absent", fmt::format("no version getter known for \"{}\"", key)}};
     return probe_library(*probe, candidates);
   } catch (const std::exception& error) {
-    return {{"absent", one_line(fmt::format("probe failed: {}", error.what()))}};
+    return {{"absent", on_one_line(fmt::format("probe failed: {}", error.what()))}};
   } catch (...) {
     return {{"absent", "probe failed with a non-standard exception"}};
   }
