@@ -14,8 +14,8 @@
 // so P goes from accumulators to bf16 A fragments without shared memory. V is (key, d): along k
 // (keys) it is not contiguous, so ldmatrix.x4.trans gives its B fragments.
 //
-// Note [online softmax]: scores are kept in log2 units (x scale x log2 e, so exp2f is one MUFU
-// op). Per row, m is the running max and l the running sum of exp2(s - m); a new tile with a
+// Note [online softmax]: scores are kept in log2 units (x scale x log2 e, so exp2f is a MUFU op
+// plus the handling of results below 2^-126; the wgmma steps use ex2.approx.ftz alone). Per row, m is the running max and l the running sum of exp2(s - m); a new tile with a
 // larger max rescales l and the output accumulators by exp2(m_old - m_new). Each thread holds
 // 16 of a row's 64 scores per tile; the quad of 4 lanes that shares the row reduces the max with
 // two shuffles; l stays a per-thread partial sum until the end. A row whose scores so far are all
