@@ -22,6 +22,8 @@
 #           race, or the sanitizer runs do not reach the workers' kernels and "clean" means nothing;
 #   plugin: `bench run --plugin BIN_DIR/plugins/libtutorial_pairs.so` of the tutorial's pairs
 #           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
+#   multigpu: issue 24 on a machine of two or more GPUs: the topology, the cheats_multi_gpu suite
+#           (OUT_DIR/multi_gpu_cheats.json) and its test, then `bench run` of ch04 (OUT_DIR/run-ch04.json);
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
@@ -118,5 +120,15 @@ PY
     "$bin/aisp" bench run --plugin "$bin/plugins/libtutorial_pairs.so" --targets tutorial --quiet --history none \
       --artifacts-dir /tmp/aisp_plugin --json "$out/plugin.json" > "$out/plugin.log" 2>&1
     echo "plugin run rc $?"; tail -n 12 "$out/plugin.log" ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck or flushab" >&2; exit 2 ;;
+  multigpu)
+    nvidia-smi topo -m > "$out/topology.txt" 2>&1; head -n 6 "$out/topology.txt"
+    start=$(date +%s)
+    "$bin/aisp_cheats" bench run --targets cheats_multi_gpu --verify-phase detect --max-time 0.3 --min-time 0.05 --worker-timeout 120 \
+      --quiet --history none --artifacts-dir /tmp/aisp_multi_gpu_cheats --json "$out/multi_gpu_cheats.json" > "$out/multi_gpu_cheats.log" 2>&1
+    echo "cheats_multi_gpu suite rc $? wall $(( $(date +%s) - start )) s"; tail -n 12 "$out/multi_gpu_cheats.log"
+    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_MULTI_GPU_CHEAT_RESULTS="$out/multi_gpu_cheats.json" \
+      timeout 200 "$bin/aisp_gpu_tests" --gtest_filter='cheats_multi_gpu/*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|Expected|Which is" | head -n 40
+    for log in /tmp/aisp_multi_gpu_cheats/*/*.rank*.log; do [ -s "$log" ] && { echo "== $log"; tail -n 3 "$log"; }; done 2>/dev/null | head -n 30
+    touch "$out/hw.txt"; "$here/device_checks.sh" "$bin" "$out" run ch04 ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck, multigpu or flushab" >&2; exit 2 ;;
 esac

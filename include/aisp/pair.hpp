@@ -24,8 +24,12 @@ enum class goal : std::uint8_t { speed, memory, throughput, latency };
 // ceiling is both directions' measured pinned bandwidth together. pcie_one_direction: one copy
 // at a time (H2D, D2H or a serial round trip), so the ceiling is one direction's bandwidth
 // (the harmonic mean of H2D and D2H: exact for a round trip of equal halves).
-enum class data_path : std::uint8_t { device_memory, pcie_both_directions, pcie_one_direction };
-[[nodiscard]] constexpr bool crosses_pcie(data_path path) { return path != data_path::device_memory; }
+// gpu_interconnect: the bytes each rank of a multi-GPU pair sends to its peers (NCCL's "bus
+// bytes"), against one GPU's link bandwidth in one direction (NVLink on the lent machines).
+enum class data_path : std::uint8_t { device_memory, pcie_both_directions, pcie_one_direction, gpu_interconnect };
+[[nodiscard]] constexpr bool crosses_pcie(data_path path) {
+  return path == data_path::pcie_both_directions || path == data_path::pcie_one_direction;
+}
 
 // The work one iteration must do: the fewest bytes through memory and the FLOPs.
 struct work_amount {
@@ -52,6 +56,9 @@ class reference_io {
   [[nodiscard]] virtual std::span<const double> input(std::string_view name) const = 0;
   [[nodiscard]] virtual std::span<double> output(std::string_view name) = 0;
   [[nodiscard]] std::int64_t param(std::string_view name) const { return work().get(name); }
+  // Note [ranks]: with world size N, input() and output() hold every rank's buffer one after
+  // another, rank 0 first (N times the declared count); each rank's inputs are its own draw.
+  [[nodiscard]] virtual int world_size() const { return 1; }
 };
 
 // The unit whose peak bounds a variant's FLOP rate: SOL % and the physics gate (V3) judge its
@@ -81,6 +88,9 @@ struct variant {
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;
+
+// The most ranks a pair may declare: one host's GPUs.
+inline constexpr int max_world_size = 8;
 
 class pair {
  public:
@@ -126,6 +136,10 @@ class pair {
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
   pair& pursue(goal what);
+  // Note [ranks]: a multi-GPU pair. The harness starts one worker per rank, each on its own GPU
+  // with its own buffers (each of the declared size), creates the NCCL communicator, starts every
+  // sample of every rank together and takes the slowest rank's time; every rank's outputs are
+  // verified (the reference sees all ranks' buffers, rank-major).
   pair& world_size(int gpus);
   pair& tag(std::string name);
   // K4: the value-changing math switches its translation unit was built with, as the build's

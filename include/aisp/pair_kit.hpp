@@ -56,6 +56,36 @@ inline void matmul_reference(reference_io& io) {
   };
 }
 
+// Multi-GPU pairs (Note [ranks]): the reference sees every rank's buffer, rank-major.
+// out (rank-major, `ranks` blocks of n) = the elementwise sum of every rank's block of in.
+inline void all_reduce_reference(reference_io& io, const char* in, const char* out) {
+  const auto x = io.input(in);
+  const auto y = io.output(out);
+  const std::size_t world = static_cast<std::size_t>(io.world_size());
+  const std::size_t n = x.size() / world;
+  for (std::size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (std::size_t q = 0; q < world; ++q) sum += x[q * n + i];
+    for (std::size_t r = 0; r < world; ++r) y[r * n + i] = sum;
+  }
+}
+
+// out block r (n / world elements) = the sum over ranks of their slice r of in.
+inline void reduce_scatter_reference(reference_io& io, const char* in, const char* out) {
+  const auto x = io.input(in);
+  const auto y = io.output(out);
+  const std::size_t world = static_cast<std::size_t>(io.world_size());
+  const std::size_t n = x.size() / world;
+  const std::size_t shard = n / world;
+  for (std::size_t r = 0; r < world; ++r) {
+    for (std::size_t i = 0; i < shard; ++i) {
+      double sum = 0;
+      for (std::size_t q = 0; q < world; ++q) sum += x[q * n + r * shard + i];
+      y[r * shard + i] = sum;
+    }
+  }
+}
+
 // A variant whose run() uses state that setup() makes and teardown() frees (streams, events,
 // pinned or managed buffers, a changed device limit); every other field keeps its default.
 // Usage: `.add_variant(aisp::kit::with_state("optimized", "what changed", run, setup, teardown))`.

@@ -4,7 +4,7 @@
 
 // Bumped whenever a public header changes a type's layout or a function's signature: a plugin
 // built against another ABI is refused before any of its pairs runs (Note [plugins]).
-#define AISP_PLUGIN_ABI_VERSION 2  // 2: buffer_spec::derived_from (2026-11-27)
+#define AISP_PLUGIN_ABI_VERSION 3  // 2: buffer_spec::derived_from; 3: ranks in run_context and reference_io
 
 extern "C" {
 // Defined in every plugin by aisp_add_benchmark() (cmake/package/aisp_plugin_abi.cpp): the ABI

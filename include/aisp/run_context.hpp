@@ -37,6 +37,13 @@ class run_context {
   // above; anything else is a contract_error.
   virtual void note(std::string_view key, std::string_view value) = 0;
 
+  // Note [ranks]: a multi-GPU pair (pair::world_size) runs one worker per rank, each on its own
+  // GPU with its own buffers; the harness made the NCCL communicator (an ncclComm_t) before
+  // setup(). A single-GPU or host pair is rank 0 of 1, with no communicator.
+  [[nodiscard]] virtual int rank() const { return 0; }
+  [[nodiscard]] virtual int world_size() const { return 1; }
+  [[nodiscard]] virtual void* communicator() const { return nullptr; }
+
   template <class T>
   [[nodiscard]] T* as(std::string_view name) const {
     return static_cast<T*>(buffer(name));

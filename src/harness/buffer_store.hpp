@@ -28,7 +28,8 @@ struct owned_buffer {
 
 class buffer_store {
  public:
-  buffer_store(const pair& declared, const workload& work, backend where);
+  // `rank`: whose inputs the seeds draw (Note [ranks]); 0 for a single-GPU pair.
+  buffer_store(const pair& declared, const workload& work, backend where, int rank = 0);
   ~buffer_store();
   buffer_store(const buffer_store&) = delete;
   buffer_store& operator=(const buffer_store&) = delete;
@@ -75,6 +76,7 @@ class buffer_store {
 
   backend where_;
   std::vector<owned_buffer> buffers_;
+  int rank_ = 0;
 };
 
 }  // namespace aisp

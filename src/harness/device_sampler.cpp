@@ -41,8 +41,8 @@ class cuda_event {
 
 class device_sampler final : public sampler {
  public:
-  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, l2_flush_kind flush)
-      : mode_(mode), stream_(stream), observer_(observer), flusher_(flush) {}
+  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, l2_flush_kind flush, stream_step align)
+      : mode_(mode), stream_(stream), observer_(observer), flusher_(flush), align_(std::move(align)) {}
   ~device_sampler() override { release_graph(); }
 
   void prepare(std::function<void()> one_call, int calls_per_sample) override {
@@ -64,6 +64,7 @@ class device_sampler final : public sampler {
     const double others_before = other_threads_cpu_s();
     const long long faults_before = minor_faults_so_far();
     const auto host_start = std::chrono::steady_clock::now();
+    if (align_) align_(stream_);  // Note [ranks]: every rank's window opens together
     if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     if (observer_ != nullptr) observer_->run_begins();
@@ -157,6 +158,7 @@ class device_sampler final : public sampler {
   std::function<void()> one_call_;
   int calls_ = 1;
   l2_flusher flusher_;
+  stream_step align_;
   sm_clock_probe clock_probe_;
   cuda_event start_;
   cuda_event stop_;
@@ -166,8 +168,10 @@ class device_sampler final : public sampler {
 
 }  // namespace
 
-std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, bool read_flush) {
-  return std::make_unique<device_sampler>(mode, stream, observer, read_flush ? l2_flush_kind::read : l2_flush_kind::write);
+std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, bool read_flush,
+                                             stream_step align) {
+  return std::make_unique<device_sampler>(mode, stream, observer, read_flush ? l2_flush_kind::read : l2_flush_kind::write,
+                                          std::move(align));
 }
 
 }  // namespace aisp

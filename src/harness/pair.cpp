@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 
@@ -237,7 +239,7 @@ void pair::validate() const {
   if (!has_baseline) gap("no baseline variant");
   if (!has_optimized) gap("no optimized variant");
   if (tolerance_ && tolerance_->reason.empty()) gap("a tolerance override needs a reason");
-  if (world_size_ != 1) gap("multi-GPU pairs (world size > 1) are not supported yet");
+  if (world_size_ < 1 || world_size_ > max_world_size) gap(fmt::format("world size {} is not in 1..{}", world_size_, max_world_size));
   AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
 }
 
@@ -246,6 +248,7 @@ std::string_view data_path_name(data_path path) {
     case data_path::device_memory: return "device_memory";
     case data_path::pcie_both_directions: return "pcie_both_directions";
     case data_path::pcie_one_direction: return "pcie_one_direction";
+    case data_path::gpu_interconnect: return "gpu_interconnect";
   }
   return "unknown";
 }

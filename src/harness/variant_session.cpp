@@ -21,8 +21,9 @@ class variant_session::context final : public run_context {
  public:
   // Every call sees its workload as the benchmark kind: which size a call is for, the timed
   // one, a validation or a held-out one, is not the variant's to know (Note [fresh calls]).
-  context(const workload& work, const buffer_store& buffers, cudaStream_t stream)
-      : work_(work), buffers_(buffers), stream_(stream) {
+  context(const workload& work, const buffer_store& buffers, cudaStream_t stream, const session_options& options)
+      : work_(work), buffers_(buffers), stream_(stream), rank_(options.rank), world_size_(options.world_size),
+        communicator_(options.communicator) {
     work_.kind = workload_kind::benchmark;
   }
   [[nodiscard]] const workload& work() const override { return work_; }
@@ -33,6 +34,9 @@ class variant_session::context final : public run_context {
   }
   [[nodiscard]] dtype buffer_type(std::string_view name) const override { return buffers_.find(name).spec.type; }
   [[nodiscard]] void*& user_state() override { return user_state_; }
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int world_size() const override { return world_size_; }
+  [[nodiscard]] void* communicator() const override { return communicator_; }
   void note(std::string_view key, std::string_view value) override {
     AISP_EXPECTS(notes_open_, "run_context::note() is for setup(): a note from run() or teardown() would be lost");
     notes_.add(key, value);
@@ -47,6 +51,9 @@ class variant_session::context final : public run_context {
   workload work_;
   const buffer_store& buffers_;
   cudaStream_t stream_;
+  int rank_;
+  int world_size_;
+  void* communicator_;
   void* user_state_ = nullptr;
   variant_notes notes_;
   bool notes_open_ = true;
@@ -96,6 +103,7 @@ variant_session::variant_session(const pair& declared, const variant& chosen, se
     const auto with_context = take_process_snapshot();
     initial_.scheduler = with_context.scheduler;
     initial_.affinity_hash = with_context.affinity_hash;
+    if (options_.communicator != nullptr) ranks_ = std::make_unique<rank_sync>(static_cast<ncclComm_t>(options_.communicator));
   }
 }
 
@@ -131,7 +139,11 @@ std::map<std::string, std::uint64_t> variant_session::hash_buffers(buffer_role r
 }
 
 void variant_session::prepare_timed_path() {
-  sampler_ = pair_.where() == backend::cuda ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush) : make_host_sampler();
+  stream_step align;
+  if (ranks_ != nullptr) align = [this](cudaStream_t stream) { ranks_->barrier(stream); };
+  sampler_ = pair_.where() == backend::cuda
+                 ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush, std::move(align))
+                 : make_host_sampler();
   sampler_->prepare([this] { variant_.run(*context_); }, calls_per_sample_);
 }
 
@@ -174,7 +186,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   unload();
   work_ = work;
   load_report report;
-  buffers_ = std::make_unique<buffer_store>(pair_, work, pair_.where());
+  buffers_ = std::make_unique<buffer_store>(pair_, work, pair_.where(), options_.rank);
   // At the benchmark size no one compares the inputs with the host reference, and every call
   // regenerates them: the device generator fills them (a host fill of GiBs takes seconds).
   if (benchmark && !pair_.has_fixed_inputs()) {
@@ -186,7 +198,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   }
   buffers_->poison_outputs(stream_);
   report.buffer_bytes = buffers_->total_bytes();
-  context_ = std::make_unique<context>(work_, *buffers_, stream_);
+  context_ = std::make_unique<context>(work_, *buffers_, stream_, options_);
 
   const auto inputs_before = hash_inputs(nullptr);
   auto start = std::chrono::steady_clock::now();
@@ -215,7 +227,12 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
     const phase_scope phase(options_.observer, "warmup");
     const std::uint64_t input_base = own_entropy_();
     const std::uint64_t fill_base = own_entropy_();
-    while (warmup && (report.warmup_calls < options_.warmup_calls || seconds_since(start) < options_.warmup_min_s)) {
+    // Note [ranks]: every rank makes as many warmup calls as the one that wants the most.
+    const auto more_warmup = [&] {
+      const bool more = warmup && (report.warmup_calls < options_.warmup_calls || seconds_since(start) < options_.warmup_min_s);
+      return ranks_ != nullptr ? ranks_->agree_max(more ? 1 : 0, stream_) != 0 : more;
+    };
+    while (more_warmup()) {
       prepare_call(call_seed(input_base, static_cast<std::uint64_t>(report.warmup_calls)),
                    fill_for_call(fill_base, static_cast<std::uint64_t>(report.warmup_calls)));
       variant_.run(*context_);
@@ -233,6 +250,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
     const double calls = std::ceil(options_.min_batched_sample_s / report.estimated_call_s);
     calls_per_sample_ = static_cast<int>(std::clamp(calls, 1.0, 10000.0));
   }
+  if (ranks_ != nullptr) calls_per_sample_ = static_cast<int>(ranks_->agree_max(calls_per_sample_, stream_));
   report.calls_per_sample = calls_per_sample_;
   prepare_timed_path();
   report.library_precision = take_library_precision();
@@ -394,12 +412,12 @@ void variant_session::refill(std::uint64_t seed, input_values values) {
 void variant_session::readdress(std::uint64_t seed) {
   AISP_EXPECTS(buffers_ != nullptr, "readdress() before load()");
   // The new buffers are allocated while the old ones still exist, so no address is reused.
-  auto moved = std::make_unique<buffer_store>(pair_, work_, pair_.where());
+  auto moved = std::make_unique<buffer_store>(pair_, work_, pair_.where(), options_.rank);
   moved->fill_inputs(seed);
   moved->poison_outputs(stream_);
   if (variant_.teardown) variant_.teardown(*context_);
   sampler_.reset();
-  context_ = std::make_unique<context>(work_, *moved, stream_);
+  context_ = std::make_unique<context>(work_, *moved, stream_, options_);
   buffers_ = std::move(moved);
   if (variant_.setup) variant_.setup(*context_);
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());

@@ -14,6 +14,7 @@
 #include "audit/traffic_counters.hpp"
 #include "harness/buffer_store.hpp"
 #include "harness/process_probes.hpp"
+#include "harness/rank_sync.hpp"
 #include "harness/timing.hpp"
 #include "harness/variant_notes.hpp"
 #include "verify/pattern_matches.hpp"
@@ -29,6 +30,11 @@ struct session_options {
   double warmup_min_s = 0.02;
   timing_observer* observer = nullptr;  // the CUPTI audit, when on; outlives the session
   bool read_flush = true;                // the cold flush reads; `--l2-flush write` writes (Note [clean flush])
+  // Note [ranks]: this worker's rank of a multi-GPU pair, and the communicator the worker made
+  // (an ncclComm_t; null for a host pair's ranks and for a single-GPU pair).
+  int rank = 0;
+  int world_size = 1;
+  void* communicator = nullptr;
 };
 
 struct load_report {
@@ -147,6 +153,7 @@ class variant_session {
   process_snapshot initial_;  // the worker as it started: changes that stick (E3, children)
   workload work_;
   int calls_per_sample_ = 1;
+  std::unique_ptr<rank_sync> ranks_;  // Note [ranks]: with a communicator only
   std::unique_ptr<buffer_store> buffers_;
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;

@@ -29,6 +29,7 @@ double ceiling_set::bandwidth_ceiling(data_path path) const {
   switch (path) {
     case data_path::device_memory: return memory_bytes_per_s;
     case data_path::pcie_both_directions: return pcie_h2d_bytes_per_s + pcie_d2h_bytes_per_s;
+    case data_path::gpu_interconnect: return interconnect_bytes_per_s;
     case data_path::pcie_one_direction:
       if (pcie_h2d_bytes_per_s <= 0 || pcie_d2h_bytes_per_s <= 0) return 0;
       return 2 / (1 / pcie_h2d_bytes_per_s + 1 / pcie_d2h_bytes_per_s);
@@ -45,6 +46,7 @@ nlohmann::json to_json(const ceiling_set& c) {
           {"bf16_flops_per_s", c.bf16_flops_per_s},
           {"fp8_flops_per_s", c.fp8_flops_per_s},
           {"pcie_h2d_bytes_per_s", c.pcie_h2d_bytes_per_s},
+          {"interconnect_bytes_per_s", c.interconnect_bytes_per_s},
           {"pcie_d2h_bytes_per_s", c.pcie_d2h_bytes_per_s}};
 }
 
@@ -58,6 +60,7 @@ ceiling_set ceiling_set_from_json(const nlohmann::json& j) {
   c.bf16_flops_per_s = j.value("bf16_flops_per_s", 0.0);
   c.fp8_flops_per_s = j.value("fp8_flops_per_s", 0.0);
   c.pcie_h2d_bytes_per_s = j.value("pcie_h2d_bytes_per_s", 0.0);
+  c.interconnect_bytes_per_s = j.value("interconnect_bytes_per_s", 0.0);
   c.pcie_d2h_bytes_per_s = j.value("pcie_d2h_bytes_per_s", 0.0);
   return c;
 }
@@ -84,7 +87,12 @@ std::optional<ceiling_set> load_cached_ceilings(const std::string& uuid, int dri
 }
 
 ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid, int driver_version) {
-  if (auto measured = load_cached_ceilings(uuid, driver_version)) return *measured;
+  if (auto measured = load_cached_ceilings(uuid, driver_version)) {
+    // Measured on one GPU, or before `aisp hw p2p` existed: the datasheet's link.
+    if (const auto* sheet = datasheet_for_device(device_name); sheet != nullptr && measured->interconnect_bytes_per_s <= 0)
+      measured->interconnect_bytes_per_s = sheet->nvlink_bytes_per_s / 2;
+    return *measured;
+  }
   ceiling_set c;
   if (const auto* sheet = datasheet_for_device(device_name)) {
     c.source = "datasheet " + sheet->key;
@@ -96,6 +104,7 @@ ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid
     c.fp8_flops_per_s = sheet->fp8_flops_per_s;
     c.pcie_h2d_bytes_per_s = sheet->pcie_bytes_per_s;
     c.pcie_d2h_bytes_per_s = sheet->pcie_bytes_per_s;
+    c.interconnect_bytes_per_s = sheet->nvlink_bytes_per_s / 2;
   }
   return c;
 }

@@ -25,6 +25,8 @@ struct ceiling_set {
   // Pinned host<->device copy bandwidth, each direction (aisp hw pcie, else the datasheet).
   double pcie_h2d_bytes_per_s = 0;
   double pcie_d2h_bytes_per_s = 0;
+  // One GPU's bandwidth to its peers, one direction (aisp hw p2p, else the datasheet's NVLink / 2).
+  double interconnect_bytes_per_s = 0;
   // The bandwidth ceiling of a data path: device memory, or both PCIe directions together.
   [[nodiscard]] double bandwidth_ceiling(data_path path) const;
   // The FLOP/s ceiling of one math unit (0 when not known).

@@ -70,6 +70,7 @@ ceiling_set ceilings_from(const std::vector<probe_result>& probes) {
     // moved 54.9 GB/s through the same link, and the physics gate (V3) failed an honest pair.
     if (p.name == "h2d_pinned") c.pcie_h2d_bytes_per_s = p.max;
     if (p.name == "d2h_pinned") c.pcie_d2h_bytes_per_s = p.max;
+    if (p.name.starts_with("p2p_bandwidth_")) c.interconnect_bytes_per_s = std::max(c.interconnect_bytes_per_s, p.max);
     if (p.name == "tf32_tensor") c.tf32_flops_per_s = std::max(c.tf32_flops_per_s, p.median);
     if (p.name == "fp16_tensor") c.fp16_flops_per_s = std::max(c.fp16_flops_per_s, p.median);
     if (p.name == "bf16_tensor") c.bf16_flops_per_s = std::max(c.bf16_flops_per_s, p.median);

@@ -102,6 +102,9 @@ struct pair_result {
   // energy, comparison, traffic, checks, verdicts, trace): seconds, in the order they ran.
   std::vector<std::pair<std::string, double>> phase_s;
   nlohmann::json roofline;  // arithmetic intensity, bound kind, the ceilings used and their source
+  // Note [ranks]: a multi-GPU pair's world size, its GPUs and their peer-access matrix (D3); null
+  // for a single-GPU pair.
+  nlohmann::json ranks;
   bool aa_test = false;  // the optimized slot ran the baseline again
   bool flagged = false;  // a check failed (under detect or quarantine the pair still passes)
 };

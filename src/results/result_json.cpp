@@ -124,6 +124,7 @@ json to_json(const pair_result& result) {
       {"roofline", result.roofline},
   };
   out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);
+  if (!result.ranks.is_null()) out["ranks"] = result.ranks;
   return out;
 }
 

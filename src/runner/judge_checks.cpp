@@ -74,7 +74,7 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
     std::vector<std::string> codes;
     if (!outcome.passed()) {
       codes.push_back(outcome.reason_code);
-      for (auto& c : verify::failure_pattern_codes(spec, work, raw, truth, tol, outcome)) codes.push_back(std::move(c));
+      for (auto& c : verify::failure_pattern_codes(spec, work, raw, truth, tol, outcome, declared.gpus())) codes.push_back(std::move(c));
     }
     add_check(checks, kind, variant, outcome.passed(), label + ": " + outcome.describe(), std::move(codes));
     all_passed = all_passed && outcome.passed();

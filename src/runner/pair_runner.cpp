@@ -16,12 +16,13 @@
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
+#include "runner/rank_checks.hpp"
+#include "runner/rank_group.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/slot_threads.hpp"
 #include "runner/timeline_checks.hpp"
 #include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
-#include "runner/worker_protocol.hpp"
 #include "runner/worker_protocol.hpp"
 #include "support/readable_error.hpp"
 #include "stats/verdict.hpp"
@@ -70,7 +71,11 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
 
 void start_workers(const pair& declared, std::vector<variant_slot>& slots, const run_config& config,
                    const std::string& pair_dir) {
-  for (auto& slot : slots) slot.worker = std::make_unique<worker_process>(config.executable, pair_dir + "/" + slot.label + ".log");
+  for (auto& slot : slots) {
+    const std::string log_stem = pair_dir + "/" + slot.label;
+    if (declared.gpus() > 1) slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device);
+    else slot.worker = std::make_unique<worker_process>(config.executable, log_stem + ".log");
+  }
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
   for_each_slot_concurrently(all_slots(slots), config.judge_threads, [&](variant_slot& slot) {
     const auto reply = slot.worker->request({{"op", "init"},
@@ -249,6 +254,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("load");
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
+  if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
   phases.lap("sampling");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
   if (declared.where() == backend::cuda) measure_energy(slots, config, device.read_telemetry);
@@ -324,12 +330,15 @@ pair_result run_pair(const pair_request& request, const run_config& config,
     return result;
   }
   if (declared.where() == backend::cuda) {
-    if (auto why = declared.unsupported_on(device.compute_major, device.compute_minor); !why.empty()) {
+    auto why = declared.unsupported_on(device.compute_major, device.compute_minor);
+    if (why.empty() && declared.gpus() > 1) why = multi_gpu_absence(declared, config.device, device.gpu_count);
+    if (!why.empty()) {
       result.status = "skip";
       result.message = std::move(why);
       return result;
     }
   }
+  if (declared.gpus() > 1) result.ranks = rank_topology(declared, config.device);
   const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);

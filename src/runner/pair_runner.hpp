@@ -28,6 +28,7 @@ struct device_availability {
   ceiling_set ceilings;         // of the GPU: measured by `aisp hw`, else its datasheet
   int compute_major = 0;        // the GPU's compute capability (pairs may need one exactly)
   int compute_minor = 0;
+  int gpu_count = 0;            // GPUs on this machine: a multi-GPU pair needs world size of them
   // E4: device memory free now (NVML), else the card's total; nullopt where neither is known.
   std::function<std::optional<std::uint64_t>()> free_device_memory;
 };

@@ -11,9 +11,12 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
   const double intensity = work.bytes > 0 ? work.flops / work.bytes : 0;
   const bool over_pcie = crosses_pcie(path);
   const double bandwidth = ceilings.bandwidth_ceiling(path);
+  const bool over_link = path == data_path::gpu_interconnect;
   const char* path_name = path == data_path::pcie_both_directions ? "PCIe (both directions)"
                           : over_pcie                              ? "PCIe (one direction)"
+                          : over_link                              ? "GPU interconnect (one direction)"
                                                                    : "memory";  // for messages
+  const char* bound_name = over_pcie ? "pcie" : over_link ? "interconnect" : "memory";
   roofline = {{"arithmetic_intensity_flop_per_byte", intensity},
               {"ceilings", to_json(ceilings)},
               {"data_path", std::string(data_path_name(path))},
@@ -25,9 +28,9 @@ void assess_speed_of_light(const work_amount& work, const ceiling_set& ceilings,
   if (bandwidth > 0 && ceilings.fp32_flops_per_s > 0) {
     const double ridge = ceilings.fp32_flops_per_s / bandwidth;
     roofline["ridge_flop_per_byte"] = ridge;
-    roofline["bound"] = intensity < ridge ? (over_pcie ? "pcie" : "memory") : "compute";
+    roofline["bound"] = intensity < ridge ? bound_name : "compute";
   } else {
-    roofline["bound"] = bandwidth > 0 ? (over_pcie ? "pcie" : "memory") : "compute";
+    roofline["bound"] = bandwidth > 0 ? bound_name : "compute";
   }
   for (auto* variant : variants) {
     auto& v = *variant;

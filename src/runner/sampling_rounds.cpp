@@ -163,6 +163,9 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
       ++slot.audited_samples;
     } else {
       slot.result.samples.push_back(record);
+      if (const auto ranks_t = item.value("ranks_t", std::vector<double>{}); ranks_t.size() > 1)
+        slot.rank_skews.push_back(*std::max_element(ranks_t.begin(), ranks_t.end()) /
+                                  std::max(*std::min_element(ranks_t.begin(), ranks_t.end()), 1e-12));
     }
   }
   slot.result.sampling_s += wall_s;

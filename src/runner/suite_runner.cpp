@@ -63,6 +63,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       device.default_sm_clock_mhz = system.gpus[chosen].max_sm_clock_mhz;
       device.compute_major = system.gpus[chosen].compute_major;
       device.compute_minor = system.gpus[chosen].compute_minor;
+      device.gpu_count = static_cast<int>(system.gpus.size());
       device.ceilings = gpu_ceilings(system.gpus[chosen].name, system.gpus[chosen].uuid, system.cuda_driver_version);
       std::string why;
       std::shared_ptr<const nvml_session> nvml = nvml_session::open(why);

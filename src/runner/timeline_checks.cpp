@@ -90,6 +90,8 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   double overrun = 0;
   double window = 0;
   std::set<double> kernels_per_call;
+  std::size_t complete = 0;
+  bool saw_nccl = false;
   for (const auto& a : slot.audits) {
     if (!a.complete) continue;
     escaped_kernel.note(!a.escaped_kernels.empty(), first_of(a.escaped_kernels));
@@ -119,7 +121,9 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
                 a.access_policy_kernels.empty() ? "cudaStreamSetAttribute(access policy window)" : first_of(a.access_policy_kernels));
     math.note(a.api.math_mode_changes > 0, fmt::format("{} cublasSetMathMode calls", a.api.math_mode_changes));
     std::string library_kernel;
+    ++complete;
     for (const auto& name : a.kernel_names) {
+      saw_nccl = saw_nccl || library_of_kernel(name) == "NCCL";
       if (library_kernel.empty() && !library_of_kernel(name).empty())
         library_kernel = library_of_kernel(name) + " kernel " + readable_symbol(name);
     }
@@ -147,6 +151,11 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   report(math, verify::checks::math_mode);
   report(passthrough, verify::checks::library_passthrough);
   report(unified, verify::checks::unified_memory);
+  // D2 (Note [ranks]): a variant of a multi-GPU pair that says it communicates through NCCL, yet
+  // no audited sample of its rank-0 worker ran an NCCL kernel, skipped the collective.
+  if (declared.gpus() > 1 && slot.runs->library == "NCCL" && complete > 0 && !saw_nccl)
+    add_check(checks, verify::checks::collective_missing, slot.label, false,
+              fmt::format("none of {} audited samples ran an NCCL kernel", complete));
   if (auto changed = kernel_choice_change(slot); !changed.empty()) {
     add_check(checks, verify::checks::kernel_choice, slot.label, false, changed);
   }

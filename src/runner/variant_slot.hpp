@@ -54,7 +54,7 @@ struct variant_slot {
   std::string label;  // the name in the results: baseline, optimized, ..., baseline_twin
   const variant* runs = nullptr;
   slot_role role = slot_role::candidate;
-  std::unique_ptr<worker_process> worker;
+  std::unique_ptr<worker_link> worker;  // one process, or one per rank (rank_group)
   variant_result result;
   stats::stopping_rule rule;
   stats::stop_reason stopped = stats::stop_reason::keep_going;
@@ -67,6 +67,7 @@ struct variant_slot {
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
+  std::vector<double> rank_skews;                    // per timed sample of a multi-GPU pair: slowest / fastest rank
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
   nlohmann::json init_reply;                         // the worker's answer to init: sandbox and start-up state
   std::vector<window_audit> audits;                  // one per timed sample, when the audit is on

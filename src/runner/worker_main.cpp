@@ -12,9 +12,11 @@
 #include <memory>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "aisp/check.hpp"
+#include "aisp/nccl.hpp"
 #include "aisp/registry.hpp"
 #include "audit/clock_interposition.hpp"
 #include "audit/cupti_recorder.hpp"
@@ -77,6 +79,28 @@ class reply_channel {
 
   int fd_;
   int stray_copies_ = 0;
+};
+
+// Note [ranks]: the NCCL communicator of this worker's rank, from the unique id the judge made.
+class rank_communicator {
+ public:
+  rank_communicator(const std::string& hex_id, int world_size, int rank) {
+    ncclUniqueId id{};
+    AISP_EXPECTS(hex_id.size() == 2 * sizeof id.internal, "malformed NCCL unique id");
+    for (std::size_t i = 0; i < sizeof id.internal; ++i) {
+      id.internal[i] = static_cast<char>(std::stoi(hex_id.substr(2 * i, 2), nullptr, 16));
+    }
+    AISP_NCCL_CHECK(nccl().comm_init_rank(&comm_, world_size, id, rank));
+  }
+  ~rank_communicator() {
+    if (comm_ != nullptr) static_cast<void>(nccl().comm_destroy(comm_));
+  }
+  rank_communicator(const rank_communicator&) = delete;
+  rank_communicator& operator=(const rank_communicator&) = delete;
+  [[nodiscard]] void* get() const { return comm_; }
+
+ private:
+  ncclComm_t comm_ = nullptr;
 };
 
 json load_report_to_json(const load_report& report) {
@@ -281,6 +305,16 @@ class worker {
       options.observer = recorder_.get();
     }
     if (declared->where() == backend::cuda) AISP_CUDA_CHECK(cudaSetDevice(device));
+    // Note [ranks]: this worker is one rank of a multi-GPU pair; its communicator joins the
+    // others' (ncclCommInitRank waits for every rank), before any pair code runs.
+    options.rank = request.value("rank", 0);
+    options.world_size = request.value("world_size", 1);
+    AISP_EXPECTS(options.world_size == declared->gpus(),
+                 fmt::format("{} declares world size {}, the judge started {} ranks", target, declared->gpus(), options.world_size));
+    if (request.contains("nccl_id")) {
+      communicator_ = std::make_unique<rank_communicator>(request.at("nccl_id").get<std::string>(), options.world_size, options.rank);
+      options.communicator = communicator_->get();
+    }
     // C10: migrations are counted only where the pair declares managed memory (elsewhere any
     // managed allocation already fails); the counters slow every managed and pinned copy.
     if (recorder_ != nullptr && declared->allows_managed_memory()) {
@@ -299,6 +333,7 @@ class worker {
 
   sandbox_state sandboxed_;
   std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
+  std::unique_ptr<rank_communicator> communicator_;  // outlives the session that uses it
   std::unique_ptr<variant_session> session_;
 };
 

@@ -130,6 +130,11 @@ void worker_process::fail_dead(const std::string& while_doing) {
 }
 
 nlohmann::json worker_process::request(const nlohmann::json& message, double timeout_s) {
+  send(message);
+  return receive(message.value("op", "?"), timeout_s);
+}
+
+void worker_process::send(const nlohmann::json& message) {
   const std::string op = message.value("op", "?");
   if (pid_ <= 0) throw worker_failure(worker_failure_kind::crash, "worker is not running");
   const std::string line = message.dump() + "\n";
@@ -143,6 +148,10 @@ nlohmann::json worker_process::request(const nlohmann::json& message, double tim
     }
     written += static_cast<std::size_t>(n);
   }
+}
+
+nlohmann::json worker_process::receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
+  if (pid_ <= 0) throw worker_failure(worker_failure_kind::crash, "worker is not running");
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
     const auto newline = pending_.find('\n');
@@ -174,8 +183,12 @@ nlohmann::json worker_process::request(const nlohmann::json& message, double tim
       throw worker_failure(worker_failure_kind::timeout,
                            fmt::format("worker gave no answer to '{}' within {:.1f} s and was killed", op, timeout_s));
     }
+    if (give_up && give_up()) {
+      kill_and_reap();
+      throw worker_failure(worker_failure_kind::crash, fmt::format("worker was ended during '{}': a peer rank failed", op));
+    }
     pollfd wait_for{from_worker_, POLLIN, 0};
-    const int ready = poll(&wait_for, 1, static_cast<int>(std::min<long long>(left, 1000)));
+    const int ready = poll(&wait_for, 1, static_cast<int>(std::min<long long>(left, give_up ? 50 : 1000)));
     if (ready < 0 && errno != EINTR) fail_dead(op);
     if (ready <= 0) continue;
     char chunk[65536];

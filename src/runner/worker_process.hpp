@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,25 +28,46 @@ class worker_failure : public std::runtime_error {
   worker_failure_kind kind_;
 };
 
-class worker_process {
+// What the judge talks to for one variant slot: one worker process, or the workers of every
+// rank of a multi-GPU pair answering as one (runner/rank_group.hpp).
+class worker_link {
+ public:
+  virtual ~worker_link() = default;
+  // Sends one request and waits at most `timeout_s` for the answer. An {"ok":false} answer,
+  // a timeout (the worker is killed) or a dead worker throw worker_failure.
+  virtual nlohmann::json request(const nlohmann::json& message, double timeout_s) = 0;
+  // Asks the worker to exit, then reaps it (killing it if it does not leave in time).
+  virtual void shutdown() = 0;
+  // -1 once a worker died or was reaped.
+  [[nodiscard]] virtual pid_t pid() const = 0;
+  // Calls the worker's sandbox denied so far (Note [worker sandbox]), as its last answer listed
+  // them: [{"what", "code", "count"}]; empty when none.
+  [[nodiscard]] virtual const nlohmann::json& sandbox_denials() const = 0;
+  // CUPTI calls that switch the device audit off, made outside the audit (Note [audit tampering]).
+  [[nodiscard]] virtual const std::vector<std::string>& audit_tampering() const = 0;
+};
+
+class worker_process final : public worker_link {
  public:
   // Starts `executable worker`, its stderr appended to `log_path`.
   worker_process(const std::string& executable, const std::string& log_path);
-  ~worker_process();
+  ~worker_process() override;
   worker_process(const worker_process&) = delete;
   worker_process& operator=(const worker_process&) = delete;
 
-  // Sends one request and waits at most `timeout_s` for the answer. An {"ok":false} answer,
-  // a timeout (the worker is killed) or a dead worker throw worker_failure.
-  nlohmann::json request(const nlohmann::json& message, double timeout_s);
-  // Asks the worker to exit, then reaps it (killing it if it does not leave in time).
-  void shutdown();
-  [[nodiscard]] pid_t pid() const { return pid_; }
-  // Calls the worker's sandbox denied so far (Note [worker sandbox]), as its last answer listed
-  // them: [{"what", "code", "count"}]; empty when none.
-  [[nodiscard]] const nlohmann::json& sandbox_denials() const { return sandbox_denials_; }
-  // CUPTI calls that switch the device audit off, made outside the audit (Note [audit tampering]).
-  [[nodiscard]] const std::vector<std::string>& audit_tampering() const { return audit_tampering_; }
+  nlohmann::json request(const nlohmann::json& message, double timeout_s) override;
+  // request() in two halves, so that a group of workers can all be asked before any answers
+  // (the ranks of a collective wait for each other).
+  void send(const nlohmann::json& message);
+  // `give_up`, checked every 50 ms while waiting: when it turns true the worker is killed and
+  // the wait ends in a worker_failure (a peer rank failed; this one would wait forever).
+  nlohmann::json receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up = {});
+  // Kills the worker now (a rank whose peers failed would wait in a collective forever).
+  void kill_now() { kill_and_reap(); }
+  void shutdown() override;
+  [[nodiscard]] pid_t pid() const override { return pid_; }
+  [[nodiscard]] const nlohmann::json& sandbox_denials() const override { return sandbox_denials_; }
+  [[nodiscard]] const std::vector<std::string>& audit_tampering() const override { return audit_tampering_; }
 
  private:
   [[noreturn]] void fail_dead(const std::string& while_doing);

@@ -50,6 +50,10 @@ std::uint64_t buffer_stream_id(std::uint64_t seed, std::string_view buffer_name)
   return mix(seed ^ hash);
 }
 
+std::uint64_t rank_seed(std::uint64_t seed, int rank) {
+  return rank == 0 ? seed : mix(seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(rank)));
+}
+
 namespace {
 
 void fill_range(dtype type, init_distribution init, std::uint64_t stream_id, void* base,

@@ -14,6 +14,9 @@
 namespace aisp {
 
 [[nodiscard]] std::uint64_t buffer_stream_id(std::uint64_t seed, std::string_view buffer_name);
+// Note [ranks]: rank r of a multi-GPU pair draws its inputs from this seed, so every rank holds
+// its own data and the judge regenerates each; rank 0's is the seed itself.
+[[nodiscard]] std::uint64_t rank_seed(std::uint64_t seed, int rank);
 
 // Fills `count` elements of `type` at `base` following `init`.
 void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,

@@ -129,6 +129,10 @@ inline const check_kind traffic{"traffic", {"W3"}, "a call moved fewer bytes tha
 inline const check_kind memory_fit{"memory-fit", {"E4"}, "the workload does not fit in the memory that is free"};
 inline const check_kind unified_memory{"unified-memory", {"C10"}, "undeclared managed memory, or its migrations inside the sample"};
 inline const check_kind kernel_choice{"kernel-choice", {"K6"}, "the kernels chosen per call changed between samples (tuning while timed)"};
+// Note [ranks]: a sample is the slowest rank's; a variant whose ranks' times drift far apart
+// (rank 0 fast, another slow) is flagged, since only the slowest rank's time says what it costs.
+inline const check_kind rank_skew{"rank-skew", {"D4"}, "the ranks' sample times differ far more than the baseline's"};
+inline const check_kind collective_missing{"collective-missing", {"D2"}, "a multi-GPU variant that declares NCCL ran no NCCL kernel"};
 inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
 }  // namespace checks
 

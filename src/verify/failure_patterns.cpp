@@ -1,5 +1,6 @@
 #include "verify/failure_patterns.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -87,11 +88,24 @@ bool carries_half_precision(std::span<const unsigned char> actual, std::span<con
   return inexact_truth * 2 > expected.size();
 }
 
+// The ranks whose block of a rank-major buffer holds a failing element.
+std::vector<int> failing_ranks(const std::vector<bool>& failing, int world_size) {
+  std::vector<int> ranks;
+  if (world_size <= 1 || failing.size() % static_cast<std::size_t>(world_size) != 0) return ranks;
+  const std::size_t per_rank = failing.size() / static_cast<std::size_t>(world_size);
+  for (int r = 0; r < world_size; ++r) {
+    const auto begin = failing.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(r) * per_rank);
+    if (std::find(begin, begin + static_cast<std::ptrdiff_t>(per_rank), true) != begin + static_cast<std::ptrdiff_t>(per_rank))
+      ranks.push_back(r);
+  }
+  return ranks;
+}
+
 }  // namespace
 
 std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const workload& work,
                                                std::span<const unsigned char> actual, std::span<const double> expected,
-                                               const tolerance& tol, const comparison& outcome) {
+                                               const tolerance& tol, const comparison& outcome, int world_size) {
   std::vector<std::string> codes;
   if (outcome.passed() || expected.empty()) return codes;
   if (outcome.unwritten == outcome.elements) codes.push_back("W4");
@@ -104,6 +118,8 @@ std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const wo
   }
   if (tail && first_failure > 0 && first_failure < failing.size()) codes.push_back("O7");
   if (!spec.dims.empty()) dimension_codes(spec, work, failing, codes);
+  if (const auto ranks = failing_ranks(failing, world_size); !ranks.empty() && ranks.size() < static_cast<std::size_t>(world_size))
+    codes.push_back("D1");  // Note [ranks]: whole ranks wrong while others are right
   if (const auto other = sibling_format(spec.type); other && passes_as(*other, actual, expected, tol))
     codes.push_back("O8");
   if (spec.type == dtype::f32 && outcome.unwritten == 0 && outcome.nan_count == 0 && carries_half_precision(actual, expected))

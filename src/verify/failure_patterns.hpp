@@ -17,6 +17,7 @@ namespace aisp::verify {
 [[nodiscard]] std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const workload& work,
                                                              std::span<const unsigned char> actual,
                                                              std::span<const double> expected,
-                                                             const tolerance& tol, const comparison& outcome);
+                                                             const tolerance& tol, const comparison& outcome,
+                                                             int world_size = 1);
 
 }  // namespace aisp::verify

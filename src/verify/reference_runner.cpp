@@ -10,8 +10,9 @@ namespace {
 
 class host_reference_io final : public reference_io {
  public:
-  explicit host_reference_io(const workload& work) : work_(work) {}
+  host_reference_io(const workload& work, int world) : work_(work), world_(world) {}
   [[nodiscard]] const workload& work() const override { return work_; }
+  [[nodiscard]] int world_size() const override { return world_; }
   [[nodiscard]] std::span<const double> input(std::string_view name) const override {
     const auto found = inputs_.find(name);
     AISP_EXPECTS(found != inputs_.end(), "reference asked for unknown input '" + std::string(name) + "'");
@@ -24,6 +25,7 @@ class host_reference_io final : public reference_io {
   }
 
   workload work_;
+  int world_;
   reference_outputs inputs_;
   reference_outputs outputs_;
 };
@@ -34,10 +36,14 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
   reference_outputs values;
   for (const auto& spec : declared.buffers()) {
     if (spec.role != buffer_role::input || !spec.derived_from.empty()) continue;
-    const auto count = static_cast<std::size_t>(spec.num_elements(work));
+    // Note [ranks]: every rank's inputs, rank-major, each drawn as that rank's worker draws it.
+    const auto per_rank = static_cast<std::size_t>(spec.num_elements(work));
+    const auto count = per_rank * static_cast<std::size_t>(declared.gpus());
     std::vector<unsigned char> raw(count * dtype_size(spec.type));
-    fill_seeded(spec.type, effective_init(spec, inputs.values), buffer_stream_id(inputs.seed, spec.name),
-                raw.data(), count);
+    for (int r = 0; r < declared.gpus(); ++r) {
+      fill_seeded(spec.type, effective_init(spec, inputs.values), buffer_stream_id(rank_seed(inputs.seed, r), spec.name),
+                  raw.data() + static_cast<std::size_t>(r) * per_rank * dtype_size(spec.type), per_rank);
+    }
     for (const auto& o : inputs.overrides) {
       // Quantize the override exactly as the worker's store into the buffer does.
       if (o.buffer == spec.name && o.index < count) store_from_double(spec.type, raw.data(), o.index, o.value);
@@ -56,10 +62,11 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
 }
 
 reference_outputs compute_reference(const pair& declared, const workload& work, const reference_inputs& inputs) {
-  host_reference_io io(work);
+  host_reference_io io(work, declared.gpus());
   io.inputs_ = generate_inputs(declared, work, inputs);
   for (const auto& spec : declared.buffers()) {
-    if (spec.role == buffer_role::output) io.outputs_[spec.name].assign(static_cast<std::size_t>(spec.num_elements(work)), 0.0);
+    if (spec.role == buffer_role::output)
+      io.outputs_[spec.name].assign(static_cast<std::size_t>(spec.num_elements(work)) * static_cast<std::size_t>(declared.gpus()), 0.0);
   }
   declared.reference_of()(io);
   return std::move(io.outputs_);

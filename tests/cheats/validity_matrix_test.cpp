@@ -15,7 +15,8 @@
 
 namespace {
 
-// `caught (gpu)`: proven by a GPU fixture (group cheats_gpu), which runs on the device only.
+// `caught (gpu)`: proven by a GPU fixture (group cheats_gpu, or cheats_multi_gpu for the multi-GPU
+// rows), which runs on the device only.
 // "recorded (gpu)": a row whose protection is a record, not a failure (C7, C8), tested on the device.
 const std::set<std::string> statuses{"caught", "caught (gpu)", "design", "gpu (issue 4)", "not covered", "recorded (gpu)"};
 
@@ -139,9 +140,14 @@ TEST_F(validity_matrix, has_a_caught_row_for_every_fixture_tag) {
 }
 
 TEST_F(validity_matrix, accounts_for_every_gpu_fixture) {
-  const auto listing = aisp::cheat_testing::list_fixtures("cheats_gpu");
+  auto listing = aisp::cheat_testing::list_fixtures("cheats_gpu");
   ASSERT_TRUE(listing.error.empty()) << listing.error;
   EXPECT_GE(listing.fixtures.size(), 4u);
+  // The multi-GPU fixtures (Note [ranks]) are accounted for the same way.
+  const auto multi_gpu = aisp::cheat_testing::list_fixtures("cheats_multi_gpu");
+  ASSERT_TRUE(multi_gpu.error.empty()) << multi_gpu.error;
+  EXPECT_GE(multi_gpu.fixtures.size(), 3u);
+  listing.fixtures.insert(listing.fixtures.end(), multi_gpu.fixtures.begin(), multi_gpu.fixtures.end());
   for (const auto& f : listing.fixtures) {
     bool accounted = false;
     for (const auto& row : rows_) {

@@ -1,0 +1,215 @@
+#include "runner/rank_merge.hpp"
+
+#include <algorithm>
+
+#include "aisp/check.hpp"
+
+namespace aisp::ranks {
+namespace {
+
+void add_unique(json& list, const json& more) {
+  for (const auto& item : more) {
+    if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+  }
+}
+
+double number(const json& j, const char* key) { return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0; }
+
+}  // namespace
+
+rank_index locate(std::size_t global, std::size_t per_rank) {
+  AISP_EXPECTS(per_rank > 0, "a buffer of no elements has no ranks");
+  return {static_cast<int>(global / per_rank), global % per_rank};
+}
+
+json merge_init(const std::vector<json>& replies) {
+  AISP_EXPECTS(!replies.empty(), "no ranks answered");
+  json merged = replies.front();
+  for (const auto& r : replies) {
+    if (r.value("audit", "off") != "on") merged["audit"] = r.value("audit", "off");
+    if (r.value("sandbox", "on") != "on") merged["sandbox"] = r.value("sandbox", "off");
+  }
+  merged["ranks"] = static_cast<int>(replies.size());
+  return merged;
+}
+
+json merge_load(const std::vector<json>& replies) {
+  AISP_EXPECTS(!replies.empty(), "no ranks answered");
+  json merged = replies.front();
+  json& load = merged["load"];
+  for (std::size_t r = 1; r < replies.size(); ++r) {
+    const json& other = replies[r].at("load");
+    for (const char* key : {"setup_s", "warmup_s", "estimated_call_s"}) load[key] = std::max(number(load, key), number(other, key));
+    for (const char* key : {"calls_per_sample", "warmup_calls"})
+      load[key] = std::max(load.value(key, 1), other.value(key, 1));
+    for (const char* key : {"buffer_bytes", "setup_wrote_outputs", "setup_subnormal_inputs"})
+      load[key] = load.value(key, std::size_t{0}) + other.value(key, std::size_t{0});
+    add_unique(load["setup_mutated_inputs"], other.value("setup_mutated_inputs", json::array()));
+    add_unique(load["library_precision"], other.value("library_precision", json::array()));
+    if (load.value("access_policy", std::string()).empty()) load["access_policy"] = other.value("access_policy", std::string());
+  }
+  return merged;
+}
+
+json merge_sample(const std::vector<json>& replies, const output_counts& counts) {
+  AISP_EXPECTS(!replies.empty(), "no ranks answered");
+  json merged = replies.front();
+  const std::size_t samples = merged.at("samples").size();
+  for (const auto& r : replies) {
+    AISP_EXPECTS(r.at("samples").size() == samples, "the ranks took different numbers of samples");
+  }
+  const bool audited = merged.contains("audits");
+  for (std::size_t i = 0; i < samples; ++i) {
+    std::size_t slowest = 0;
+    for (std::size_t r = 1; r < replies.size(); ++r) {
+      if (number(replies[r]["samples"][i], "t") > number(replies[slowest]["samples"][i], "t")) slowest = r;
+    }
+    json sample = replies[slowest]["samples"][i];
+    json ranks_t = json::array();
+    for (const auto& r : replies) ranks_t.push_back(number(r["samples"][i], "t"));
+    sample["ranks_t"] = std::move(ranks_t);  // for the rank-skew check (D4)
+    for (const auto& r : replies) {
+      sample["wall"] = std::max(number(sample, "wall"), number(r["samples"][i], "wall"));
+      sample["cost"] = std::max(number(sample, "cost"), number(r["samples"][i], "cost"));
+      sample["mhz"] = std::min(number(sample, "mhz"), number(r["samples"][i], "mhz"));
+    }
+    merged["samples"][i] = std::move(sample);
+    if (audited && replies[slowest].contains("audits") && i < replies[slowest]["audits"].size())
+      merged["audits"][i] = replies[slowest]["audits"][i];
+  }
+  long long faults = 0;
+  // Note [worker CPU time] per rank: the rank whose other threads used the largest share of its
+  // timed spans, and the one that used the most CPU while waiting; a helper on one rank shows.
+  const auto share = [](const json& cpu, const char* used, const char* wall) {
+    return number(cpu, used) / std::max(number(cpu, wall), 1e-9);
+  };
+  json cpu = merged.value("cpu", json::object());
+  for (const auto& r : replies) {
+    faults += r.value("minor_faults", 0LL);
+    const json other = r.value("cpu", json::object());
+    if (share(other, "other_threads_cpu_s", "wall_s") > share(cpu, "other_threads_cpu_s", "wall_s")) {
+      cpu["wall_s"] = number(other, "wall_s");
+      cpu["other_threads_cpu_s"] = number(other, "other_threads_cpu_s");
+    }
+    if (share(other, "idle_cpu_s", "idle_wall_s") > share(cpu, "idle_cpu_s", "idle_wall_s")) {
+      cpu["idle_wall_s"] = number(other, "idle_wall_s");
+      cpu["idle_cpu_s"] = number(other, "idle_cpu_s");
+    }
+    add_unique(merged["library_precision"], r.value("library_precision", json::array()));
+    if (merged.value("access_policy", std::string()).empty()) merged["access_policy"] = r.value("access_policy", std::string());
+  }
+  merged["minor_faults"] = faults;
+  if (merged.contains("cpu")) merged["cpu"] = std::move(cpu);
+  if (!merged.value("verified", json()).is_object()) return merged;
+  json& verified = merged["verified"];
+  json unwritten = json::object();
+  json matches = json::object();
+  for (std::size_t r = 0; r < replies.size(); ++r) {
+    const json& fingerprint = replies[r].at("verified");
+    AISP_EXPECTS(fingerprint.is_object(), "only some ranks verified the sample");
+    for (const auto& [name, count] : fingerprint.at("unwritten").items()) {
+      unwritten[name] = unwritten.value(name, std::size_t{0}) + count.get<std::size_t>();
+    }
+    for (const auto& [name, rows] : fingerprint.at("pattern_matches").items()) {
+      const auto found = counts.find(name);
+      AISP_EXPECTS(found != counts.end(), "a rank listed matches of an unknown output " + name);
+      if (!matches.contains(name)) matches[name] = json::array();
+      for (const auto& row : rows) matches[name].push_back({row[0].get<std::size_t>() + r * found->second, row[1]});
+    }
+  }
+  verified["unwritten"] = std::move(unwritten);
+  verified["pattern_matches"] = std::move(matches);
+  return merged;
+}
+
+json concatenate_values(const std::vector<json>& per_rank_values) {
+  json merged = json::object();
+  for (const auto& values : per_rank_values) {
+    for (const auto& [name, list] : values.items()) {
+      if (!merged.contains(name)) merged[name] = json::array();
+      for (const auto& v : list) merged[name].push_back(v);
+    }
+  }
+  return merged;
+}
+
+json merge_call_report(const std::vector<json>& replies) {
+  AISP_EXPECTS(!replies.empty(), "no ranks answered");
+  json merged = replies.front();
+  json& after = merged["after"];
+  const json& before = merged.at("before");
+  for (std::size_t r = 1; r < replies.size(); ++r) {
+    const json& other = replies[r];
+    add_unique(merged["mutated_inputs"], other.value("mutated_inputs", json::array()));
+    add_unique(merged["late_outputs"], other.value("late_outputs", json::array()));
+    merged["subnormal_inputs"] = merged.value("subnormal_inputs", std::size_t{0}) + other.value("subnormal_inputs", std::size_t{0});
+    merged["helper_cpu_after_return_s"] = std::max(number(merged, "helper_cpu_after_return_s"), number(other, "helper_cpu_after_return_s"));
+    for (const char* key : {"launch_error", "allocation_caller"}) {
+      if (merged.value(key, std::string()).empty()) merged[key] = other.value(key, std::string());
+    }
+    // The probes as rank 0 took them, with each counter's largest change on any rank.
+    const json& other_before = other.at("before");
+    const json& other_after = other.at("after");
+    for (const char* key : {"threads", "allocations", "c_allocations", "mappings", "stdout_bytes", "minor_faults"}) {
+      const long long delta = other_after.value(key, 0LL) - other_before.value(key, 0LL);
+      if (delta > after.value(key, 0LL) - before.value(key, 0LL)) after[key] = before.value(key, 0LL) + delta;
+    }
+    for (const char* key : {"environment_hash", "affinity_hash", "scheduler", "priority"}) {
+      if (other_after.value(key, json()) != other_before.value(key, json()) && after.value(key, json()) == before.value(key, json()))
+        after[key] = other_after.value(key, json());
+    }
+    if (other.value("initial_scheduler", 0) != other_after.value("scheduler", 0)) merged["initial_scheduler"] = other.value("initial_scheduler", 0);
+    if (other.value("initial_affinity_hash", json()) != other_after.value("affinity_hash", json()))
+      merged["initial_affinity_hash"] = other.value("initial_affinity_hash", json());
+  }
+  return merged;
+}
+
+json merge_traffic(const std::vector<json>& replies) {
+  AISP_EXPECTS(!replies.empty(), "no ranks answered");
+  json merged = replies.front();
+  for (std::size_t r = 1; r < replies.size(); ++r) {
+    const json& other = replies[r];
+    if (other.contains("unavailable")) return other;
+    if (merged.contains("unavailable")) return merged;
+    for (const char* key : {"l2_read_bytes", "l2_write_bytes", "dram_read_bytes", "dram_write_bytes"})
+      merged[key] = number(merged, key) + number(other, key);
+  }
+  return merged;
+}
+
+split_extra split_extra_indices(const json& extra, const output_counts& counts, int world) {
+  split_extra split;
+  split.per_rank.assign(static_cast<std::size_t>(world), json::object());
+  split.order = json::object();
+  for (const auto& [name, indices] : extra.items()) {
+    const auto found = counts.find(name);
+    AISP_EXPECTS(found != counts.end(), "truth asked for unknown output " + name);
+    json ranks_asked = json::array();
+    for (auto& per_rank : split.per_rank) per_rank[name] = json::array();
+    for (const auto& global : indices) {
+      const auto at = locate(global.get<std::size_t>(), found->second);
+      AISP_EXPECTS(at.rank < world, "truth index out of range");
+      split.per_rank[static_cast<std::size_t>(at.rank)][name].push_back(at.index);
+      ranks_asked.push_back(at.rank);
+    }
+    split.order[name] = std::move(ranks_asked);
+  }
+  return split;
+}
+
+json join_extra_values(const std::vector<json>& per_rank_extra, const json& order) {
+  json joined = json::object();
+  for (const auto& [name, ranks_asked] : order.items()) {
+    std::vector<std::size_t> next(per_rank_extra.size(), 0);
+    json values = json::array();
+    for (const auto& rank : ranks_asked) {
+      const auto r = rank.get<std::size_t>();
+      values.push_back(per_rank_extra.at(r).at(name).at(next[r]++));
+    }
+    joined[name] = std::move(values);
+  }
+  return joined;
+}
+
+}  // namespace aisp::ranks
