@@ -30,6 +30,7 @@
 #include "runner/suite_runner.hpp"
 #include "harness/plugin_loader.hpp"
 #include "runner/target_selector.hpp"
+#include "runner/gpu_lanes.hpp"
 #include "runner/worker_process.hpp"
 
 namespace aisp::cli {
@@ -52,6 +53,7 @@ struct run_options {
   double worker_timeout_s = 60;
   unsigned judge_threads = 0;
   int device = 0;
+  std::string gpus;  // --gpus: "" (only --device), all, a count or a list
   bool aa_test = false;
   bool quiet = false;
   bool verify_only = false;
@@ -155,6 +157,11 @@ int run_bench(const run_options& options, const std::string& command_line) {
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   config.l2_flush = options.l2_flush;
   const auto system = probe_system();
+  if (!options.gpus.empty()) {
+    // Note [gpu lanes]. Without a GPU the GPU pairs are skipped anyway: the list is only checked.
+    const auto lanes = parse_gpu_lanes(options.gpus, system.gpus.empty() ? max_world_size : static_cast<int>(system.gpus.size()));
+    if (!system.gpus.empty()) config.gpu_lanes = lanes;
+  }
   // A bad --size, or one that cannot fit, fails before any pair runs (E4 checks again per pair).
   const auto chosen_gpu = static_cast<std::size_t>(std::max(0, config.device));
   check_size_overrides(requests, config,
@@ -173,7 +180,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   header.config = {{"mode", options.mode}, {"seed", config.seed}, {"seed_fixed", options.seed.has_value()}, {"max_time_s", config.stopping.max_time_s},
                    {"min_time_s", config.stopping.min_time_s}, {"min_samples", config.stopping.min_samples},
                    {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
-                   {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device},
+                   {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device}, {"gpus", config.gpu_lanes},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
@@ -244,7 +251,11 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "are computed ahead on this many cores (default 0: every core); 1 does one thing at a time, for a "
                      "pair whose reference is not reentrant. Timed samples are never taken side by side")
       ->check(non_negative_number);
-  command.add_option("--device", options.device, "CUDA device index (default 0)")->check(non_negative_number);
+  command.add_option("--device", options.device, "CUDA device index (default 0); a multi-GPU pair's ranks use it and the GPUs after it")
+      ->check(non_negative_number);
+  command.add_option("--gpus", options.gpus,
+                     "run single-GPU pairs side by side, one per GPU: all, a count (2: GPUs 0 and 1) or a list (0,2). Each pair "
+                     "still has its GPU to itself; host and multi-GPU pairs run afterwards, alone");
   command.add_option("--golden-file", options.golden_file,
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
                      "(default expectations/goldens.json)");

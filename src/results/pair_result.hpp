@@ -105,6 +105,7 @@ struct pair_result {
   // Note [ranks]: a multi-GPU pair's world size, its GPUs and their peer-access matrix (D3); null
   // for a single-GPU pair.
   nlohmann::json ranks;
+  int gpu = -1;  // the GPU it ran on under --gpus (Note [gpu lanes]); -1: the run's --device
   bool aa_test = false;  // the optimized slot ran the baseline again
   bool flagged = false;  // a check failed (under detect or quarantine the pair still passes)
 };

@@ -125,6 +125,7 @@ json to_json(const pair_result& result) {
   };
   out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);
   if (!result.ranks.is_null()) out["ranks"] = result.ranks;
+  if (result.gpu >= 0) out["gpu"] = result.gpu;
   return out;
 }
 

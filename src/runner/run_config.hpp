@@ -24,6 +24,8 @@ struct run_config {
   double worker_timeout_s = 60;   // one request (load, one visit of samples, outputs)
   double visit_target_s = 0.01;   // how long one variant samples before the next takes over
   int device = 0;
+  // --gpus: the GPUs single-GPU pairs run on side by side (Note [gpu lanes]); empty or one: --device alone.
+  std::vector<int> gpu_lanes;
   bool aa_test = false;           // run the baseline in the optimized slot (noise check)
   std::string artifacts_dir;
   std::string executable;         // the aisp binary that workers run

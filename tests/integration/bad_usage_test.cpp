@@ -36,6 +36,8 @@ const std::vector<bad_case> cases{
     {"hw lukewarm", "lukewarm"},
     {"new pair Not-A-Target", "group:name"},
     {"bench run --targets labs/host --l2-flush sideways", "--l2-flush"},
+    {"bench run --targets labs/host --gpus two", "--gpus wants all, a count or a list"},
+    {"bench run --targets labs/host --gpus 0,0", "listed twice"},
     {"bench run --targets ch99:nothing", "unknown target 'ch99:nothing'"},
     {"bench run --targets labs/host --size rows", "--size wants name=value"},
     {"bench run --targets labs/host --size n=12x", "not an integer"},
