@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
+
 
 #include "aisp/check.hpp"
 #include "aisp/nccl.hpp"
@@ -115,11 +117,11 @@ void bucketed(run_context& ctx) {
   AISP_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), streams.communicated));
 }
 
-pair declare() {
+pair declare(int world) {
   const auto n = [](const workload& w) { return w.get("n"); };
-  pair p("ch04:bucketed_overlap");
-  p.summary("gradient compute + fp32 all-reduce over 2 GPUs: compute then communicate vs bucketed overlap")
-      .world_size(ranks)
+  pair p(scaled_name("ch04:bucketed_overlap", world));
+  p.summary("gradient compute + fp32 all-reduce over " + std::to_string(world) + " GPUs: compute then communicate vs bucketed overlap")
+      .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
       .benchmark_size({{"n", std::int64_t{1} << 26}, {"buckets", 16}, {"steps", 256}})
       .validation_size({{"n", 1}, {"buckets", 1}, {"steps", 3}})
@@ -128,10 +130,10 @@ pair declare() {
       .held_out_size({{"n", 4099}, {"buckets", 5}, {"steps", 33}})
       .input("x", dtype::f32, n, init_distribution::uniform_unit)  // positive: the ranks' sums never cancel
       .output("y", dtype::f32, n)
-      .work([](const workload& w) {
+      .work([world](const workload& w) {
         const auto elements = static_cast<double>(w.get("n"));
-        return work_amount{.bytes = all_reduce_bus_bytes(4.0 * elements),
-                           .flops = elements * (2.0 * static_cast<double>(w.get("steps")) + ranks - 1)};
+        return work_amount{.bytes = all_reduce_bus_bytes(4.0 * elements, world),
+                           .flops = elements * (2.0 * static_cast<double>(w.get("steps")) + world - 1)};
       })
       .reference([](reference_io& io) {
         const auto x = io.input("x");
@@ -158,7 +160,8 @@ pair declare() {
   return p;
 }
 
-AISP_REGISTER(declare());
+AISP_REGISTER(declare(world_sizes[0]));
+AISP_REGISTER(declare(world_sizes[1]));
 
 }  // namespace
 }  // namespace aisp::ch04

@@ -14,8 +14,12 @@
 
 namespace aisp::ch04 {
 
-// The lab's multi-GPU pairs run on two GPUs (the smallest multi-GPU machine lent).
-inline constexpr int ranks = 2;
+// Each pair is registered for two GPUs (ch04:<name>) and for four (ch04:<name>_x4): the same
+// code, to read how it scales; on a machine with fewer GPUs the larger is skipped with the reason.
+inline constexpr int world_sizes[] = {2, 4};
+[[nodiscard]] inline std::string scaled_name(const std::string& name, int world) {
+  return world == world_sizes[0] ? name : name + "_x" + std::to_string(world);
+}
 
 // A variant that communicates through NCCL (library "NCCL": its kernels are NCCL's, X6/D2).
 [[nodiscard]] inline variant nccl_variant(std::string name, std::string summary, stage_fn run, stage_fn setup = {},
@@ -27,7 +31,7 @@ inline constexpr int ranks = 2;
 
 // Bytes one rank sends at the least: (W-1)/W of the data for a reduce-scatter or an all-gather,
 // twice that for an all-reduce.
-[[nodiscard]] inline double reduce_scatter_bus_bytes(double n_bytes) { return n_bytes * (ranks - 1) / ranks; }
-[[nodiscard]] inline double all_reduce_bus_bytes(double n_bytes) { return 2 * reduce_scatter_bus_bytes(n_bytes); }
+[[nodiscard]] inline double reduce_scatter_bus_bytes(double n_bytes, int world) { return n_bytes * (world - 1) / world; }
+[[nodiscard]] inline double all_reduce_bus_bytes(double n_bytes, int world) { return 2 * reduce_scatter_bus_bytes(n_bytes, world); }
 
 }  // namespace aisp::ch04

@@ -7,6 +7,8 @@
 // the first half, so half the bytes cross the link (plus no full-size write and copy).
 // Run: aisp bench run --targets ch04:reduce_scatter   (two GPUs)
 #include <cstdint>
+#include <string>
+
 
 #include "aisp/check.hpp"
 #include "aisp/nccl.hpp"
@@ -21,8 +23,6 @@ namespace {
 // rank): a reduce-scatter sends 128 MiB from each rank; at ~370 GB/s of NVLink bus bandwidth
 // (NCCL all-reduce measured 329-361 GB/s on these machines) that is ~0.36 ms, the all-reduce twice
 // that plus a 128 MiB copy: ~2x.
-std::int64_t shard_of(const workload& w) { return w.get("n") / ranks; }
-
 void check_divisible(run_context& ctx) {
   AISP_EXPECTS(ctx.param("n") % ctx.world_size() == 0, "ch04:reduce_scatter needs n divisible by the world size");
 }
@@ -42,22 +42,22 @@ void reduce_scatter(run_context& ctx) {
                                         ctx.stream()));
 }
 
-pair declare() {
-  pair p("ch04:reduce_scatter");
-  p.summary("reduce-scatter of fp32 over 2 GPUs: all-reduce then slice vs ncclReduceScatter")
-      .world_size(ranks)
+pair declare(int world) {
+  pair p(scaled_name("ch04:reduce_scatter", world));
+  p.summary("reduce-scatter of fp32 over " + std::to_string(world) + " GPUs: all-reduce then slice vs ncclReduceScatter")
+      .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
       .benchmark_size({{"n", std::int64_t{1} << 26}})
-      .validation_size({{"n", 2}})
-      .validation_size({{"n", 2 * 1001}})
-      .validation_size({{"n", 2 * 65537}})
-      .held_out_size({{"n", 2 * 4099}})
+      .validation_size({{"n", world}})
+      .validation_size({{"n", world * 1001}})
+      .validation_size({{"n", world * 65537}})
+      .held_out_size({{"n", world * 4099}})
       .input("x", dtype::f32, [](const workload& w) { return w.get("n"); })
-      .output("y", dtype::f32, shard_of)
+      .output("y", dtype::f32, [world](const workload& w) { return w.get("n") / world; })
       .scratch("sum", dtype::f32, [](const workload& w) { return w.get("n"); })
-      .work([](const workload& w) {
-        return work_amount{.bytes = reduce_scatter_bus_bytes(4.0 * static_cast<double>(w.get("n"))),
-                           .flops = static_cast<double>(w.get("n")) / ranks * (ranks - 1)};
+      .work([world](const workload& w) {
+        return work_amount{.bytes = reduce_scatter_bus_bytes(4.0 * static_cast<double>(w.get("n")), world),
+                           .flops = static_cast<double>(w.get("n")) / world * (world - 1)};
       })
       .reference([](reference_io& io) { kit::reduce_scatter_reference(io, "x", "y"); });
   p.add_variant(nccl_variant("baseline", "ncclAllReduce of all of x, then cudaMemcpyAsync of this rank's slice",
@@ -67,7 +67,8 @@ pair declare() {
   return p;
 }
 
-AISP_REGISTER(declare());
+AISP_REGISTER(declare(world_sizes[0]));
+AISP_REGISTER(declare(world_sizes[1]));
 
 }  // namespace
 }  // namespace aisp::ch04

@@ -10,6 +10,8 @@
 // waits for an add and the staging round trip through memory disappears.
 // Run: aisp bench run --targets ch04:ring_allreduce   (two GPUs)
 #include <cstdint>
+#include <string>
+
 
 #include "aisp/check.hpp"
 #include "aisp/nccl.hpp"
@@ -81,11 +83,11 @@ void nccl_all_reduce(run_context& ctx) {
                                     ctx.stream()));
 }
 
-pair declare() {
+pair declare(int world) {
   const auto n = [](const workload& w) { return w.get("n"); };
-  pair p("ch04:ring_allreduce");
-  p.summary("all-reduce of fp32 over 2 GPUs: a hand-written ring of send/recv + add kernels vs ncclAllReduce")
-      .world_size(ranks)
+  pair p(scaled_name("ch04:ring_allreduce", world));
+  p.summary("all-reduce of fp32 over " + std::to_string(world) + " GPUs: a hand-written ring of send/recv + add kernels vs ncclAllReduce")
+      .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
       .benchmark_size({{"n", std::int64_t{1} << 26}})
       .validation_size({{"n", 1}})
@@ -95,9 +97,9 @@ pair declare() {
       .input("x", dtype::f32, n)
       .output("y", dtype::f32, n)
       .scratch("staging", dtype::f32, n)
-      .work([](const workload& w) {
-        return work_amount{.bytes = all_reduce_bus_bytes(4.0 * static_cast<double>(w.get("n"))),
-                           .flops = static_cast<double>(w.get("n")) * (ranks - 1)};
+      .work([world](const workload& w) {
+        return work_amount{.bytes = all_reduce_bus_bytes(4.0 * static_cast<double>(w.get("n")), world),
+                           .flops = static_cast<double>(w.get("n")) * (world - 1)};
       })
       .reference([](reference_io& io) { kit::all_reduce_reference(io, "x", "y"); });
   p.add_variant(nccl_variant("baseline", "hand ring: W-1 send/recv + add steps, then W-1 send/recv all-gather steps", hand_ring))
@@ -105,7 +107,8 @@ pair declare() {
   return p;
 }
 
-AISP_REGISTER(declare());
+AISP_REGISTER(declare(world_sizes[0]));
+AISP_REGISTER(declare(world_sizes[1]));
 
 }  // namespace
 }  // namespace aisp::ch04

@@ -113,6 +113,9 @@ class pair {
   // An input holding `source`'s values in `type` (Note [derived inputs] in aisp/buffer_spec.hpp):
   // `source` must be an input declared before it, and not derived itself.
   pair& derived_input(std::string name, dtype type, std::string source);
+  // Note [ranks]: the named input (declared before) holds the same values on every rank (its
+  // derived inputs follow); the challenges that change an element change it on every rank.
+  pair& same_on_every_rank(const std::string& input);
   // The math is exact on small integers (copies, integer sums, permutations...): the harness
   // then also runs an exact-integer challenge with a bitwise comparison (X5).
   pair& exact_math();

@@ -34,6 +34,12 @@
 #include "attention_problem.cuh"
 
 namespace aisp::labs_attention {
+// Note [one kernel per unit]: labs/attention and ch18 both include this header. Its kernel
+// template, instantiated in both, must not be one symbol: the linker merged the two host-side
+// copies of fused_attention_mma<128> and launch_fused_attention<128>, and the lab's worker then
+// launched through ch18's copy a kernel whose shared-memory opt-in was never made
+// (cudaErrorInvalidValue, H100, 2026-11-27). In an unnamed namespace each unit has its own.
+namespace {
 
 template <int Dim>
 struct fused_tiles {
@@ -236,4 +242,5 @@ void launch_fused_attention(const attention_problem& p, cudaStream_t stream) {
   AISP_CHECK_LAUNCH();
 }
 
+}  // namespace
 }  // namespace aisp::labs_attention

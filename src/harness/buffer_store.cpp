@@ -83,7 +83,7 @@ void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
   for (const auto& b : buffers_) {
     if (b.spec.role == buffer_role::output || !b.spec.derived_from.empty()) continue;
     std::vector<unsigned char> bytes(b.bytes());
-    fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(rank_seed(seed, rank_), b.spec.name),
+    fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name),
                 bytes.data(), b.num_elements);
     write(b, bytes);
     for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
@@ -99,7 +99,7 @@ void buffer_store::fill_scratch(std::uint64_t seed) {
   for (const auto& b : buffers_) {
     if (b.spec.role != buffer_role::scratch) continue;
     std::vector<unsigned char> bytes(b.bytes());
-    fill_seeded(b.spec.type, b.spec.init, buffer_stream_id(rank_seed(seed, rank_), b.spec.name), bytes.data(), b.num_elements);
+    fill_seeded(b.spec.type, b.spec.init, buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name), bytes.data(), b.num_elements);
     write(b, bytes);
   }
 }
@@ -150,7 +150,7 @@ output_fill buffer_store::fill_of(const output_fill& fill, const owned_buffer& b
 void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
   for (const auto& b : buffers_) {
     if (b.spec.role != buffer_role::input || !b.spec.derived_from.empty()) continue;
-    const auto stream_id = buffer_stream_id(rank_seed(seed, rank_), b.spec.name);
+    const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
     if (where_ == backend::cuda) {
       device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
     } else {

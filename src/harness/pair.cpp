@@ -86,6 +86,18 @@ pair& pair::derived_input(std::string name, dtype type, std::string source) {
   return *this;
 }
 
+pair& pair::same_on_every_rank(const std::string& input) {
+  bool found = false;
+  for (auto& b : buffers_) {
+    if (b.role == buffer_role::input && (b.name == input || b.derived_from == input)) {
+      b.same_on_every_rank = true;
+      found = found || b.name == input;
+    }
+  }
+  AISP_EXPECTS(found, target_ + ": same_on_every_rank names '" + input + "', which is not an input declared before it");
+  return *this;
+}
+
 pair& pair::output(std::string name, dtype type, std::vector<std::string> dims) {
   add_buffer(std::move(name), type, buffer_role::output, product_of(dims), init_distribution::uniform_signed);
   buffers_.back().dims = std::move(dims);

@@ -52,7 +52,8 @@ double stored_value(dtype type, double value) {
 void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload& work, const buffer_spec& spec,
                    verify::reference_inputs& inputs) {
   // Note [ranks]: positions over every rank's elements (the rank group routes each write).
-  const auto count = static_cast<std::size_t>(spec.num_elements(work)) * static_cast<std::size_t>(scope.declared.gpus());
+  const auto count = static_cast<std::size_t>(spec.num_elements(work)) *
+                     static_cast<std::size_t>(spec.same_on_every_rank ? 1 : scope.declared.gpus());
   const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
                                          static_cast<std::size_t>(jitter_positions));
   // Every perturbation is known before the first is tried: their references start now, on other

@@ -192,6 +192,11 @@ nlohmann::json rank_group::set_element(const nlohmann::json& message, double tim
   AISP_EXPECTS(found != input_counts_.end(), "set_element of an unknown input " + name);
   const auto at = ranks::locate(message.at("index").get<std::size_t>(), found->second);
   AISP_EXPECTS(at.rank < static_cast<int>(ranks_.size()), "set_element index out of range");
+  if (declared_.find_buffer(name).same_on_every_rank) {  // every rank's copy, or they would differ
+    auto m = message;
+    m["index"] = at.index;
+    return ask_all(m, timeout_s).front();
+  }
   auto m = message;
   m["index"] = at.index;
   auto& rank = *ranks_[static_cast<std::size_t>(at.rank)];

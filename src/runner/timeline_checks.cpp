@@ -153,7 +153,7 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   report(unified, verify::checks::unified_memory);
   // D2 (Note [ranks]): a variant of a multi-GPU pair that says it communicates through NCCL, yet
   // no audited sample of its rank-0 worker ran an NCCL kernel, skipped the collective.
-  if (declared.gpus() > 1 && slot.runs->library == "NCCL" && complete > 0 && !saw_nccl)
+  if (declared.gpus() > 1 && slot.runs->library.find("NCCL") != std::string::npos && complete > 0 && !saw_nccl)
     add_check(checks, verify::checks::collective_missing, slot.label, false,
               fmt::format("none of {} audited samples ran an NCCL kernel", complete));
   if (auto changed = kernel_choice_change(slot); !changed.empty()) {

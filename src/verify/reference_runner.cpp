@@ -41,12 +41,20 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
     const auto count = per_rank * static_cast<std::size_t>(declared.gpus());
     std::vector<unsigned char> raw(count * dtype_size(spec.type));
     for (int r = 0; r < declared.gpus(); ++r) {
-      fill_seeded(spec.type, effective_init(spec, inputs.values), buffer_stream_id(rank_seed(inputs.seed, r), spec.name),
+      fill_seeded(spec.type, effective_init(spec, inputs.values),
+                  buffer_stream_id(rank_seed(inputs.seed, spec.same_on_every_rank ? 0 : r), spec.name),
                   raw.data() + static_cast<std::size_t>(r) * per_rank * dtype_size(spec.type), per_rank);
     }
     for (const auto& o : inputs.overrides) {
       // Quantize the override exactly as the worker's store into the buffer does.
-      if (o.buffer == spec.name && o.index < count) store_from_double(spec.type, raw.data(), o.index, o.value);
+      if (o.buffer != spec.name || o.index >= count) continue;
+      if (!spec.same_on_every_rank) {
+        store_from_double(spec.type, raw.data(), o.index, o.value);
+        continue;
+      }
+      // A replicated input's element changes on every rank (the rank group writes them all).
+      for (int r = 0; r < declared.gpus(); ++r)
+        store_from_double(spec.type, raw.data(), o.index % per_rank + static_cast<std::size_t>(r) * per_rank, o.value);
     }
     values[spec.name] = widen(spec.type, raw);
   }

@@ -3,6 +3,7 @@
 // and GPU ranks, so CI holds it without a GPU. Each rank computes y = 2x + 1 on its own shard.
 // Run: aisp_cheats bench run --targets cheats:d1_rank_returns_early cheats:d4_rank_one_lags
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "aisp/pair.hpp"
@@ -43,3 +44,44 @@ AISP_REGISTER(rank_pair("cheats:d4_rank_one_lags", "D4",
 
 }  // namespace
 }  // namespace aisp::cheats
+
+namespace aisp::rank_faults {
+namespace {
+
+// Not cheats: ranks that fail. The pair must end in seconds with the failure named, and no rank
+// left waiting (tests/cheats/ranks_test.cpp). Group rank_faults.
+pair faulty_pair(std::string target, std::string what, stage_fn run) {
+  const auto count = [](const workload& w) { return w.get("n"); };
+  return pair(std::move(target))
+      .summary(what)
+      .on(backend::host)
+      .world_size(2)
+      .benchmark_size({{"n", 4096}})
+      .validation_size({{"n", 7}})
+      .held_out_size({{"n", 9}})
+      .input("x", dtype::f32, count)
+      .output("y", dtype::f32, count)
+      .work([](const workload& w) { return work_amount{8.0 * static_cast<double>(w.get("n")), 2.0 * static_cast<double>(w.get("n"))}; })
+      .reference([](reference_io& io) {
+        const auto x = io.input("x");
+        const auto y = io.output("y");
+        for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
+      })
+      .add_variant(cheats::honest_baseline())
+      .add_variant(cheats::cheating_variant(std::move(what), std::move(run)));
+}
+
+AISP_REGISTER(faulty_pair("rank_faults:rank_one_aborts", "rank 1 aborts in run()", [](run_context& ctx) {
+  if (ctx.rank() == 1) std::abort();
+  cheats::affine(ctx.as<const float>("x"), ctx.as<float>("y"), cheats::elements_of(ctx, "x"));
+}));
+
+AISP_REGISTER(faulty_pair("rank_faults:rank_one_hangs", "rank 1 never returns from run()", [](run_context& ctx) {
+  if (ctx.rank() == 1) {
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  cheats::affine(ctx.as<const float>("x"), ctx.as<float>("y"), cheats::elements_of(ctx, "x"));
+}));
+
+}  // namespace
+}  // namespace aisp::rank_faults

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -66,6 +67,25 @@ TEST(ranks, the_slowest_rank_sets_the_time_and_the_skew_is_flagged) {
   EXPECT_GT(lagging, 2e-3) << "rank 1's 2 ms lag is in every sample";
   EXPECT_GT(lagging, 5 * baseline);
   for (const auto& s : run.pair["speedups"]) EXPECT_NE(s["verdict"], "faster") << s.dump();
+  std::filesystem::remove_all(run.dir);
+}
+
+TEST(ranks, a_rank_that_dies_ends_the_pair_at_once) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto run = run_ranked("abort", "--targets rank_faults:rank_one_aborts --worker-timeout 30");
+  const double took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_TRUE(run.pair.is_object()) << run.output;
+  EXPECT_EQ(run.pair["status"], "fail");
+  EXPECT_EQ(run.pair["failure_kind"], "crash") << run.pair["message"];
+  EXPECT_LT(took_s, 25) << "the other rank was not ended when its peer died";
+  std::filesystem::remove_all(run.dir);
+}
+
+TEST(ranks, a_rank_that_hangs_times_out_and_takes_its_peers_with_it) {
+  const auto run = run_ranked("hang", "--targets rank_faults:rank_one_hangs --worker-timeout 3");
+  ASSERT_TRUE(run.pair.is_object()) << run.output;
+  EXPECT_EQ(run.pair["status"], "fail");
+  EXPECT_EQ(run.pair["failure_kind"], "timeout") << run.pair["message"];
   std::filesystem::remove_all(run.dir);
 }
 
