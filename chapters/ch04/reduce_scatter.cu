@@ -52,7 +52,7 @@ pair declare(int world) {
       .validation_size({{"n", world * 1001}})
       .validation_size({{"n", world * 65537}})
       .held_out_size({{"n", world * 4099}})
-      .input("x", dtype::f32, [](const workload& w) { return w.get("n"); })
+      .input("x", dtype::f32, [](const workload& w) { return w.get("n"); }, init_distribution::uniform_unit)  // Note [positive sums]
       .output("y", dtype::f32, [world](const workload& w) { return w.get("n") / world; })
       .scratch("sum", dtype::f32, [](const workload& w) { return w.get("n"); })
       .work([world](const workload& w) {

@@ -94,7 +94,7 @@ pair declare(int world) {
       .validation_size({{"n", 1001}})
       .validation_size({{"n", 65537}})
       .held_out_size({{"n", 4099}})
-      .input("x", dtype::f32, n)
+      .input("x", dtype::f32, n, init_distribution::uniform_unit)  // Note [positive sums]
       .output("y", dtype::f32, n)
       .scratch("staging", dtype::f32, n)
       .work([world](const workload& w) {
