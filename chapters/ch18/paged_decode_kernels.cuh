@@ -8,10 +8,12 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "aisp/check.hpp"
 
@@ -23,6 +25,8 @@ struct decode_problem {
   const __nv_bfloat16* q = nullptr;
   const __nv_bfloat16* k_cache = nullptr;
   const __nv_bfloat16* v_cache = nullptr;
+  const __nv_fp8_e4m3* k_fp8 = nullptr;  // the same caches in fp8 (ch18:fp8_kv_decode), else null
+  const __nv_fp8_e4m3* v_fp8 = nullptr;
   const std::int32_t* page_table = nullptr;  // (b, pages)
   __nv_bfloat16* o = nullptr;
   int batch = 0;
@@ -120,8 +124,48 @@ inline void launch_decode_per_head(const decode_problem& p, cudaStream_t stream)
 constexpr int pages_per_split = 8;
 constexpr int half_warps = decode_threads / 16;
 
-template <int Group>
+// 8 dims of one cache row, as a lane loads them (16 bytes of bf16, 8 of fp8) and widens them.
+template <class Cache>
+struct cache_slice;
+template <>
+struct cache_slice<__nv_bfloat16> {
+  using raw = uint4;
+  __device__ static void widen(const raw& bits, float (&out)[8]) {
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&bits);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = __low2float(pairs[i]);
+      out[2 * i + 1] = __high2float(pairs[i]);
+    }
+  }
+};
+template <>
+struct cache_slice<__nv_fp8_e4m3> {
+  using raw = uint2;
+  __device__ static void widen(const raw& bits, float (&out)[8]) {
+    const auto* pairs = reinterpret_cast<const __nv_fp8x2_e4m3*>(&bits);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 two = static_cast<float2>(pairs[i]);
+      out[2 * i] = two.x;
+      out[2 * i + 1] = two.y;
+    }
+  }
+};
+
+template <int Group, class Cache = __nv_bfloat16>
 __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p, float* partials, int splits) {
+  using slice = cache_slice<Cache>;
+  using raw = typename slice::raw;
+  const Cache* k_cache;
+  const Cache* v_cache;
+  if constexpr (std::is_same_v<Cache, __nv_fp8_e4m3>) {
+    k_cache = p.k_fp8;
+    v_cache = p.v_fp8;
+  } else {
+    k_cache = p.k_cache;
+    v_cache = p.v_cache;
+  }
   __shared__ float merge_acc[half_warps][Group][head_dim];
   __shared__ float merge_max[half_warps][Group];
   __shared__ float merge_sum[half_warps][Group];
@@ -150,18 +194,11 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
   const int first = split * pages_per_split * p.page;
   const int last = min(p.tokens(), first + pages_per_split * p.page);
   // One token's K and V row (16 bytes of each a lane) into the running softmax of every query head.
-  const auto take = [&](const uint4& k_raw, const uint4& v_raw) {
-    const auto* k8 = reinterpret_cast<const __nv_bfloat162*>(&k_raw);
-    const auto* v8 = reinterpret_cast<const __nv_bfloat162*>(&v_raw);
+  const auto take = [&](const raw& k_raw, const raw& v_raw) {
     float key[8];
     float value[8];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      key[2 * i] = __low2float(k8[i]);
-      key[2 * i + 1] = __high2float(k8[i]);
-      value[2 * i] = __low2float(v8[i]);
-      value[2 * i + 1] = __high2float(v8[i]);
-    }
+    slice::widen(k_raw, key);
+    slice::widen(v_raw, value);
 #pragma unroll
     for (int g = 0; g < Group; ++g) {
       float dot = 0.0f;
@@ -182,14 +219,14 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
   for (int token = first + half; token < last; token += 2 * half_warps) {
     const bool second = token + half_warps < last;
     const std::size_t row = p.row_of(sequence, kv_head, token) + sub * 8;
-    const uint4 k0 = *reinterpret_cast<const uint4*>(p.k_cache + row);
-    const uint4 v0 = *reinterpret_cast<const uint4*>(p.v_cache + row);
-    uint4 k1 = make_uint4(0U, 0U, 0U, 0U);
-    uint4 v1 = k1;
+    const raw k0 = *reinterpret_cast<const raw*>(k_cache + row);
+    const raw v0 = *reinterpret_cast<const raw*>(v_cache + row);
+    raw k1{};
+    raw v1{};
     if (second) {
       const std::size_t next = p.row_of(sequence, kv_head, token + half_warps) + sub * 8;
-      k1 = *reinterpret_cast<const uint4*>(p.k_cache + next);
-      v1 = *reinterpret_cast<const uint4*>(p.v_cache + next);
+      k1 = *reinterpret_cast<const raw*>(k_cache + next);
+      v1 = *reinterpret_cast<const raw*>(v_cache + next);
     }
     take(k0, v0);
     if (second) take(k1, v1);
@@ -269,13 +306,15 @@ __global__ void repeat_kv(decode_problem p, __nv_bfloat16* __restrict__ k_out, _
 
 [[nodiscard]] inline int splits_of(const decode_problem& p) { return (p.pages + pages_per_split - 1) / pages_per_split; }
 
-inline void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t stream) {
+// Cache: __nv_bfloat16 reads p.k_cache / p.v_cache, __nv_fp8_e4m3 reads p.k_fp8 / p.v_fp8.
+template <class Cache = __nv_bfloat16>
+void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t stream) {
   const int splits = splits_of(p);
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(p.kv_heads), static_cast<unsigned>(p.batch));
   switch (p.group) {
-    case 1: decode_split<1><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
-    case 4: decode_split<4><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
-    case 8: decode_split<8><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
+    case 1: decode_split<1, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
+    case 4: decode_split<4, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
+    case 8: decode_split<8, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
     default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8");
   }
   AISP_CHECK_LAUNCH();
