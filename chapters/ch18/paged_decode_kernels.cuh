@@ -122,44 +122,41 @@ inline void launch_decode_per_head(const decode_problem& p, cudaStream_t stream)
 // half-warp keeps an online softmax per query head; the block merges its half-warps into one
 // (max, sum, 128 partial outputs) per query head and split, and decode_combine merges the splits.
 constexpr int pages_per_split = 8;
+constexpr int half_warps = decode_threads / 16;
 
-// 16 bytes of one cache row, as a lane loads them: 8 dims of bf16, or 16 of fp8 (Note [fp8 rows]).
+// 8 dims of one cache row, as a lane loads them (16 bytes of bf16, 8 of fp8) and widens them.
 template <class Cache>
-struct cache_slice {
-  static constexpr int dims = 16 / static_cast<int>(sizeof(Cache));
-  __device__ static void widen(const uint4& bits, float (&out)[dims]) {
-    if constexpr (std::is_same_v<Cache, __nv_fp8_e4m3>) {
-      const auto* pairs = reinterpret_cast<const __nv_fp8x2_e4m3*>(&bits);
+struct cache_slice;
+template <>
+struct cache_slice<__nv_bfloat16> {
+  using raw = uint4;
+  __device__ static void widen(const raw& bits, float (&out)[8]) {
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&bits);
 #pragma unroll
-      for (int i = 0; i < dims / 2; ++i) {
-        const float2 two = static_cast<float2>(pairs[i]);
-        out[2 * i] = two.x;
-        out[2 * i + 1] = two.y;
-      }
-    } else {
-      const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&bits);
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = __low2float(pairs[i]);
+      out[2 * i + 1] = __high2float(pairs[i]);
+    }
+  }
+};
+template <>
+struct cache_slice<__nv_fp8_e4m3> {
+  using raw = uint2;
+  __device__ static void widen(const raw& bits, float (&out)[8]) {
+    const auto* pairs = reinterpret_cast<const __nv_fp8x2_e4m3*>(&bits);
 #pragma unroll
-      for (int i = 0; i < dims / 2; ++i) {
-        out[2 * i] = __low2float(pairs[i]);
-        out[2 * i + 1] = __high2float(pairs[i]);
-      }
+    for (int i = 0; i < 4; ++i) {
+      const float2 two = static_cast<float2>(pairs[i]);
+      out[2 * i] = two.x;
+      out[2 * i + 1] = two.y;
     }
   }
 };
 
-// Note [fp8 rows]: a lane always loads 16 bytes of a row, so a bf16 row takes 16 lanes (a
-// half-warp) and an fp8 row 8: the fp8 kernel keeps twice the tokens in flight for the same bytes.
-// With the bf16 kernel's layout (8 dims, 8 bytes a lane) the fp8 cache ran only 1.09x faster
-// than bf16 (H100, 2026-11-27): half the bytes in flight, the same latency to hide.
 template <int Group, class Cache = __nv_bfloat16>
 __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p, float* partials, int splits) {
   using slice = cache_slice<Cache>;
-  constexpr int dims = slice::dims;                     // of a row, a lane
-  constexpr int row_lanes = head_dim / dims;            // lanes a row: 16 (bf16) or 8 (fp8)
-  constexpr int rows = decode_threads / row_lanes;      // rows (tokens) a block takes at once
-  __shared__ float merge_acc[rows][Group][head_dim];
-  __shared__ float merge_max[rows][Group];
-  __shared__ float merge_sum[rows][Group];
+  using raw = typename slice::raw;
   const Cache* k_cache;
   const Cache* v_cache;
   if constexpr (std::is_same_v<Cache, __nv_fp8_e4m3>) {
@@ -169,67 +166,67 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
     k_cache = p.k_cache;
     v_cache = p.v_cache;
   }
+  __shared__ float merge_acc[half_warps][Group][head_dim];
+  __shared__ float merge_max[half_warps][Group];
+  __shared__ float merge_sum[half_warps][Group];
   const int split = blockIdx.x;
   const int kv_head = blockIdx.y;
   const int sequence = blockIdx.z;
-  const int lane_row = threadIdx.x / row_lanes;
-  const int sub = threadIdx.x % row_lanes;  // dims sub * dims .. sub * dims + dims - 1
-  const unsigned mask = ((row_lanes == 32 ? 0U : (1U << row_lanes)) - 1U) << (row_lanes * ((threadIdx.x % 32) / row_lanes));
-  float query[Group][dims];
-  float acc[Group][dims] = {};
+  const int half = threadIdx.x / 16;
+  const int sub = threadIdx.x % 16;  // lane within the half-warp: dims 8 sub .. 8 sub + 7
+  const unsigned mask = 0xffffU << (16 * ((threadIdx.x / 16) % 2));
+  float query[Group][8];
+  float acc[Group][8] = {};
   float running_max[Group];
   float running_sum[Group] = {};
 #pragma unroll
   for (int g = 0; g < Group; ++g) {
-    const __nv_bfloat16* q = p.q + ((static_cast<std::size_t>(sequence) * p.kv_heads + kv_head) * Group + g) * head_dim + sub * dims;
+    const __nv_bfloat16* q = p.q + ((static_cast<std::size_t>(sequence) * p.kv_heads + kv_head) * Group + g) * head_dim + sub * 8;
+    const uint4 raw = *reinterpret_cast<const uint4*>(q);
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
 #pragma unroll
-    for (int chunk = 0; chunk < dims / 8; ++chunk) {
-      const uint4 raw = *reinterpret_cast<const uint4*>(q + chunk * 8);
-      const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&raw);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        query[g][chunk * 8 + 2 * i] = __low2float(pairs[i]) * p.scale;
-        query[g][chunk * 8 + 2 * i + 1] = __high2float(pairs[i]) * p.scale;
-      }
+    for (int i = 0; i < 4; ++i) {
+      query[g][2 * i] = __low2float(pairs[i]) * p.scale;
+      query[g][2 * i + 1] = __high2float(pairs[i]) * p.scale;
     }
     running_max[g] = -INFINITY;
   }
   const int first = split * pages_per_split * p.page;
   const int last = min(p.tokens(), first + pages_per_split * p.page);
   // One token's K and V row (16 bytes of each a lane) into the running softmax of every query head.
-  const auto take = [&](const uint4& k_raw, const uint4& v_raw) {
-    float key[dims];
-    float value[dims];
+  const auto take = [&](const raw& k_raw, const raw& v_raw) {
+    float key[8];
+    float value[8];
     slice::widen(k_raw, key);
     slice::widen(v_raw, value);
 #pragma unroll
     for (int g = 0; g < Group; ++g) {
       float dot = 0.0f;
 #pragma unroll
-      for (int i = 0; i < dims; ++i) dot += query[g][i] * key[i];
-      for (int offset = row_lanes / 2; offset > 0; offset /= 2) dot += __shfl_xor_sync(mask, dot, offset);
+      for (int i = 0; i < 8; ++i) dot += query[g][i] * key[i];
+      for (int offset = 8; offset > 0; offset /= 2) dot += __shfl_xor_sync(mask, dot, offset);
       const float new_max = fmaxf(running_max[g], dot);
       const float rescale = __expf(running_max[g] - new_max);
       const float weight = __expf(dot - new_max);
       running_max[g] = new_max;
       running_sum[g] = running_sum[g] * rescale + weight;
 #pragma unroll
-      for (int i = 0; i < dims; ++i) acc[g][i] = acc[g][i] * rescale + weight * value[i];
+      for (int i = 0; i < 8; ++i) acc[g][i] = acc[g][i] * rescale + weight * value[i];
     }
   };
-  // Two tokens a row of lanes per step, all four loads issued before either is used: 16 tokens
-  // (bf16) or 32 (fp8) in flight a block, 8 KB either way.
-  for (int token = first + lane_row; token < last; token += 2 * rows) {
-    const bool second = token + rows < last;
-    const std::size_t row = p.row_of(sequence, kv_head, token) + sub * dims;
-    const uint4 k0 = *reinterpret_cast<const uint4*>(k_cache + row);
-    const uint4 v0 = *reinterpret_cast<const uint4*>(v_cache + row);
-    uint4 k1 = make_uint4(0U, 0U, 0U, 0U);
-    uint4 v1 = k1;
+  // Two tokens a half-warp per step, all four loads issued before either is used: 16 tokens
+  // (8 KB) in flight a block.
+  for (int token = first + half; token < last; token += 2 * half_warps) {
+    const bool second = token + half_warps < last;
+    const std::size_t row = p.row_of(sequence, kv_head, token) + sub * 8;
+    const raw k0 = *reinterpret_cast<const raw*>(k_cache + row);
+    const raw v0 = *reinterpret_cast<const raw*>(v_cache + row);
+    raw k1{};
+    raw v1{};
     if (second) {
-      const std::size_t next = p.row_of(sequence, kv_head, token + rows) + sub * dims;
-      k1 = *reinterpret_cast<const uint4*>(k_cache + next);
-      v1 = *reinterpret_cast<const uint4*>(v_cache + next);
+      const std::size_t next = p.row_of(sequence, kv_head, token + half_warps) + sub * 8;
+      k1 = *reinterpret_cast<const raw*>(k_cache + next);
+      v1 = *reinterpret_cast<const raw*>(v_cache + next);
     }
     take(k0, v0);
     if (second) take(k1, v1);
@@ -237,10 +234,10 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
 #pragma unroll
   for (int g = 0; g < Group; ++g) {
 #pragma unroll
-    for (int i = 0; i < dims; ++i) merge_acc[lane_row][g][sub * dims + i] = acc[g][i];
+    for (int i = 0; i < 8; ++i) merge_acc[half][g][sub * 8 + i] = acc[g][i];
     if (sub == 0) {
-      merge_max[lane_row][g] = running_max[g];
-      merge_sum[lane_row][g] = running_sum[g];
+      merge_max[half][g] = running_max[g];
+      merge_sum[half][g] = running_sum[g];
     }
   }
   __syncthreads();
@@ -248,11 +245,11 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
   const int dim = threadIdx.x;
   for (int g = 0; g < Group; ++g) {
     float largest = -INFINITY;
-    for (int h = 0; h < rows; ++h) largest = fmaxf(largest, merge_max[h][g]);
+    for (int h = 0; h < half_warps; ++h) largest = fmaxf(largest, merge_max[h][g]);
     float total = 0.0f;
     float sum_value = 0.0f;
-    for (int h = 0; h < rows; ++h) {
-      if (merge_max[h][g] == -INFINITY) continue;  // a row of lanes with no token in this split
+    for (int h = 0; h < half_warps; ++h) {
+      if (merge_max[h][g] == -INFINITY) continue;  // a half-warp with no token in this split
       const float weight = __expf(merge_max[h][g] - largest);
       total += merge_sum[h][g] * weight;
       sum_value += merge_acc[h][g][dim] * weight;
@@ -317,14 +314,8 @@ void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t 
   switch (p.group) {
     case 1: decode_split<1, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
     case 4: decode_split<4, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
-    case 8:
-      // Eight query heads of 16 fp8 dims a lane spill (255 registers) and need 66 KB of shared memory.
-      if constexpr (std::is_same_v<Cache, __nv_bfloat16>) {
-        decode_split<8, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits);
-        break;
-      }
-      [[fallthrough]];
-    default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8 (1 or 4 with an fp8 cache)");
+    case 8: decode_split<8, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
+    default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8");
   }
   AISP_CHECK_LAUNCH();
   decode_combine<<<static_cast<unsigned>(p.batch * p.heads()), head_dim, 0, stream>>>(partials, splits, p.o);
