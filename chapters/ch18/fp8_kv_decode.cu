@@ -5,7 +5,14 @@
 // Optimized: the same kernel reading the fp8 copies of K and V (derived inputs: the harness keeps
 // them equal to the bf16 caches rounded to e4m3, Note [derived inputs]); each lane loads 8 bytes
 // for its 8 dims instead of 16 and widens them in registers.
-// Why faster: the step is bound by the cache bytes, and fp8 halves them (2.15 GB -> 1.07 GB).
+// Why faster, and why only a little: fp8 halves the cache bytes (2.15 GB -> 1.07 GB), but the
+// split kernel at 2.25 TB/s on bf16 (67% of the copy ceiling) is already bound as much by its
+// instructions per token (the widening, the dot products, a shuffle reduction and the online
+// softmax for each of the 4 query heads) as by bytes: on the H100 the fp8 cache gave 1.09x
+// [1.083, 1.098] (2026-11-27). Giving each lane 16 fp8 dims (16-byte loads, twice the tokens in
+// flight, the same instructions per byte as bf16) measured 1.009x, no difference: more bytes in
+// flight buy nothing here. The next step is fewer instructions per token (tensor-core dot
+// products over the 4 query heads), not more bandwidth.
 // Tolerance: Note [fp8 KV tolerance]. Run: aisp bench run --targets ch18:fp8_kv_decode
 #include <cuda_fp8.h>
 
