@@ -322,7 +322,9 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
       add_check(checks, verify::checks::escaped_work, slot.label, false,
                 fmt::format("the host waited {:.1f} us past the stop event in the median sample, whose events span {:.1f} us: "
                             "device work escaped the timed window",
-                            excess * 1e6, sample_s * 1e6));
+                            excess * 1e6, sample_s * 1e6),
+                // D6: on a multi-GPU pair's rank, an asynchronous collective left running (Note [ranks]).
+                slot.rank_skews.empty() ? std::vector<std::string>{} : std::vector<std::string>{"D6"});
   }
   // T4: a sample must last >= 100x the timer's resolution (CUDA events: ~0.5 us; the host
   // steady clock's reading costs ~20-50 ns, so 10 us keeps it under 0.5%).

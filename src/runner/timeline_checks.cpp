@@ -137,7 +137,9 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
               std::move(extra));
   };
   const bool spinning = overrun > std::max(spinning_overrun_s, 10 * window);
-  report(escaped_kernel, verify::checks::escaped_kernel, spinning ? std::vector<std::string>{"T1", "C4"} : std::vector<std::string>{});
+  std::vector<std::string> escaped_codes = spinning ? std::vector<std::string>{"T1", "C4"} : std::vector<std::string>{};
+  if (declared.gpus() > 1) escaped_codes.emplace_back("D6");  // an asynchronous collective (Note [ranks])
+  report(escaped_kernel, verify::checks::escaped_kernel, escaped_codes);
   report(escaped_copy, verify::checks::escaped_copy);
   report(foreign, verify::checks::foreign_activity);
   report(other_device, verify::checks::undeclared_device);

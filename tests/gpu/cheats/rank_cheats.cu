@@ -11,6 +11,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
 
 namespace aisp::cheats_multi_gpu {
 namespace {
@@ -83,6 +84,24 @@ AISP_REGISTER(rank_fixture("d4_rank_one_lags", "D4", "rank 1 spins 1 ms after th
   spin_for<<<1, 1, 0, ctx.stream()>>>(2'000'000);  // ~1 ms at 1.98 GHz
   AISP_CHECK_LAUNCH();
 }));
+
+// D6: the reduce-scatter runs on a stream of the variant's own that the timed stream never waits
+// for: the stop event is recorded while the collective still moves bytes.
+struct side_stream {
+  cudaStream_t stream = nullptr;
+  side_stream() { AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~side_stream() { cudaStreamDestroy(stream); }
+  side_stream(const side_stream&) = delete;
+  side_stream& operator=(const side_stream&) = delete;
+};
+
+AISP_REGISTER(rank_fixture(
+    "d6_collective_left_running", "D6", "the reduce-scatter runs on a side stream nobody waits for",
+    [](run_context& ctx) {
+      AISP_NCCL_CHECK(nccl().reduce_scatter(ctx.as<const float>("x"), ctx.as<float>("y"), shard_of(ctx), ncclFloat32, ncclSum,
+                                            nccl_comm(ctx), state_of<side_stream>(ctx).stream));
+    },
+    [](run_context& ctx) { make_state<side_stream>(ctx); }, release_state<side_stream>));
 
 }  // namespace
 }  // namespace aisp::cheats_multi_gpu
