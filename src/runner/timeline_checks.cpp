@@ -154,7 +154,7 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   report(passthrough, verify::checks::library_passthrough);
   report(unified, verify::checks::unified_memory);
   // D2 (Note [ranks]): a variant of a multi-GPU pair that says it communicates through NCCL, yet
-  // no audited sample of its rank-0 worker ran an NCCL kernel, skipped the collective.
+  // no audited sample (each the slowest rank's window) ran an NCCL kernel, skipped the collective.
   if (declared.gpus() > 1 && slot.runs->library.find("NCCL") != std::string::npos && complete > 0 && !saw_nccl)
     add_check(checks, verify::checks::collective_missing, slot.label, false,
               fmt::format("none of {} audited samples ran an NCCL kernel", complete));
