@@ -51,10 +51,10 @@ void run_fp8(run_context& ctx) {
 [[nodiscard]] pair fp8_kv_pair() {
   const variant baseline = split_decode_variant(
       "baseline", "paged_decode's split-K decode (one block per KV head and split, 16-byte loads) on the bf16 cache");
-  variant optimized = kit::with_state("optimized",
-                                      "the same kernel on the fp8 e4m3 copies of K and V: 8 bytes a lane a row, widened "
-                                      "to fp32 in registers; half the cache bytes",
-                                      run_fp8, setup_split, teardown_split);
+  variant optimized = split_decode_variant("optimized",
+                                           "the same kernel on the fp8 e4m3 copies of K and V: 8 bytes a lane a row, widened "
+                                           "to fp32 in registers; half the cache bytes",
+                                           run_fp8);
   optimized.precision = "K and V read from fp8 e4m3 copies of the bf16 cache";
   optimized.precision_tolerance = fp8_kv_tolerance;
   pair declared = pair("ch18:fp8_kv_decode");
@@ -63,16 +63,8 @@ void run_fp8(run_context& ctx) {
       .benchmark_size(paged_kv_size(64, 8, 128))
       .derived_input("k_fp8", dtype::e4m3, "k_cache")
       .derived_input("v_fp8", dtype::e4m3, "v_cache")
-      // The fewest bytes the job needs: the fp8 caches (1 byte a value), q, o and the page table.
-      .work([](const workload& w) {
-        const auto b = static_cast<double>(w.get("b"));
-        const auto hkv = static_cast<double>(w.get("hkv"));
-        const auto h = hkv * static_cast<double>(w.get("group"));
-        const auto tokens = static_cast<double>(w.get("pages") * w.get("page"));
-        const auto d = static_cast<double>(w.get("d"));
-        return work_amount{.bytes = 2 * b * hkv * tokens * d + 2.0 * 2 * b * h * d + 4.0 * b * static_cast<double>(w.get("pages")),
-                           .flops = 4.0 * b * h * tokens * d};
-      })
+      // The fewest bytes the job needs: the fp8 caches are inputs, so 1 byte a cached value.
+      .work(paged_kv_work(1.0))
       .tag("fp8")
       .add_variant(baseline)
       .add_variant(optimized);

@@ -94,9 +94,25 @@ void decode_reference(reference_io& io) {
   return param_map{{"b", batch}, {"hkv", kv_heads}, {"group", 4}, {"pages", pages}, {"page", 64}, {"d", head_dim}};
 }
 
-// The split-K, GQA-sharing decode (Note [split decode]) as a variant.
-[[nodiscard]] variant split_decode_variant(std::string name, std::string summary) {
-  return kit::with_state(std::move(name), std::move(summary), run_split, setup_split, teardown_split);
+// The split-K, GQA-sharing decode (Note [split decode]) as a variant; `run` launches it (on the
+// bf16 cache unless told otherwise) with the scratch setup() made.
+[[nodiscard]] variant split_decode_variant(std::string name, std::string summary, stage_fn run = run_split) {
+  return kit::with_state(std::move(name), std::move(summary), std::move(run), setup_split, teardown_split);
+}
+
+// The fewest bytes a decode step moves: K and V once at `cache_value_bytes` a value, q and o in
+// bf16, the page table; and 4 FLOPs a (query head, token, dim): the two dot products.
+[[nodiscard]] work_fn paged_kv_work(double cache_value_bytes) {
+  return [cache_value_bytes](const workload& w) {
+    const auto b = static_cast<double>(w.get("b"));
+    const auto hkv = static_cast<double>(w.get("hkv"));
+    const auto h = hkv * static_cast<double>(w.get("group"));
+    const auto tokens = static_cast<double>(w.get("pages") * w.get("page"));
+    const auto d = static_cast<double>(w.get("d"));
+    return work_amount{.bytes = cache_value_bytes * 2 * b * hkv * tokens * d + 2.0 * 2 * b * h * d +
+                                4.0 * b * static_cast<double>(w.get("pages")),
+                       .flops = 4.0 * b * h * tokens * d};
+  };
 }
 
 // The small sizes, the buffers (q, a paged K and V cache, a permuted page table, o), the work,
@@ -115,15 +131,7 @@ pair& with_paged_kv_contract(pair& declared) {
       // A permutation of the pool's pages: every page belongs to exactly one sequence, at random.
       .input("page_table", dtype::i32, {"b", "pages"}, init_distribution::index_permutation)
       .output("o", dtype::bf16, {"b", "hkv", "group", "d"})
-      .work([](const workload& w) {
-        const auto b = static_cast<double>(w.get("b"));
-        const auto hkv = static_cast<double>(w.get("hkv"));
-        const auto h = hkv * static_cast<double>(w.get("group"));
-        const auto tokens = static_cast<double>(w.get("pages") * w.get("page"));
-        const auto d = static_cast<double>(w.get("d"));
-        return work_amount{.bytes = 2.0 * (2 * b * hkv * tokens * d + 2 * b * h * d) + 4.0 * b * static_cast<double>(w.get("pages")),
-                           .flops = 4.0 * b * h * tokens * d};
-      })
+      .work(paged_kv_work(2.0))  // bf16 caches
       .reference(decode_reference)
       .tolerance_override(tolerance{
           .rtol = 1e-2,

@@ -25,6 +25,15 @@ double ceiling_set::flops_ceiling(math_unit unit) const {
   return 0;
 }
 
+ceiling_set ceiling_set::for_gpus(int gpus) const {
+  ceiling_set world = *this;
+  const auto n = static_cast<double>(gpus);
+  for (double* c : {&world.memory_bytes_per_s, &world.fp32_flops_per_s, &world.tf32_flops_per_s, &world.fp16_flops_per_s,
+                    &world.bf16_flops_per_s, &world.fp8_flops_per_s})
+    *c *= n;
+  return world;
+}
+
 double ceiling_set::bandwidth_ceiling(data_path path) const {
   switch (path) {
     case data_path::device_memory: return memory_bytes_per_s;

@@ -32,6 +32,9 @@ struct ceiling_set {
   // The FLOP/s ceiling of one math unit (0 when not known).
   [[nodiscard]] double flops_ceiling(math_unit unit) const;
   [[nodiscard]] bool known() const { return memory_bytes_per_s > 0 || fp32_flops_per_s > 0; }
+  // Note [ranks]: the ceilings of `gpus` such GPUs working on one job: memory and math add up;
+  // the interconnect stays one GPU's link (its bytes are what one rank sends), PCIe one link's.
+  [[nodiscard]] ceiling_set for_gpus(int gpus) const;
   // Note [special-function peak]: an SM of sm_90 or sm_100 returns 16 special-function (MUFU)
   // results per clock against 128 FP32 FMAs, i.e. 256 FLOP (CUDA C++ Programming Guide,
   // arithmetic instruction throughput): the MUFU peak is the FP32 peak / 16, at the same clock as

@@ -237,15 +237,9 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
   std::vector<variant_result*> variants;
   for (auto& slot : slots) variants.push_back(&slot.result);
   if (declared.where() == backend::cuda) {
-    // Note [ranks]: a multi-GPU pair declares the whole world's work, so its memory and math
-    // ceilings are world size times one GPU's; the interconnect's stays one GPU's link (its
-    // bytes are what one rank sends).
-    ceiling_set world = device.ceilings;
-    const double gpus = static_cast<double>(declared.gpus());
-    for (double* c : {&world.memory_bytes_per_s, &world.fp32_flops_per_s, &world.tf32_flops_per_s, &world.fp16_flops_per_s,
-                      &world.bf16_flops_per_s, &world.fp8_flops_per_s})
-      *c *= gpus;
-    assess_speed_of_light(result.work, world, variants, result.roofline, result.checks, declared.path_of());
+    // A multi-GPU pair declares the whole world's work (Note [ranks]).
+    assess_speed_of_light(result.work, device.ceilings.for_gpus(declared.gpus()), variants, result.roofline, result.checks,
+                          declared.path_of());
   } else {
     static const ceiling_set host = host_ceilings();
     assess_speed_of_light(result.work, host, variants, result.roofline, result.checks);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "runner/judge_checks.hpp"
+#include "stats/summary.hpp"
 
 namespace aisp {
 namespace {
@@ -17,22 +18,16 @@ constexpr double skew_limit = 1.5;
 
 }  // namespace
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2), values.end());
-  return values[values.size() / 2];
-}
-
 void check_rank_skew(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   const variant_slot* baseline = nullptr;
   for (const auto& slot : slots) {
     if (slot.role == slot_role::baseline) baseline = &slot;
   }
   if (baseline == nullptr || baseline->rank_skews.empty()) return;
-  const double baseline_skew = std::max(1.0, median_of(baseline->rank_skews));
+  const double baseline_skew = std::max(1.0, stats::median_of(baseline->rank_skews));
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate || slot.rank_skews.empty()) continue;
-    const double skew = median_of(slot.rank_skews);
+    const double skew = stats::median_of(slot.rank_skews);
     const bool skewed = skew > skew_limit && skew > skew_limit * baseline_skew;
     add_check(checks, verify::checks::rank_skew, slot.label, !skewed,
               fmt::format("median slowest/fastest rank time per sample {:.2f} (baseline {:.2f}); samples are the slowest rank's",

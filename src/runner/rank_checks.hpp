@@ -13,7 +13,4 @@ namespace aisp {
 // which variant put its cost on ranks other than rank 0.
 void check_rank_skew(const std::vector<variant_slot>& slots, std::vector<check_result>& checks);
 
-// The median of `values` (0 when empty).
-[[nodiscard]] double median_of(std::vector<double> values);
-
 }  // namespace aisp

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runner/judge_checks.hpp"
+#include "stats/summary.hpp"
 #include "support/demangle.hpp"
 
 namespace aisp {
@@ -26,12 +27,6 @@ constexpr double launch_bound_busy_fraction = 0.5;
 constexpr double spinning_overrun_s = 1e-3;
 
 std::string first_of(const std::vector<std::string>& items) { return items.empty() ? "" : items.front(); }
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
 
 // The first sample showing a finding, and how many did.
 struct tally {
@@ -227,9 +222,9 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
     for (const auto& name : a.kernel_names) kernels.emplace(readable_symbol(name), library_of_kernel(name));
   }
   summary["incomplete_windows"] = incomplete;
-  summary["busy_fraction_median"] = median_of(busy);
-  summary["long_gap_fraction_median"] = median_of(long_gaps);
-  summary["device_ops_per_call_median"] = median_of(per_call);
+  summary["busy_fraction_median"] = stats::median_of(busy);
+  summary["long_gap_fraction_median"] = stats::median_of(long_gaps);
+  summary["device_ops_per_call_median"] = stats::median_of(per_call);
   // C7: host time (the window) against GPU time (its busy part); launch-bound when most samples
   // kept the device busy under half the time in short gaps. Recorded, not failed: a small
   // kernel is honestly launch-bound, and the reader should know the speedup is the host's.

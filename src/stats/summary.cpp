@@ -8,6 +8,13 @@
 
 namespace aisp::stats {
 
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
 double quantile_of_sorted(std::span<const double> sorted, double q) {
   AISP_EXPECTS(!sorted.empty(), "quantile of an empty sample");
   AISP_EXPECTS(q >= 0.0 && q <= 1.0, "quantile level must lie in [0, 1]");

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <span>
+#include <vector>
 
 namespace aisp::stats {
 
@@ -26,5 +27,9 @@ struct sample_summary {
 // Quantile with linear interpolation between order statistics (Hyndman-Fan type 7).
 // `sorted` must be sorted ascending and non-empty; q in [0, 1].
 [[nodiscard]] double quantile_of_sorted(std::span<const double> sorted, double q);
+
+// The middle element (the upper one of an even count), 0 when empty: a quick median of check
+// statistics, where interpolating between two values says nothing more.
+[[nodiscard]] double median_of(std::vector<double> values);
 
 }  // namespace aisp::stats

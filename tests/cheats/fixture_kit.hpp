@@ -88,18 +88,12 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
   return variant{"baseline", std::string("honest loop: ") + math.formula, honest_run(math), {}, {}, {}, {}, {}, {}};
 }
 
-// The honest 1-D elementwise pair without variants: x (n,) fp32 -> y (n,) of `output_type`,
-// the fp64 reference of `math`, work = bytes in + bytes out, tagged "cheat:<code>".
-[[nodiscard]] inline pair elementwise_declaration(std::string target, std::string_view code,
-                                                  const elementwise_math& math = affine_math,
-                                                  dtype output_type = dtype::f32,
-                                                  std::int64_t benchmark_n = benchmark_elements) {
+// The same pair untagged, for fixtures that plant no cheat (a rank that fails, rank_cheats.cpp).
+[[nodiscard]] inline pair honest_elementwise_declaration(std::string target, const elementwise_math& math,
+                                                         dtype output_type, std::int64_t benchmark_n) {
   const auto count = [](const workload& w) { return w.get("n"); };
   pair declared(std::move(target));
-  declared.summary(cheat_summary(code, math.formula))
-      .on(backend::host)
-      .tag("cheat:" + std::string(code))
-      .benchmark_size({{"n", benchmark_n}});
+  declared.summary(math.formula).on(backend::host).benchmark_size({{"n", benchmark_n}});
   for (const std::int64_t n : validation_elements) declared.validation_size({{"n", n}});
   declared.held_out_size({{"n", held_out_elements}})
       .input("x", dtype::f32, count)
@@ -114,6 +108,17 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
         const auto y = io.output("y");
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = math.reference(x[i]);
       });
+  return declared;
+}
+
+// The honest 1-D elementwise pair without variants: x (n,) fp32 -> y (n,) of `output_type`,
+// the fp64 reference of `math`, work = bytes in + bytes out, tagged "cheat:<code>".
+[[nodiscard]] inline pair elementwise_declaration(std::string target, std::string_view code,
+                                                  const elementwise_math& math = affine_math,
+                                                  dtype output_type = dtype::f32,
+                                                  std::int64_t benchmark_n = benchmark_elements) {
+  pair declared = honest_elementwise_declaration(std::move(target), math, output_type, benchmark_n);
+  declared.summary(cheat_summary(code, math.formula)).tag("cheat:" + std::string(code));
   return declared;
 }
 

@@ -51,24 +51,12 @@ namespace {
 // Not cheats: ranks that fail. The pair must end in seconds with the failure named, and no rank
 // left waiting (tests/cheats/ranks_test.cpp). Group rank_faults.
 pair faulty_pair(std::string target, std::string what, stage_fn run) {
-  const auto count = [](const workload& w) { return w.get("n"); };
-  return pair(std::move(target))
-      .summary(what)
-      .on(backend::host)
+  pair declared = cheats::honest_elementwise_declaration(std::move(target), cheats::affine_math, dtype::f32, cheats::benchmark_elements);
+  declared.summary(what)
       .world_size(2)
-      .benchmark_size({{"n", 4096}})
-      .validation_size({{"n", 7}})
-      .held_out_size({{"n", 9}})
-      .input("x", dtype::f32, count)
-      .output("y", dtype::f32, count)
-      .work([](const workload& w) { return work_amount{8.0 * static_cast<double>(w.get("n")), 2.0 * static_cast<double>(w.get("n"))}; })
-      .reference([](reference_io& io) {
-        const auto x = io.input("x");
-        const auto y = io.output("y");
-        for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
-      })
       .add_variant(cheats::honest_baseline())
       .add_variant(cheats::cheating_variant(std::move(what), std::move(run)));
+  return declared;
 }
 
 AISP_REGISTER(faulty_pair("rank_faults:rank_one_aborts", "rank 1 aborts in run()", [](run_context& ctx) {

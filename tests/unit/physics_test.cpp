@@ -275,3 +275,19 @@ TEST(roofline_svg, draws_ceilings_points_and_bars_in_well_formed_svg) {
 
 }  // namespace
 }  // namespace aisp
+
+TEST(ceilings, a_multi_gpu_jobs_memory_and_math_add_up_its_links_do_not) {
+  aisp::ceiling_set one;
+  one.memory_bytes_per_s = 3e12;
+  one.bf16_flops_per_s = 9e14;
+  one.fp32_flops_per_s = 6e13;
+  one.interconnect_bytes_per_s = 4.5e11;
+  one.pcie_h2d_bytes_per_s = 5e10;
+  const auto four = one.for_gpus(4);
+  EXPECT_DOUBLE_EQ(four.memory_bytes_per_s, 12e12);
+  EXPECT_DOUBLE_EQ(four.bf16_flops_per_s, 36e14);
+  EXPECT_DOUBLE_EQ(four.fp32_flops_per_s, 24e13);
+  EXPECT_DOUBLE_EQ(four.interconnect_bytes_per_s, 4.5e11);
+  EXPECT_DOUBLE_EQ(four.pcie_h2d_bytes_per_s, 5e10);
+  EXPECT_DOUBLE_EQ(four.bandwidth_ceiling(aisp::data_path::gpu_interconnect), 4.5e11);
+}

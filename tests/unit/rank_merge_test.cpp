@@ -5,7 +5,6 @@
 
 #include "aisp/check.hpp"
 #include "runner/rank_merge.hpp"
-#include "runner/rank_checks.hpp"
 
 namespace {
 
@@ -115,11 +114,6 @@ TEST(rank_merge, init_reports_the_worst_ranks_audit) {
   const auto merged = ranks::merge_init({{{"ok", true}, {"audit", "on"}}, {{"ok", true}, {"audit", "unavailable: no CUPTI"}}});
   EXPECT_EQ(merged["audit"], "unavailable: no CUPTI");
   EXPECT_EQ(merged["ranks"], 2);
-}
-
-TEST(rank_checks, median_of_values) {
-  EXPECT_DOUBLE_EQ(aisp::median_of({3, 1, 2}), 2);
-  EXPECT_DOUBLE_EQ(aisp::median_of({}), 0);
 }
 
 }  // namespace

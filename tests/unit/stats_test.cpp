@@ -451,3 +451,9 @@ TEST(disturbed_noise_reason, an_honest_floor_or_wide_cis_leave_the_verdict_to_th
 }
 
 }  // namespace
+
+TEST(median_of, is_the_middle_element_or_zero_when_empty) {
+  EXPECT_DOUBLE_EQ(aisp::stats::median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(aisp::stats::median_of({4, 1, 3, 2}), 3);
+  EXPECT_DOUBLE_EQ(aisp::stats::median_of({}), 0);
+}
