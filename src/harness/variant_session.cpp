@@ -90,6 +90,25 @@ class phase_scope {
   timing_observer* observer_;
 };
 
+// Note [profiling one size]: the samples of the benchmark size sit inside an outer NVTX range,
+// so that Nsight Compute can profile that size alone, not the validation sizes before it:
+// `ncu --nvtx --nvtx-include "aisp_benchmark_size/" -k regex:<kernel> --launch-count 1` before
+// `aisp bench verify --targets <pair>:<variant> --audit off` (scripts/profile_pair.sh). Only `bench verify --audit off` runs under a profiler (T7).
+class benchmark_size_range {
+ public:
+  explicit benchmark_size_range(bool active) : active_(active) {
+    if (active_) nvtxRangePushA("aisp_benchmark_size");
+  }
+  ~benchmark_size_range() {
+    if (active_) nvtxRangePop();
+  }
+  benchmark_size_range(const benchmark_size_range&) = delete;
+  benchmark_size_range& operator=(const benchmark_size_range&) = delete;
+
+ private:
+  bool active_;
+};
+
 }  // namespace
 
 variant_session::variant_session(const pair& declared, const variant& chosen, session_options options)
@@ -183,6 +202,7 @@ std::string variant_session::access_policy_in_force() const {
 }
 
 load_report variant_session::load(const workload& work, bool warmup, bool benchmark) {
+  benchmark_size_ = benchmark;
   unload();
   work_ = work;
   load_report report;
@@ -261,6 +281,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
                                                    std::optional<timed_call_fingerprint>& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
+  const benchmark_size_range outer(benchmark_size_);
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
