@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Nsight Compute on one variant's kernel at the benchmark size (Note [profiling one size] in
+# Nsight Compute on one kernel of one variant at the benchmark size (`aisp profile ncu` does it for every
+# variant of a pair and reads the metrics) (Note [profiling one size] in
 # src/harness/variant_session.cpp): the validation sizes run first and are skipped by the NVTX
 # filter, so the one profiled launch is a timed-size call.
 # Usage: scripts/profile_pair.sh AISP_BINARY TARGET:VARIANT KERNEL_REGEX OUT_PREFIX
@@ -17,7 +18,8 @@ command -v ncu >/dev/null || { echo "profile_pair: ncu is not on PATH" >&2; exit
 mkdir -p "$(dirname "$prefix")"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-ncu --clock-control none --target-processes all --nvtx --nvtx-include "aisp_benchmark_size/" -k "regex:$kernel" --launch-count 1 \
+variant=${target##*:}
+ncu --clock-control none --target-processes all --nvtx --nvtx-include "aisp_benchmark_size_$variant/" -k "regex:$kernel" --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
   --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis --csv --page details \
   "$binary" bench verify --targets "$target" --audit off --worker-timeout 300 --history none \

@@ -90,14 +90,16 @@ class phase_scope {
   timing_observer* observer_;
 };
 
-// Note [profiling one size]: the samples of the benchmark size sit inside an outer NVTX range,
-// so that Nsight Compute can profile that size alone, not the validation sizes before it:
-// `ncu --nvtx --nvtx-include "aisp_benchmark_size/" -k regex:<kernel> --launch-count 1` before
-// `aisp bench verify --targets <pair>:<variant> --audit off` (scripts/profile_pair.sh). Only `bench verify --audit off` runs under a profiler (T7).
+// Note [profiling one size]: the samples of the benchmark size sit inside an outer NVTX range
+// named for the variant, `aisp_benchmark_size_<variant>`, so that Nsight Compute can profile
+// that size of that variant alone, not the validation sizes before it nor the other workers:
+// `ncu --nvtx --nvtx-include "aisp_benchmark_size_optimized/"` before `aisp bench verify
+// --targets <pair>:optimized --audit off` (what `aisp profile ncu` and scripts/profile_pair.sh
+// run). Only `bench verify --audit off` runs under a profiler (T7).
 class benchmark_size_range {
  public:
-  explicit benchmark_size_range(bool active) : active_(active) {
-    if (active_) nvtxRangePushA("aisp_benchmark_size");
+  benchmark_size_range(bool active, const std::string& variant) : active_(active) {
+    if (active_) nvtxRangePushA(("aisp_benchmark_size_" + variant).c_str());
   }
   ~benchmark_size_range() {
     if (active_) nvtxRangePop();
@@ -281,7 +283,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
                                                    std::optional<timed_call_fingerprint>& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
-  const benchmark_size_range outer(benchmark_size_);
+  const benchmark_size_range outer(benchmark_size_, variant_.name);
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());

@@ -56,6 +56,10 @@ const std::vector<bad_case> cases{
     {"bench scaling --target ch99:x --sizes n=4", "unknown target"},
     {"bench scaling --target labs/host:matrix_sum --sizes rows=4 --max-time 0", "wants a number above 0"},
     {"bench roofline --run /nonexistent/run", "/nonexistent/run"},
+    {"profile", "subcommand"},
+    {"profile ncu --targets ch07 --ncu /nonexistent/ncu", "--ncu /nonexistent/ncu does not exist"},
+    {"profile ncu --targets ch07 --launches 0", "--launches"},
+    {"profile ncu", "--targets"},
     {"bench report --run /nonexistent/run", "/nonexistent/run"},
     {"bench report --run /nonexistent/run --format docx", "docx"},
     {"bench compare-runs", "required"},
@@ -66,5 +70,15 @@ const std::vector<bad_case> cases{
 
 INSTANTIATE_TEST_SUITE_P(every_command, bad_usage, ::testing::ValuesIn(cases),
                          [](const ::testing::TestParamInfo<bad_case>& param_info) { return "case_" + std::to_string(param_info.index); });
+
+// `aisp profile ncu` without Nsight Compute: one line saying so, before any pair is selected or
+// run (issue 22: a missing ncu is a clear message, and `bench run` needs none).
+TEST(profile_ncu, without_ncu_on_path_says_so_in_one_line) {
+  const auto run = run_command("cd " + std::filesystem::temp_directory_path().string() + " && env PATH=/nonexistent " +
+                               aisp::testing::aisp_binary() + " profile ncu --targets ch07");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  EXPECT_NE(run.output.find("ncu (Nsight Compute) is not on PATH"), std::string::npos) << run.output;
+}
 
 }  // namespace

@@ -1,0 +1,209 @@
+// `aisp profile ncu --targets T...`: Nsight Compute on each variant's benchmark-size calls, the
+// key metrics and a bottleneck class per kernel (src/profile/), written to <dir>/profile.json;
+// the full ncu reports stay beside it. Each variant is one `bench verify --audit off` under ncu,
+// filtered to its NVTX range (Note [profiling one size] in src/harness/variant_session.cpp), so
+// the validation sizes and the other workers are not profiled. ncu runs with --clock-control
+// none: aisp never changes the card's state. Timing claims stay with `bench run` (T7).
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "aisp/check.hpp"
+#include "aisp/registry.hpp"
+#include "cli/commands.hpp"
+#include "hw/system_info.hpp"
+#include "profile/bottleneck.hpp"
+#include "profile/ncu_report.hpp"
+#include "runner/target_selector.hpp"
+#include "runner/worker_process.hpp"
+#include "support/shell_quote.hpp"
+
+namespace aisp::cli {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+struct profile_options {
+  std::vector<std::string> targets;
+  std::vector<std::string> plugins;
+  std::string artifacts_dir;
+  std::string ncu = "ncu";
+  int launches = 1;
+};
+
+// The ncu to run: a path as given, else the first on PATH.
+std::string find_ncu(const std::string& wanted) {
+  if (wanted.find('/') != std::string::npos) {
+    AISP_EXPECTS(fs::exists(wanted), "--ncu " + wanted + " does not exist");
+    return wanted;
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / wanted;
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  throw contract_error(wanted + " (Nsight Compute) is not on PATH: install Nsight Compute or pass --ncu PATH; "
+                                "`bench run` and `bench verify` do not need it");
+}
+
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Why ncu gave no kernel, in one line, from its log.
+std::string no_kernel_reason(const std::string& log) {
+  if (log.find("ERR_NVGPUCTRPERM") != std::string::npos)
+    return "the driver does not let this user read GPU performance counters (ERR_NVGPUCTRPERM)";
+  if (log.find("No kernels were profiled") != std::string::npos || log.find("==PROF==") != std::string::npos)
+    return "no kernel launched in the benchmark-size samples of this variant";
+  return "ncu did not run the variant (see the .ncu.log beside profile.json)";
+}
+
+json profile_variant(const profile_options& options, const std::string& ncu, const pair& declared,
+                     const std::string& variant, const std::string& verify_target, const fs::path& dir) {
+  std::string slug = declared.target() + "_" + variant;
+  for (char& c : slug) c = (c == ':' || c == '/') ? '_' : c;
+  const fs::path report = dir / slug;
+  const fs::path log = dir / (slug + ".ncu.log");
+  std::string plugin_args;
+  for (const auto& plugin : options.plugins) plugin_args += " --plugin " + shell_quoted(fs::canonical(plugin).string());
+  const auto command = fmt::format(
+      "{} --clock-control none --target-processes all --nvtx --nvtx-include {} --launch-count {} --section SpeedOfLight "
+      "--section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section SchedulerStats "
+      "--section LaunchStats --section ComputeWorkloadAnalysis -f -o {} {} bench verify --targets {}{} --audit off "
+      "--worker-timeout 600 --history none --quiet --artifacts-dir {} > {} 2>&1",
+      shell_quoted(ncu), shell_quoted("aisp_benchmark_size_" + variant + "/"), options.launches, shell_quoted(report.string()),
+      shell_quoted(current_executable()), shell_quoted(verify_target), plugin_args, shell_quoted((dir / (slug + ".verify")).string()),
+      shell_quoted(log.string()));
+  json row = {{"variant", variant}, {"report", report.string() + ".ncu-rep"}};
+  const int status = std::system(command.c_str());
+  row["verify_exit_code"] = status;
+  const fs::path csv = dir / (slug + ".csv");
+  if (fs::exists(report.string() + ".ncu-rep")) {
+    const auto import = fmt::format("{} --import {} --csv --page details > {} 2>> {}", shell_quoted(ncu),
+                                    shell_quoted(report.string() + ".ncu-rep"), shell_quoted(csv.string()), shell_quoted(log.string()));
+    (void)std::system(import.c_str());
+  }
+  const std::string details = fs::exists(csv) ? read_text(csv) : "";
+  if (details.find("\"ID\"") == std::string::npos) {
+    row["error"] = no_kernel_reason(read_text(log));
+    return row;
+  }
+  json kernels = json::array();
+  for (const auto& kernel : profile::parse_ncu_details(details)) {
+    const auto metrics = profile::key_metrics(kernel);
+    json entry = profile::to_json(metrics);
+    entry["grid"] = kernel.grid;
+    entry["block"] = kernel.block;
+    entry["bottleneck"] = profile::to_json(profile::classify(metrics));
+    kernels.push_back(std::move(entry));
+  }
+  row["kernels"] = std::move(kernels);
+  return row;
+}
+
+std::string percent(const json& kernel, const char* key) {
+  return kernel.contains(key) ? fmt::format("{:.1f}%", kernel[key].get<double>()) : "-";
+}
+
+void print_table(const json& pairs) {
+  std::printf("%-28s %-22s %-34s %10s %7s %7s %7s  %s\n", "target", "variant", "kernel", "duration", "DRAM", "SM", "occup.",
+              "bottleneck");
+  for (const auto& pair : pairs) {
+    for (const auto& variant : pair["variants"]) {
+      if (variant.contains("error")) {
+        std::printf("%-28s %-22s %s\n", pair["target"].get<std::string>().c_str(), variant["variant"].get<std::string>().c_str(),
+                    variant["error"].get<std::string>().c_str());
+        continue;
+      }
+      for (const auto& kernel : variant["kernels"]) {
+        const std::string duration = kernel.contains("duration_s") ? fmt::format("{:.1f} us", kernel["duration_s"].get<double>() * 1e6) : "-";
+        const auto& verdict = kernel["bottleneck"];
+        std::printf("%-28s %-22s %-34.34s %10s %7s %7s %7s  %s (%s)\n", pair["target"].get<std::string>().c_str(),
+                    variant["variant"].get<std::string>().c_str(), kernel["kernel"].get<std::string>().c_str(), duration.c_str(),
+                    percent(kernel, "dram_pct").c_str(), percent(kernel, "sm_pct").c_str(),
+                    percent(kernel, "achieved_occupancy_pct").c_str(), verdict["class"].get<std::string>().c_str(),
+                    verdict["detail"].get<std::string>().c_str());
+      }
+    }
+  }
+}
+
+int profile_ncu(const profile_options& options, const std::string& command_line) {
+  const std::string ncu = find_ncu(options.ncu);  // before any work: a missing ncu is one line
+  load_user_plugins(options.plugins);
+  const auto requests = select_targets(registry::instance(), options.targets);
+  const auto system = probe_system();
+  AISP_EXPECTS(system.gpu_absence_reason.empty(), "aisp profile ncu needs a CUDA GPU: " + system.gpu_absence_reason);
+  const fs::path dir = options.artifacts_dir.empty()
+                           ? fs::path(fmt::format("artifacts/profile-{}-{}", std::time(nullptr), ::getpid()))
+                           : fs::path(options.artifacts_dir);
+  fs::create_directories(dir);
+  json pairs = json::array();
+  bool failed = false;
+  for (const auto& request : requests) {
+    const pair& declared = *request.declared;
+    json entry = {{"target", declared.target()}, {"variants", json::array()}};
+    if (declared.where() != backend::cuda || declared.gpus() != 1) {
+      entry["skipped"] = declared.where() != backend::cuda ? "a host pair: no GPU kernels" : "a multi-GPU pair: not profiled yet";
+      pairs.push_back(std::move(entry));
+      continue;
+    }
+    std::vector<std::string> candidates = request.candidates;
+    if (candidates.empty()) {
+      for (const auto& v : declared.variants()) {
+        if (v.name != "baseline") candidates.push_back(v.name);
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> runs = {{"baseline", declared.target() + ":" + candidates.at(0)}};
+    for (const auto& candidate : candidates) runs.emplace_back(candidate, declared.target() + ":" + candidate);
+    for (const auto& [variant, verify_target] : runs) {
+      std::fprintf(stderr, "[profile] %s:%s under ncu\n", declared.target().c_str(), variant.c_str());
+      auto row = profile_variant(options, ncu, declared, variant, verify_target, dir);
+      failed = failed || row.contains("error");
+      entry["variants"].push_back(std::move(row));
+    }
+    pairs.push_back(std::move(entry));
+  }
+  const json document = {{"command", command_line}, {"ncu", ncu}, {"pairs", pairs}};
+  std::ofstream(dir / "profile.json") << document.dump(2) << '\n';
+  print_table(pairs);
+  std::printf("profile: %s\n", (dir / "profile.json").string().c_str());
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, outcome& result) {
+  auto* group = app.add_subcommand("profile", "Why is it faster: Nsight Compute on each variant, with a bottleneck class per kernel.");
+  group->require_subcommand(1);
+  auto options = std::make_shared<profile_options>();
+  auto* ncu = group->add_subcommand(
+      "ncu",
+      "Profile each variant's benchmark-size calls under Nsight Compute (one `bench verify --audit off` per variant, "
+      "filtered to that variant's NVTX range, clocks as found): duration, DRAM/L2/L1 and SM throughput, occupancy and its "
+      "limiter, registers, spills, eligible warps, and a bottleneck class with its evidence and the lab pairs that teach "
+      "the remedy. Writes profile.json and keeps the .ncu-rep reports. Timing claims stay with `bench run`.");
+  ncu->add_option("--targets", options->targets, "pairs (and variants) to profile, as `bench run` takes them")->required();
+  add_plugin_option(*ncu, options->plugins);
+  ncu->add_option("--artifacts-dir", options->artifacts_dir, "where profile.json and the reports go (default: artifacts/profile-<time>)");
+  ncu->add_option("--ncu", options->ncu, "the ncu to run (default: ncu on PATH)");
+  ncu->add_option("--launches", options->launches, "kernel launches profiled per variant (default 1; more for variants of several kernels)")
+      ->check(CLI::Range(1, 100));
+  ncu->callback([options, &result] { result.exit_code = profile_ncu(*options, result.command_line); });
+}
+
+}  // namespace aisp::cli

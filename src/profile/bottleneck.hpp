@@ -1,0 +1,27 @@
+// What bounds a kernel, from its Nsight Compute metrics (Note [bottleneck classes] in
+// bottleneck.cpp), with the evidence and the lab pairs that teach the remedy.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profile/ncu_report.hpp"
+
+namespace aisp::profile {
+
+enum class bottleneck { memory_bound, compute_bound, latency_bound, occupancy_limited, launch_bound, unknown };
+
+struct bottleneck_verdict {
+  bottleneck kind = bottleneck::unknown;
+  std::string detail;                 // e.g. "DRAM 86.9% of peak"
+  std::vector<std::string> evidence;  // the metrics behind it, one line each
+  std::vector<std::string> remedies;  // lab pairs that demonstrate what to do about it
+};
+
+[[nodiscard]] std::string name_of(bottleneck kind);
+[[nodiscard]] bottleneck_verdict classify(const kernel_metrics& metrics);
+[[nodiscard]] nlohmann::json to_json(const bottleneck_verdict& verdict);
+
+}  // namespace aisp::profile

@@ -1,0 +1,182 @@
+#include "profile/ncu_report.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <utility>
+
+#include "aisp/check.hpp"
+
+namespace aisp::profile {
+namespace {
+
+// Note [ncu details]: `ncu --csv --page details` prints its own progress lines (==PROF==,
+// ==WARNING==) and whatever the profiled program prints, then one table whose header starts
+// with "ID". Each row is one metric (or one rule, with an empty metric name) of one launch:
+// ID, process, host, the NVTX stacks, kernel name, context, stream, block, grid, device, CC,
+// section, metric name, unit, value, then the rule's columns. Values carry thousands
+// separators ("1,916,315,732.22") and units vary per metric (Duration in ns here, us or ms
+// elsewhere), so both are normalized here and nowhere else.
+
+// One CSV line: fields in double quotes, "" inside a field for a quote.
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> fields;
+  std::string field;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(std::move(field));
+      field.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  fields.push_back(std::move(field));
+  return fields;
+}
+
+std::optional<double> number_of(std::string text) {
+  std::erase(text, ',');
+  if (text.empty()) return std::nullopt;
+  double value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::optional<double> seconds(const ncu_kernel& kernel) {
+  for (const auto& metric : kernel.metrics) {
+    if (metric.name != "Duration" || !metric.value) continue;
+    static const std::map<std::string, double> scale = {{"ns", 1e-9}, {"nsecond", 1e-9}, {"us", 1e-6},   {"usecond", 1e-6},
+                                                        {"ms", 1e-3}, {"msecond", 1e-3}, {"s", 1.0},    {"second", 1.0}};
+    const auto found = scale.find(metric.unit);
+    if (found != scale.end()) return *metric.value * found->second;
+  }
+  return std::nullopt;
+}
+
+// The occupancy limiter: the block limit with the fewest blocks (ties: the first named).
+std::string limiter_of(const ncu_kernel& kernel) {
+  static const std::pair<const char*, const char*> limits[] = {{"Block Limit Registers", "registers"},
+                                                               {"Block Limit Shared Mem", "shared memory"},
+                                                               {"Block Limit Warps", "warps"},
+                                                               {"Block Limit Barriers", "barriers"},
+                                                               {"Block Limit SM", "blocks"}};
+  std::string limiter;
+  double fewest = 0;
+  for (const auto& [metric, what] : limits) {
+    const auto blocks = kernel.number(metric);
+    if (blocks && (limiter.empty() || *blocks < fewest)) {
+      limiter = what;
+      fewest = *blocks;
+    }
+  }
+  return limiter;
+}
+
+// The metrics read as ncu names them, and their keys in profile.json.
+struct reported_metric {
+  const char* key;
+  const char* ncu_name;
+  std::optional<double> kernel_metrics::*member;
+};
+constexpr reported_metric reported[] = {
+    {"dram_pct", "DRAM Throughput", &kernel_metrics::dram_pct},
+    {"l2_pct", "L2 Cache Throughput", &kernel_metrics::l2_pct},
+    {"l1_pct", "L1/TEX Cache Throughput", &kernel_metrics::l1_pct},
+    {"sm_pct", "Compute (SM) Throughput", &kernel_metrics::sm_pct},
+    {"issue_busy_pct", "Issue Slots Busy", &kernel_metrics::issue_busy_pct},
+    {"achieved_occupancy_pct", "Achieved Occupancy", &kernel_metrics::achieved_occupancy_pct},
+    {"theoretical_occupancy_pct", "Theoretical Occupancy", &kernel_metrics::theoretical_occupancy_pct},
+    {"registers_per_thread", "Registers Per Thread", &kernel_metrics::registers_per_thread},
+    {"local_spill_requests", "Local Memory Spilling Requests", &kernel_metrics::local_spill_requests},
+    {"eligible_warps_per_scheduler", "Eligible Warps Per Scheduler", &kernel_metrics::eligible_warps_per_scheduler},
+    {"no_eligible_pct", "No Eligible", &kernel_metrics::no_eligible_pct},
+    {"l1_hit_pct", "L1/TEX Hit Rate", &kernel_metrics::l1_hit_pct},
+    {"l2_hit_pct", "L2 Hit Rate", &kernel_metrics::l2_hit_pct},
+};
+
+}  // namespace
+
+std::optional<double> ncu_kernel::number(std::string_view metric, std::string_view section) const {
+  for (const auto& m : metrics) {
+    if (m.name == metric && (section.empty() || m.section == section) && m.value) return m.value;
+  }
+  return std::nullopt;
+}
+
+std::vector<ncu_kernel> parse_ncu_details(std::string_view text) {
+  std::vector<ncu_kernel> kernels;
+  std::map<std::string, std::size_t> at;  // launch ID -> index in kernels
+  std::vector<std::string> header;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (header.empty()) {
+      if (line.starts_with("\"ID\"")) header = csv_fields(line);
+      continue;
+    }
+    if (!line.starts_with('"')) continue;  // a progress line of ncu's between rows
+    const auto fields = csv_fields(line);
+    std::map<std::string_view, std::string_view> row;  // a metric's row stops before the rule's columns
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
+    const std::string id(row["ID"]);
+    auto [found, added] = at.try_emplace(id, kernels.size());
+    if (added) {
+      ncu_kernel kernel;
+      kernel.id = id;
+      kernel.name = row["Kernel Name"];
+      kernel.grid = row["Grid Size"];
+      kernel.block = row["Block Size"];
+      for (const auto& [column, value] : row) {
+        if (column.find("Push/Pop_Range") != std::string_view::npos) kernel.nvtx = value;
+      }
+      kernels.push_back(std::move(kernel));
+    }
+    if (row["Metric Name"].empty()) continue;  // a rule's row
+    ncu_metric metric{.section = std::string(row["Section Name"]),
+                      .name = std::string(row["Metric Name"]),
+                      .unit = std::string(row["Metric Unit"]),
+                      .text = std::string(row["Metric Value"]),
+                      .value = number_of(std::string(row["Metric Value"]))};
+    kernels[found->second].metrics.push_back(std::move(metric));
+  }
+  AISP_EXPECTS(!header.empty(), "no Nsight Compute details table (a line starting with \"ID\") in the ncu output");
+  return kernels;
+}
+
+kernel_metrics key_metrics(const ncu_kernel& kernel) {
+  kernel_metrics out;
+  out.name = kernel.name;
+  out.duration_s = seconds(kernel);
+  for (const auto& f : reported) out.*f.member = kernel.number(f.ncu_name);
+  out.occupancy_limiter = limiter_of(kernel);
+  return out;
+}
+
+nlohmann::json to_json(const kernel_metrics& m) {
+  nlohmann::json out = {{"kernel", m.name}};
+  if (m.duration_s) out["duration_s"] = *m.duration_s;
+  for (const auto& f : reported) {
+    if (m.*f.member) out[f.key] = *(m.*f.member);
+  }
+  if (!m.occupancy_limiter.empty()) out["occupancy_limiter"] = m.occupancy_limiter;
+  return out;
+}
+
+}  // namespace aisp::profile

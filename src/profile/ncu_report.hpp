@@ -1,0 +1,62 @@
+// Nsight Compute's `--csv --page details` output, read back into the metrics aisp reports
+// (Note [ncu details] in ncu_report.cpp). Parsing is tested on real outputs captured on the H100
+// (tests/unit/data/ncu/).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp::profile {
+
+struct ncu_metric {
+  std::string section;
+  std::string name;
+  std::string unit;
+  std::string text;             // as ncu printed it
+  std::optional<double> value;  // text as a number (thousands separators dropped), if it is one
+};
+
+// One profiled launch.
+struct ncu_kernel {
+  std::string id;
+  std::string name;
+  std::string grid;
+  std::string block;
+  std::string nvtx;  // the push/pop range stack, as ncu prints it
+  std::vector<ncu_metric> metrics;
+
+  // The first metric of this name (and section, when given) with a numeric value.
+  [[nodiscard]] std::optional<double> number(std::string_view name, std::string_view section = {}) const;
+};
+
+// Throws contract_error when the text holds no ncu details table (no "ID" header).
+[[nodiscard]] std::vector<ncu_kernel> parse_ncu_details(std::string_view text);
+
+// The metrics a performance engineer reads first, in aisp's units (seconds, percent of peak).
+struct kernel_metrics {
+  std::string name;
+  std::optional<double> duration_s;
+  std::optional<double> dram_pct;
+  std::optional<double> l2_pct;
+  std::optional<double> l1_pct;
+  std::optional<double> sm_pct;  // Compute (SM) throughput
+  std::optional<double> issue_busy_pct;
+  std::optional<double> achieved_occupancy_pct;
+  std::optional<double> theoretical_occupancy_pct;
+  std::string occupancy_limiter;  // registers, shared memory, warps, barriers or blocks
+  std::optional<double> registers_per_thread;
+  std::optional<double> local_spill_requests;
+  std::optional<double> eligible_warps_per_scheduler;
+  std::optional<double> no_eligible_pct;
+  std::optional<double> l1_hit_pct;
+  std::optional<double> l2_hit_pct;
+};
+
+[[nodiscard]] kernel_metrics key_metrics(const ncu_kernel& kernel);
+[[nodiscard]] nlohmann::json to_json(const kernel_metrics& metrics);
+
+}  // namespace aisp::profile

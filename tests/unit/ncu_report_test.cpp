@@ -1,0 +1,109 @@
+// Nsight Compute details, read back from real outputs captured on the H100 (2026-11-27,
+// scripts/profile_pair.sh, tests/unit/data/ncu/), and the bottleneck classes drawn from them.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "aisp/check.hpp"
+#include "profile/bottleneck.hpp"
+#include "profile/ncu_report.hpp"
+
+namespace aisp::profile {
+namespace {
+
+std::string captured(const std::string& name) {
+  std::ifstream in(std::string(AISP_NCU_DATA_DIR) + "/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+kernel_metrics only_kernel(const std::string& file) {
+  const auto kernels = parse_ncu_details(captured(file));
+  EXPECT_EQ(kernels.size(), 1u) << file;
+  return key_metrics(kernels.at(0));
+}
+
+TEST(ncu_report, reads_one_launch_with_its_units_normalized) {
+  const auto kernels = parse_ncu_details(captured("fir_unrolled.csv"));
+  ASSERT_EQ(kernels.size(), 1u);
+  EXPECT_NE(kernels[0].name.find("fir_unrolled_kernel<32>"), std::string::npos);
+  EXPECT_EQ(kernels[0].grid, "(65536, 1, 1)");
+  EXPECT_NE(kernels[0].nvtx.find("aisp_benchmark_size"), std::string::npos);  // the benchmark size's range
+  const auto m = key_metrics(kernels[0]);
+  ASSERT_TRUE(m.duration_s);
+  EXPECT_NEAR(*m.duration_s, 193056e-9, 1e-12);  // "193,056" ns
+  EXPECT_DOUBLE_EQ(m.dram_pct.value(), 80.37);
+  EXPECT_DOUBLE_EQ(m.issue_busy_pct.value(), 65.51);
+  EXPECT_DOUBLE_EQ(m.registers_per_thread.value(), 48);
+  EXPECT_DOUBLE_EQ(m.theoretical_occupancy_pct.value(), 62.5);
+  EXPECT_EQ(m.occupancy_limiter, "registers");  // 5 blocks by registers, 8 by warps, 32 by shared memory
+  EXPECT_EQ(*kernels[0].number("SM Frequency"), 1916315732.22);  // thousands separators dropped
+}
+
+TEST(ncu_report, names_the_shared_memory_limit_of_the_tma_ring) {
+  const auto m = only_kernel("stencil5x5_tma_ring.csv");
+  EXPECT_DOUBLE_EQ(m.theoretical_occupancy_pct.value(), 25);
+  EXPECT_EQ(m.occupancy_limiter, "registers");  // registers and shared memory both allow 2 blocks: the first named
+  const auto json = to_json(m);
+  EXPECT_EQ(json["registers_per_thread"], 96);
+  EXPECT_TRUE(json.contains("duration_s"));
+}
+
+TEST(ncu_report, refuses_text_without_a_details_table) {
+  EXPECT_THROW((void)parse_ncu_details("==PROF== Connected to process 1\nno table here\n"), contract_error);
+  EXPECT_THROW((void)parse_ncu_details(""), contract_error);
+}
+
+TEST(bottleneck, streaming_kernels_are_memory_bound_on_dram) {
+  for (const char* file : {"copy_float4.csv", "fir_unrolled.csv", "stencil5x5_tma_ring.csv", "sort_network.csv"}) {
+    const auto verdict = classify(only_kernel(file));
+    EXPECT_EQ(verdict.kind, bottleneck::memory_bound) << file;
+    EXPECT_NE(verdict.detail.find("DRAM"), std::string::npos) << file << ": " << verdict.detail;
+    EXPECT_FALSE(verdict.evidence.empty());
+    EXPECT_FALSE(verdict.remedies.empty());
+  }
+}
+
+TEST(bottleneck, names_the_busiest_memory_level) {
+  // ch08:occupancy_tuning's tiles re-read their halos through L2: L2 87.6% of peak, DRAM 82.5%.
+  const auto verdict = classify(only_kernel("stencil3x3_tile.csv"));
+  EXPECT_EQ(verdict.kind, bottleneck::memory_bound);
+  EXPECT_EQ(verdict.detail, "L2 87.6% of peak");
+}
+
+TEST(bottleneck, the_run_time_tap_loop_is_bound_by_l1_not_dram) {
+  // ch08:loop_unrolling's baseline reloads x from L1 for every tap: L1 80%, DRAM 31%.
+  const auto verdict = classify(only_kernel("fir_runtime_loop.csv"));
+  EXPECT_EQ(verdict.kind, bottleneck::memory_bound);
+  EXPECT_NE(verdict.detail.find("L1/TEX"), std::string::npos) << verdict.detail;
+  EXPECT_NE(verdict.remedies.at(0).find("ch08:loop_unrolling"), std::string::npos);
+}
+
+TEST(bottleneck, each_class_has_its_rule) {
+  kernel_metrics m;
+  m.duration_s = 200e-6;
+  m.dram_pct = 20;
+  m.l2_pct = 25;
+  m.l1_pct = 30;
+  m.sm_pct = 85;
+  EXPECT_EQ(classify(m).kind, bottleneck::compute_bound);
+  m.sm_pct = 40;
+  m.eligible_warps_per_scheduler = 0.6;
+  m.theoretical_occupancy_pct = 25;
+  m.occupancy_limiter = "shared memory";
+  const auto limited = classify(m);
+  EXPECT_EQ(limited.kind, bottleneck::occupancy_limited);
+  EXPECT_NE(limited.detail.find("shared memory"), std::string::npos);
+  m.theoretical_occupancy_pct = 100;
+  EXPECT_EQ(classify(m).kind, bottleneck::latency_bound);
+  m.duration_s = 3e-6;
+  EXPECT_EQ(classify(m).kind, bottleneck::launch_bound);
+  EXPECT_EQ(classify(kernel_metrics{}).kind, bottleneck::unknown);
+  EXPECT_EQ(to_json(classify(m))["class"], "launch-bound");
+}
+
+}  // namespace
+}  // namespace aisp::profile
