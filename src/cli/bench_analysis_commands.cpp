@@ -13,6 +13,7 @@
 
 #include "aisp/check.hpp"
 #include "analysis/run_analysis.hpp"
+#include "analysis/serving_math.hpp"
 #include "cli/commands.hpp"
 #include "results/result_json.hpp"
 
@@ -98,16 +99,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json)");
   cost->add_option("--usd-per-hour", *usd_per_hour, "a price that overrides the table");
   cost->callback([=, &result] {
-    double price = *usd_per_hour;
-    if (price <= 0) {
-      std::ifstream in(*prices);
-      const auto table = json::parse(in, nullptr, false);
-      AISP_EXPECTS(!table.is_discarded(), "cannot read the price table " + *prices);
-      const auto entry = table.value("usd_per_gpu_hour", json::object()).value(*gpu, json(nullptr));
-      AISP_EXPECTS(entry.is_number() && entry.get<double>() > 0,
-                   "no price for '" + *gpu + "' in " + *prices + ": fill it in, or pass --usd-per-hour");
-      price = entry.get<double>();
-    }
+    const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);
     json document = json::array();
     for (const auto& p : points_of(read_results_document(cost_options->run))) {
       document.push_back({{"target", p.target}, {"variant", p.variant}, {"usd_per_million_calls", price / 3600.0 * p.median_s * 1e6}});

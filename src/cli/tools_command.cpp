@@ -1,0 +1,146 @@
+// `aisp tools`: serving arithmetic a performance engineer does on the back of an envelope.
+//   kv-cache        KV-cache bytes for a model shape, and the batch that fits in free memory
+//   cost-per-token  USD per million tokens from a measured throughput and a GPU-hour price
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "aisp/check.hpp"
+#include "analysis/serving_math.hpp"
+#include "cli/commands.hpp"
+#include "hw/system_info.hpp"
+
+namespace aisp::cli {
+namespace {
+
+using nlohmann::json;
+
+struct kv_options {
+  std::string model;
+  model_shape shape;
+  std::string dtype = "bf16";
+  std::int64_t tokens = 0;  // per sequence: prompt and generated
+  std::int64_t batch = 1;
+  double free_gib = 0;
+  bool as_json = false;
+};
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
+
+// Free device memory: --free-gib, else GPU 0's as NVML reads it now; 0 when neither is known.
+double free_bytes(const kv_options& options, std::string& source) {
+  if (options.free_gib > 0) {
+    source = "--free-gib";
+    return options.free_gib * 1024.0 * 1024.0 * 1024.0;
+  }
+  const auto system = probe_system();
+  if (system.gpus.empty() || !system.gpus[0].telemetry.is_object() || !system.gpus[0].telemetry.contains("memory_free_bytes")) {
+    source = system.gpu_absence_reason.empty() ? "no NVML reading" : "no GPU here";
+    return 0;
+  }
+  source = "GPU 0's free memory now (" + system.gpus[0].name + ")";
+  return system.gpus[0].telemetry["memory_free_bytes"].get<double>();
+}
+
+int kv_cache(kv_options options) {
+  if (!options.model.empty()) {
+    const auto known = find_model_shape(options.model);
+    std::string names;
+    for (const auto& s : known_model_shapes()) names += (names.empty() ? "" : ", ") + s.name;
+    AISP_EXPECTS(known.has_value(), "unknown model '" + options.model + "' (known: " + names + "; or give --layers, --kv-heads, --head-dim)");
+    options.shape = *known;
+  }
+  AISP_EXPECTS(options.shape.layers > 0 && options.shape.kv_heads > 0 && options.shape.head_dim > 0,
+               "name a --model or give --layers, --kv-heads and --head-dim");
+  const int element = kv_dtype_bytes(options.dtype);
+  const auto per_token = kv_bytes_per_token(options.shape, element);
+  const auto per_sequence = per_token * options.tokens;
+  std::string source;
+  const double free = free_bytes(options, source);
+  json out = {{"model", options.shape.name.empty() ? "custom" : options.shape.name},
+              {"layers", options.shape.layers},
+              {"kv_heads", options.shape.kv_heads},
+              {"head_dim", options.shape.head_dim},
+              {"dtype", options.dtype},
+              {"tokens_per_sequence", options.tokens},
+              {"bytes_per_token", per_token},
+              {"bytes_per_sequence", per_sequence},
+              {"batch", options.batch},
+              {"bytes_for_batch", per_sequence * options.batch}};
+  if (free > 0) {
+    out["free_bytes"] = free;
+    out["free_source"] = source;
+    out["sequences_that_fit"] = sequences_that_fit(static_cast<std::int64_t>(free), per_token, options.tokens);
+  }
+  if (options.as_json) {
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("%s, %s KV cache: %s per token (2 x %d layers x %d KV heads x %d x %d B)\n", out["model"].get<std::string>().c_str(),
+              options.dtype.c_str(), fmt::format("{} KiB", static_cast<double>(per_token) / 1024.0).c_str(), options.shape.layers, options.shape.kv_heads,
+              options.shape.head_dim, element);
+  std::printf("  one sequence of %lld tokens: %s; a batch of %lld: %s\n", static_cast<long long>(options.tokens),
+              gib(static_cast<double>(per_sequence)).c_str(), static_cast<long long>(options.batch),
+              gib(static_cast<double>(per_sequence * options.batch)).c_str());
+  if (free > 0) {
+    std::printf("  fits %lld such sequences in %s free (%s), weights and activations not counted\n",
+                static_cast<long long>(out["sequences_that_fit"].get<std::int64_t>()), gib(free).c_str(), source.c_str());
+  } else {
+    std::printf("  the batch that fits: pass --free-gib (%s)\n", source.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tools_command(CLI::App& app, outcome& result) {
+  auto* tools = app.add_subcommand("tools", "Serving arithmetic: KV-cache size and the batch that fits, cost per token.");
+  tools->require_subcommand(1);
+
+  auto kv = std::make_shared<kv_options>();
+  auto* kv_command = tools->add_subcommand(
+      "kv-cache", "KV-cache bytes per token and per sequence for a model shape, and how many sequences fit in free memory "
+                  "(--free-gib, else GPU 0's free memory now).");
+  kv_command->add_option("--model", kv->model, "a known shape: llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, mistral-7b, qwen2.5-72b");
+  kv_command->add_option("--layers", kv->shape.layers, "transformer layers (instead of --model)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (instead of --model)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--head-dim", kv->shape.head_dim, "head dimension (instead of --model)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--tokens", kv->tokens, "tokens per sequence, prompt and generated")->required()->check(CLI::PositiveNumber);
+  kv_command->add_option("--batch", kv->batch, "sequences (default 1)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--dtype", kv->dtype, "fp32, bf16 (default), fp16 or fp8");
+  kv_command->add_option("--free-gib", kv->free_gib, "free device memory in GiB (default: GPU 0's now)")->check(CLI::PositiveNumber);
+  kv_command->add_flag("--json", kv->as_json, "machine-readable output");
+  kv_command->callback([kv, &result] { result.exit_code = kv_cache(*kv); });
+
+  auto tokens_per_s = std::make_shared<double>(0);
+  auto gpus = std::make_shared<int>(1);
+  auto gpu = std::make_shared<std::string>("h100");
+  auto prices = std::make_shared<std::string>("expectations/prices.json");
+  auto usd_per_hour = std::make_shared<double>(0);
+  auto as_json = std::make_shared<bool>(false);
+  auto* cost = tools->add_subcommand("cost-per-token",
+                                     "USD per million tokens from a measured throughput (tokens/s over all the GPUs serving it) and a "
+                                     "GPU-hour price (--usd-per-hour, else --gpu's entry in expectations/prices.json).");
+  cost->add_option("--tokens-per-s", *tokens_per_s, "measured tokens per second")->required()->check(CLI::PositiveNumber);
+  cost->add_option("--gpus", *gpus, "GPUs that produce that throughput (default 1)")->check(CLI::PositiveNumber);
+  cost->add_option("--gpu", *gpu, "the price table's key (default h100)");
+  cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json)");
+  cost->add_option("--usd-per-hour", *usd_per_hour, "price of one GPU-hour, overriding the table")->check(CLI::PositiveNumber);
+  cost->add_flag("--json", *as_json, "machine-readable output");
+  cost->callback([=, &result] {
+    const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);
+    const double usd = usd_per_million_tokens(price, *tokens_per_s, *gpus);
+    const json out = {{"tokens_per_s", *tokens_per_s}, {"gpus", *gpus}, {"usd_per_gpu_hour", price}, {"usd_per_million_tokens", usd}};
+    if (*as_json) {
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      std::printf("%.4f USD per million tokens (%.0f tokens/s on %d GPU(s) at %.2f USD per GPU-hour)\n", usd, *tokens_per_s, *gpus, price);
+    }
+    result.exit_code = 0;
+  });
+}
+
+}  // namespace aisp::cli
