@@ -22,6 +22,7 @@
 #include "hw/system_info.hpp"
 #include "profile/bottleneck.hpp"
 #include "profile/ncu_report.hpp"
+#include "profile/profile_diff.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/worker_process.hpp"
 #include "support/shell_quote.hpp"
@@ -185,6 +186,107 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
   return failed ? 1 : 0;
 }
 
+// ---- aisp profile diff ----
+json read_profile(const std::string& where) {
+  const fs::path file = fs::is_directory(where) ? fs::path(where) / "profile.json" : fs::path(where);
+  std::ifstream in(file);
+  AISP_EXPECTS(in.good(), "no profile at " + file.string() + " (a profile.json of `aisp profile ncu`, or its folder)");
+  const auto document = json::parse(in, nullptr, false);
+  AISP_EXPECTS(!document.is_discarded() && document.contains("pairs"), file.string() + " is not a profile.json of `aisp profile ncu`");
+  return document;
+}
+
+// A variant's profile as one kernel: its longest kernel's metrics, with the duration of all its
+// kernels together (what the variant's call costs on the GPU).
+std::optional<profile::kernel_metrics> variant_metrics(const json& pair, const std::string& variant) {
+  for (const auto& row : pair["variants"]) {
+    if (row.value("variant", "") != variant || !row.contains("kernels") || row["kernels"].empty()) continue;
+    const json* longest = nullptr;
+    double total = 0;
+    for (const auto& kernel : row["kernels"]) {
+      const double d = kernel.value("duration_s", 0.0);
+      total += d;
+      if (longest == nullptr || d > (*longest).value("duration_s", 0.0)) longest = &kernel;
+    }
+    auto metrics = profile::metrics_from_json(*longest);
+    metrics.duration_s = total;
+    return metrics;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> profiled_variants(const json& pair) {
+  std::vector<std::string> names;
+  for (const auto& row : pair["variants"]) {
+    if (row.contains("kernels") && !row["kernels"].empty()) names.push_back(row.value("variant", ""));
+  }
+  return names;
+}
+
+const json* find_pair(const json& document, const std::string& target) {
+  for (const auto& pair : document["pairs"]) {
+    if (pair.value("target", "") == target) return &pair;
+  }
+  return nullptr;
+}
+
+struct diff_options {
+  std::vector<std::string> profiles;
+  std::string target;
+  std::string a;
+  std::string b;
+  bool as_json = false;
+};
+
+int profile_diff(const diff_options& options) {
+  const json first = read_profile(options.profiles.at(0));
+  const json second = options.profiles.size() > 1 ? read_profile(options.profiles[1]) : first;
+  json rows = json::array();
+  for (const auto& pair : first["pairs"]) {
+    const std::string target = pair.value("target", "");
+    if (!options.target.empty() && target != options.target) continue;
+    const json* other = find_pair(second, target);
+    if (other == nullptr) continue;
+    std::vector<std::pair<std::string, std::string>> comparisons;  // (variant in first, variant in second)
+    if (options.profiles.size() == 1) {
+      const std::string a = options.a.empty() ? "baseline" : options.a;
+      for (const auto& b : profiled_variants(pair)) {
+        if (b != a && (options.b.empty() || b == options.b)) comparisons.emplace_back(a, b);
+      }
+    } else {
+      for (const auto& v : profiled_variants(pair)) {
+        if (options.a.empty() || v == options.a) comparisons.emplace_back(v, v);
+      }
+    }
+    for (const auto& [a, b] : comparisons) {
+      const auto before = variant_metrics(pair, a);
+      const auto after = variant_metrics(*other, b);
+      if (!before || !after) continue;
+      auto row = profile::to_json(profile::compare_profiles(*before, *after));
+      row["target"] = target;
+      row["before"] = a;
+      row["after"] = b;
+      rows.push_back(std::move(row));
+    }
+  }
+  AISP_EXPECTS(!rows.empty(), options.target.empty() ? "nothing to compare: no pair has two profiled variants (or a variant in both runs)"
+                                                     : "nothing to compare for '" + options.target + "'");
+  if (options.as_json) {
+    std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& row : rows) {
+    std::printf("%s: %s -> %s%s\n", row["target"].get<std::string>().c_str(), row["before"].get<std::string>().c_str(),
+                row["after"].get<std::string>().c_str(), options.profiles.size() > 1 ? " (run A -> run B)" : "");
+    for (const auto& line : row["explanations"]) std::printf("  - %s\n", line.get<std::string>().c_str());
+    for (const auto& change : row["changes"]) {
+      std::printf("    %-30s %14.6g -> %-14.6g\n", change["metric"].get<std::string>().c_str(), change["before"].get<double>(),
+                  change["after"].get<double>());
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, outcome& result) {
@@ -204,6 +306,17 @@ void add_profile_command(CLI::App& app, outcome& result) {
   ncu->add_option("--launches", options->launches, "kernel launches profiled per variant (default 1; more for variants of several kernels)")
       ->check(CLI::Range(1, 100));
   ncu->callback([options, &result] { result.exit_code = profile_ncu(*options, result.command_line); });
+
+  auto diff = std::make_shared<diff_options>();
+  auto* diff_command = group->add_subcommand(
+      "diff", "Compare two profiles metric by metric and say which changes explain the time: with one profile.json, the "
+              "baseline (--a) against each other variant (--b); with two, each variant in run A against run B.");
+  diff_command->add_option("profiles", diff->profiles, "one or two profile.json files (or their folders)")->required()->expected(1, 2);
+  diff_command->add_option("--target", diff->target, "only this pair");
+  diff_command->add_option("--a", diff->a, "the variant compared from (default baseline; with two runs, only this variant)");
+  diff_command->add_option("--b", diff->b, "the variant compared to (one profile; default every other variant)");
+  diff_command->add_flag("--json", diff->as_json, "machine-readable output");
+  diff_command->callback([diff, &result] { result.exit_code = profile_diff(*diff); });
 }
 
 }  // namespace aisp::cli

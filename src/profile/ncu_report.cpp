@@ -106,6 +106,7 @@ constexpr reported_metric reported[] = {
     {"no_eligible_pct", "No Eligible", &kernel_metrics::no_eligible_pct},
     {"l1_hit_pct", "L1/TEX Hit Rate", &kernel_metrics::l1_hit_pct},
     {"l2_hit_pct", "L2 Hit Rate", &kernel_metrics::l2_hit_pct},
+    {"elapsed_cycles", "Elapsed Cycles", &kernel_metrics::elapsed_cycles},
 };
 
 }  // namespace
@@ -177,6 +178,17 @@ nlohmann::json to_json(const kernel_metrics& m) {
   }
   if (!m.occupancy_limiter.empty()) out["occupancy_limiter"] = m.occupancy_limiter;
   return out;
+}
+
+kernel_metrics metrics_from_json(const nlohmann::json& kernel) {
+  kernel_metrics m;
+  m.name = kernel.value("kernel", "");
+  if (kernel.contains("duration_s")) m.duration_s = kernel["duration_s"].get<double>();
+  for (const auto& f : reported) {
+    if (kernel.contains(f.key) && kernel[f.key].is_number()) m.*f.member = kernel[f.key].get<double>();
+  }
+  m.occupancy_limiter = kernel.value("occupancy_limiter", "");
+  return m;
 }
 
 }  // namespace aisp::profile

@@ -54,9 +54,12 @@ struct kernel_metrics {
   std::optional<double> no_eligible_pct;
   std::optional<double> l1_hit_pct;
   std::optional<double> l2_hit_pct;
+  std::optional<double> elapsed_cycles;  // SM cycles the launch took: issue slots x cycles ~ instructions
 };
 
 [[nodiscard]] kernel_metrics key_metrics(const ncu_kernel& kernel);
 [[nodiscard]] nlohmann::json to_json(const kernel_metrics& metrics);
+// Back from profile.json (`aisp profile diff`): what to_json wrote.
+[[nodiscard]] kernel_metrics metrics_from_json(const nlohmann::json& kernel);
 
 }  // namespace aisp::profile

@@ -9,6 +9,7 @@
 #include "aisp/check.hpp"
 #include "profile/bottleneck.hpp"
 #include "profile/ncu_report.hpp"
+#include "profile/profile_diff.hpp"
 
 namespace aisp::profile {
 namespace {
@@ -103,6 +104,33 @@ TEST(bottleneck, each_class_has_its_rule) {
   EXPECT_EQ(classify(m).kind, bottleneck::launch_bound);
   EXPECT_EQ(classify(kernel_metrics{}).kind, bottleneck::unknown);
   EXPECT_EQ(to_json(classify(m))["class"], "launch-bound");
+}
+
+TEST(profile_diff, explains_the_fir_speedup_by_instructions_and_the_l1_load) {
+  // ch08:loop_unrolling, baseline (run-time tap loop) against optimized (register window).
+  const auto baseline = only_kernel("fir_runtime_loop.csv");
+  const auto optimized = only_kernel("fir_unrolled.csv");
+  const auto diff = compare_profiles(baseline, optimized);
+  EXPECT_NEAR(diff.speedup, 509504.0 / 193056.0, 1e-9);
+  ASSERT_GE(diff.explanations.size(), 3u);
+  EXPECT_NE(diff.explanations[0].find("memory-bound (L1/TEX"), std::string::npos) << diff.explanations[0];
+  EXPECT_NE(diff.explanations[0].find("memory-bound (DRAM"), std::string::npos) << diff.explanations[0];
+  EXPECT_NE(diff.explanations[1].find("fewer instructions"), std::string::npos) << diff.explanations[1];
+  bool dram = false;
+  for (const auto& line : diff.explanations) dram = dram || line.find("moved from L1/TEX") != std::string::npos;
+  EXPECT_TRUE(dram);
+  EXPECT_EQ(to_json(diff)["changes"][0]["metric"], "duration_s");
+}
+
+TEST(profile_diff, reads_back_what_profile_json_holds) {
+  const auto m = only_kernel("stencil5x5_tma_ring.csv");
+  const auto back = metrics_from_json(to_json(m));
+  EXPECT_EQ(back.name, m.name);
+  EXPECT_EQ(back.duration_s, m.duration_s);
+  EXPECT_EQ(back.dram_pct, m.dram_pct);
+  EXPECT_EQ(back.elapsed_cycles, m.elapsed_cycles);
+  EXPECT_EQ(back.occupancy_limiter, m.occupancy_limiter);
+  EXPECT_THROW((void)compare_profiles(kernel_metrics{}, m), contract_error);
 }
 
 }  // namespace

@@ -1,0 +1,74 @@
+// `aisp profile diff` through the binary, on a profile.json built from real Nsight Compute
+// outputs of ch08:loop_unrolling captured on the H100 (tests/unit/data/ncu/): the baseline's
+// run-time tap loop against the optimized register window.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "profile/bottleneck.hpp"
+#include "profile/ncu_report.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+json variant_of(const std::string& name, const std::string& capture) {
+  std::ifstream in(std::string(AISP_SOURCE_DIR) + "/tests/unit/data/ncu/" + capture);
+  std::stringstream text;
+  text << in.rdbuf();
+  json kernels = json::array();
+  for (const auto& kernel : aisp::profile::parse_ncu_details(text.str())) {
+    const auto metrics = aisp::profile::key_metrics(kernel);
+    auto entry = aisp::profile::to_json(metrics);
+    entry["bottleneck"] = aisp::profile::to_json(aisp::profile::classify(metrics));
+    kernels.push_back(entry);
+  }
+  return {{"variant", name}, {"kernels", kernels}};
+}
+
+std::string write_profile(const std::string& name, const json& variants) {
+  const auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::create_directories(dir);
+  const json document = {{"pairs", json::array({{{"target", "ch08:loop_unrolling"}, {"variants", variants}}})}};
+  std::ofstream(dir / "profile.json") << document.dump();
+  return dir.string();
+}
+
+TEST(profile_diff_cli, explains_the_variant_against_the_baseline) {
+  const auto dir = write_profile("aisp-profile-diff-one",
+                                 json::array({variant_of("baseline", "fir_runtime_loop.csv"), variant_of("optimized", "fir_unrolled.csv")}));
+  const auto run = run_command(std::string(AISP_BINARY) + " profile diff " + dir);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("ch08:loop_unrolling: baseline -> optimized"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("fewer instructions issued"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("moved from L1/TEX"), std::string::npos) << run.output;
+
+  const auto as_json = run_command(std::string(AISP_BINARY) + " profile diff " + dir + " --json 2>/dev/null");
+  const auto rows = json::parse(as_json.output);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_NEAR(rows[0]["speedup"].get<double>(), 509504.0 / 193056.0, 1e-6);
+}
+
+TEST(profile_diff_cli, compares_one_variant_across_two_runs_and_refuses_nonsense) {
+  const auto a = write_profile("aisp-profile-diff-a", json::array({variant_of("optimized", "fir_runtime_loop.csv")}));
+  const auto b = write_profile("aisp-profile-diff-b", json::array({variant_of("optimized", "fir_unrolled.csv")}));
+  const auto run = run_command(std::string(AISP_BINARY) + " profile diff " + a + " " + b);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("optimized -> optimized (run A -> run B)"), std::string::npos) << run.output;
+
+  const auto missing = run_command(std::string(AISP_BINARY) + " profile diff /nonexistent/profile");
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no profile at /nonexistent/profile"), std::string::npos) << missing.output;
+  const auto nothing = run_command(std::string(AISP_BINARY) + " profile diff " + a);  // one variant: nothing to compare
+  EXPECT_EQ(nothing.exit_code, 2) << nothing.output;
+  EXPECT_NE(nothing.output.find("nothing to compare"), std::string::npos) << nothing.output;
+}
+
+}  // namespace
