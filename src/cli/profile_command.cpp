@@ -64,6 +64,13 @@ std::string read_text(const fs::path& file) {
   return text.str();
 }
 
+// The raw metrics beyond the sections (stall reasons, sectors per request, bank conflicts).
+std::string raw_metrics_argument() {
+  std::string list;
+  for (const auto& name : profile::raw_metric_names()) list += (list.empty() ? "" : ",") + name;
+  return list;
+}
+
 // Why ncu gave no kernel, in one line, from its log.
 std::string no_kernel_reason(const std::string& log) {
   if (log.find("ERR_NVGPUCTRPERM") != std::string::npos)
@@ -84,28 +91,38 @@ json profile_variant(const profile_options& options, const std::string& ncu, con
   const auto command = fmt::format(
       "{} --clock-control none --target-processes all --nvtx --nvtx-include {} --launch-count {} --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section SchedulerStats "
-      "--section LaunchStats --section ComputeWorkloadAnalysis -f -o {} {} bench verify --targets {}{} --audit off "
+      "--section LaunchStats --section ComputeWorkloadAnalysis --metrics {} -f -o {} {} bench verify --targets {}{} --audit off "
       "--worker-timeout 600 --history none --quiet --artifacts-dir {} > {} 2>&1",
-      shell_quoted(ncu), shell_quoted("aisp_benchmark_size_" + variant + "/"), options.launches, shell_quoted(report.string()),
+      shell_quoted(ncu), shell_quoted("aisp_benchmark_size_" + variant + "/"), options.launches, raw_metrics_argument(),
+      shell_quoted(report.string()),
       shell_quoted(current_executable()), shell_quoted(verify_target), plugin_args, shell_quoted((dir / (slug + ".verify")).string()),
       shell_quoted(log.string()));
   json row = {{"variant", variant}, {"report", report.string() + ".ncu-rep"}};
   const int status = std::system(command.c_str());
   row["verify_exit_code"] = status;
   const fs::path csv = dir / (slug + ".csv");
+  const fs::path raw_csv = dir / (slug + ".raw.csv");
   if (fs::exists(report.string() + ".ncu-rep")) {
-    const auto import = fmt::format("{} --import {} --csv --page details > {} 2>> {}", shell_quoted(ncu),
-                                    shell_quoted(report.string() + ".ncu-rep"), shell_quoted(csv.string()), shell_quoted(log.string()));
-    (void)std::system(import.c_str());
+    for (const auto& [page, file] : {std::pair{"details", csv}, std::pair{"raw", raw_csv}}) {
+      const auto import = fmt::format("{} --import {} --csv --page {} > {} 2>> {}", shell_quoted(ncu), shell_quoted(report.string() + ".ncu-rep"),
+                                      page, shell_quoted(file.string()), shell_quoted(log.string()));
+      (void)std::system(import.c_str());
+    }
   }
   const std::string details = fs::exists(csv) ? read_text(csv) : "";
   if (details.find("\"ID\"") == std::string::npos) {
     row["error"] = no_kernel_reason(read_text(log));
     return row;
   }
+  std::vector<profile::ncu_raw_launch> raw;
+  if (const auto raw_text = fs::exists(raw_csv) ? read_text(raw_csv) : ""; raw_text.find("\"ID\"") != std::string::npos)
+    raw = profile::parse_ncu_raw(raw_text);
   json kernels = json::array();
   for (const auto& kernel : profile::parse_ncu_details(details)) {
-    const auto metrics = profile::key_metrics(kernel);
+    auto metrics = profile::key_metrics(kernel);
+    for (const auto& launch : raw) {
+      if (launch.id == kernel.id) profile::add_raw_metrics(metrics, launch);
+    }
     json entry = profile::to_json(metrics);
     entry["grid"] = kernel.grid;
     entry["block"] = kernel.block;
@@ -138,6 +155,7 @@ void print_table(const json& pairs) {
                     percent(kernel, "dram_pct").c_str(), percent(kernel, "sm_pct").c_str(),
                     percent(kernel, "achieved_occupancy_pct").c_str(), verdict["class"].get<std::string>().c_str(),
                     verdict["detail"].get<std::string>().c_str());
+        for (const auto& line : verdict["evidence"]) std::printf("%62s %s\n", "", line.get<std::string>().c_str());
       }
     }
   }

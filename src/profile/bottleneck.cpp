@@ -84,6 +84,13 @@ bottleneck_verdict classify(const kernel_metrics& m) {
                                            m.occupancy_limiter.empty() ? "" : ", limited by " + m.occupancy_limiter));
   if (m.eligible_warps_per_scheduler)
     verdict.evidence.push_back(fmt::format("{:.2f} eligible warps per scheduler a cycle", *m.eligible_warps_per_scheduler));
+  if (!m.top_stalls.empty())
+    verdict.evidence.push_back(fmt::format("top stall: {} ({:.2f} warps per issued instruction)", m.top_stalls[0].first, m.top_stalls[0].second));
+  if (m.global_load_sectors_per_request && *m.global_load_sectors_per_request > 4.5)
+    verdict.evidence.push_back(fmt::format("{:.1f} sectors per global load request (4 when 32 lanes read 4 coalesced bytes each)",
+                                           *m.global_load_sectors_per_request));
+  if (m.shared_bank_conflicts && *m.shared_bank_conflicts > 0)
+    verdict.evidence.push_back(fmt::format("{:.0f} shared-memory bank conflicts", *m.shared_bank_conflicts));
 
   if (m.duration_s && *m.duration_s < launch_scale_s) {
     verdict.kind = bottleneck::launch_bound;

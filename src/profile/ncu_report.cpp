@@ -86,6 +86,29 @@ std::string limiter_of(const ncu_kernel& kernel) {
   return limiter;
 }
 
+// Calls `row` with the header and each row of the table that starts at the "ID" header line;
+// false when there is no such table. Lines that are not CSV rows (ncu's progress) are skipped.
+template <typename Row>
+bool for_each_row(std::string_view text, Row&& row) {
+  std::vector<std::string> header;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (header.empty()) {
+      if (line.starts_with("\"ID\"")) header = csv_fields(line);
+    } else if (line.starts_with('"')) {
+      row(header, csv_fields(line));
+    }
+  }
+  return !header.empty();
+}
+
+constexpr const char* stall_prefix = "smsp__average_warps_issue_stalled_";
+constexpr const char* stall_suffix = "_per_issue_active.ratio";
+
 // The metrics read as ncu names them, and their keys in profile.json.
 struct reported_metric {
   const char* key;
@@ -121,19 +144,7 @@ std::optional<double> ncu_kernel::number(std::string_view metric, std::string_vi
 std::vector<ncu_kernel> parse_ncu_details(std::string_view text) {
   std::vector<ncu_kernel> kernels;
   std::map<std::string, std::size_t> at;  // launch ID -> index in kernels
-  std::vector<std::string> header;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    if (header.empty()) {
-      if (line.starts_with("\"ID\"")) header = csv_fields(line);
-      continue;
-    }
-    if (!line.starts_with('"')) continue;  // a progress line of ncu's between rows
-    const auto fields = csv_fields(line);
+  const bool found_table = for_each_row(text, [&](const std::vector<std::string>& header, const std::vector<std::string>& fields) {
     std::map<std::string_view, std::string_view> row;  // a metric's row stops before the rule's columns
     for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) row[header[i]] = fields[i];
     const std::string id(row["ID"]);
@@ -149,16 +160,33 @@ std::vector<ncu_kernel> parse_ncu_details(std::string_view text) {
       }
       kernels.push_back(std::move(kernel));
     }
-    if (row["Metric Name"].empty()) continue;  // a rule's row
+    if (row["Metric Name"].empty()) return;  // a rule's row
     ncu_metric metric{.section = std::string(row["Section Name"]),
                       .name = std::string(row["Metric Name"]),
                       .unit = std::string(row["Metric Unit"]),
                       .text = std::string(row["Metric Value"]),
                       .value = number_of(std::string(row["Metric Value"]))};
     kernels[found->second].metrics.push_back(std::move(metric));
-  }
-  AISP_EXPECTS(!header.empty(), "no Nsight Compute details table (a line starting with \"ID\") in the ncu output");
+  });
+  AISP_EXPECTS(found_table, "no Nsight Compute details table (a line starting with \"ID\") in the ncu output");
   return kernels;
+}
+
+std::vector<ncu_raw_launch> parse_ncu_raw(std::string_view text) {
+  std::vector<ncu_raw_launch> launches;
+  const bool found_table = for_each_row(text, [&](const std::vector<std::string>& header, const std::vector<std::string>& fields) {
+    if (fields.empty() || fields[0].empty()) return;  // the row of units
+    ncu_raw_launch launch;
+    for (std::size_t i = 0; i < header.size() && i < fields.size(); ++i) {
+      if (header[i] == "ID") launch.id = fields[i];
+      if (header[i] == "Kernel Name") launch.name = fields[i];
+      if (header[i].find("__") == std::string::npos) continue;  // ncu's metric names: unit__counter.rollup
+      if (const auto value = number_of(fields[i])) launch.values[header[i]] = *value;
+    }
+    launches.push_back(std::move(launch));
+  });
+  AISP_EXPECTS(found_table, "no Nsight Compute raw table (a line starting with \"ID\") in the ncu output");
+  return launches;
 }
 
 kernel_metrics key_metrics(const ncu_kernel& kernel) {
@@ -177,7 +205,60 @@ nlohmann::json to_json(const kernel_metrics& m) {
     if (m.*f.member) out[f.key] = *(m.*f.member);
   }
   if (!m.occupancy_limiter.empty()) out["occupancy_limiter"] = m.occupancy_limiter;
+  if (!m.top_stalls.empty()) {
+    out["top_stalls"] = nlohmann::json::array();
+    for (const auto& [reason, per_issue] : m.top_stalls) out["top_stalls"].push_back({{"reason", reason}, {"warps_per_issue", per_issue}});
+  }
+  if (m.global_load_sectors_per_request) out["global_load_sectors_per_request"] = *m.global_load_sectors_per_request;
+  if (m.global_store_sectors_per_request) out["global_store_sectors_per_request"] = *m.global_store_sectors_per_request;
+  if (m.shared_bank_conflicts) out["shared_bank_conflicts"] = *m.shared_bank_conflicts;
   return out;
+}
+
+const std::vector<std::string>& raw_metric_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const char* reason : {"barrier", "branch_resolving", "dispatch_stall", "drain", "imc_miss", "lg_throttle", "long_scoreboard",
+                               "math_pipe_throttle", "membar", "mio_throttle", "misc", "no_instruction", "not_selected", "selected",
+                               "short_scoreboard", "sleeping", "tex_throttle", "wait"}) {
+      out.push_back(std::string(stall_prefix) + reason + stall_suffix);
+    }
+    for (const char* m : {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+                          "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+                          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+                          "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"}) {
+      out.emplace_back(m);
+    }
+    return out;
+  }();
+  return names;
+}
+
+void add_raw_metrics(kernel_metrics& m, const ncu_raw_launch& raw) {
+  const std::string prefix = stall_prefix;
+  const std::string suffix = stall_suffix;
+  std::vector<std::pair<std::string, double>> stalls;
+  for (const auto& [name, value] : raw.values) {
+    // "selected" is the warp that issued, not a stall.
+    if (!name.starts_with(prefix) || !name.ends_with(suffix) || name.find("_not_issued") != std::string::npos) continue;
+    const auto reason = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (reason != "selected" && value > 0) stalls.emplace_back(reason, value);
+  }
+  std::sort(stalls.begin(), stalls.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (stalls.size() > 3) stalls.resize(3);
+  m.top_stalls = std::move(stalls);
+  const auto ratio = [&](const char* sectors, const char* requests) -> std::optional<double> {
+    const auto s = raw.values.find(sectors);
+    const auto r = raw.values.find(requests);
+    if (s == raw.values.end() || r == raw.values.end() || r->second <= 0) return std::nullopt;
+    return s->second / r->second;
+  };
+  m.global_load_sectors_per_request = ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+  m.global_store_sectors_per_request = ratio("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum");
+  const auto ld = raw.values.find("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum");
+  const auto st = raw.values.find("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum");
+  if (ld != raw.values.end() || st != raw.values.end())
+    m.shared_bank_conflicts = (ld != raw.values.end() ? ld->second : 0) + (st != raw.values.end() ? st->second : 0);
 }
 
 kernel_metrics metrics_from_json(const nlohmann::json& kernel) {

@@ -3,6 +3,7 @@
 // (tests/unit/data/ncu/).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,7 +56,24 @@ struct kernel_metrics {
   std::optional<double> l1_hit_pct;
   std::optional<double> l2_hit_pct;
   std::optional<double> elapsed_cycles;  // SM cycles the launch took: issue slots x cycles ~ instructions
+  // From the raw page (add_raw_metrics): why warps wait, and how well accesses use what they move.
+  std::vector<std::pair<std::string, double>> top_stalls;  // reason, warps stalled per issued instruction; largest first
+  std::optional<double> global_load_sectors_per_request;   // 4 for 32 lanes of 4 coalesced bytes; 32 at worst
+  std::optional<double> global_store_sectors_per_request;
+  std::optional<double> shared_bank_conflicts;             // shared loads and stores, whole launch
 };
+
+// `--page raw`: one row per launch (after a row of units), one column per metric.
+struct ncu_raw_launch {
+  std::string id;
+  std::string name;
+  std::map<std::string, double> values;  // numeric cells only
+};
+[[nodiscard]] std::vector<ncu_raw_launch> parse_ncu_raw(std::string_view text);
+
+// The raw metrics aisp asks ncu for beyond the sections (raw_metric_names), read into `metrics`.
+[[nodiscard]] const std::vector<std::string>& raw_metric_names();
+void add_raw_metrics(kernel_metrics& metrics, const ncu_raw_launch& raw);
 
 [[nodiscard]] kernel_metrics key_metrics(const ncu_kernel& kernel);
 [[nodiscard]] nlohmann::json to_json(const kernel_metrics& metrics);

@@ -106,6 +106,54 @@ TEST(bottleneck, each_class_has_its_rule) {
   EXPECT_EQ(to_json(classify(m))["class"], "launch-bound");
 }
 
+TEST(ncu_report, reads_the_raw_page_for_stall_reasons) {
+  // A real `--page raw` capture (the FIR's validation-size launches): a units row, then a launch a row.
+  const auto launches = parse_ncu_raw(captured("raw_page_fir_small_sizes.csv"));
+  ASSERT_EQ(launches.size(), 3u);
+  EXPECT_EQ(launches[0].id, "0");
+  EXPECT_NE(launches[0].name.find("fir_unrolled_kernel<8, 4>"), std::string::npos);
+  EXPECT_DOUBLE_EQ(launches[0].values.at("launch__registers_per_thread"), 24);
+  kernel_metrics m;
+  add_raw_metrics(m, launches[0]);
+  ASSERT_FALSE(m.top_stalls.empty());
+  EXPECT_LE(m.top_stalls.size(), 3u);
+  for (std::size_t i = 1; i < m.top_stalls.size(); ++i) EXPECT_GE(m.top_stalls[i - 1].second, m.top_stalls[i].second);
+  for (const auto& [reason, value] : m.top_stalls) EXPECT_NE(reason, "selected");  // the issuing warp is no stall
+  EXPECT_FALSE(m.global_load_sectors_per_request.has_value());  // not asked for in that capture
+  EXPECT_TRUE(to_json(m).contains("top_stalls"));
+}
+
+TEST(ncu_report, sectors_per_request_and_bank_conflicts_from_raw_counters) {
+  ncu_raw_launch raw;
+  raw.values["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 4000;
+  raw.values["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 1000;
+  raw.values["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] = 7;
+  raw.values["smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio"] = 2.5;
+  raw.values["smsp__average_warps_issue_stalled_selected_per_issue_active.ratio"] = 1;
+  kernel_metrics m;
+  add_raw_metrics(m, raw);
+  EXPECT_DOUBLE_EQ(m.global_load_sectors_per_request.value(), 4);
+  EXPECT_FALSE(m.global_store_sectors_per_request.has_value());
+  EXPECT_DOUBLE_EQ(m.shared_bank_conflicts.value(), 7);
+  ASSERT_EQ(m.top_stalls.size(), 1u);
+  EXPECT_EQ(m.top_stalls[0].first, "long_scoreboard");
+  m.sm_pct = 30;
+  m.dram_pct = 20;
+  m.duration_s = 1e-3;
+  m.global_load_sectors_per_request = 16;  // a strided load: half of every sector wasted or worse
+  const auto verdict = classify(m);
+  const auto has = [&](const char* text) {
+    for (const auto& line : verdict.evidence) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("top stall: long_scoreboard"));
+  EXPECT_TRUE(has("16.0 sectors per global load request"));
+  EXPECT_TRUE(has("7 shared-memory bank conflicts"));
+  for (const auto& name : raw_metric_names()) EXPECT_NE(name.find("__"), std::string::npos) << name;
+}
+
 TEST(profile_diff, explains_the_fir_speedup_by_instructions_and_the_l1_load) {
   // ch08:loop_unrolling, baseline (run-time tap loop) against optimized (register window).
   const auto baseline = only_kernel("fir_runtime_loop.csv");
