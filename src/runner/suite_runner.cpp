@@ -91,6 +91,12 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   suite_result suite = std::move(header);
   std::function<nlohmann::json()> telemetry_now;  // full NVML reading, for the end of the run
   const device_availability device = availability_of(system, config.device, &telemetry_now);
+  // Speed-of-light percentages against a datasheet read lower than against the copy ceiling
+  // `aisp hw` measures (3.35 TB/s vs ~3.0 TB/s on the H100): say which one this run uses.
+  if (device.absence_reason.empty() && device.ceilings.source.starts_with("datasheet"))
+    progress(fmt::format("[ceilings] SOL % against the {} ceilings: no `aisp hw` measurement is cached for this GPU and "
+                         "driver; run `aisp hw` once to judge against measured ones",
+                         device.ceilings.source));
   save(suite, outputs);
   // The history records the run as it goes: each finished pair in one transaction, so a run
   // killed mid-suite keeps what it finished. A database that fails mid-run costs the history,
