@@ -317,6 +317,8 @@ void add_profile_command(CLI::App& app, outcome& result) {
       "filtered to that variant's NVTX range, clocks as found): duration, DRAM/L2/L1 and SM throughput, occupancy and its "
       "limiter, registers, spills, eligible warps, and a bottleneck class with its evidence and the lab pairs that teach "
       "the remedy. Writes profile.json and keeps the .ncu-rep reports. Timing claims stay with `bench run`.");
+  ncu->footer("Examples:\n  aisp profile ncu --targets ch08:loop_unrolling\n  aisp profile ncu --targets ch07 --launches 2 "
+              "--artifacts-dir out/prof\nThen: aisp profile diff out/prof (docs/profiling.md)");
   ncu->add_option("--targets", options->targets, "pairs (and variants) to profile, as `bench run` takes them")->required();
   add_plugin_option(*ncu, options->plugins);
   ncu->add_option("--artifacts-dir", options->artifacts_dir, "where profile.json and the reports go (default: artifacts/profile-<time>)");
@@ -329,6 +331,8 @@ void add_profile_command(CLI::App& app, outcome& result) {
   auto* diff_command = group->add_subcommand(
       "diff", "Compare two profiles metric by metric and say which changes explain the time: with one profile.json, the "
               "baseline (--a) against each other variant (--b); with two, each variant in run A against run B.");
+  diff_command->footer("Examples:\n  aisp profile diff out/prof\n  aisp profile diff out/prof --a optimized_wide_tile --b optimized\n"
+                       "  aisp profile diff before/ after/ --a optimized");
   diff_command->add_option("profiles", diff->profiles, "one or two profile.json files (or their folders)")->required()->expected(1, 2);
   diff_command->add_option("--target", diff->target, "only this pair");
   diff_command->add_option("--a", diff->a, "the variant compared from (default baseline; with two runs, only this variant)");

@@ -104,6 +104,8 @@ void add_tools_command(CLI::App& app, outcome& result) {
   auto* kv_command = tools->add_subcommand(
       "kv-cache", "KV-cache bytes per token and per sequence for a model shape, and how many sequences fit in free memory "
                   "(--free-gib, else GPU 0's free memory now).");
+  kv_command->footer("Examples:\n  aisp tools kv-cache --model llama-3.1-70b --tokens 8192 --batch 16\n"
+                     "  aisp tools kv-cache --layers 32 --kv-heads 8 --head-dim 128 --tokens 4096 --dtype fp8 --free-gib 60");
   kv_command->add_option("--model", kv->model, "a known shape: llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, mistral-7b, qwen2.5-72b");
   kv_command->add_option("--layers", kv->shape.layers, "transformer layers (instead of --model)")->check(CLI::PositiveNumber);
   kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (instead of --model)")->check(CLI::PositiveNumber);
@@ -124,6 +126,7 @@ void add_tools_command(CLI::App& app, outcome& result) {
   auto* cost = tools->add_subcommand("cost-per-token",
                                      "USD per million tokens from a measured throughput (tokens/s over all the GPUs serving it) and a "
                                      "GPU-hour price (--usd-per-hour, else --gpu's entry in expectations/prices.json).");
+  cost->footer("Example: aisp tools cost-per-token --tokens-per-s 2500 --gpus 8 --usd-per-hour 2.5");
   cost->add_option("--tokens-per-s", *tokens_per_s, "measured tokens per second")->required()->check(CLI::PositiveNumber);
   cost->add_option("--gpus", *gpus, "GPUs that produce that throughput (default 1)")->check(CLI::PositiveNumber);
   cost->add_option("--gpu", *gpu, "the price table's key (default h100)");

@@ -133,8 +133,10 @@ int triage(const triage_options& options) {
 void add_triage_command(CLI::App& app, outcome& result) {
   auto options = std::make_shared<triage_options>();
   auto* triage_command = app.add_subcommand(
-      "triage", "Write one bundle for a bug report: info, the environment gate, the `aisp hw` cache, a short probe suite "
-                "(validation sizes of a host pair, and of a GPU pair where a GPU is usable) and the newest run's logs.");
+      "triage", "One bundle for a bug report: info, environment gate, hw cache, a probe suite, the newest run's logs.");
+  triage_command->footer(
+      "The probe suite is `bench verify --validation-sizes-only` of labs/host:matrix_sum, and of ch07:vectorized_copy where a "
+      "GPU is usable. Nothing on the machine is changed.\nExample: aisp triage --output bug-1234.tar.gz");
   triage_command->add_option("--output", options->output, "the bundle to write (default aisp-triage-<time>.tar.gz)");
   triage_command->add_option("--artifacts", options->artifacts, "where runs are (default artifacts): the newest one's logs go in");
   triage_command->add_flag("--skip-probe", options->skip_probe, "leave out the probe suite");
