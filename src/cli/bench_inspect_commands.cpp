@@ -9,6 +9,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
+#include "analysis/validity_catalogue.hpp"
 #include "cli/commands.hpp"
 #include "harness/plugin_loader.hpp"
 #include "results/quarantine.hpp"
@@ -130,6 +131,30 @@ int quarantine_report(const std::string& path, bool as_json) {
   return 0;
 }
 
+// `bench explain`: the validity matrix's rows for each query (a code, or a check's name).
+int explain(const std::vector<std::string>& queries, bool as_json) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& query : queries) {
+    const auto found = explain_check(query);
+    AISP_EXPECTS(!found.empty(), "no validity row or check named '" + query +
+                                     "' (a code such as T1 or S2, or a check name such as outliers; docs/validity.md)");
+    for (const auto& row : found) {
+      rows.push_back({{"query", query}, {"code", row.code}, {"issue", row.issue}, {"protection", row.protection},
+                      {"fixture", row.fixture}, {"status", row.status}});
+    }
+  }
+  if (as_json) {
+    std::printf("%s\n", rows.dump(2).c_str());
+    return 0;
+  }
+  for (const auto& row : rows) {
+    std::printf("%s  %s  [%s]\n  what aisp does: %s\n  proven by: %s\n\n", row["code"].get<std::string>().c_str(),
+                row["issue"].get<std::string>().c_str(), row["status"].get<std::string>().c_str(),
+                row["protection"].get<std::string>().c_str(), row["fixture"].get<std::string>().c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 void fail_on_broken_registrations() {
@@ -161,6 +186,16 @@ void load_user_plugins(const std::vector<std::string>& plugins) {
 }
 
 void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
+  auto* explain_command = bench.add_subcommand(
+      "explain", "What a failed check means: its row of the validity matrix (the way a benchmark lies, what aisp does "
+                 "about it, the planted cheat that proves it).");
+  auto queries = std::make_shared<std::vector<std::string>>();
+  auto explain_json = std::make_shared<bool>(false);
+  explain_command->add_option("checks", *queries, "codes (T1, S2) or check names (outliers, escaped-kernel)")->required();
+  explain_command->add_flag("--json", *explain_json, "print machine-readable JSON");
+  explain_command->footer("Examples:\n  aisp bench explain S2\n  aisp bench explain outliers escaped-kernel");
+  explain_command->callback([=, &result] { result.exit_code = explain(*queries, *explain_json); });
+
   auto* list = bench.add_subcommand("list-targets", "List the registered pairs, their variants and tags.");
   auto chapter = std::make_shared<std::string>();
   auto list_json = std::make_shared<bool>(false);

@@ -80,6 +80,7 @@ std::string render_table(const suite_result& suite) {
   std::vector<row> rows = {{"target", "variant", "baseline", "candidate", "speedup [95% CI]",
                             "verdict", "verified", "GB/s base→cand (SOL)"}};
   std::vector<std::string> notes;
+  bool failed_check = false;
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> targets: one note per reason
   const bool with_peer = any_peer(suite);
   if (with_peer) rows.front().push_back("vs peer");
@@ -120,6 +121,7 @@ std::string render_table(const suite_result& suite) {
     }
     for (const auto& check : p.checks) {
       if (!check.passed) notes.push_back(p.target + " " + check.variant + " " + check.check + ": " + check.detail);
+      failed_check = failed_check || !check.passed;
     }
     for (const auto& v : p.variants) {
       if (v.low_clock_samples > 0)
@@ -133,6 +135,7 @@ std::string render_table(const suite_result& suite) {
     notes.push_back(targets.size() == 1 ? targets.front() + " skipped: " + reason
                                         : fmt::format("{} pairs skipped: {}", targets.size(), reason));
   }
+  if (failed_check) notes.push_back("what a failed check means: aisp bench explain <check>, e.g. aisp bench explain outliers");
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& r : rows)
     for (std::size_t c = 0; c < r.size(); ++c) widths[c] = std::max(widths[c], display_width(r[c]));

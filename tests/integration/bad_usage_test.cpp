@@ -57,6 +57,8 @@ const std::vector<bad_case> cases{
     {"bench scaling --target labs/host:matrix_sum --sizes rows=4 --max-time 0", "wants a number above 0"},
     {"bench roofline --run /nonexistent/run", "/nonexistent/run"},
     {"profile", "subcommand"},
+    {"bench explain nope", "no validity row or check named 'nope'"},
+    {"bench explain", "checks"},
     {"tools", "subcommand"},
     {"tools kv-cache --model gpt-9 --tokens 8", "unknown model 'gpt-9'"},
     {"tools kv-cache --tokens 8", "name a --model"},

@@ -1,0 +1,28 @@
+// The validity matrix (docs/validity.md, embedded at build time): every way a benchmark can lie,
+// what aisp does about it, the fixture that proves it. `aisp bench explain` reads it, and so
+// will the dashboard and the MCP server (issue 23).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aisp {
+
+struct validity_row {
+  std::string code;        // T1 ... X8
+  std::string issue;       // the way a benchmark lies
+  std::string protection;  // what aisp does: the check names in backquotes
+  std::string fixture;     // the planted cheat that proves it, or "—"
+  std::string status;      // caught, design, caught (gpu), recorded (gpu), not covered...
+};
+
+// The rows of the matrix's table, in its order.
+[[nodiscard]] const std::vector<validity_row>& validity_catalogue();
+[[nodiscard]] std::vector<validity_row> parse_validity_rows(std::string_view markdown);
+
+// Rows for a query: a code (case-insensitive, "s2"), else every row whose protection names the
+// check in backquotes ("outliers" finds `outliers`). Empty when nothing matches.
+[[nodiscard]] std::vector<validity_row> explain_check(std::string_view query);
+
+}  // namespace aisp
