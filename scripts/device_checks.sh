@@ -24,6 +24,9 @@
 #           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
 #   multigpu: issue 24 on a machine of two or more GPUs: the topology, the cheats_multi_gpu suite
 #           (OUT_DIR/multi_gpu_cheats.json) and its test, then `bench run` of ch04 (OUT_DIR/run-ch04.json);
+#   profile: issue 22: `aisp profile ncu` of TARGET... (default ch07 labs/gemm), profile.json, the
+#           CSVs and ncu's logs in OUT_DIR/profile.tgz (the .ncu-rep reports stay: they are large),
+#           then `aisp profile diff` of it;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
@@ -130,5 +133,12 @@ PY
       timeout 200 "$bin/aisp_gpu_tests" --gtest_filter='cheats_multi_gpu/*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|Expected|Which is" | head -n 40
     for log in /tmp/aisp_multi_gpu_cheats/*/*.rank*.log; do [ -s "$log" ] && { echo "== $log"; tail -n 3 "$log"; }; done 2>/dev/null | head -n 30
     touch "$out/hw.txt"; "$here/device_checks.sh" "$bin" "$out" run ch04 ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck, multigpu or flushab" >&2; exit 2 ;;
+  profile)
+    [ $# -gt 0 ] || set -- ch07 labs/gemm
+    start=$(date +%s)
+    PATH="$PATH:/usr/local/cuda/bin" "$bin/aisp" profile ncu --targets "$@" --artifacts-dir /tmp/aisp_profile > "$out/profile.log" 2>&1
+    echo "profile ncu rc $? wall $(( $(date +%s) - start )) s"; tail -n 40 "$out/profile.log"
+    (cd /tmp/aisp_profile && tar czf "$out/profile.tgz" profile.json ./*.csv ./*.ncu.log 2>/dev/null)
+    "$bin/aisp" profile diff /tmp/aisp_profile > "$out/profile_diff.txt" 2>&1; head -n 60 "$out/profile_diff.txt" ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck, multigpu, profile or flushab" >&2; exit 2 ;;
 esac
