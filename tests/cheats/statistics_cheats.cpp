@@ -30,10 +30,12 @@ void baseline_with_outliers(run_context& ctx) {
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
 }
 
-// ---- S8: the baseline takes twice as long in whichever of its two workers reaches setup()
+// ---- S8: the baseline takes four times as long in whichever of its two workers reaches setup()
 // second (an abstract socket name, held for the process's life, decides): the baseline and its
-// twin, the same code, are measured 2x apart, and the noise floor is a fact of the run, not of
-// the code (Note [disturbed noise floor]) ----
+// twin, the same code, are measured 4x apart, and the noise floor is a fact of the run, not of
+// the code (Note [disturbed noise floor]). 4x: a twin much slower than the baseline is the case
+// the rule once missed (read linearly, its floor stayed under 100% while the slow worker's CI
+// widened; the rule now reads the gap in log space) ----
 bool slow_worker = false;
 int held_name = -1;
 
@@ -52,15 +54,15 @@ void two_speed_baseline(run_context& ctx) {
   const auto start = std::chrono::steady_clock::now();
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
   if (!slow_worker) return;
-  const auto took = std::chrono::steady_clock::now() - start;  // then as long again, spinning
-  while (std::chrono::steady_clock::now() - start < 2 * took) {
+  const auto took = std::chrono::steady_clock::now() - start;  // then three times as long again, spinning
+  while (std::chrono::steady_clock::now() - start < 4 * took) {
   }
 }
 
 [[nodiscard]] pair unalike_workers_pair() {
   return elementwise_declaration("cheats:s8_baseline_at_two_speeds", "S8")
-      .summary(cheat_summary("S8", "the baseline runs 2x slower in one of its two workers"))
-      .add_variant(variant{"baseline", "planted cheat: 2x slower in the worker that reaches setup() second",
+      .summary(cheat_summary("S8", "the baseline runs 4x slower in one of its two workers"))
+      .add_variant(variant{"baseline", "planted cheat: 4x slower in the worker that reaches setup() second",
                            two_speed_baseline, claim_the_fast_worker, {}, {}, {}, {}, {}})
       .add_variant("optimized", "honest loop", honest_run(affine_math));
 }

@@ -441,6 +441,16 @@ TEST(disturbed_noise_reason, a_floor_far_wider_than_the_cis_makes_the_run_untrus
   EXPECT_NE(reason.find("not measured alike"), std::string::npos) << reason;
 }
 
+TEST(disturbed_noise_reason, a_much_slower_twin_is_as_disturbed_as_a_much_faster_one) {
+  // cheats:s8 in a CI run: the twin 4x slower, CIs +-21%. Read linearly its floor is 80%
+  // (1 - low), under 4x the half-widths, and the cheat passed; in log space it is 5x apart.
+  const auto slower = aisp::stats::disturbed_noise_reason({0.24, 0.20, 0.30}, {0.36, 0.32, 0.45});
+  EXPECT_NE(slower.find("not measured alike"), std::string::npos) << slower;
+  EXPECT_NE(slower.find("400%"), std::string::npos) << slower;  // 1 / 0.20 - 1
+  const auto faster = aisp::stats::disturbed_noise_reason({4.1, 3.3, 5.0}, {0.36, 0.32, 0.45});
+  EXPECT_NE(faster.find("not measured alike"), std::string::npos) << faster;
+}
+
 TEST(disturbed_noise_reason, an_honest_floor_or_wide_cis_leave_the_verdict_to_the_ci) {
   // A quiet twin: floor 0.5%.
   EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.002, 0.995, 1.005}, {1.64, 1.62, 1.66}), "");
