@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/paths.hpp"
 #include "support/shell_quote.hpp"
 
 namespace aisp {
@@ -95,16 +96,7 @@ std::optional<command_output> run_command(const std::string& command) noexcept {
   }
 }
 
-std::string find_cuobjdump() {
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      const auto candidate = std::filesystem::path(dir) / "cuobjdump";
-      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate.string();
-    }
-  }
-  return access("/usr/local/cuda/bin/cuobjdump", X_OK) == 0 ? "/usr/local/cuda/bin/cuobjdump" : "";
-}
+std::string find_cuobjdump() { return find_program("cuobjdump", {"/usr/local/cuda/bin"}); }
 
 std::vector<std::filesystem::path> device_elf_files(const std::filesystem::path& directory) {
   std::vector<std::filesystem::path> files;

@@ -25,6 +25,8 @@
 #include "profile/profile_diff.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/worker_process.hpp"
+#include "support/json_file.hpp"
+#include "support/paths.hpp"
 #include "support/shell_quote.hpp"
 
 namespace aisp::cli {
@@ -41,20 +43,17 @@ struct profile_options {
   int launches = 1;
 };
 
-// The ncu to run: a path as given, else the first on PATH.
+// The ncu to run: a path as given, else the first on PATH (or in /usr/local/cuda/bin).
 std::string find_ncu(const std::string& wanted) {
   if (wanted.find('/') != std::string::npos) {
     AISP_EXPECTS(fs::exists(wanted), "--ncu " + wanted + " does not exist");
     return wanted;
   }
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path != nullptr ? path : "");
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    const fs::path candidate = fs::path(dir.empty() ? "." : dir) / wanted;
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  throw contract_error(wanted + " (Nsight Compute) is not on PATH: install Nsight Compute or pass --ncu PATH; "
-                                "`bench run` and `bench verify` do not need it");
+  const std::string found = find_program(wanted, {"/usr/local/cuda/bin"});
+  if (found.empty())
+    throw contract_error(wanted + " (Nsight Compute) is not on PATH: install Nsight Compute or pass --ncu PATH; "
+                                  "`bench run` and `bench verify` do not need it");
+  return found;
 }
 
 std::string read_text(const fs::path& file) {
@@ -82,8 +81,7 @@ std::string no_kernel_reason(const std::string& log) {
 
 json profile_variant(const profile_options& options, const std::string& ncu, const pair& declared,
                      const std::string& variant, const std::string& verify_target, const fs::path& dir) {
-  std::string slug = declared.target() + "_" + variant;
-  for (char& c : slug) c = (c == ':' || c == '/') ? '_' : c;
+  const std::string slug = file_safe(declared.target() + "_" + variant);
   const fs::path report = dir / slug;
   const fs::path log = dir / (slug + ".ncu.log");
   std::string plugin_args;
@@ -198,7 +196,7 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
     pairs.push_back(std::move(entry));
   }
   const json document = {{"command", command_line}, {"ncu", ncu}, {"pairs", pairs}};
-  std::ofstream(dir / "profile.json") << document.dump(2) << '\n';
+  write_json_file((dir / "profile.json").string(), document, 2);
   print_table(pairs);
   std::printf("profile: %s\n", (dir / "profile.json").string().c_str());
   return failed ? 1 : 0;

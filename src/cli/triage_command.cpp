@@ -21,6 +21,8 @@
 #include "hw/ceilings.hpp"
 #include "hw/system_info.hpp"
 #include "runner/worker_process.hpp"
+#include "support/json_file.hpp"
+#include "support/paths.hpp"
 #include "support/shell_quote.hpp"
 
 namespace aisp::cli {
@@ -52,7 +54,7 @@ fs::path newest_run(const fs::path& artifacts) {
   return newest;
 }
 
-void write_json(const fs::path& file, const json& document) { std::ofstream(file) << document.dump(2) << '\n'; }
+void write_json(const fs::path& file, const json& document) { write_json_file(file.string(), document, 2); }
 
 int triage(const triage_options& options) {
   const fs::path output = options.output.empty() ? fs::path(fmt::format("aisp-triage-{}.tar.gz", std::time(nullptr))) : fs::path(options.output);
@@ -86,8 +88,7 @@ int triage(const triage_options& options) {
     if (system.gpu_absence_reason.empty()) probes.push_back("ch07:vectorized_copy");
     for (const auto& target : probes) {
       std::fprintf(stderr, "[triage] probe: bench verify --targets %s --validation-sizes-only\n", target.c_str());
-      std::string slug = target;
-      for (char& c : slug) c = (c == ':' || c == '/') ? '_' : c;
+      const std::string slug = file_safe(target);
       const fs::path dir = bundle / "probe" / slug;
       const auto command = fmt::format("{} bench verify --targets {} --validation-sizes-only --history none --quiet --artifacts-dir {} > {} 2>&1",
                                        shell_quoted(current_executable()), shell_quoted(target), shell_quoted(dir.string()),

@@ -53,6 +53,13 @@ std::vector<std::string> remedies_for(bottleneck kind, const std::string& level)
 
 }  // namespace
 
+memory_level busiest_memory_level(const kernel_metrics& m) {
+  memory_level level{"DRAM", m.dram_pct.value_or(0)};
+  if (m.l2_pct.value_or(0) > level.pct) level = {"L2", *m.l2_pct};
+  if (m.l1_pct.value_or(0) > level.pct) level = {"L1/TEX", *m.l1_pct};
+  return level;
+}
+
 std::string name_of(bottleneck kind) {
   switch (kind) {
     case bottleneck::memory_bound: return "memory-bound";
@@ -71,10 +78,7 @@ bottleneck_verdict classify(const kernel_metrics& m) {
     verdict.detail = "the profile lacks the Speed Of Light section";
     return verdict;
   }
-  std::string level = "DRAM";
-  double memory = m.dram_pct.value_or(0);
-  if (m.l2_pct.value_or(0) > memory) level = "L2", memory = *m.l2_pct;
-  if (m.l1_pct.value_or(0) > memory) level = "L1/TEX", memory = *m.l1_pct;
+  const auto [level, memory] = busiest_memory_level(m);
   const double sm = *m.sm_pct;
   verdict.evidence.push_back(fmt::format("busiest memory level {} at {} of peak; SM throughput {}", level, pct(memory), pct(sm)));
   if (m.issue_busy_pct) verdict.evidence.push_back("issue slots busy " + pct(*m.issue_busy_pct));

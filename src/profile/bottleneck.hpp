@@ -20,6 +20,14 @@ struct bottleneck_verdict {
   std::vector<std::string> remedies;  // lab pairs that demonstrate what to do about it
 };
 
+// The busiest of DRAM, L2 and L1/TEX, in % of its peak (DRAM on ties): the level a memory-bound
+// kernel is bound by.
+struct memory_level {
+  std::string name;
+  double pct = 0;
+};
+[[nodiscard]] memory_level busiest_memory_level(const kernel_metrics& metrics);
+
 [[nodiscard]] std::string name_of(bottleneck kind);
 [[nodiscard]] bottleneck_verdict classify(const kernel_metrics& metrics);
 [[nodiscard]] nlohmann::json to_json(const bottleneck_verdict& verdict);

@@ -26,18 +26,6 @@ constexpr double ratio = 1.25;
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
 
-struct level_reading {
-  std::string level;
-  double pct = 0;
-};
-
-level_reading busiest(const kernel_metrics& m) {
-  level_reading r{"DRAM", m.dram_pct.value_or(0)};
-  if (m.l2_pct.value_or(0) > r.pct) r = {"L2", *m.l2_pct};
-  if (m.l1_pct.value_or(0) > r.pct) r = {"L1/TEX", *m.l1_pct};
-  return r;
-}
-
 std::optional<double> instructions(const kernel_metrics& m) {
   if (!m.issue_busy_pct || !m.elapsed_cycles) return std::nullopt;
   return *m.issue_busy_pct * *m.elapsed_cycles;
@@ -73,16 +61,16 @@ profile_comparison compare_profiles(const kernel_metrics& before, const kernel_m
     out.explanations.push_back(*ia > *ib ? fmt::format("{:.1f}x fewer instructions issued (issue slots busy x SM cycles)", *ia / *ib)
                                          : fmt::format("{:.1f}x more instructions issued (issue slots busy x SM cycles)", *ib / *ia));
   }
-  const auto la = busiest(before);
-  const auto lb = busiest(after);
-  if (la.level == lb.level && std::abs(lb.pct - la.pct) >= points) {
-    out.explanations.push_back(fmt::format("{} runs {} its peak: {} -> {}", la.level, lb.pct > la.pct ? "closer to" : "further from",
+  const auto la = busiest_memory_level(before);
+  const auto lb = busiest_memory_level(after);
+  if (la.name == lb.name && std::abs(lb.pct - la.pct) >= points) {
+    out.explanations.push_back(fmt::format("{} runs {} its peak: {} -> {}", la.name, lb.pct > la.pct ? "closer to" : "further from",
                                            pct(la.pct), pct(lb.pct)));
-  } else if (la.level != lb.level) {
-    out.explanations.push_back(fmt::format("the busiest memory level moved from {} ({}) to {} ({})", la.level, pct(la.pct), lb.level,
+  } else if (la.name != lb.name) {
+    out.explanations.push_back(fmt::format("the busiest memory level moved from {} ({}) to {} ({})", la.name, pct(la.pct), lb.name,
                                            pct(lb.pct)));
   }
-  if (before.dram_pct && after.dram_pct && la.level != "DRAM" && std::abs(*after.dram_pct - *before.dram_pct) >= points) {
+  if (before.dram_pct && after.dram_pct && la.name != "DRAM" && std::abs(*after.dram_pct - *before.dram_pct) >= points) {
     out.explanations.push_back(fmt::format("DRAM throughput {} -> {} of peak", pct(*before.dram_pct), pct(*after.dram_pct)));
   }
   if (before.achieved_occupancy_pct && after.achieved_occupancy_pct &&

@@ -26,14 +26,10 @@
 #include "runner/worker_protocol.hpp"
 #include "support/readable_error.hpp"
 #include "stats/verdict.hpp"
+#include "support/paths.hpp"
 
 namespace aisp {
 namespace {
-
-std::string file_safe(std::string text) {
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == ':' || c == '/'; }, '_');
-  return text;
-}
 
 std::vector<variant_slot> plan_slots(const pair_request& request, const run_config& config) {
   const pair& declared = *request.declared;

@@ -5,12 +5,12 @@
 
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "analysis/validity_catalogue.hpp"
 #include "cheat_test_support.hpp"
 
 namespace {
@@ -41,7 +41,8 @@ std::string without_backticks(std::string text) {
   return trimmed(text);
 }
 
-// The rows of the matrix: table lines whose first cell is a row code.
+// The rows of the matrix, read by the parser `aisp bench explain` uses (from the source tree's
+// file, so an edit is checked before it is built in); a malformed code row is an error here.
 std::vector<matrix_row> read_matrix(std::string& error) {
   const std::string path = std::string(AISP_SOURCE_DIR) + "/docs/validity.md";
   std::ifstream file(path);
@@ -49,23 +50,15 @@ std::vector<matrix_row> read_matrix(std::string& error) {
     error = "cannot read " + path;
     return {};
   }
-  const std::regex code_pattern("^[A-Z][0-9]+$");
+  std::stringstream text;
+  text << file.rdbuf();
+  std::vector<std::string> problems;
   std::vector<matrix_row> rows;
-  std::string line;
-  for (int number = 1; std::getline(file, line); ++number) {
-    if (!line.starts_with("|")) continue;
-    std::vector<std::string> cells;
-    std::stringstream parts(line.substr(1));
-    for (std::string cell; std::getline(parts, cell, '|');) cells.push_back(trimmed(cell));
-    if (cells.empty() || !std::regex_match(cells[0], code_pattern)) continue;
-    if (cells.size() != 5) {
-      error += "line " + std::to_string(number) + " has " + std::to_string(cells.size()) + " cells, not 5; ";
-      continue;
-    }
-    const std::string fixture = without_backticks(cells[3]);
-    rows.push_back({cells[0], cells[1], cells[2], fixture == "—" ? "" : fixture,
-                    without_backticks(cells[4]), number});
+  for (const auto& row : aisp::parse_validity_rows(text.str(), &problems)) {
+    const std::string fixture = without_backticks(row.fixture);
+    rows.push_back({row.code, row.issue, row.protection, fixture == "—" ? "" : fixture, without_backticks(row.status), row.line});
   }
+  for (const auto& problem : problems) error += problem + "; ";
   return rows;
 }
 

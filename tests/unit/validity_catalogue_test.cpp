@@ -40,6 +40,19 @@ TEST(validity_catalogue, parses_only_table_rows_with_a_code) {
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].code, "Z9");
   EXPECT_EQ(rows[0].protection, "`a-check`");
+  EXPECT_EQ(rows[0].line, 4);
+}
+
+TEST(validity_catalogue, names_a_code_row_that_lost_a_cell_instead_of_dropping_it_quietly) {
+  std::vector<std::string> problems;
+  const auto rows = parse_validity_rows("| A1 | a lie | `x` | — | design |\n| B2 | a lie | `y` | design |\n"
+                                        "| C3 | a lie | `z` | — | caught\n",
+                                        &problems);
+  ASSERT_EQ(rows.size(), 2u);  // C3's last cell has no closing bar and still counts
+  EXPECT_EQ(rows[1].code, "C3");
+  EXPECT_EQ(rows[1].status, "caught");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0], "line 2 has 4 cells, not 5");
 }
 
 }  // namespace
