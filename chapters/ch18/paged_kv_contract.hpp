@@ -26,12 +26,14 @@ namespace aisp::ch18 {
 namespace {  // as paged_decode_kernels.cuh: each pair file has its own copy
 
 // Note [decode tolerance]: inputs are bf16 values in [-1, 1), exact in the fp64 reference.
-// Both variants keep scores, probabilities and sums in fp32 (no bf16 P, unlike the prefill
+// The SIMT variants keep scores, probabilities and sums in fp32 (no bf16 P, unlike the prefill
 // lab), so before the output's rounding they agree with fp64 to ~1e-6 relative; __expf adds
-// ~2 ulp. The bf16 output: 2^-8 relative against fp64, and two variants' roundings of nearly
-// equal fp32 values can differ by one ulp (2^-7): rtol 1e-2. An output is a weighted mean of
-// 8192 values in [-1, 1), |o| ~ 0.006; atol 1e-4 is above the fp32 summation noise (~1e-7) and
-// under 2% of a typical output. rel-L2: the dtype default.
+// ~2 ulp. paged_decode's optimized gives P to the tensor cores as two bf16 halves (16 bits
+// of mantissa): a single bf16 P would not fit this tolerance (Note [P in two bf16 halves]).
+// The bf16 output: 2^-8 relative against fp64, and two variants' roundings of nearly equal fp32
+// values can differ by one ulp (2^-7): rtol 1e-2. An output is a weighted mean of 8192 values
+// in [-1, 1), |o| ~ 0.006; atol 1e-4 is above the fp32 summation noise (~1e-7) and under 2% of
+// a typical output. rel-L2: the dtype default.
 [[nodiscard]] decode_problem problem_of(run_context& ctx) {
   decode_problem p;
   p.q = ctx.as<const __nv_bfloat16>("q");

@@ -1,0 +1,161 @@
+// The GEMV kernels of ch16's decode pairs (gemv.cu, gemv_fp8_weights.cu): y (rows) = w (rows, k)
+// x (k), w row-major as nn.Linear stores it (out_features, in_features), x and y bf16, fp32
+// accumulation; y[r] is scaled by scale[r] when a per-channel scale is given.
+//
+// Note [one warp a row]: a decode GEMV is a stream of weight bytes, each used once; the job is to
+// keep enough of them in flight. A warp owns a row: its lanes read consecutive 16-byte chunks of
+// the row (512 bytes a warp instruction, fully coalesced), four chunks a lane in flight
+// (unrolled), multiply by the matching chunk of x (16 KB at k = 8192, L1- and L2-resident after
+// the first warps) and reduce with shuffles. Weights are loaded with ld.global.nc.L1::no_allocate
+// so the streaming rows do not evict x from L1.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aisp/check.hpp"
+#include "aisp/pair.hpp"
+
+namespace aisp::ch16 {
+// Internal linkage: two pair files include these kernels.
+namespace {
+
+// The tolerance of a bf16 GEMV: each output is a fp32 sum of k products of bf16 values (exact in fp32) in another
+// order than the fp64 reference, then rounded to bf16 (2^-9 relative): rtol 1.6e-2 as the bf16
+// default; atol 1e-3 for the outputs that land near zero, where the fp32 sum's rounding (~2^-24
+// x sqrt(k) x |partial sums| ~ 1e-5 at k = 8192) is all that is left. rel-L2 1e-2.
+const tolerance gemv_tolerance{
+    .rtol = 1.6e-2,
+    .atol = 1e-3,
+    .max_rel_l2 = 1e-2,
+    .reason = "fp32 sums of k bf16 products in another order, rounded to bf16: atol covers outputs near zero"};
+
+constexpr int gemv_block_threads = 256;  // 8 rows a block
+constexpr int gemv_rows_per_block = gemv_block_threads / 32;
+constexpr int gemv_unroll = 4;
+
+// A 16-byte chunk of a weight row and how it widens: 8 bf16 or 16 fp8 e4m3 values.
+template <class Weight>
+struct weight_chunk;
+template <>
+struct weight_chunk<__nv_bfloat16> {
+  static constexpr int values = 8;
+  __device__ static void widen(const uint4& bits, float (&out)[values]) {
+    const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&bits);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 two = __bfloat1622float2(pairs[i]);
+      out[2 * i] = two.x;
+      out[2 * i + 1] = two.y;
+    }
+  }
+};
+template <>
+struct weight_chunk<__nv_fp8_e4m3> {
+  static constexpr int values = 16;
+  __device__ static void widen(const uint4& bits, float (&out)[values]) {
+    const auto* pairs = reinterpret_cast<const __nv_fp8x2_e4m3*>(&bits);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float2 two = static_cast<float2>(pairs[i]);
+      out[2 * i] = two.x;
+      out[2 * i + 1] = two.y;
+    }
+  }
+};
+
+// Streaming 16-byte load that does not allocate in L1 (Note [one warp a row]).
+[[nodiscard]] __device__ uint4 load_streaming(const uint4* address) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(address));
+  return v;
+}
+
+// Eight consecutive values of x from one 16-byte load.
+__device__ void load_x8(const __nv_bfloat16* x, int first, float* out) {
+  const uint4 bits = __ldg(reinterpret_cast<const uint4*>(x + first));
+  const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&bits);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 two = __bfloat1622float2(pairs[i]);
+    out[2 * i] = two.x;
+    out[2 * i + 1] = two.y;
+  }
+}
+
+struct gemv_args {
+  const void* w = nullptr;  // (rows, k) of the kernel's Weight type
+  const float* scale = nullptr;  // (rows,) or null
+  const __nv_bfloat16* x = nullptr;
+  __nv_bfloat16* y = nullptr;
+  std::int64_t rows = 0;
+  int k = 0;
+};
+
+[[nodiscard]] __device__ float warp_sum(float value) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+__device__ void store_row(const gemv_args& a, std::int64_t row, float sum) {
+  if (threadIdx.x % 32 == 0) a.y[row] = __float2bfloat16_rn(a.scale != nullptr ? sum * a.scale[row] : sum);
+}
+
+// Note [one warp a row]; needs k % values_per_chunk == 0 and 16-byte aligned rows and x.
+template <class Weight>
+__global__ void __launch_bounds__(gemv_block_threads) gemv_chunked_kernel(gemv_args a) {
+  using chunk = weight_chunk<Weight>;
+  const std::int64_t row = std::int64_t{blockIdx.x} * gemv_rows_per_block + threadIdx.x / 32;
+  if (row >= a.rows) return;  // the whole warp leaves together
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const auto* w_row = reinterpret_cast<const uint4*>(static_cast<const Weight*>(a.w) + row * a.k);
+  const int chunks = a.k / chunk::values;
+  float sum = 0.0f;
+#pragma unroll gemv_unroll
+  for (int c = lane; c < chunks; c += 32) {
+    float weights[chunk::values];
+    chunk::widen(load_streaming(w_row + c), weights);
+    float xs[chunk::values];
+#pragma unroll
+    for (int part = 0; part < chunk::values / 8; ++part) load_x8(a.x, c * chunk::values + part * 8, xs + part * 8);
+#pragma unroll
+    for (int i = 0; i < chunk::values; ++i) sum = fmaf(weights[i], xs[i], sum);
+  }
+  store_row(a, row, warp_sum(sum));
+}
+
+[[nodiscard]] __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+[[nodiscard]] __device__ float to_float(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+
+// Any k and alignment: one element a lane a step (the validation sizes' ragged shapes).
+template <class Weight>
+__global__ void __launch_bounds__(gemv_block_threads) gemv_scalar_kernel(gemv_args a) {
+  const std::int64_t row = std::int64_t{blockIdx.x} * gemv_rows_per_block + threadIdx.x / 32;
+  if (row >= a.rows) return;
+  const Weight* w_row = static_cast<const Weight*>(a.w) + row * a.k;
+  float sum = 0.0f;
+  for (int i = static_cast<int>(threadIdx.x % 32); i < a.k; i += 32) sum = fmaf(to_float(w_row[i]), __bfloat162float(a.x[i]), sum);
+  store_row(a, row, warp_sum(sum));
+}
+
+template <class Weight>
+void launch_gemv_chunked(const gemv_args& a, cudaStream_t stream) {
+  const auto blocks = static_cast<unsigned>((a.rows + gemv_rows_per_block - 1) / gemv_rows_per_block);
+  const bool chunked = a.k % weight_chunk<Weight>::values == 0 && reinterpret_cast<std::uintptr_t>(a.w) % 16 == 0 &&
+                       reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
+  if (chunked) {
+    gemv_chunked_kernel<Weight><<<blocks, gemv_block_threads, 0, stream>>>(a);
+  } else {
+    gemv_scalar_kernel<Weight><<<blocks, gemv_block_threads, 0, stream>>>(a);
+  }
+  AISP_CHECK_LAUNCH();
+}
+
+}  // namespace
+}  // namespace aisp::ch16

@@ -1,0 +1,298 @@
+// residual_norm: the pre-norm step of a transformer block in bf16, h = x + residual (the next
+// residual stream, stored), y = norm(h) * weight (+ bias), with norm = LayerNorm (mean and
+// variance) or RMSNorm (root mean square). Four pairs: ch16:layer_norm_4096 / _32768 and
+// ch16:rms_norm_4096 / _32768 (32768 rows of 4096, 4096 rows of 32768).
+// Baseline: a residual-add kernel writes h, then a norm kernel (row in registers) reads it back.
+// Optimized: one kernel adds, stores h, reduces and normalizes from registers.
+// Why faster: bandwidth-bound; the baseline moves 5 x 2n bytes (read x and residual, write h,
+// read h, write y), the fused kernel 4 x 2n: ideally 1.25x.
+// H100: see README. Run: aisp bench run --targets ch16:layer_norm_4096 ch16:rms_norm_4096 ...
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "aisp/launch_shape.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "row_kernels.cuh"
+
+namespace aisp::ch16 {
+namespace {
+
+// Workload: x, residual, h, y (rows, cols) bf16 row-major; weight (and bias) (cols,) bf16.
+// The fewest bytes: x and residual read once, h and y written once: 8 rows cols (+ the weights,
+// which stay in L2): 1 GiB at either shape, ~358 us at 3.0 TB/s.
+//
+// Note [the residual stream is bf16]: h is stored in bf16 and the norm of the next layer reads
+// what was stored, so the specification (and the fp64 reference) normalizes h rounded to bf16;
+// both variants form h = bf16(x + residual) in fp32 and normalize that. Tolerance: the bf16
+// default. Mean and variance are fp32 sums of at most 32768 terms (relative error ~1e-6), y is
+// rounded once to bf16 (2^-9 relative) inside rtol 1.6e-2.
+enum class norm_kind : std::uint8_t { layer, rms };
+constexpr float layer_norm_eps = 1e-5f;  // PyTorch's LayerNorm default
+constexpr float rms_norm_eps = 1e-6f;    // Llama's RMSNorm
+
+template <norm_kind Kind>
+constexpr float eps_of = Kind == norm_kind::layer ? layer_norm_eps : rms_norm_eps;
+
+template <int N>
+[[nodiscard]] __device__ bf16_vec<N> residual_sum(const bf16_vec<N>& x, const bf16_vec<N>& residual) {
+  bf16_vec<N> h;
+#pragma unroll
+  for (int e = 0; e < N; ++e) h.value[e] = __float2bfloat16_rn(to_float(x, e) + to_float(residual, e));
+  return h;
+}
+
+struct norm_params {
+  const __nv_bfloat16* x = nullptr;  // h itself when the kernel does not add the residual
+  const __nv_bfloat16* residual = nullptr;
+  const __nv_bfloat16* weight = nullptr;
+  const __nv_bfloat16* bias = nullptr;  // LayerNorm only
+  __nv_bfloat16* h = nullptr;
+  __nv_bfloat16* y = nullptr;
+  std::int64_t rows = 0;
+  int cols = 0;
+};
+
+// One row a block (Note [row in registers]). AddResidual: read x and residual, store h = bf16(x + residual);
+// otherwise read h as x (the baseline's second kernel).
+template <norm_kind Kind, int RowThreads, int N, bool AddResidual>
+__global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
+    residual_norm_kernel(norm_params p) {
+  constexpr int vecs = cached_vectors<RowThreads, N>;
+  const std::int64_t r = blockIdx.x;
+  const std::int64_t offset = r * p.cols;
+  const auto* x = reinterpret_cast<const bf16_vec<N>*>(p.x + offset);
+  const auto* residual = reinterpret_cast<const bf16_vec<N>*>(p.residual + offset);
+  const auto* weight = reinterpret_cast<const bf16_vec<N>*>(p.weight);
+  const auto* bias = reinterpret_cast<const bf16_vec<N>*>(p.bias);
+  auto* h_out = reinterpret_cast<bf16_vec<N>*>(p.h + offset);
+  const int num_vectors = p.cols / N;
+  const auto load_h = [&](int i) {
+    if constexpr (AddResidual) {
+      return residual_sum(x[i], residual[i]);
+    } else {
+      return x[i];
+    }
+  };
+  bf16_vec<N> cached[vecs];
+  load_row<RowThreads>(num_vectors, cached, load_h);
+  // The overflow of a long row (Note [row in registers]) is formed again, bit-identical, in each
+  // pass; h is stored once, in this first pass, whose stores drain while the row group reduces.
+
+  float sum = 0.0f;
+  for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
+    if constexpr (AddResidual) h_out[i] = h;
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      const float v = to_float(h, e);
+      sum += Kind == norm_kind::layer ? v : v * v;
+    }
+  });
+  const float inverse_cols = 1.0f / static_cast<float>(p.cols);
+  float mean = 0.0f;
+  float mean_square = 0.0f;
+  if constexpr (Kind == norm_kind::layer) {
+    mean = block::reduce<RowThreads>(sum, sum_op{}) * inverse_cols;
+    float squares = 0.0f;  // about the mean: no cancellation, unlike E[h^2] - mean^2
+    for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int, const bf16_vec<N>& h) {
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        const float centered = to_float(h, e) - mean;
+        squares += centered * centered;
+      }
+    });
+    mean_square = block::reduce<RowThreads>(squares, sum_op{}) * inverse_cols;
+  } else {
+    mean_square = block::reduce<RowThreads>(sum, sum_op{}) * inverse_cols;
+  }
+  const float inverse_rms = rsqrtf(mean_square + eps_of<Kind>);
+
+  auto* y = reinterpret_cast<bf16_vec<N>*>(p.y + offset);
+  for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
+    // Left free, the compiler hoists every vector's weight (and bias) load above the reductions:
+    // 64-128 more live registers beside the cached row, and spills. They hit L1 and L2 anyway.
+    asm volatile("" ::: "memory");
+    const bf16_vec<N> w = weight[i];
+    bf16_vec<N> out;
+    if constexpr (Kind == norm_kind::layer) {
+      const bf16_vec<N> b = bias[i];
+#pragma unroll
+      for (int e = 0; e < N; ++e) {
+        out.value[e] = __float2bfloat16_rn(fmaf((to_float(h, e) - mean) * inverse_rms, to_float(w, e), to_float(b, e)));
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < N; ++e) out.value[e] = __float2bfloat16_rn(to_float(h, e) * inverse_rms * to_float(w, e));
+    }
+    y[i] = out;
+  });
+}
+
+[[nodiscard]] norm_params params_of(run_context& ctx, norm_kind kind) {
+  norm_params p;
+  p.x = ctx.as<const __nv_bfloat16>("x");
+  p.residual = ctx.as<const __nv_bfloat16>("residual");
+  p.weight = ctx.as<const __nv_bfloat16>("weight");
+  p.bias = kind == norm_kind::layer ? ctx.as<const __nv_bfloat16>("bias") : nullptr;
+  p.h = ctx.as<__nv_bfloat16>("h");
+  p.y = ctx.as<__nv_bfloat16>("y");
+  p.rows = ctx.param("rows");
+  p.cols = static_cast<int>(ctx.param("cols"));
+  return p;
+}
+
+template <norm_kind Kind, bool AddResidual>
+struct norm_launcher {
+  template <int RowThreads, int N>
+  struct at {
+    static void run(run_context& ctx) {
+      norm_params p = params_of(ctx, Kind);
+      if constexpr (!AddResidual) p.x = p.h;  // the baseline's norm kernel reads h back
+      residual_norm_kernel<Kind, RowThreads, N, AddResidual><<<static_cast<unsigned>(p.rows), RowThreads, 0, ctx.stream()>>>(p);
+      AISP_CHECK_LAUNCH();
+    }
+  };
+};
+
+// Note [fused long rows]: the fused kernel loads x and the residual (two vectors a cached one);
+// with 8 cached vectors a thread of a 512-thread block it took 97 registers (spilling at the 64 of
+// two blocks an SM), and one 512-thread block an SM measured 0.84-0.89x of the unfused chain on an
+// H200 (2026-11-27): nothing overlaps a block's loads with its reductions. Long rows of the fused
+// kernel take 1024 threads with 4 cached vectors each instead.
+template <norm_kind Kind, bool AddResidual>
+void launch_norm(run_context& ctx) {
+  constexpr int long_threads = AddResidual ? 1024 : long_row_threads;
+  if constexpr (Kind == norm_kind::layer) {
+    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, long_threads>(ctx, {"x", "residual", "weight", "bias", "h", "y"});
+  } else {
+    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, long_threads>(ctx, {"x", "residual", "weight", "h", "y"});
+  }
+}
+
+// ---- Baseline: a residual-add kernel, then the norm kernel reading h back ----
+// The add is a flat grid-stride kernel with 16-byte accesses (one resident wave), at the
+// bandwidth roofline on its own; what costs is h written to HBM and read back by the next kernel.
+constexpr int add_block_threads = 256;
+
+template <int N>
+__global__ void residual_add_kernel(const bf16_vec<N>* __restrict__ x, const bf16_vec<N>* __restrict__ residual,
+                                    bf16_vec<N>* __restrict__ h, std::int64_t num_vectors) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * blockDim.x;
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < num_vectors; i += stride) {
+    h[i] = residual_sum(x[i], residual[i]);
+  }
+}
+
+template <norm_kind Kind>
+void launch_baseline(run_context& ctx) {
+  check_row_shape(ctx);
+  norm_params p = params_of(ctx, Kind);
+  const std::int64_t num_elements = p.rows * p.cols;
+  if (rows_take_16_byte_vectors(ctx, {"x", "residual", "h"})) {
+    residual_add_kernel<8><<<wave_grid(num_elements / 8, add_block_threads), add_block_threads, 0, ctx.stream()>>>(
+        reinterpret_cast<const bf16_vec<8>*>(p.x), reinterpret_cast<const bf16_vec<8>*>(p.residual),
+        reinterpret_cast<bf16_vec<8>*>(p.h), num_elements / 8);
+  } else {
+    residual_add_kernel<1><<<wave_grid(num_elements, add_block_threads), add_block_threads, 0, ctx.stream()>>>(
+        reinterpret_cast<const bf16_vec<1>*>(p.x), reinterpret_cast<const bf16_vec<1>*>(p.residual),
+        reinterpret_cast<bf16_vec<1>*>(p.h), num_elements);
+  }
+  AISP_CHECK_LAUNCH();
+  launch_norm<Kind, false>(ctx);
+}
+
+// ---- Optimized: add, store h, reduce and normalize in one kernel ----
+// Changed: the norm kernel reads x and residual instead of h and forms h in registers; it still
+// writes h (the next residual stream) but never reads it back: 2 x 2n bytes fewer, one launch.
+template <norm_kind Kind>
+void launch_optimized(run_context& ctx) {
+  check_row_shape(ctx);
+  launch_norm<Kind, true>(ctx);
+}
+
+[[nodiscard]] double bf16_round(double value) {
+  return static_cast<double>(__bfloat162float(__float2bfloat16_rn(static_cast<float>(value))));
+}
+
+template <norm_kind Kind>
+void norm_reference(reference_io& io) {
+  const auto rows = static_cast<std::size_t>(io.param("rows"));
+  const auto cols = static_cast<std::size_t>(io.param("cols"));
+  const std::span<const double> x = io.input("x");
+  const std::span<const double> residual = io.input("residual");
+  const std::span<const double> weight = io.input("weight");
+  const std::span<double> h = io.output("h");
+  const std::span<double> y = io.output("y");
+  for (std::size_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    double sum_squares = 0.0;
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::size_t i = r * cols + c;
+      h[i] = bf16_round(x[i] + residual[i]);  // Note [the residual stream is bf16]
+      sum += h[i];
+      sum_squares += h[i] * h[i];
+    }
+    const double mean = Kind == norm_kind::layer ? sum / static_cast<double>(cols) : 0.0;
+    double spread = 0.0;
+    for (std::size_t c = 0; c < cols; ++c) spread += (h[r * cols + c] - mean) * (h[r * cols + c] - mean);
+    const double variance = (Kind == norm_kind::layer ? spread : sum_squares) / static_cast<double>(cols);
+    const double inverse = 1.0 / std::sqrt(variance + static_cast<double>(eps_of<Kind>));
+    for (std::size_t c = 0; c < cols; ++c) {
+      const std::size_t i = r * cols + c;
+      y[i] = (h[i] - mean) * inverse * weight[c] + (Kind == norm_kind::layer ? io.input("bias")[c] : 0.0);
+    }
+  }
+}
+
+template <norm_kind Kind>
+[[nodiscard]] pair norm_pair(std::int64_t rows, std::int64_t cols) {
+  const bool layer = Kind == norm_kind::layer;
+  const std::string name = layer ? "layer_norm" : "rms_norm";
+  const auto per_col = [](const workload& w) { return w.get("cols"); };
+  pair declared = pair("ch16:" + name + "_" + std::to_string(cols));
+  declared
+      .summary("h = x + residual, y = " + name + "(h) in bf16, " + std::to_string(rows) + " x " + std::to_string(cols) +
+               ": add kernel + norm kernel vs one fused kernel")
+      .benchmark_size({{"rows", rows}, {"cols", cols}})
+      .validation_size({{"rows", 1}, {"cols", 1}})
+      .validation_size({{"rows", 7}, {"cols", 3}})
+      .validation_size({{"rows", 65}, {"cols", 33}})
+      .validation_size({{"rows", 9}, {"cols", 4096}})
+      .validation_size({{"rows", 3}, {"cols", 4103}})
+      .validation_size({{"rows", 2}, {"cols", 32768}})
+      .validation_size({{"rows", 2}, {"cols", 40000}})  // past the registers: overflow from L2
+      .held_out_size({{"rows", 301}, {"cols", 5000}})
+      .input("x", dtype::bf16, {"rows", "cols"})
+      .input("residual", dtype::bf16, {"rows", "cols"})
+      .input("weight", dtype::bf16, per_col);
+  if (layer) declared.input("bias", dtype::bf16, per_col);
+  declared.output("h", dtype::bf16, {"rows", "cols"})
+      .output("y", dtype::bf16, {"rows", "cols"})
+      .work([layer](const workload& w) {
+        const double elements = static_cast<double>(w.get("rows") * w.get("cols"));
+        const double params = (layer ? 4.0 : 2.0) * static_cast<double>(w.get("cols"));
+        return work_amount{.bytes = 8.0 * elements + params, .flops = (layer ? 8.0 : 5.0) * elements};
+      })
+      .reference(norm_reference<Kind>)
+      .tag("inference")
+      .tag("fusion")
+      .tag("reduction")
+      .add_variant("baseline",
+                   "16-byte residual-add kernel writes h, then a row-in-registers " + name +
+                       " kernel reads it back (5 x 2n bytes)",
+                   launch_baseline<Kind>)
+      .add_variant("optimized", "one row-in-registers kernel: add, store h, reduce, normalize (4 x 2n bytes)",
+                   launch_optimized<Kind>);
+  return declared;
+}
+
+}  // namespace
+}  // namespace aisp::ch16
+
+AISP_REGISTER(aisp::ch16::norm_pair<aisp::ch16::norm_kind::layer>(32768, 4096));
+AISP_REGISTER(aisp::ch16::norm_pair<aisp::ch16::norm_kind::layer>(4096, 32768));
+AISP_REGISTER(aisp::ch16::norm_pair<aisp::ch16::norm_kind::rms>(32768, 4096));
+AISP_REGISTER(aisp::ch16::norm_pair<aisp::ch16::norm_kind::rms>(4096, 32768));
