@@ -93,7 +93,8 @@ def sentence(p, run):
     variants = {v["name"]: v for v in p["variants"]}
     base = variants["baseline"]
     path = p.get("roofline", {}).get("data_path", "device_memory")
-    text = (f'Measured on {run["card"]} ({run["uuid"]}…, {run["date"]}, {run["mode"]} mode, '
+    mode = p.get("timing_mode") or run["mode"]  # a pair may be timed in its own mode (Note [short calls])
+    text = (f'Measured on {run["card"]} ({run["uuid"]}…, {run["date"]}, {mode} mode, '
             f'`{run["command"]}`): baseline {us(base["median_s"])} (IQR {us(base["iqr_s"])}; {rate(base, path)})')
     for s in p["speedups"]:
         v = variants[s["variant"]]

@@ -8,15 +8,27 @@
 // (unrolled), multiply by the matching chunk of x (16 KB at k = 8192, L1- and L2-resident after
 // the first warps) and reduce with shuffles. Weights are loaded with ld.global.nc.L1::no_allocate
 // so the streaming rows do not evict x from L1.
+//
+// Note [persistent rows]: with a block of 8 rows a launch unit, a block's slot on its SM frees
+// only when its slowest warp is done, and each new block ramps up from nothing in flight; an
+// fp8 row (8 KB at k = 8192, 16 chunks a lane) is short enough for that to cost (81% of the copy
+// ceiling, against 92% for the 16 KB bf16 rows, H100 2026-11-27). gemv_ring_kernel launches only
+// the resident blocks and walks each warp over rows warp, warp + warps, ... A lane keeps a ring
+// of Ring chunk loads in flight: it consumes slot u and at once refills it with the chunk Ring
+// steps ahead, crossing into the warp's next row, so the next row's loads are in flight while
+// the current row finishes its chunks, reduces and stores. Ring x 16 bytes a lane stay in flight
+// the whole time, where the unrolled loop drains to nothing between batches.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
 
 namespace aisp::ch16 {
@@ -107,27 +119,91 @@ __device__ void store_row(const gemv_args& a, std::int64_t row, float sum) {
   if (threadIdx.x % 32 == 0) a.y[row] = __float2bfloat16_rn(a.scale != nullptr ? sum * a.scale[row] : sum);
 }
 
-// Note [one warp a row]; needs k % values_per_chunk == 0 and 16-byte aligned rows and x.
+// sum += chunk c of a weight row (its 16 bytes in `bits`) . the matching values of x.
+template <class Weight>
+__device__ void accumulate_chunk(const uint4& bits, const __nv_bfloat16* x, int c, float& sum) {
+  using chunk = weight_chunk<Weight>;
+  float weights[chunk::values];
+  chunk::widen(bits, weights);
+  float xs[chunk::values];
+#pragma unroll
+  for (int part = 0; part < chunk::values / 8; ++part) load_x8(x, c * chunk::values + part * 8, xs + part * 8);
+#pragma unroll
+  for (int i = 0; i < chunk::values; ++i) sum = fmaf(weights[i], xs[i], sum);
+}
+
+// Whether the chunked kernels apply: k % values_per_chunk == 0, 16-byte aligned rows and x.
+template <class Weight>
+[[nodiscard]] bool takes_chunks(const gemv_args& a) {
+  return a.k % weight_chunk<Weight>::values == 0 && reinterpret_cast<std::uintptr_t>(a.w) % 16 == 0 &&
+         reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
+}
+
+// Note [one warp a row]; needs takes_chunks.
 template <class Weight>
 __global__ void __launch_bounds__(gemv_block_threads) gemv_chunked_kernel(gemv_args a) {
-  using chunk = weight_chunk<Weight>;
   const std::int64_t row = std::int64_t{blockIdx.x} * gemv_rows_per_block + threadIdx.x / 32;
   if (row >= a.rows) return;  // the whole warp leaves together
   const int lane = static_cast<int>(threadIdx.x % 32);
   const auto* w_row = reinterpret_cast<const uint4*>(static_cast<const Weight*>(a.w) + row * a.k);
-  const int chunks = a.k / chunk::values;
+  const int chunks = a.k / weight_chunk<Weight>::values;
   float sum = 0.0f;
 #pragma unroll gemv_unroll
-  for (int c = lane; c < chunks; c += 32) {
-    float weights[chunk::values];
-    chunk::widen(load_streaming(w_row + c), weights);
-    float xs[chunk::values];
-#pragma unroll
-    for (int part = 0; part < chunk::values / 8; ++part) load_x8(a.x, c * chunk::values + part * 8, xs + part * 8);
-#pragma unroll
-    for (int i = 0; i < chunk::values; ++i) sum = fmaf(weights[i], xs[i], sum);
-  }
+  for (int c = lane; c < chunks; c += 32) accumulate_chunk<Weight>(load_streaming(w_row + c), a.x, c, sum);
   store_row(a, row, warp_sum(sum));
+}
+
+// Note [persistent rows]; needs takes_chunks. A step is Ring chunks of a lane's row (chunks lane
+// + 32 j, j = the step's first .. + Ring - 1); a row takes `steps` of them. WholeSteps: 32 x Ring
+// divides the row's chunks (the benchmark rows), so no slot's math needs a bounds test;
+// otherwise the last step is ragged and each slot is tested. MinBlocks caps the registers so that
+// MinBlocks x 8 warps x Ring x 512 bytes stay in flight an SM: uncapped, ptxas hoists every
+// slot's loads of x (120-145 registers), and with the refills unguarded it spilled at the cap;
+// the warp-uniform test of `more` keeps each refill where it is.
+template <class Weight, int Ring, int MinBlocks, bool WholeSteps>
+__global__ void __launch_bounds__(gemv_block_threads, MinBlocks) gemv_ring_kernel(gemv_args a) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int warps = static_cast<int>(gridDim.x) * gemv_rows_per_block;
+  const int rows = static_cast<int>(a.rows);  // launch_gemv_ring checks that it fits
+  int row = static_cast<int>(blockIdx.x) * gemv_rows_per_block + static_cast<int>(threadIdx.x / 32);
+  if (row >= rows) return;  // the whole warp leaves together
+  const int chunks = a.k / weight_chunk<Weight>::values;  // a row's 16-byte chunks, and its stride
+  const int steps = ((chunks + 31) / 32 + Ring - 1) / Ring;
+  // This lane's chunk u of a step is at step_src(row, step) + 32 u.
+  const auto step_src = [&](int r, int step) {
+    return static_cast<const uint4*>(a.w) + std::int64_t{r} * chunks + lane + 32 * Ring * step;
+  };
+  const auto valid = [&](int step, int u) { return WholeSteps || lane + 32 * (step * Ring + u) < chunks; };
+  uint4 ring[Ring] = {};
+#pragma unroll
+  for (int u = 0; u < Ring; ++u) {
+    if (valid(0, u)) ring[u] = load_streaming(step_src(row, 0) + 32 * u);
+  }
+  float sum = 0.0f;
+  for (int step = 0;;) {
+    // The step whose loads refill the ring: the next of this row, or the first of the next row.
+    int next_step = step + 1;
+    int next_row = row;
+    if (next_step == steps) {
+      next_step = 0;
+      next_row += warps;
+    }
+    const bool more = next_row < rows;
+    const uint4* refill = step_src(next_row, next_step);
+    const int first_chunk = lane + 32 * Ring * step;
+#pragma unroll
+    for (int u = 0; u < Ring; ++u) {
+      if (valid(step, u)) accumulate_chunk<Weight>(ring[u], a.x, first_chunk + 32 * u, sum);
+      if (more && valid(next_step, u)) ring[u] = load_streaming(refill + 32 * u);
+    }
+    if (next_step == 0) {
+      store_row(a, row, warp_sum(sum));  // the next row's loads are already in flight
+      sum = 0.0f;
+      if (!more) break;
+    }
+    row = next_row;
+    step = next_step;
+  }
 }
 
 [[nodiscard]] __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -147,12 +223,39 @@ __global__ void __launch_bounds__(gemv_block_threads) gemv_scalar_kernel(gemv_ar
 template <class Weight>
 void launch_gemv_chunked(const gemv_args& a, cudaStream_t stream) {
   const auto blocks = static_cast<unsigned>((a.rows + gemv_rows_per_block - 1) / gemv_rows_per_block);
-  const bool chunked = a.k % weight_chunk<Weight>::values == 0 && reinterpret_cast<std::uintptr_t>(a.w) % 16 == 0 &&
-                       reinterpret_cast<std::uintptr_t>(a.x) % 16 == 0;
-  if (chunked) {
+  if (takes_chunks<Weight>(a)) {
     gemv_chunked_kernel<Weight><<<blocks, gemv_block_threads, 0, stream>>>(a);
   } else {
     gemv_scalar_kernel<Weight><<<blocks, gemv_block_threads, 0, stream>>>(a);
+  }
+  AISP_CHECK_LAUNCH();
+}
+
+// Launches a persistent GEMV kernel (Note [persistent rows]): one resident wave of blocks, fewer
+// for a short matrix. The occupancy is cached a process (as device_sm_count: a worker runs on one
+// device).
+template <auto Kernel>
+void launch_resident(const gemv_args& a, cudaStream_t stream) {
+  AISP_EXPECTS(a.rows < (std::int64_t{1} << 30), "the ring kernel's row counters (row + warps) are 32-bit");
+  static const std::int64_t resident_blocks = [] {
+    int per_sm = 0;
+    AISP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, Kernel, gemv_block_threads, 0));
+    AISP_EXPECTS(per_sm >= 1, "a GEMV block must fit on an SM");
+    return std::int64_t{per_sm} * device_sm_count();
+  }();
+  const auto row_blocks = (a.rows + gemv_rows_per_block - 1) / gemv_rows_per_block;
+  Kernel<<<static_cast<unsigned>(std::min(row_blocks, resident_blocks)), gemv_block_threads, 0, stream>>>(a);
+}
+
+template <class Weight, int Ring, int MinBlocks>
+void launch_gemv_ring(const gemv_args& a, cudaStream_t stream) {
+  if (!takes_chunks<Weight>(a)) {
+    const auto blocks = static_cast<unsigned>((a.rows + gemv_rows_per_block - 1) / gemv_rows_per_block);
+    gemv_scalar_kernel<Weight><<<blocks, gemv_block_threads, 0, stream>>>(a);
+  } else if (a.k / weight_chunk<Weight>::values % (32 * Ring) == 0) {
+    launch_resident<gemv_ring_kernel<Weight, Ring, MinBlocks, true>>(a, stream);
+  } else {
+    launch_resident<gemv_ring_kernel<Weight, Ring, MinBlocks, false>>(a, stream);
   }
   AISP_CHECK_LAUNCH();
 }

@@ -3,7 +3,8 @@
 // variance) or RMSNorm (root mean square). Four pairs: ch16:layer_norm_4096 / _32768 and
 // ch16:rms_norm_4096 / _32768 (32768 rows of 4096, 4096 rows of 32768).
 // Baseline: a residual-add kernel writes h, then a norm kernel (row in registers) reads it back.
-// Optimized: one kernel adds, stores h, reduces and normalizes from registers.
+// Optimized: one kernel adds, stores h, reduces and normalizes from registers. Both norm kernels
+// hold a 32768-value row in a cluster of 8 CTAs (Note [cluster rows] in row_kernels.cuh).
 // Why faster: bandwidth-bound; the baseline moves 5 x 2n bytes (read x and residual, write h,
 // read h, write y), the fused kernel 4 x 2n: ideally 1.25x.
 // H100: see README. Run: aisp bench run --targets ch16:layer_norm_4096 ch16:rms_norm_4096 ...
@@ -56,13 +57,12 @@ struct norm_params {
   int cols = 0;
 };
 
-// One row a block (Note [row in registers]). AddResidual: read x and residual, store h = bf16(x + residual);
-// otherwise read h as x (the baseline's second kernel).
-template <norm_kind Kind, int RowThreads, int N, bool AddResidual>
-__global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
-    residual_norm_kernel(norm_params p) {
-  constexpr int vecs = cached_vectors<RowThreads, N>;
-  const std::int64_t r = blockIdx.x;
+// One row a row group (Note [row in registers]). AddResidual: read x and residual, store
+// h = bf16(x + residual); otherwise read h as x (the baseline's second kernel).
+template <norm_kind Kind, class Group, int N, bool AddResidual>
+__global__ void __launch_bounds__(Group::cta_threads, Group::ctas_per_sm) residual_norm_kernel(norm_params p) {
+  constexpr int vecs = cached_vectors<Group, N>;
+  const std::int64_t r = Group::row();
   const std::int64_t offset = r * p.cols;
   const auto* x = reinterpret_cast<const bf16_vec<N>*>(p.x + offset);
   const auto* residual = reinterpret_cast<const bf16_vec<N>*>(p.residual + offset);
@@ -78,12 +78,12 @@ __global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
     }
   };
   bf16_vec<N> cached[vecs];
-  load_row<RowThreads>(num_vectors, cached, load_h);
+  load_row<Group>(num_vectors, cached, load_h);
   // The overflow of a long row (Note [row in registers]) is formed again, bit-identical, in each
   // pass; h is stored once, in this first pass, whose stores drain while the row group reduces.
 
   float sum = 0.0f;
-  for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
+  for_each_vector<Group>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
     if constexpr (AddResidual) h_out[i] = h;
 #pragma unroll
     for (int e = 0; e < N; ++e) {
@@ -95,23 +95,24 @@ __global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
   float mean = 0.0f;
   float mean_square = 0.0f;
   if constexpr (Kind == norm_kind::layer) {
-    mean = block::reduce<RowThreads>(sum, sum_op{}) * inverse_cols;
+    mean = row::reduce<Group, 0>(sum, sum_op{}) * inverse_cols;
     float squares = 0.0f;  // about the mean: no cancellation, unlike E[h^2] - mean^2
-    for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int, const bf16_vec<N>& h) {
+    for_each_vector<Group>(num_vectors, cached, load_h, [&](int, const bf16_vec<N>& h) {
 #pragma unroll
       for (int e = 0; e < N; ++e) {
         const float centered = to_float(h, e) - mean;
         squares += centered * centered;
       }
     });
-    mean_square = block::reduce<RowThreads>(squares, sum_op{}) * inverse_cols;
+    mean_square = row::reduce<Group, 1>(squares, sum_op{}) * inverse_cols;
   } else {
-    mean_square = block::reduce<RowThreads>(sum, sum_op{}) * inverse_cols;
+    mean_square = row::reduce<Group, 0>(sum, sum_op{}) * inverse_cols;
   }
+  row::arrive_after_last_read<Group>();
   const float inverse_rms = rsqrtf(mean_square + eps_of<Kind>);
 
   auto* y = reinterpret_cast<bf16_vec<N>*>(p.y + offset);
-  for_each_vector<RowThreads>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
+  for_each_vector<Group>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
     // Left free, the compiler hoists every vector's weight (and bias) load above the reductions:
     // 64-128 more live registers beside the cached row, and spills. They hit L1 and L2 anyway.
     asm volatile("" ::: "memory");
@@ -129,6 +130,7 @@ __global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
     }
     y[i] = out;
   });
+  row::wait_before_exit<Group>();
 }
 
 [[nodiscard]] norm_params params_of(run_context& ctx, norm_kind kind) {
@@ -146,29 +148,31 @@ __global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
 
 template <norm_kind Kind, bool AddResidual>
 struct norm_launcher {
-  template <int RowThreads, int N>
+  template <class Group, int N>
   struct at {
     static void run(run_context& ctx) {
       norm_params p = params_of(ctx, Kind);
       if constexpr (!AddResidual) p.x = p.h;  // the baseline's norm kernel reads h back
-      residual_norm_kernel<Kind, RowThreads, N, AddResidual><<<static_cast<unsigned>(p.rows), RowThreads, 0, ctx.stream()>>>(p);
-      AISP_CHECK_LAUNCH();
+      launch_rows<Group>(residual_norm_kernel<Kind, Group, N, AddResidual>, p.rows, ctx.stream(), p);
     }
   };
 };
 
-// Note [fused long rows]: the fused kernel loads x and the residual (two vectors a cached one);
-// with 8 cached vectors a thread of a 512-thread block it took 97 registers (spilling at the 64 of
-// two blocks an SM), and one 512-thread block an SM measured 0.84-0.89x of the unfused chain on an
-// H200 (2026-11-27): nothing overlaps a block's loads with its reductions. Long rows of the fused
-// kernel take 1024 threads with 4 cached vectors each instead.
-template <norm_kind Kind, bool AddResidual>
+// Note [fused long rows]: the fused kernel loads x and the residual (two vectors a cached one).
+// With 8 cached vectors a thread of a 512-thread block it took 97 registers (spilling at the 64 of
+// two blocks an SM), and one such block an SM measured 0.84-0.89x of the unfused chain on an H200
+// (2026-11-27); 1024 threads of 4 cached vectors, one block an SM, reached 87-89% of the copy
+// ceiling on an H100: nothing overlaps a block's loads with its reductions. Long rows take a
+// cluster of 8 CTAs of 128 threads instead (Note [cluster rows]), the 4096-value kernel's shape
+// (8 CTAs an SM, 94%). The baseline's norm kernel is the same kernel without the residual, so the
+// pair measures the fusion alone. LongGroup: cluster_rows, or cluster4_rows (4 CTAs of 256, the
+// optimized_cluster4 variant) to weigh fewer CTAs a cluster against fewer resident row groups.
+template <norm_kind Kind, bool AddResidual, class LongGroup = cluster_rows>
 void launch_norm(run_context& ctx) {
-  constexpr int long_threads = AddResidual ? 1024 : long_row_threads;
   if constexpr (Kind == norm_kind::layer) {
-    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, long_threads>(ctx, {"x", "residual", "weight", "bias", "h", "y"});
+    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, LongGroup>(ctx, {"x", "residual", "weight", "bias", "h", "y"});
   } else {
-    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, long_threads>(ctx, {"x", "residual", "weight", "h", "y"});
+    dispatch_rows<norm_launcher<Kind, AddResidual>::template at, LongGroup>(ctx, {"x", "residual", "weight", "h", "y"});
   }
 }
 
@@ -211,6 +215,15 @@ template <norm_kind Kind>
 void launch_optimized(run_context& ctx) {
   check_row_shape(ctx);
   launch_norm<Kind, true>(ctx);
+}
+
+// ---- optimized_cluster4 (long rows only): the fused kernel, 4 CTAs of 256 threads a row ----
+// Changed: half the CTAs a cluster (a cheaper barrier and fewer CTAs to co-schedule in a GPC),
+// at 4 CTAs an SM instead of 8.
+template <norm_kind Kind>
+void launch_cluster4(run_context& ctx) {
+  check_row_shape(ctx);
+  launch_norm<Kind, true, cluster4_rows>(ctx);
 }
 
 [[nodiscard]] double bf16_round(double value) {
@@ -286,6 +299,10 @@ template <norm_kind Kind>
                    launch_baseline<Kind>)
       .add_variant("optimized", "one row-in-registers kernel: add, store h, reduce, normalize (4 x 2n bytes)",
                    launch_optimized<Kind>);
+  if (cols > short_row_limit) {
+    declared.add_variant("optimized_cluster4", "the fused kernel with 4 CTAs of 256 threads a row instead of 8 of 128",
+                         launch_cluster4<Kind>);
+  }
   return declared;
 }
 

@@ -1,17 +1,34 @@
 // The row machinery of ch16's bf16 row operations (softmax, layer_norm, rms_norm): a row of
 // `cols` bf16 values is read as vectors of N values (N = 8, 16-byte loads, when cols % 8 == 0 and
-// every row starts 16-byte aligned; else N = 1), by a row group of RowThreads threads: a warp
-// (RowThreads = 32, several rows a block) for rows up to 4096 values, or a whole block for longer
-// ones. Reductions over a row group return the result to every thread of it.
+// every row starts 16-byte aligned; else N = 1), by a row group (row_group below): one block of
+// 128 threads for rows up to 4096 values; for longer ones one block of 512 threads, or a thread
+// block cluster of 8 CTAs of 128 threads (Note [cluster rows]). Reductions over a row group return
+// the result to every thread of it.
 //
-// Note [row in registers]: the fused kernels keep the first Vecs x RowThreads vectors of their
+// Note [row in registers]: the fused kernels keep the first Vectors x threads vectors of their
 // row in registers (packed bf16, 4 registers a 16-byte vector), so the row crosses HBM once
 // whatever the number of passes over it; a row longer than that re-reads its overflow from
 // global memory (L2) in each later pass. A warp a 4096-value row was tried first: 16 vectors a
 // lane took 96-128 registers and spilled once the residual doubled the loads; a 128-thread block
-// keeps 4 vectors a thread (16 registers) and a long row's block 8.
+// keeps 4 vectors a thread (16 registers) and a long row's 512-thread block 8.
+//
+// Note [cluster rows]: a 32768-value row in one CTA leaves one or two CTAs an SM, and then
+// nothing overlaps a CTA's loads with its reductions and stores (the fused norm's 1024-thread
+// block measured 87-89% of the copy ceiling on an H100, 2026-11-27). A cluster of 8 CTAs of 128
+// threads holds the row as the 4096-value kernel holds its own (4 vectors a thread, 8 CTAs an
+// SM: 94% there); the row group's thread index spans the cluster (thread() below), so the cached
+// vectors and the overflow loop are the single-CTA code. A reduction writes each warp's partial
+// to shared memory, crosses one cluster barrier (release/acquire), and every warp of every CTA
+// reads the same 32 partials from distributed shared memory into the same lanes: one tree, the
+// same bits cluster-wide. Consecutive reductions alternate two arrays (Slot), so one barrier a
+// reduction suffices: a peer's reads of slot s precede its arrival at the next reduction's
+// barrier, which precedes any rewrite of slot s. A CTA must not exit while a peer may still read
+// it: arrive_after_last_read() after the last reduction, wait_before_exit() at the end, so the
+// stores overlap the slowest peer's reads. The 8 CTAs then also retire together, freeing 8 slots
+// of a GPC at once for the next cluster.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -42,23 +59,35 @@ template <int N>
   return __uint_as_float(bits << 16);
 }
 
-// Row groups: a block of short_row_threads for rows up to short_row_limit values, else a block
-// of long_row_threads (Note [row in registers]).
+// A row group: Ctas CTAs of CtaThreads threads own a row (a thread block cluster when Ctas > 1,
+// Note [cluster rows]), each thread keeping Vectors 16-byte vectors of it in registers (Note [row
+// in registers]); CtasPerSm is the occupancy its kernels' launch bounds ask for.
+template <int CtaThreads, int Ctas, int Vectors, int CtasPerSm>
+struct row_group {
+  static constexpr int cta_threads = CtaThreads;
+  static constexpr int ctas = Ctas;
+  static constexpr int threads = CtaThreads * Ctas;
+  static constexpr int vectors = Vectors;
+  static constexpr int ctas_per_sm = CtasPerSm;
+  // A cluster's CTAs are consecutive in x (clusters of (Ctas, 1, 1)): CTA rank blockIdx.x % Ctas.
+  [[nodiscard]] __device__ static int thread() { return static_cast<int>(blockIdx.x % Ctas * CtaThreads + threadIdx.x); }
+  [[nodiscard]] __device__ static std::int64_t row() { return blockIdx.x / Ctas; }
+};
+
 constexpr int short_row_limit = 4096;
-constexpr int short_row_threads = 128;
-constexpr int long_row_limit = 32768;
-constexpr int long_row_threads = 512;
+// The benchmark rows fill the registers exactly: 4096 = 128 x 4 x 8; 32768 = 512 x 8 x 8 =
+// 8 x 128 x 4 x 8. Two 512-thread blocks an SM: one block's loads overlap the other's
+// reductions and stores (a 512-thread block of 98 registers ran alone on its SM).
+using short_rows = row_group<128, 1, 4, 8>;
+using long_rows = row_group<512, 1, 8, 2>;
+using cluster_rows = row_group<128, 8, 4, 8>;
+using cluster4_rows = row_group<256, 4, 4, 4>;  // the same registers a thread, half the CTAs a row
 
-// Vectors a thread keeps in registers: the benchmark rows exactly (4096 = 128 x 4 x 8, 32768 =
-// 512 x 8 x 8). Unaligned rows (N = 1, the validation sizes' ragged widths) keep 4 values: that
-// path is for correctness, and unrolled scalar updates cost more registers than vectors.
-template <int RowThreads, int N>
-constexpr int cached_vectors = N == 1 ? 4 : (RowThreads == short_row_threads ? short_row_limit : long_row_limit) / RowThreads / N;
-
-// At least two row blocks resident an SM, so one block's loads overlap another's reductions and
-// stores (a 512-thread block of 98 registers ran alone on its SM); 128-thread blocks fit 8+.
-template <int RowThreads>
-constexpr int blocks_per_sm = RowThreads == 1024 ? 1 : RowThreads == long_row_threads ? 2 : 8;
+// Vectors a thread keeps in registers. Unaligned rows (N = 1, the validation sizes' ragged widths)
+// keep 4 values: that path is for correctness, and unrolled scalar updates cost more registers
+// than vectors.
+template <class Group, int N>
+constexpr int cached_vectors = N == 1 ? 4 : Group::vectors;
 
 namespace warp {
 template <class Op>
@@ -92,32 +121,72 @@ template <int Threads, class Op>
 }
 }  // namespace block
 
+namespace cluster {
+// The cluster's reduction, returned to every thread (Note [cluster rows]): consecutive calls in a
+// kernel take different Slots.
+template <int CtaThreads, int Ctas, int Slot, class Op>
+[[nodiscard]] __device__ float reduce(float value, Op op) {
+  constexpr int warps = CtaThreads / 32;
+  static_assert(warps * Ctas == 32, "one warp's partial a lane");
+  __shared__ float warp_values[warps];  // one array a Slot (and Op)
+  value = warp::reduce(value, op);
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  if (lane == 0) warp_values[threadIdx.x / 32] = value;
+  const cooperative_groups::cluster_group group = cooperative_groups::this_cluster();
+  group.sync();
+  const float partial = *group.map_shared_rank(&warp_values[lane % warps], lane / warps);
+  return warp::reduce(partial, op);
+}
+}  // namespace cluster
+
+namespace row {
+// The row group's reduction, returned to every thread of it; Slot as in cluster::reduce.
+template <class Group, int Slot, class Op>
+[[nodiscard]] __device__ float reduce(float value, Op op) {
+  if constexpr (Group::ctas == 1) {
+    return block::reduce<Group::cta_threads>(value, op);
+  } else {
+    return cluster::reduce<Group::cta_threads, Group::ctas, Slot>(value, op);
+  }
+}
+
+// Note [cluster rows]: after the last reduction, and before the kernel ends.
+template <class Group>
+__device__ void arrive_after_last_read() {
+  if constexpr (Group::ctas > 1) (void)cooperative_groups::cluster_group::barrier_arrive();
+}
+template <class Group>
+__device__ void wait_before_exit() {
+  if constexpr (Group::ctas > 1) cooperative_groups::cluster_group::barrier_wait();
+}
+}  // namespace row
+
 // Visits vector i of a row, for each i < the row's vector count this thread owns: the first
-// Vecs x RowThreads come from the registers that load_row() filled (Note [row in registers]), the
-// rest from load(i), global memory.
-template <int RowThreads, int Vecs, int N, class Load, class Visit>
+// Vecs x Group::threads come from the registers that load_row() filled (Note [row in registers]),
+// the rest from load(i), global memory.
+template <class Group, int Vecs, int N, class Load, class Visit>
 __device__ void for_each_vector(int num_vectors, const bf16_vec<N> (&cached)[Vecs], Load load, Visit visit) {
-  const int t = static_cast<int>(threadIdx.x);
+  const int t = Group::thread();
 #pragma unroll
   for (int j = 0; j < Vecs; ++j) {
-    const int i = t + j * RowThreads;
+    const int i = t + j * Group::threads;
     if (i < num_vectors) visit(i, cached[j]);
   }
-  for (int i = t + Vecs * RowThreads; i < num_vectors; i += RowThreads) visit(i, load(i));
+  for (int i = t + Vecs * Group::threads; i < num_vectors; i += Group::threads) visit(i, load(i));
 }
 
 // Issues the cached vectors' loads in batches of Batch, each batch's loads before any is used
 // (Batch x 16 bytes in flight a thread, per source). A load that reads two sources (x and the
 // residual) holds twice the registers until it is combined: the empty asm with a memory clobber
 // keeps the compiler from hoisting the next batch's loads above it (128 live registers, spills).
-template <int RowThreads, int Batch = 0, int Vecs, int N, class Load>
+template <class Group, int Batch = 0, int Vecs, int N, class Load>
 __device__ void load_row(int num_vectors, bf16_vec<N> (&cached)[Vecs], Load load) {
   constexpr int batch = Batch == 0 ? Vecs : Batch;
-  const int t = static_cast<int>(threadIdx.x);
+  const int t = Group::thread();
 #pragma unroll
   for (int j = 0; j < Vecs; ++j) {
     if (j > 0 && j % batch == 0) asm volatile("" ::: "memory");
-    const int i = t + j * RowThreads;
+    const int i = t + j * Group::threads;
     if (i < num_vectors) cached[j] = load(i);
   }
 }
@@ -131,23 +200,42 @@ __device__ void load_row(int num_vectors, bf16_vec<N> (&cached)[Vecs], Load load
   return true;
 }
 
-// Runs Launcher<RowThreads, N>::run(ctx): the row group by row length, the vector width by
-// whether every named buffer's rows take 16-byte vectors. Launchers launch one block a row.
-// LongThreads: the block of a long row (long_row_threads, or 1024 for a kernel whose 8 cached
-// vectors a thread would not leave room for two blocks an SM).
-template <template <int, int> class Launcher, int LongThreads = long_row_threads>
+// Runs Launcher<Group, N>::run(ctx): the row group by row length (short_rows up to
+// short_row_limit values, else LongGroup), the vector width by whether every named buffer's rows
+// take 16-byte vectors.
+template <template <class, int> class Launcher, class LongGroup = long_rows>
 void dispatch_rows(run_context& ctx, std::initializer_list<const char*> row_buffers) {
   const bool vectors = rows_take_16_byte_vectors(ctx, row_buffers);
   if (ctx.param("cols") <= short_row_limit) {
-    vectors ? Launcher<short_row_threads, 8>::run(ctx) : Launcher<short_row_threads, 1>::run(ctx);
+    vectors ? Launcher<short_rows, 8>::run(ctx) : Launcher<short_rows, 1>::run(ctx);
   } else {
-    vectors ? Launcher<LongThreads, 8>::run(ctx) : Launcher<LongThreads, 1>::run(ctx);
+    vectors ? Launcher<LongGroup, 8>::run(ctx) : Launcher<LongGroup, 1>::run(ctx);
   }
+}
+
+// Launches kernel(args...) with one row group a row: rows x Group::ctas CTAs, in clusters of
+// Group::ctas (Note [cluster rows]).
+template <class Group, class... Params, class... Args>
+void launch_rows(void (*kernel)(Params...), std::int64_t rows, cudaStream_t stream, const Args&... args) {
+  AISP_EXPECTS(rows * Group::ctas <= 0x7fffffff, "one row group a row: rows x CTAs a row must fit gridDim.x");
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(rows * Group::ctas));
+  config.blockDim = dim3(Group::cta_threads);
+  config.stream = stream;
+  cudaLaunchAttribute cluster{};
+  cluster.id = cudaLaunchAttributeClusterDimension;
+  cluster.val.clusterDim.x = Group::ctas;
+  cluster.val.clusterDim.y = 1;
+  cluster.val.clusterDim.z = 1;
+  config.attrs = &cluster;
+  config.numAttrs = Group::ctas > 1 ? 1 : 0;  // a single-CTA group launches as a plain grid
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, args...));
+  AISP_CHECK_LAUNCH();
 }
 
 inline void check_row_shape(const run_context& ctx) {
   AISP_EXPECTS(ctx.param("rows") >= 1 && ctx.param("cols") >= 1, "rows and cols must be at least 1");
-  AISP_EXPECTS(ctx.param("rows") <= 0x7fffffff, "one row a warp or block: rows must fit gridDim.x");
+  AISP_EXPECTS(ctx.param("rows") <= 0x7fffffff, "one row a row group: rows must fit gridDim.x");
   AISP_EXPECTS(ctx.param("cols") <= 0x7fffffff, "cols must fit a 32-bit index");
 }
 

@@ -3,9 +3,10 @@
 // ch16:softmax_4096 (32768 rows of 4096) and ch16:softmax_32768 (4096 rows of 32768).
 // Baseline: three passes, three kernels (row max; row sum of exp(x - max); normalize), as an
 // eager framework chains them: x crosses HBM three times, y once.
-// Optimized: one kernel, one row a warp (4096) or a block (32768) with the row in registers
-// (Note [row in registers]); the max and the sum of exponentials come out of one pass with an
-// online rescale; x crosses HBM once.
+// Optimized: one kernel, one row a block (128 threads for 4096, 512 for 32768), the row in
+// registers (Note [row in registers]); the max and the sum of exponentials come out of one pass
+// with an online rescale; x crosses HBM once. optimized_cluster (softmax_32768 only): the same
+// kernel with the row in a cluster of 8 CTAs (Note [cluster rows] in row_kernels.cuh).
 // Why faster: bandwidth-bound; 4 x 2n bytes against 2 x 2n: ideally 2x.
 // H100: see README. Run: aisp bench run --targets ch16:softmax_4096 ch16:softmax_32768
 #include <algorithm>
@@ -29,7 +30,7 @@ namespace {
 // baseline are fp32.
 
 // ---- Baseline: three kernels (max, sum of exponentials, normalize) ----
-// Each is a competent row kernel: one row a warp or a block, 16-byte loads where the rows allow.
+// Each is a competent row kernel: one row a block, 16-byte loads where the rows allow.
 // What costs is that the row is read from HBM in each of the three (it does not stay in L2:
 // 256 MiB of x against 50 MB).
 template <int RowThreads, int N>
@@ -81,25 +82,27 @@ __global__ void normalize_kernel(const __nv_bfloat16* __restrict__ x, const floa
   }
 }
 
-template <int RowThreads, int N>
+template <class Group, int N>
 void launch_three_passes(run_context& ctx) {
+  static_assert(Group::ctas == 1, "the three-pass kernels are one block a row");
+  constexpr int threads = Group::cta_threads;
   const std::int64_t rows = ctx.param("rows");
   const int cols = static_cast<int>(ctx.param("cols"));
   const auto* x = ctx.as<const __nv_bfloat16>("x");
   auto* row_max = ctx.as<float>("row_max");
   auto* row_sum = ctx.as<float>("row_sum");
-  row_max_kernel<RowThreads, N><<<static_cast<unsigned>(rows), RowThreads, 0, ctx.stream()>>>(x, row_max, rows, cols);
+  row_max_kernel<threads, N><<<static_cast<unsigned>(rows), threads, 0, ctx.stream()>>>(x, row_max, rows, cols);
   AISP_CHECK_LAUNCH();
-  row_exp_sum_kernel<RowThreads, N><<<static_cast<unsigned>(rows), RowThreads, 0, ctx.stream()>>>(x, row_max, row_sum, rows, cols);
+  row_exp_sum_kernel<threads, N><<<static_cast<unsigned>(rows), threads, 0, ctx.stream()>>>(x, row_max, row_sum, rows, cols);
   AISP_CHECK_LAUNCH();
-  normalize_kernel<RowThreads, N>
-      <<<static_cast<unsigned>(rows), RowThreads, 0, ctx.stream()>>>(x, row_max, row_sum, ctx.as<__nv_bfloat16>("y"), rows, cols);
+  normalize_kernel<threads, N>
+      <<<static_cast<unsigned>(rows), threads, 0, ctx.stream()>>>(x, row_max, row_sum, ctx.as<__nv_bfloat16>("y"), rows, cols);
   AISP_CHECK_LAUNCH();
 }
 
-template <int RowThreads, int N>
+template <class Group, int N>
 struct three_passes {
-  static void run(run_context& ctx) { launch_three_passes<RowThreads, N>(ctx); }
+  static void run(run_context& ctx) { launch_three_passes<Group, N>(ctx); }
 };
 
 void launch_baseline(run_context& ctx) {
@@ -108,25 +111,24 @@ void launch_baseline(run_context& ctx) {
 }
 
 // ---- Optimized: one pass over HBM, the row in registers, online max and sum ----
-// Changed: one kernel; each thread loads its part of the row into registers at once (16 vectors
-// a lane in a warp, 8 a thread in a block: all loads in flight), keeps a running (max, sum of
+// Changed: one kernel; each thread loads its part of the row into registers at once (4 vectors a
+// thread for 4096 values, 8 for 32768: all loads in flight), keeps a running (max, sum of
 // exp(x - max)) over them, rescaling the sum once per 8-value vector when the max grows, and the
 // row group merges the threads' pairs; the normalize pass reads the registers, not HBM.
-template <int RowThreads, int N>
-__global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
-    softmax_online_kernel(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, std::int64_t rows,
-                          int cols) {
-  constexpr int vecs = cached_vectors<RowThreads, N>;
-  const std::int64_t r = blockIdx.x;
+template <class Group, int N>
+__global__ void __launch_bounds__(Group::cta_threads, Group::ctas_per_sm)
+    softmax_online_kernel(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y, int cols) {
+  constexpr int vecs = cached_vectors<Group, N>;
+  const std::int64_t r = Group::row();
   const auto* row = reinterpret_cast<const bf16_vec<N>*>(x + r * cols);
   const int num_vectors = cols / N;
   bf16_vec<N> cached[vecs];
   const auto load = [&](int i) { return row[i]; };
-  load_row<RowThreads>(num_vectors, cached, load);
+  load_row<Group>(num_vectors, cached, load);
 
   float running_max = -INFINITY;
   float running_sum = 0.0f;
-  for_each_vector<RowThreads>(num_vectors, cached, load, [&](int, const bf16_vec<N>& v) {
+  for_each_vector<Group>(num_vectors, cached, load, [&](int, const bf16_vec<N>& v) {
     float vector_max = to_float(v, 0);
 #pragma unroll
     for (int e = 1; e < N; ++e) vector_max = fmaxf(vector_max, to_float(v, e));
@@ -137,33 +139,41 @@ __global__ void __launch_bounds__(RowThreads, blocks_per_sm<RowThreads>)
     running_max = new_max;
     running_sum = sum;
   });
-  const float row_max = block::reduce<RowThreads>(running_max, max_op{});
+  const float row_max = row::reduce<Group, 0>(running_max, max_op{});
   // A thread with no vector (a row shorter than its group) holds (-inf, 0): it adds 0.
   const float own = running_max == -INFINITY ? 0.0f : running_sum * __expf(running_max - row_max);
-  const float inverse_sum = 1.0f / block::reduce<RowThreads>(own, sum_op{});
+  const float inverse_sum = 1.0f / row::reduce<Group, 1>(own, sum_op{});
+  row::arrive_after_last_read<Group>();
 
   auto* out = reinterpret_cast<bf16_vec<N>*>(y + r * cols);
-  for_each_vector<RowThreads>(num_vectors, cached, load, [&](int i, const bf16_vec<N>& v) {
+  for_each_vector<Group>(num_vectors, cached, load, [&](int i, const bf16_vec<N>& v) {
     bf16_vec<N> result;
 #pragma unroll
     for (int e = 0; e < N; ++e) result.value[e] = __float2bfloat16_rn(__expf(to_float(v, e) - row_max) * inverse_sum);
     out[i] = result;
   });
+  row::wait_before_exit<Group>();
 }
 
-template <int RowThreads, int N>
+template <class Group, int N>
 struct one_pass {
   static void run(run_context& ctx) {
-    const std::int64_t rows = ctx.param("rows");
-      softmax_online_kernel<RowThreads, N><<<static_cast<unsigned>(rows), RowThreads, 0, ctx.stream()>>>(
-        ctx.as<const __nv_bfloat16>("x"), ctx.as<__nv_bfloat16>("y"), rows, static_cast<int>(ctx.param("cols")));
-    AISP_CHECK_LAUNCH();
+    launch_rows<Group>(softmax_online_kernel<Group, N>, ctx.param("rows"), ctx.stream(), ctx.as<const __nv_bfloat16>("x"),
+                       ctx.as<__nv_bfloat16>("y"), static_cast<int>(ctx.param("cols")));
   }
 };
 
 void launch_optimized(run_context& ctx) {
   check_row_shape(ctx);
   dispatch_rows<one_pass>(ctx, {"x", "y"});
+}
+
+// ---- optimized_cluster (long rows only): the one-pass kernel, a row in a cluster of 8 CTAs ----
+// Changed: 8 CTAs of 128 threads, 4 cached vectors a thread, hold a 32768-value row (8 CTAs an
+// SM) instead of a 512-thread block of 8 (2 an SM); the reductions cross the cluster.
+void launch_cluster(run_context& ctx) {
+  check_row_shape(ctx);
+  dispatch_rows<one_pass, cluster_rows>(ctx, {"x", "y"});
 }
 
 void softmax_reference(reference_io& io) {
@@ -183,7 +193,7 @@ void softmax_reference(reference_io& io) {
 
 [[nodiscard]] pair softmax_pair(std::int64_t rows, std::int64_t cols) {
   const auto per_row = [](const workload& w) { return w.get("rows"); };
-  return pair("ch16:softmax_" + std::to_string(cols))
+  pair declared = pair("ch16:softmax_" + std::to_string(cols))
       .summary("row softmax of a bf16 " + std::to_string(rows) + " x " + std::to_string(cols) +
                " matrix: three kernels (max, sum, normalize) vs one pass with the row in registers")
       .benchmark_size({{"rows", rows}, {"cols", cols}})
@@ -209,9 +219,15 @@ void softmax_reference(reference_io& io) {
       .add_variant("baseline", "three row kernels: max, sum of exp(x - max), normalize; x read from HBM three times",
                    launch_baseline)
       .add_variant("optimized",
-                   "one kernel, the row in registers (a warp for 4096, a block for 32768), online max and "
+                   "one kernel, the row in registers (a block of 128 threads for 4096, 512 for 32768), online max and "
                    "sum: x read once",
                    launch_optimized);
+  if (cols > short_row_limit) {
+    declared.add_variant("optimized_cluster",
+                         "the one-pass kernel with the row in a cluster of 8 CTAs of 128 threads (4 vectors a thread)",
+                         launch_cluster);
+  }
+  return declared;
 }
 
 }  // namespace

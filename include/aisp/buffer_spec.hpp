@@ -42,6 +42,7 @@ struct buffer_spec {
   // wherever it writes the source: every fill, fresh inputs before each call, and the
   // challenges' element writes; the references see the same rounded values.
   std::string derived_from;
+  double derived_scale = 1.0;  // the source's values times this, then rounded (an int8 copy: 127)
   // Note [ranks]: an input every rank of a multi-GPU pair holds the same values of (weights that
   // data or tensor parallelism replicates); other inputs are each rank's own draw.
   bool same_on_every_rank = false;

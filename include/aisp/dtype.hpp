@@ -8,7 +8,9 @@
 namespace aisp {
 
 // e4m3 and e5m2: the 8-bit floats of Hopper's tensor cores (OCP FP8; e4m3 has no infinities).
-enum class dtype : std::uint8_t { f64, f32, f16, bf16, i32, i64, u8, e4m3, e5m2 };
+// i8: signed 8-bit integers (quantized weights); a value stored into it rounds to nearest and
+// saturates to [-127, 127], the symmetric range of int8 quantization.
+enum class dtype : std::uint8_t { f64, f32, f16, bf16, i32, i64, u8, e4m3, e5m2, i8 };
 
 [[nodiscard]] std::size_t dtype_size(dtype type);
 [[nodiscard]] std::string_view dtype_name(dtype type);

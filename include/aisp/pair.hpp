@@ -111,8 +111,9 @@ class pair {
               buffer_meaning meaning = buffer_meaning::data);
   pair& output(std::string name, dtype type, std::vector<std::string> dims);
   // An input holding `source`'s values in `type` (Note [derived inputs] in aisp/buffer_spec.hpp):
-  // `source` must be an input declared before it, and not derived itself.
-  pair& derived_input(std::string name, dtype type, std::string source);
+  // `source` must be an input declared before it, and not derived itself. `scale` multiplies
+  // the values before they are rounded: an i8 copy of values in [-1, 1) takes 127.
+  pair& derived_input(std::string name, dtype type, std::string source, double scale = 1.0);
   // Note [ranks]: the named input (declared before) holds the same values on every rank (its
   // derived inputs follow); the challenges that change an element change it on every rank.
   pair& same_on_every_rank(const std::string& input);
@@ -122,6 +123,12 @@ class pair {
   // Note [fresh calls]: every timed call gets new inputs. A pair whose meaning needs the same
   // inputs in every call declares it, with the reason; its calls are still verified.
   pair& fixed_inputs(std::string reason);
+  // Note [short calls]: one call at the benchmark size lasts less than the timer floor (T4: 50 us
+  // on a GPU), so a cold sample of one call cannot be timed. Unless the user picks --mode, the
+  // judge times this pair in graph mode: batches of calls replayed from a CUDA graph, the L2
+  // flushed before each batch (the batch's first call is cold, the rest find the L2 warm). The
+  // reason says why the calls are short and why a warm L2 is fair (results: timing_mode_reason).
+  pair& short_calls(std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
   // Managed (unified) memory is refused unless declared: its migrations are work the timed
@@ -170,6 +177,7 @@ class pair {
   [[nodiscard]] std::string unsupported_on(int major, int minor) const;
   [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }
   [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
+  [[nodiscard]] const std::string& short_calls_reason() const { return short_calls_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
@@ -207,6 +215,7 @@ class pair {
   int needed_minor_ = 0;
   std::string needed_why_;
   std::string fixed_inputs_reason_;
+  std::string short_calls_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;

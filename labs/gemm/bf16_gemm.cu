@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <utility>
@@ -62,17 +61,7 @@ namespace {
 // No exact_math: small-integer inputs give sums up to 64 K, which a bf16 output cannot hold.
 
 [[nodiscard]] gemm_problem problem_of(run_context& ctx) {
-  const std::int64_t m = ctx.param("m");
-  const std::int64_t n = ctx.param("n");
-  const std::int64_t k = ctx.param("k");
-  constexpr std::int64_t int_max = std::numeric_limits<int>::max();
-  // The kernels index rows with int and offsets with size_t: each dimension must fit an int.
-  AISP_EXPECTS(m <= int_max && n <= int_max && k <= int_max && m * k <= int_max &&
-                   n * k <= int_max && m * n <= int_max,
-               "labs/gemm kernels need each matrix to hold < 2^31 elements");
-  return {ctx.as<const __nv_bfloat16>("a"), ctx.as<const __nv_bfloat16>("b"),
-          ctx.as<__nv_bfloat16>("c"),       static_cast<int>(m),
-          static_cast<int>(n),              static_cast<int>(k)};
+  return gemm_problem_of<__nv_bfloat16>(ctx, "a", "b");
 }
 
 template <void (*Launch)(const gemm_problem&, cudaStream_t)>

@@ -10,7 +10,10 @@
 //                         leaves L2 once per cluster; grouped tile order for L2 reuse.
 // All three share the 128x256x64 tile, the ring and the epilogue (hopper_tiles.cuh), and fall
 // back to a SIMT kernel where TMA cannot describe the operands (k % 8 != 0) or off sm_90.
-// Run: through the pair that includes this header (labs/gemm/bf16_gemm.cu).
+// The persistent kernel of steps 6-7 is templated on the operand type (Note [operand types]) and
+// on where the K sum accumulates (Note [fp32 promotion] in fp8_tiles.cuh): labs/gemm/fp8_gemm.cu
+// runs step 7 on e4m3 operands through launch_cluster_persistent.
+// Run: through the pairs that include this header (labs/gemm/bf16_gemm.cu, labs/gemm/fp8_gemm.cu).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap and its enums only: aisp does not link libcuda (aisp/tensor_map_encoder.hpp)
@@ -109,6 +112,11 @@ __global__ void __launch_bounds__(256, 1)
 }
 
 // ---- Steps 6 and 7: producer warpgroup + 2 consumer warpgroups, persistent ----
+// Where a tile's K sum accumulates: in the wgmma accumulators across all of K (bf16, and e4m3 in
+// the tensor core's reduced-precision fp8 accumulation), or in fresh wgmma accumulators per
+// 128-byte k-block that are added into fp32 registers (e4m3 only: Note [fp32 promotion]).
+enum class accumulation : std::uint8_t { in_tensor_core, promoted_per_k_block };
+
 constexpr int producer_registers = 40;   // one thread issuing TMA: loop counters and coordinates
 constexpr int consumer_registers = 232;  // 128 accumulators + addressing
 // 128 x 40 + 256 x 232 = 64,512 = 384 x 168: the registers the CTA holds at launch, redistributed.
@@ -145,7 +153,7 @@ __device__ __forceinline__ void tile_position(int t, int tiles_m, int tiles_n, i
 // warpgroup releases slot s on the empty barrier of both CTAs (4 arrivals per phase). Every
 // thread ends with a cluster barrier: no CTA exits while its peer may still arrive on its
 // barriers. L2 -> SM traffic per CTA and k-block falls from 48 KB to 32 KB.
-template <int ClusterM, bool Grouped>
+template <class Operands, accumulation Accumulate, int ClusterM, bool Grouped>
 __global__ void __launch_bounds__(384, 1)
     gemm_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                            const __grid_constant__ CUtensorMap map_b,
@@ -176,7 +184,8 @@ __global__ void __launch_bounds__(384, 1)
   const int tiles_m = ceil_div(m, block_m * ClusterM);  // cluster tiles of 128 ClusterM rows
   const int tiles_n = ceil_div(n, block_n);
   const int tiles = tiles_m * tiles_n;
-  const int k_blocks = ceil_div(k, block_k);
+  constexpr int k_block = Operands::block_k;  // elements per 128-byte k-block
+  const int k_blocks = ceil_div(k, k_block);
 
   if (warpgroup == 0) {
     // Producer. setmaxnreg is per warpgroup (.sync.aligned): all 128 threads shrink, one works.
@@ -195,14 +204,14 @@ __global__ void __launch_bounds__(384, 1)
         for (int kb = 0; kb < k_blocks; ++kb) {
           mbar_wait(smem.empty(slot), phase ^ 1u);
           mbar_arrive_expect_tx(smem.full(slot), stage_bytes);
-          tma_load_2d(smem.a(slot), &map_a, smem.full(slot), kb * block_k, row0);
+          tma_load_2d(smem.a(slot), &map_a, smem.full(slot), kb * k_block, row0);
           if constexpr (ClusterM > 1) {
             constexpr int half_rows = block_n / 2;
             tma_load_2d_multicast(smem.b(slot) + rank * (b_tile_bytes / 2), &map_b,
-                                  smem.full(slot), kb * block_k, col0 + rank * half_rows,
+                                  smem.full(slot), kb * k_block, col0 + rank * half_rows,
                                   static_cast<std::uint16_t>((1u << ClusterM) - 1u));
           } else {
-            tma_load_2d(smem.b(slot), &map_b, smem.full(slot), kb * block_k, col0);
+            tma_load_2d(smem.b(slot), &map_b, smem.full(slot), kb * k_block, col0);
           }
           if (++slot == stages) {
             slot = 0;
@@ -225,34 +234,65 @@ __global__ void __launch_bounds__(384, 1)
     };
     int slot = 0;
     std::uint32_t phase = 0;
-    float acc[128];
-    for (int t = worker; t < tiles; t += workers) {
-      int tm = 0;
-      int tn = 0;
-      tile_position<Grouped>(t, tiles_m, tiles_n, tm, tn);
-      const int row0 = (tm * ClusterM + rank) * block_m;
-      const int col0 = tn * block_n;
-#pragma unroll
-      for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-      fence_accumulators(acc);
-      int previous = 0;
-      for (int kb = 0; kb < k_blocks; ++kb) {
-        mbar_wait(smem.full(slot), phase);
-        mma_k_block(acc, smem.a(slot) + consumer * a_warpgroup_bytes, smem.b(slot));
-        wgmma_wait<1>();
-        if (kb > 0) release(previous);
-        previous = slot;
-        if (++slot == stages) {
-          slot = 0;
-          phase ^= 1u;
-        }
+    const auto advance = [&] {
+      if (++slot == stages) {
+        slot = 0;
+        phase ^= 1u;
       }
-      wgmma_wait<0>();
-      fence_accumulators(acc);
-      release(previous);
-      // The producer is already filling the next tile's slots while this runs.
-      store_warp_rows(acc, smem.staging(consumer * 4 + warp_in_group), c, m, n,
-                      row0 + consumer * warpgroup_rows + 16 * warp_in_group, col0);
+    };
+    if constexpr (Accumulate == accumulation::in_tensor_core) {
+      float acc[128];
+      for (int t = worker; t < tiles; t += workers) {
+        int tm = 0;
+        int tn = 0;
+        tile_position<Grouped>(t, tiles_m, tiles_n, tm, tn);
+        const int row0 = (tm * ClusterM + rank) * block_m;
+        const int col0 = tn * block_n;
+#pragma unroll
+        for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+        fence_accumulators(acc);
+        int previous = 0;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(smem.full(slot), phase);
+          mma_k_block<Operands>(acc, smem.a(slot) + consumer * a_warpgroup_bytes, smem.b(slot));
+          wgmma_wait<1>();
+          if (kb > 0) release(previous);
+          previous = slot;
+          advance();
+        }
+        wgmma_wait<0>();
+        fence_accumulators(acc);
+        release(previous);
+        // The producer is already filling the next tile's slots while this runs.
+        store_warp_rows(acc, smem.staging(consumer * 4 + warp_in_group), c, m, n,
+                        row0 + consumer * warpgroup_rows + 16 * warp_in_group, col0);
+      }
+    } else {
+      // Note [fp32 promotion]: each k-block is summed in fresh wgmma accumulators (two 64 x 128
+      // halves, 64 registers) and added into 128 fp32 registers; its slot is free once both
+      // halves have completed.
+      float total[128];
+      float partial[64];
+#pragma unroll
+      for (int i = 0; i < 64; ++i) partial[i] = 0.0f;
+      for (int t = worker; t < tiles; t += workers) {
+        int tm = 0;
+        int tn = 0;
+        tile_position<Grouped>(t, tiles_m, tiles_n, tm, tn);
+        const int row0 = (tm * ClusterM + rank) * block_m;
+        const int col0 = tn * block_n;
+#pragma unroll
+        for (int i = 0; i < 128; ++i) total[i] = 0.0f;
+        for (int kb = 0; kb < k_blocks; ++kb) {
+          mbar_wait(smem.full(slot), phase);
+          Operands::mma_k_block_promoted(total, partial, smem.a(slot) + consumer * a_warpgroup_bytes,
+                                         smem.b(slot));
+          release(slot);
+          advance();
+        }
+        store_warp_rows(total, smem.staging(consumer * 4 + warp_in_group), c, m, n,
+                        row0 + consumer * warpgroup_rows + 16 * warp_in_group, col0);
+      }
     }
   }
   if constexpr (ClusterM > 1) cluster_sync();
@@ -263,29 +303,37 @@ __global__ void __launch_bounds__(384, 1)
 }
 
 // ---- Host side ----
-// A (rows, k) K-major bf16 matrix as a 2-D tensor map: box = 64 (k) x box_rows, 128-byte
-// swizzle (Note [wgmma descriptor]), zero fill out of bounds. Host-only encoding into a stack
-// object: no allocation, ~1 us; rebuilt every call because buffers may move between calls.
-inline CUtensorMap kmajor_tensor_map(const __nv_bfloat16* data, int rows, int k, int box_rows) {
+// A (rows, k) K-major matrix as a 2-D tensor map: box = one 128-byte k-block (Operands::block_k
+// elements) x box_rows, 128-byte swizzle (Note [wgmma descriptor]), zero fill out of bounds.
+// Host-only encoding into a stack object: no allocation, ~1 us; rebuilt every call because
+// buffers may move between calls.
+template <class Operands>
+CUtensorMap kmajor_tensor_map(const typename Operands::element* data, int rows, int k,
+                              int box_rows) {
+  using element = typename Operands::element;
   CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * sizeof(__nv_bfloat16)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(block_k), static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(k) * sizeof(element)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(Operands::block_k),
+                             static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t element_strides[2] = {1, 1};
-  const CUresult status =
-      tensor_map_encode_function()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                                   const_cast<__nv_bfloat16*>(data), dims, strides, box,
-                                   element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult status = tensor_map_encode_function()(
+      &map, Operands::tma_type, 2, const_cast<element*>(data), dims, strides, box, element_strides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   AISP_EXPECTS(status == CUDA_SUCCESS, "cuTensorMapEncodeTiled rejected a GEMM operand");
   return map;
 }
 
 constexpr int cluster_m = 2;
 inline constexpr auto step5_kernel = gemm_wgmma_tma_kernel<stages>;
-inline constexpr auto step6_kernel = gemm_persistent_kernel<1, false>;
-inline constexpr auto step7_kernel = gemm_persistent_kernel<cluster_m, true>;
+inline constexpr auto step6_kernel =
+    gemm_persistent_kernel<bf16_operands, accumulation::in_tensor_core, 1, false>;
+// Step 7 on any operand type: 2-CTA clusters, multicast B, grouped tile order.
+template <class Operands, accumulation Accumulate>
+inline constexpr auto cluster_kernel =
+    gemm_persistent_kernel<Operands, Accumulate, cluster_m, true>;
+inline constexpr auto step7_kernel = cluster_kernel<bf16_operands, accumulation::in_tensor_core>;
 
 inline cudaLaunchAttribute cluster_attribute() {
   cudaLaunchAttribute attribute{};
@@ -296,23 +344,27 @@ inline cudaLaunchAttribute cluster_attribute() {
   return attribute;
 }
 
-// What the launchers need to know about the current device, queried once per device: whether
-// the sm_90a kernels can run, the SM count (persistent grids), and how many 2-CTA clusters of
-// the step-7 kernel fit at once (GPCs may leave SMs that cannot pair up). Filling it also sets
-// the kernels' shared-memory opt-in, so a launch does no more than encode and launch.
-struct device_facts {
-  bool hopper = false;
-  int sm_count = 0;
-  int cluster_slots = 0;
-};
+constexpr int max_devices = 64;  // the per-device caches below
 
-inline const device_facts& facts_for_current_device() {
-  constexpr int max_devices = 64;
-  static device_facts cache[max_devices];
-  static bool known[max_devices] = {};
+inline int current_device() {
   int device = 0;
   AISP_CUDA_CHECK(cudaGetDevice(&device));
   AISP_EXPECTS(device >= 0 && device < max_devices, "device index beyond the facts cache");
+  return device;
+}
+
+// What the launchers need to know about the current device, queried once per device: whether
+// the sm_90a kernels can run and the SM count (persistent grids). Filling it also resolves the
+// tensor-map encoder, so a launch does no more than encode and launch.
+struct device_facts {
+  bool hopper = false;
+  int sm_count = 0;
+};
+
+inline const device_facts& facts_for_current_device() {
+  static device_facts cache[max_devices];
+  static bool known[max_devices] = {};
+  const int device = current_device();
   if (known[device]) return cache[device];
   device_facts facts;
   int major = 0;
@@ -321,68 +373,130 @@ inline const device_facts& facts_for_current_device() {
   AISP_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   AISP_CUDA_CHECK(cudaDeviceGetAttribute(&facts.sm_count, cudaDevAttrMultiProcessorCount, device));
   facts.hopper = major == 9 && minor == 0;
-  if (facts.hopper) {
-    (void)tensor_map_encode_function();
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(step5_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         smem_bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(step6_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         smem_bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(step7_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         smem_bytes));
-    cudaLaunchAttribute attribute = cluster_attribute();
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned>(facts.sm_count / cluster_m * cluster_m));
-    config.blockDim = dim3(384);
-    config.dynamicSmemBytes = smem_bytes;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    AISP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&facts.cluster_slots, step7_kernel, &config));
-    AISP_EXPECTS(facts.cluster_slots >= 1, "no 2-CTA cluster of the step-7 kernel fits");
-  }
+  if (facts.hopper) (void)tensor_map_encode_function();
   cache[device] = facts;
   known[device] = true;
   return cache[device];
 }
 
-// TMA needs 16-byte aligned bases and row strides (k % 8 == 0). With edge tiles on, any m and n
-// go through the TMA path: out-of-bounds rows and k columns are zero-filled on load (boxes may
-// overhang the matrix, or lie wholly outside it for the second CTA of a cluster) and the
-// epilogue skips them; validation's 130 x 66 x 40 exercises this. Turning it off restricts the
-// TMA path to whole tiles (m % (128 x rows_of_ctas), n % 256, k % 64), the rest to the fallback.
+// The shared-memory opt-in (smem_bytes) of one of these kernels, once per device and kernel.
+// Only on a Hopper device.
+template <auto Kernel>
+void opt_in_smem_for_current_device() {
+  static bool done[max_devices] = {};
+  const int device = current_device();
+  if (done[device]) return;
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       smem_bytes));
+  done[device] = true;
+}
+
+// How many 2-CTA clusters of this step-7-shaped kernel fit at once (GPCs may leave SMs that
+// cannot pair up), after setting its shared-memory opt-in; once per device and kernel. Only on
+// a Hopper device.
+template <auto Kernel>
+int cluster_slots_for_current_device(const device_facts& facts) {
+  static int cache[max_devices] = {};  // 0: not yet asked
+  const int device = current_device();
+  if (cache[device] > 0) return cache[device];
+  opt_in_smem_for_current_device<Kernel>();
+  cudaLaunchAttribute attribute = cluster_attribute();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(facts.sm_count / cluster_m * cluster_m));
+  config.blockDim = dim3(384);
+  config.dynamicSmemBytes = smem_bytes;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  int slots = 0;
+  AISP_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&slots, Kernel, &config));
+  AISP_EXPECTS(slots >= 1, "no 2-CTA cluster of the step-7 kernel fits");
+  cache[device] = slots;
+  return slots;
+}
+
+// TMA needs 16-byte aligned bases and row strides (k x sizeof(element) % 16 == 0: k % 8 for
+// bf16, k % 16 for e4m3). With edge tiles on, any m and n go through the TMA path: out-of-bounds
+// rows and k columns are zero-filled on load (boxes may overhang the matrix, or lie wholly
+// outside it for the second CTA of a cluster) and the epilogue skips them; validation's 130 x 66
+// x 40 (bf16) and 130 x 66 x 48 (e4m3) exercise this. Turning it off restricts the TMA path to
+// whole tiles (m % (128 x rows_of_ctas), n % 256, k % block_k), the rest to the fallback.
 constexpr bool tma_path_takes_edge_tiles = true;
 
-inline bool takes_tma_path(const gemm_problem& p, const device_facts& facts, int tile_rows) {
+template <class Operands>
+bool takes_tma_path(const basic_gemm_problem<typename Operands::element>& p,
+                    const device_facts& facts, int tile_rows) {
   const auto aligned16 = [](const void* ptr) {
     return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0;
   };
-  const bool whole_tiles = p.m % tile_rows == 0 && p.n % block_n == 0 && p.k % block_k == 0;
-  return facts.hopper && p.k % 8 == 0 && aligned16(p.a) && aligned16(p.b) &&
+  constexpr int k_multiple = 16 / static_cast<int>(sizeof(typename Operands::element));
+  const bool whole_tiles =
+      p.m % tile_rows == 0 && p.n % block_n == 0 && p.k % Operands::block_k == 0;
+  return facts.hopper && p.k % k_multiple == 0 && aligned16(p.a) && aligned16(p.b) &&
          (tma_path_takes_edge_tiles || whole_tiles);
 }
 
-inline void launch_fallback(const gemm_problem& p, cudaStream_t stream) {
+template <class Element>
+void launch_fallback(const basic_gemm_problem<Element>& p, cudaStream_t stream) {
   constexpr int edge = 16;
   const dim3 grid(static_cast<unsigned>(ceil_div(p.n, edge)),
                   static_cast<unsigned>(ceil_div(p.m, edge)));
-  gemm_simt_fallback_kernel<edge>
+  gemm_simt_fallback_kernel<edge, Element>
       <<<grid, dim3(edge, edge), 0, stream>>>(p.a, p.b, p.c, p.m, p.n, p.k);
+  AISP_CHECK_LAUNCH();
+}
+
+// Step 7 on `Operands`: 2-CTA clusters, B multicast, grouped tile order, persistent.
+template <class Operands, accumulation Accumulate>
+void launch_cluster_persistent(const basic_gemm_problem<typename Operands::element>& p,
+                               cudaStream_t stream) {
+  AISP_EXPECTS(p.m > 0 && p.n > 0 && p.k > 0, "gemm_problem needs m, n, k >= 1");
+  const device_facts& facts = facts_for_current_device();
+  if (!takes_tma_path<Operands>(p, facts, block_m * cluster_m)) return launch_fallback(p, stream);
+  constexpr auto kernel = cluster_kernel<Operands, Accumulate>;
+  const int cluster_slots = cluster_slots_for_current_device<kernel>(facts);
+  const CUtensorMap map_a = kmajor_tensor_map<Operands>(p.a, p.m, p.k, block_m);
+  // Each CTA of a cluster loads (and multicasts) half of the 256-row B tile.
+  const CUtensorMap map_b = kmajor_tensor_map<Operands>(p.b, p.n, p.k, block_n / cluster_m);
+  const int tiles = ceil_div(p.m, block_m * cluster_m) * ceil_div(p.n, block_n);
+  // Note [balanced grid]: as few clusters as still finish in the same number of rounds. 256
+  // cluster tiles (4096^3) on 66 slots take 4 rounds either way, and 64 clusters do exactly 4
+  // each: the same critical path with fewer SMs drawing power and L2 bandwidth (an exploratory
+  // sweep on the H100: 780 vs 764 TFLOP/s at 4096^3, 802 vs 794 at 8192^3).
+  const int rounds = ceil_div(tiles, cluster_slots);
+  const int clusters = ceil_div(tiles, rounds);
+  cudaLaunchAttribute attribute = cluster_attribute();
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_m));
+  config.blockDim = dim3(384);
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, p.c, p.m, p.n, p.k));
   AISP_CHECK_LAUNCH();
 }
 
 }  // namespace hopper
 
 // Call once outside the timed region (a variant's setup): resolves the driver entry point,
-// sets the shared-memory opt-in and queries cluster occupancy. The launchers do it lazily too.
-inline void prepare_hopper_steps() { (void)hopper::facts_for_current_device(); }
+// sets the shared-memory opt-ins and queries cluster occupancy. The launchers do it lazily too.
+inline void prepare_hopper_steps() {
+  const hopper::device_facts& facts = hopper::facts_for_current_device();
+  if (!facts.hopper) return;
+  hopper::opt_in_smem_for_current_device<hopper::step5_kernel>();
+  hopper::opt_in_smem_for_current_device<hopper::step6_kernel>();
+  (void)hopper::cluster_slots_for_current_device<hopper::step7_kernel>(facts);
+}
 
 // Names are qualified (no using-directive) so the other steps' constants cannot collide.
 inline void launch_wgmma_tma(const gemm_problem& p, cudaStream_t stream) {
   namespace h = hopper;
   AISP_EXPECTS(p.m > 0 && p.n > 0 && p.k > 0, "gemm_problem needs m, n, k >= 1");
   const h::device_facts& facts = h::facts_for_current_device();
-  if (!h::takes_tma_path(p, facts, h::block_m)) return h::launch_fallback(p, stream);
-  const CUtensorMap map_a = h::kmajor_tensor_map(p.a, p.m, p.k, h::block_m);
-  const CUtensorMap map_b = h::kmajor_tensor_map(p.b, p.n, p.k, h::block_n);
+  if (!h::takes_tma_path<h::bf16_operands>(p, facts, h::block_m)) return h::launch_fallback(p, stream);
+  h::opt_in_smem_for_current_device<h::step5_kernel>();
+  const CUtensorMap map_a = h::kmajor_tensor_map<h::bf16_operands>(p.a, p.m, p.k, h::block_m);
+  const CUtensorMap map_b = h::kmajor_tensor_map<h::bf16_operands>(p.b, p.n, p.k, h::block_n);
   const dim3 grid(static_cast<unsigned>(h::ceil_div(p.n, h::block_n)),
                   static_cast<unsigned>(h::ceil_div(p.m, h::block_m)));
   h::step5_kernel<<<grid, 256, h::smem_bytes, stream>>>(map_a, map_b, p.c, p.m, p.n, p.k);
@@ -393,9 +507,10 @@ inline void launch_warp_specialized(const gemm_problem& p, cudaStream_t stream) 
   namespace h = hopper;
   AISP_EXPECTS(p.m > 0 && p.n > 0 && p.k > 0, "gemm_problem needs m, n, k >= 1");
   const h::device_facts& facts = h::facts_for_current_device();
-  if (!h::takes_tma_path(p, facts, h::block_m)) return h::launch_fallback(p, stream);
-  const CUtensorMap map_a = h::kmajor_tensor_map(p.a, p.m, p.k, h::block_m);
-  const CUtensorMap map_b = h::kmajor_tensor_map(p.b, p.n, p.k, h::block_n);
+  if (!h::takes_tma_path<h::bf16_operands>(p, facts, h::block_m)) return h::launch_fallback(p, stream);
+  h::opt_in_smem_for_current_device<h::step6_kernel>();
+  const CUtensorMap map_a = h::kmajor_tensor_map<h::bf16_operands>(p.a, p.m, p.k, h::block_m);
+  const CUtensorMap map_b = h::kmajor_tensor_map<h::bf16_operands>(p.b, p.n, p.k, h::block_n);
   const int tiles = h::ceil_div(p.m, h::block_m) * h::ceil_div(p.n, h::block_n);
   const int ctas = tiles < facts.sm_count ? tiles : facts.sm_count;  // persistent: <= 1 per SM
   h::step6_kernel<<<ctas, 384, h::smem_bytes, stream>>>(map_a, map_b, p.c, p.m, p.n, p.k);
@@ -403,32 +518,8 @@ inline void launch_warp_specialized(const gemm_problem& p, cudaStream_t stream) 
 }
 
 inline void launch_cluster_multicast(const gemm_problem& p, cudaStream_t stream) {
-  namespace h = hopper;
-  AISP_EXPECTS(p.m > 0 && p.n > 0 && p.k > 0, "gemm_problem needs m, n, k >= 1");
-  const h::device_facts& facts = h::facts_for_current_device();
-  if (!h::takes_tma_path(p, facts, h::block_m * h::cluster_m)) {
-    return h::launch_fallback(p, stream);
-  }
-  const CUtensorMap map_a = h::kmajor_tensor_map(p.a, p.m, p.k, h::block_m);
-  // Each CTA of a cluster loads (and multicasts) half of the 256-row B tile.
-  const CUtensorMap map_b = h::kmajor_tensor_map(p.b, p.n, p.k, h::block_n / h::cluster_m);
-  const int tiles = h::ceil_div(p.m, h::block_m * h::cluster_m) * h::ceil_div(p.n, h::block_n);
-  // Note [balanced grid]: as few clusters as still finish in the same number of rounds. 256
-  // cluster tiles (4096^3) on 66 slots take 4 rounds either way, and 64 clusters do exactly 4
-  // each: the same critical path with fewer SMs drawing power and L2 bandwidth (an exploratory
-  // sweep on the H100: 780 vs 764 TFLOP/s at 4096^3, 802 vs 794 at 8192^3).
-  const int rounds = h::ceil_div(tiles, facts.cluster_slots);
-  const int clusters = h::ceil_div(tiles, rounds);
-  cudaLaunchAttribute attribute = h::cluster_attribute();
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(clusters * h::cluster_m));
-  config.blockDim = dim3(384);
-  config.dynamicSmemBytes = h::smem_bytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, h::step7_kernel, map_a, map_b, p.c, p.m, p.n, p.k));
-  AISP_CHECK_LAUNCH();
+  hopper::launch_cluster_persistent<hopper::bf16_operands, hopper::accumulation::in_tensor_core>(
+      p, stream);
 }
 
 }  // namespace aisp::labs_gemm

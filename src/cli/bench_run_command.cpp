@@ -41,7 +41,7 @@ struct run_options {
   std::vector<std::string> plugins;
   std::string json_path;
   std::string artifacts_dir;
-  std::string mode = "cold";
+  std::string mode;  // "" = not chosen: cold, or a pair's own graph mode (Note [short calls])
   std::string phase = "gate";
   std::string quarantine_file = "artifacts/quarantine.json";
   std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
@@ -88,10 +88,11 @@ verify_phase parse_phase(const std::string& text) {
 }
 
 run_config make_config(const run_options& options) {
-  const auto mode = parse_timing_mode(options.mode);
+  const auto mode = parse_timing_mode(options.mode.empty() ? "cold" : options.mode);
   AISP_EXPECTS(mode.has_value(), "--mode must be cold, hot or graph, not '" + options.mode + "'");
   run_config config;
   config.mode = *mode;
+  config.mode_chosen = !options.mode.empty();
   // Note [fresh calls]: a fixed default seed would give every run the same validation inputs;
   // the seed is random unless the user fixes it, and the results record it either way.
   config.seed = options.seed.value_or(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
@@ -177,7 +178,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
   header.started_at = utc_now("%Y-%m-%dT%H:%M:%SZ");
   header.artifacts_dir = config.artifacts_dir;
   header.device = to_json(system);
-  header.config = {{"mode", options.mode}, {"seed", config.seed}, {"seed_fixed", options.seed.has_value()}, {"max_time_s", config.stopping.max_time_s},
+  header.config = {{"mode", timing_mode_name(config.mode)}, {"mode_chosen", config.mode_chosen}, {"seed", config.seed}, {"seed_fixed", options.seed.has_value()}, {"max_time_s", config.stopping.max_time_s},
                    {"min_time_s", config.stopping.min_time_s}, {"min_samples", config.stopping.min_samples},
                    {"target_rel_ci_half_width", options.target_ci}, {"min_effect", options.min_effect},
                    {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device}, {"gpus", config.gpu_lanes},
@@ -233,8 +234,9 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--json", options.json_path, "also write the results JSON here");
   command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: artifacts/run-<time>)");
   command.add_option("--mode", options.mode,
-                     "cold: L2 flushed before every sample (default); hot: warm batches, for microsecond kernels; "
-                     "graph: batches replayed from a CUDA graph")
+                     "cold: L2 flushed before every sample (the default, but for pairs that declare short calls: graph); "
+                     "hot: warm batches, for microsecond kernels; graph: batches replayed from a CUDA graph, the L2 "
+                     "flushed before each batch. Given, it applies to every pair")
       ->check(CLI::IsMember({"cold", "hot", "graph"}));
   command.add_option("--seed", options.seed,
                      "seed of the validation-size inputs and of the challenges (default: random, recorded in "

@@ -16,7 +16,8 @@ float_fields float_fields_of(dtype type) {
     case dtype::e5m2: return {8, 2, 5};
     case dtype::i32:
     case dtype::i64:
-    case dtype::u8: return {};
+    case dtype::u8:
+    case dtype::i8: return {};
   }
   return {};
 }

@@ -89,7 +89,7 @@ void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
     for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
       if (derived.spec.derived_from != b.spec.name) continue;
       std::vector<unsigned char> rounded(derived.bytes());
-      host_derive_input(b.spec.type, bytes.data(), derived.spec.type, rounded.data(), b.num_elements);
+      host_derive_input(b.spec.type, bytes.data(), derived.spec.type, rounded.data(), b.num_elements, derived.spec.derived_scale);
       write(derived, rounded);
     }
   }
@@ -111,7 +111,7 @@ void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, 
   const double stored = store_element(buffer, index, value);  // the source's rounding first
   for (const auto& derived : buffers_) {
     if (derived.spec.derived_from == buffer.spec.name) {
-      static_cast<void>(store_element(derived, index, derived_value(derived.spec.type, stored)));
+      static_cast<void>(store_element(derived, index, derived_value(derived.spec.type, stored, derived.spec.derived_scale)));
     }
   }
 }
@@ -161,9 +161,11 @@ void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
     if (derived.spec.derived_from.empty()) continue;
     const auto& source = find(derived.spec.derived_from);
     if (where_ == backend::cuda) {
-      device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements, stream);
+      device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
+                          derived.spec.derived_scale, stream);
     } else {
-      host_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements);
+      host_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
+                        derived.spec.derived_scale);
     }
   }
 }

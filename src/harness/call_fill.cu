@@ -29,6 +29,7 @@ __device__ inline void store(dtype type, void* base, std::size_t i, double value
     case dtype::i32: static_cast<std::int32_t*>(base)[i] = static_cast<std::int32_t>(value); return;
     case dtype::i64: static_cast<std::int64_t*>(base)[i] = static_cast<std::int64_t>(value); return;
     case dtype::u8: static_cast<std::uint8_t*>(base)[i] = static_cast<std::uint8_t>(value < 0 ? 0 : value); return;
+    case dtype::i8: static_cast<std::int8_t*>(base)[i] = static_cast<std::int8_t>(fmin(127.0, fmax(-127.0, rint(value)))); return;
     case dtype::e4m3:
       static_cast<__nv_fp8_storage_t*>(base)[i] = __nv_cvt_float_to_fp8(__double2float_rn(value), __NV_SATFINITE, __NV_E4M3);
       return;
@@ -47,6 +48,7 @@ __device__ inline double load(dtype type, const void* base, std::size_t i) {
     case dtype::i32: return static_cast<const std::int32_t*>(base)[i];
     case dtype::i64: return static_cast<double>(static_cast<const std::int64_t*>(base)[i]);
     case dtype::u8: return static_cast<const std::uint8_t*>(base)[i];
+    case dtype::i8: return static_cast<const std::int8_t*>(base)[i];
     case dtype::e4m3: return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<const __nv_fp8_storage_t*>(base)[i], __NV_E4M3)));
     case dtype::e5m2: return __half2float(__half(__nv_cvt_fp8_to_halfraw(static_cast<const __nv_fp8_storage_t*>(base)[i], __NV_E5M2)));
   }
@@ -55,10 +57,10 @@ __device__ inline double load(dtype type, const void* base, std::size_t i) {
 
 // derived_value() of element_codec.hpp on the device: round, then flush a subnormal to a signed zero.
 __global__ void derive_kernel(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
-                              double smallest_normal) {
+                              double scale, double smallest_normal) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
-    store(to_type, target, i, load(from_type, source, i));
+    store(to_type, target, i, scale * load(from_type, source, i));
     const double rounded = load(to_type, target, i);
     if (rounded != 0.0 && fabs(rounded) < smallest_normal) store(to_type, target, i, copysign(0.0, rounded));
   }
@@ -178,9 +180,9 @@ void device_fill_input(dtype type, init_distribution init, std::uint64_t seed, v
 }
 
 void device_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
-                         cudaStream_t stream) {
+                         double scale, cudaStream_t stream) {
   if (count == 0) return;
-  derive_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(from_type, source, to_type, target, count,
+  derive_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(from_type, source, to_type, target, count, scale,
                                                                   dtype_smallest_normal(to_type));
   AISP_CUDA_CHECK(cudaGetLastError());
 }

@@ -47,15 +47,16 @@ void device_fill_output(dtype type, const output_fill& fill, void* base, std::si
                                                        const std::vector<std::size_t>& positions, cudaStream_t stream);
 
 // Note [derived inputs] (aisp/buffer_spec.hpp): `count` elements of `from_type` at `source`,
-// each rounded into `to_type` at `target` as a store of its value would round it.
+// each times `scale` rounded into `to_type` at `target` as a store of its value would round it.
 void device_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
-                         cudaStream_t stream);
+                         double scale, cudaStream_t stream);
 
 // ---- Host ----
 
 void host_fill_input(dtype type, init_distribution init, std::uint64_t seed, void* base, std::size_t count);
 void host_fill_output(dtype type, const output_fill& fill, void* base, std::size_t count);
-void host_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count);
+void host_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
+                       double scale = 1.0);
 [[nodiscard]] fill_matches host_count_fill(dtype type, const output_fill& fill, const void* base, std::size_t count,
                                            std::size_t listed);
 

@@ -35,8 +35,11 @@ void host_fill_output(dtype type, const output_fill& fill, void* base, std::size
   }
 }
 
-void host_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) store_from_double(to_type, target, i, derived_value(to_type, load_as_double(from_type, source, i)));
+void host_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
+                       double scale) {
+  for (std::size_t i = 0; i < count; ++i) {
+    store_from_double(to_type, target, i, derived_value(to_type, load_as_double(from_type, source, i), scale));
+  }
 }
 
 fill_matches host_count_fill(dtype type, const output_fill& fill, const void* base, std::size_t count,

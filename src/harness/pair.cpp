@@ -1,6 +1,7 @@
 #include "aisp/pair.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include <fmt/format.h>
@@ -71,7 +72,7 @@ pair& pair::input(std::string name, dtype type, std::vector<std::string> dims, i
   buffers_.back().meaning = meaning;
   return *this;
 }
-pair& pair::derived_input(std::string name, dtype type, std::string source) {
+pair& pair::derived_input(std::string name, dtype type, std::string source, double scale) {
   const auto from = std::find_if(buffers_.begin(), buffers_.end(), [&](const buffer_spec& b) { return b.name == source; });
   AISP_EXPECTS(from != buffers_.end() && from->role == buffer_role::input,
                target_ + ": derived input " + name + " names '" + source + "', which is not an input declared before it");
@@ -82,6 +83,8 @@ pair& pair::derived_input(std::string name, dtype type, std::string source) {
   spec.type = type;
   spec.meaning = buffer_meaning::data;  // the challenges perturb the source; this one follows
   spec.derived_from = std::move(source);
+  AISP_EXPECTS(scale > 0 && std::isfinite(scale), target_ + ": derived input " + spec.name + " needs a positive, finite scale");
+  spec.derived_scale = scale;
   buffers_.push_back(std::move(spec));
   return *this;
 }
@@ -111,6 +114,12 @@ pair& pair::exact_math() {
 pair& pair::fixed_inputs(std::string reason) {
   AISP_EXPECTS(!reason.empty(), target_ + ": fixed_inputs() needs the reason the inputs must stay fixed");
   fixed_inputs_reason_ = std::move(reason);
+  return *this;
+}
+
+pair& pair::short_calls(std::string reason) {
+  AISP_EXPECTS(!reason.empty(), target_ + ": short_calls() needs the reason its calls are short and a warm L2 is fair");
+  short_calls_reason_ = std::move(reason);
   return *this;
 }
 

@@ -110,6 +110,7 @@ json to_json(const pair_result& result) {
       {"message", result.message},
       {"backend", result.backend},
       {"timing_mode", result.mode},
+      {"timing_mode_reason", result.mode_reason},
       {"aa_test", result.aa_test},
       {"flagged", result.flagged},
       {"workload", params},

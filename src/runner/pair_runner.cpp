@@ -21,6 +21,7 @@
 #include "runner/sampling_rounds.hpp"
 #include "runner/slot_threads.hpp"
 #include "runner/timeline_checks.hpp"
+#include "runner/timing_choice.hpp"
 #include "runner/traffic_check.hpp"
 #include "runner/verification_phase.hpp"
 #include "runner/worker_protocol.hpp"
@@ -310,14 +311,20 @@ workload benchmark_of(const pair& declared, const run_config& config) {
   return work;
 }
 
-pair_result run_pair(const pair_request& request, const run_config& config,
+pair_result run_pair(const pair_request& request, const run_config& given,
                      const device_availability& device, const progress_fn& progress) {
   const pair& declared = *request.declared;
   const auto started = std::chrono::steady_clock::now();
   pair_result result;
   result.target = declared.target();
   result.backend = declared.where() == backend::cuda ? "cuda" : "host";
+  // Note [short calls]: the pair may ask for graph mode where the user left --mode alone.
+  const timing_choice timing = timing_for(declared, given);
+  run_config config = given;
+  config.mode = timing.mode;
   result.mode = declared.where() == backend::cuda ? std::string(timing_mode_name(config.mode)) : "host";
+  result.mode_reason = timing.reason;
+  if (!timing.reason.empty() && progress) progress(fmt::format("[mode] {}: graph mode, {}", declared.target(), timing.reason));
   result.benchmark = benchmark_of(declared, config);
   result.work = declared.work_of()(result.benchmark);
   result.aa_test = config.aa_test;

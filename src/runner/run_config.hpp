@@ -18,6 +18,7 @@ enum class verify_phase { detect, quarantine, gate };
 
 struct run_config {
   timing_mode mode = timing_mode::cold;
+  bool mode_chosen = false;  // --mode given: it overrides a pair's short_calls() (Note [short calls])
   std::uint64_t seed = 42;
   stats::stopping_config stopping;
   stats::verdict_config verdicts;

@@ -15,6 +15,7 @@ std::size_t dtype_size(dtype type) {
     case dtype::i32: return 4;
     case dtype::i64: return 8;
     case dtype::u8: return 1;
+    case dtype::i8: return 1;
     case dtype::e4m3: return 1;
     case dtype::e5m2: return 1;
   }
@@ -30,6 +31,7 @@ std::string_view dtype_name(dtype type) {
     case dtype::i32: return "i32";
     case dtype::i64: return "i64";
     case dtype::u8: return "u8";
+    case dtype::i8: return "i8";
     case dtype::e4m3: return "e4m3";
     case dtype::e5m2: return "e5m2";
   }
@@ -51,14 +53,15 @@ double dtype_smallest_normal(dtype type) {
     case dtype::e5m2: return 0x1p-14;
     case dtype::i32:
     case dtype::i64:
-    case dtype::u8: return 0;
+    case dtype::u8:
+    case dtype::i8: return 0;
   }
   return 0;
 }
 
 dtype dtype_from_name(std::string_view name) {
   for (dtype candidate : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32,
-                          dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2}) {
+                          dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2, dtype::i8}) {
     if (dtype_name(candidate) == name) return candidate;
   }
   AISP_EXPECTS(false, "unknown dtype '" + std::string(name) + "'");

@@ -2,6 +2,7 @@
 
 #include "support/fp8_codec.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,12 @@ constexpr std::uint16_t bf16_poison_bits = 0x7FADu;
 constexpr std::int32_t i32_poison = static_cast<std::int32_t>(0xDEADBEEFu);
 constexpr std::int64_t i64_poison = static_cast<std::int64_t>(0xDEADBEEFDEADBEEFull);
 constexpr std::uint8_t u8_poison = 0xA5u;
+// -128: outside the [-127, 127] a stored i8 saturates to, so no written value equals it.
+constexpr std::int8_t i8_poison = -128;
+
+[[nodiscard]] std::int8_t saturated_i8(double value) {
+  return static_cast<std::int8_t>(std::clamp(std::nearbyint(value), -127.0, 127.0));
+}
 constexpr std::uint8_t fp8_poison_bits = 0x7Fu;  // a NaN in both 8-bit formats (their only payload-free choice)
 
 template <class T>
@@ -87,15 +94,16 @@ double load_as_double(dtype type, const void* base, std::size_t index) {
     case dtype::i32: return read_at<std::int32_t>(base, index);
     case dtype::i64: return static_cast<double>(read_at<std::int64_t>(base, index));
     case dtype::u8: return read_at<std::uint8_t>(base, index);
+    case dtype::i8: return read_at<std::int8_t>(base, index);
     case dtype::e4m3: return fp8_bits_to_float(read_at<std::uint8_t>(base, index), fp8_format::e4m3);
     case dtype::e5m2: return fp8_bits_to_float(read_at<std::uint8_t>(base, index), fp8_format::e5m2);
   }
   return 0;
 }
 
-double derived_value(dtype type, double value) {
+double derived_value(dtype type, double value, double scale) {
   unsigned char element[8] = {};
-  store_from_double(type, element, 0, value);
+  store_from_double(type, element, 0, scale * value);
   const double rounded = load_as_double(type, element, 0);
   return rounded != 0.0 && std::fabs(rounded) < dtype_smallest_normal(type) ? std::copysign(0.0, rounded) : rounded;
 }
@@ -113,6 +121,7 @@ void store_from_double(dtype type, void* base, std::size_t index, double value) 
     case dtype::i32: write_at(base, index, static_cast<std::int32_t>(value)); return;
     case dtype::i64: write_at(base, index, static_cast<std::int64_t>(value)); return;
     case dtype::u8: write_at(base, index, static_cast<std::uint8_t>(value)); return;
+    case dtype::i8: write_at(base, index, saturated_i8(value)); return;
     case dtype::e4m3:
       write_at(base, index, float_to_fp8_bits(static_cast<float>(value), fp8_format::e4m3));
       return;
@@ -131,6 +140,7 @@ void fill_poison(dtype type, void* base, std::size_t count) {
     case dtype::i32: fill_with(base, count, i32_poison); return;
     case dtype::i64: fill_with(base, count, i64_poison); return;
     case dtype::u8: fill_with(base, count, u8_poison); return;
+    case dtype::i8: fill_with(base, count, i8_poison); return;
     case dtype::e4m3:
     case dtype::e5m2: fill_with(base, count, fp8_poison_bits); return;
   }
@@ -145,6 +155,7 @@ bool is_poison(dtype type, const void* base, std::size_t index) {
     case dtype::i32: return read_at<std::int32_t>(base, index) == i32_poison;
     case dtype::i64: return read_at<std::int64_t>(base, index) == i64_poison;
     case dtype::u8: return read_at<std::uint8_t>(base, index) == u8_poison;
+    case dtype::i8: return read_at<std::int8_t>(base, index) == i8_poison;
     case dtype::e4m3:
     case dtype::e5m2: return read_at<std::uint8_t>(base, index) == fp8_poison_bits;
   }

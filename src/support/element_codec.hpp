@@ -14,7 +14,8 @@ void store_from_double(dtype type, void* base, std::size_t index, double value);
 // A derived input's element (Note [derived inputs] in aisp/buffer_spec.hpp): `value` rounded to
 // `type`, and flushed to a signed zero where that is subnormal: the harness never draws subnormal
 // inputs (S-checks fail on them), and an fp8 copy of uniform values would hold ~1.6% of them.
-[[nodiscard]] double derived_value(dtype type, double value);
+// `scale` multiplies the value first (an int8 copy of values in [-1, 1) scaled by 127).
+[[nodiscard]] double derived_value(dtype type, double value, double scale = 1.0);
 
 // Note [poison]: outputs are filled with this pattern before each verified call; an element
 // that still holds it was never written (O10). Floats get a NaN with a recognisable payload, so

@@ -63,7 +63,7 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
     if (spec.role != buffer_role::input || spec.derived_from.empty()) continue;
     const auto& source = values.at(spec.derived_from);
     std::vector<unsigned char> raw(source.size() * dtype_size(spec.type));
-    for (std::size_t i = 0; i < source.size(); ++i) store_from_double(spec.type, raw.data(), i, derived_value(spec.type, source[i]));
+    for (std::size_t i = 0; i < source.size(); ++i) store_from_double(spec.type, raw.data(), i, derived_value(spec.type, source[i], spec.derived_scale));
     values[spec.name] = widen(spec.type, raw);
   }
   return values;

@@ -14,7 +14,8 @@ tolerance default_tolerance(dtype type) {
     case dtype::e5m2: return {0.25, 0x1p-16, 0.16, "e5m2 default"};
     case dtype::i32:
     case dtype::i64:
-    case dtype::u8: return {0, 0, 0, "integers are exact"};
+    case dtype::u8:
+    case dtype::i8: return {0, 0, 0, "integers are exact"};
   }
   return {};
 }

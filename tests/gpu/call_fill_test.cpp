@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -71,7 +72,8 @@ TEST(device_call_fill, a_regenerated_index_permutation_is_a_permutation) {
   }
 }
 
-// Note [derived inputs]: the device rounds a bf16 source into e4m3 and e5m2 exactly as the host does.
+// Note [derived inputs]: the device rounds a bf16 source into e4m3 and e5m2, and scaled by 127
+// into i8, exactly as the host does.
 TEST(device_call_fill, a_derived_input_is_the_hosts_rounding_of_its_source) {
   AISP_REQUIRE_GPU();
   constexpr std::size_t n = 1 << 16;
@@ -79,10 +81,10 @@ TEST(device_call_fill, a_derived_input_is_the_hosts_rounding_of_its_source) {
   device_buffer<std::uint8_t> derived(n);
   aisp::device_fill_input(dtype::bf16, aisp::init_distribution::uniform_signed, 31, source.get(), n, nullptr);
   const auto bf16 = source.read();
-  for (dtype to : {dtype::e4m3, dtype::e5m2}) {
-    aisp::device_derive_input(dtype::bf16, source.get(), to, derived.get(), n, nullptr);
+  for (const auto& [to, scale] : {std::pair{dtype::e4m3, 1.0}, std::pair{dtype::e5m2, 1.0}, std::pair{dtype::i8, 127.0}}) {
+    aisp::device_derive_input(dtype::bf16, source.get(), to, derived.get(), n, scale, nullptr);
     std::vector<std::uint8_t> expected(n);
-    aisp::host_derive_input(dtype::bf16, bf16.data(), to, expected.data(), n);
+    aisp::host_derive_input(dtype::bf16, bf16.data(), to, expected.data(), n, scale);
     EXPECT_EQ(derived.read(), expected) << aisp::dtype_name(to);
   }
 }

@@ -3,6 +3,7 @@
 // regenerated inputs alike.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -91,5 +92,39 @@ TEST(derived_inputs, name_an_input_declared_before_them_that_is_not_derived) {
                    .input("k", dtype::bf16, {"n"})
                    .derived_input("k8", dtype::e4m3, "k")
                    .derived_input("k5", dtype::e5m2, "k8"),
+               aisp::contract_error);
+}
+
+// An int8 copy: values in [-1, 1) times 127, rounded to nearest, saturated to [-127, 127].
+TEST(derived_inputs, an_i8_copy_is_the_scaled_value_rounded_and_saturated) {
+  EXPECT_EQ(aisp::derived_value(dtype::i8, 0.5, 127.0), 64.0);  // 63.5: to nearest even
+  EXPECT_EQ(aisp::derived_value(dtype::i8, -0.999, 127.0), -127.0);
+  EXPECT_EQ(aisp::derived_value(dtype::i8, 0.003, 127.0), 0.0);
+  EXPECT_EQ(aisp::derived_value(dtype::i8, 3.0, 127.0), 127.0) << "saturates, never wraps";
+  EXPECT_EQ(aisp::derived_value(dtype::i8, -3.0, 127.0), -127.0) << "-128 is the poison, never stored";
+  signed char poison = 0;
+  aisp::fill_poison(dtype::i8, &poison, 1);
+  EXPECT_TRUE(aisp::is_poison(dtype::i8, &poison, 0));
+  EXPECT_EQ(aisp::dtype_from_name("i8"), dtype::i8);
+}
+
+TEST(derived_inputs, a_scaled_copy_follows_its_source_in_the_store) {
+  const auto declared = aisp::pair("tests:derived_i8")
+                            .benchmark_size({{"n", 1000}})
+                            .input("w", dtype::bf16, {"n"})
+                            .derived_input("w_i8", dtype::i8, "w", 127.0)
+                            .output("y", dtype::f32, {"n"});
+  aisp::buffer_store store(declared, size_of(257), aisp::backend::host);
+  store.fill_inputs(7);
+  const auto& source = store.find("w");
+  const auto& derived = store.find("w_i8");
+  std::size_t nonzero = 0;
+  for (std::size_t i = 0; i < source.num_elements; ++i) {
+    const double expected = std::clamp(std::nearbyint(127.0 * aisp::load_as_double(dtype::bf16, source.data, i)), -127.0, 127.0);
+    ASSERT_EQ(aisp::load_as_double(dtype::i8, derived.data, i), expected) << i;
+    nonzero += expected != 0.0;
+  }
+  EXPECT_GT(nonzero, 200U) << "the codes span the int8 range, not a few values";
+  EXPECT_THROW(static_cast<void>(aisp::pair("tests:bad_scale").benchmark_size({{"n", 1}}).input("w", dtype::bf16, {"n"}).derived_input("w_i8", dtype::i8, "w", 0.0)),
                aisp::contract_error);
 }
