@@ -5,8 +5,9 @@
 // optimized_warp_row: a warp per row, 4 bytes (two bf16) a lane a step: coalesced.
 // Optimized: a warp per row reading 16-byte chunks, four a lane in flight, weights streamed past
 // L1 (Note [one warp a row] in gemv_kernels.cuh).
-// optimized_ring: persistent warps over rows, a ring of 8 chunk loads a lane refilled across rows
-// (Note [persistent rows]): ch16:gemv_fp8_weights' kernel on bf16 weights.
+// The persistent ring kernel of ch16:gemv_fp8_weights (Note [persistent rows]) was measured here
+// too: 166.4 against 168.4 us at 28672 rows, 56.0 against 55.3 at 8192 (H100 GPU-6a533c4a,
+// 2026-11-27): within 1%, so the bf16 pairs keep the simpler kernel.
 // Peer: cuBLASLt with n = 1 (what torch.nn.functional.linear runs for a vector), autotuned.
 // Why faster: every weight byte is used once, so the time is the bytes in flight and how many of
 // each fetched sector are used: the first version's warp touches 32 rows at once (32 sectors a
@@ -100,12 +101,6 @@ void launch_warp_row(run_context& ctx) {
 // such chunks unrolled; weights are read with ld.global.nc.L1::no_allocate.
 void launch_optimized(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(args_of(ctx), ctx.stream()); }
 
-// ---- optimized_ring: persistent warps, a ring of 8 chunk loads a lane ----
-// Changed: one resident wave of blocks (4 an SM at 64 registers), each warp walking rows; each
-// consumed ring slot is refilled at once, into the next row past the current one, so no warp
-// drains between batches or rows, and no block waits on its slowest warp to be replaced.
-void launch_ring(run_context& ctx) { launch_gemv_ring<__nv_bfloat16, 8, 4>(args_of(ctx), ctx.stream()); }
-
 // ---- Peer: cuBLASLt, n = 1 ----
 // y (rows, 1) = op(W) x: cuBLASLt's A is W read as a column-major (k, rows) matrix with op T.
 void setup_cublas(run_context& ctx) {
@@ -169,7 +164,6 @@ void gemv_reference(reference_io& io) {
       .validation_size({{"rows", 33}, {"k", 1024}})
       .validation_size({{"rows", 9}, {"k", 8200}})  // 1025 chunks: a lane with one more
       .validation_size({{"rows", 1000}, {"k", 8}})  // one chunk a row
-      .validation_size({{"rows", 5003}, {"k", 2048}})  // optimized_ring: whole steps; warps (4224 on 132 SMs) past their first row
       .held_out_size({{"rows", 301}, {"k", 2056}})
       .input("w", dtype::bf16, {"rows", "k"})
       .input("x", dtype::bf16, {"k"})
@@ -188,8 +182,6 @@ void gemv_reference(reference_io& io) {
                    launch_warp_row)
       .add_variant("optimized", "a warp per row, 16-byte chunks, four a lane in flight, weights past L1",
                    launch_optimized)
-      .add_variant("optimized_ring", "persistent warps over rows, a ring of 8 chunk loads a lane refilled across rows",
-                   launch_ring)
       .add_variant(cublas_peer());
 }
 

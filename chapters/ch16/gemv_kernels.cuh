@@ -49,7 +49,7 @@ constexpr int gemv_block_threads = 256;  // 8 rows a block
 constexpr int gemv_rows_per_block = gemv_block_threads / 32;
 constexpr int gemv_unroll = 4;
 
-// A 16-byte chunk of a weight row and how it widens: 8 bf16 or 16 fp8 e4m3 values.
+// A 16-byte chunk of a weight row and how it widens: 8 bf16, 16 fp8 e4m3 or 16 int8 values.
 template <class Weight>
 struct weight_chunk;
 template <>
@@ -79,6 +79,21 @@ struct weight_chunk<__nv_fp8_e4m3> {
   }
 };
 
+template <>
+struct weight_chunk<std::int8_t> {
+  static constexpr int values = 16;
+  __device__ static void widen(const uint4& bits, float (&out)[values]) {
+    const auto* quads = reinterpret_cast<const char4*>(&bits);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      out[4 * i] = static_cast<float>(quads[i].x);
+      out[4 * i + 1] = static_cast<float>(quads[i].y);
+      out[4 * i + 2] = static_cast<float>(quads[i].z);
+      out[4 * i + 3] = static_cast<float>(quads[i].w);
+    }
+  }
+};
+
 // Streaming 16-byte load that does not allocate in L1 (Note [one warp a row]).
 [[nodiscard]] __device__ uint4 load_streaming(const uint4* address) {
   uint4 v;
@@ -103,6 +118,7 @@ __device__ void load_x8(const __nv_bfloat16* x, int first, float* out) {
 struct gemv_args {
   const void* w = nullptr;  // (rows, k) of the kernel's Weight type
   const float* scale = nullptr;  // (rows,) or null
+  float code_scale = 1.0f;       // the weights' codes times this are their values (int8: 1 / 127)
   const __nv_bfloat16* x = nullptr;
   __nv_bfloat16* y = nullptr;
   std::int64_t rows = 0;
@@ -116,7 +132,10 @@ struct gemv_args {
 }
 
 __device__ void store_row(const gemv_args& a, std::int64_t row, float sum) {
-  if (threadIdx.x % 32 == 0) a.y[row] = __float2bfloat16_rn(a.scale != nullptr ? sum * a.scale[row] : sum);
+  if (threadIdx.x % 32 == 0) {
+    const float value = sum * a.code_scale;
+    a.y[row] = __float2bfloat16_rn(a.scale != nullptr ? value * a.scale[row] : value);
+  }
 }
 
 // sum += chunk c of a weight row (its 16 bytes in `bits`) . the matching values of x.
@@ -208,6 +227,7 @@ __global__ void __launch_bounds__(gemv_block_threads, MinBlocks) gemv_ring_kerne
 
 [[nodiscard]] __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 [[nodiscard]] __device__ float to_float(__nv_fp8_e4m3 v) { return static_cast<float>(v); }
+[[nodiscard]] __device__ float to_float(std::int8_t v) { return static_cast<float>(v); }
 
 // Any k and alignment: one element a lane a step (the validation sizes' ragged shapes).
 template <class Weight>

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
@@ -162,12 +163,13 @@ struct norm_launcher {
 // With 8 cached vectors a thread of a 512-thread block it took 97 registers (spilling at the 64 of
 // two blocks an SM), and one such block an SM measured 0.84-0.89x of the unfused chain on an H200
 // (2026-11-27); 1024 threads of 4 cached vectors, one block an SM, reached 87-89% of the copy
-// ceiling on an H100: nothing overlaps a block's loads with its reductions. Long rows take a
-// cluster of 8 CTAs of 128 threads instead (Note [cluster rows]), the 4096-value kernel's shape
-// (8 CTAs an SM, 94%). The baseline's norm kernel is the same kernel without the residual, so the
-// pair measures the fusion alone. LongGroup: cluster_rows, or cluster4_rows (4 CTAs of 256, the
-// optimized_cluster4 variant) to weigh fewer CTAs a cluster against fewer resident row groups.
-template <norm_kind Kind, bool AddResidual, class LongGroup = cluster_rows>
+// ceiling on an H100 (GPU-5b444d43, 2026-11-27). A cluster of 8 CTAs of 128 threads a row (Note
+// [cluster rows]: the 4096-value kernel's shape, 8 CTAs an SM) measured lower on the next H100
+// (GPU-6a533c4a: 82% and 85% against 94% and 96% for the 4096-value rows in the same run), and
+// 4 CTAs of 256 the same: the fused long rows keep 1024 threads (wide_rows); the cluster stays as
+// the optimized_cluster step. The baseline's norm kernel is the 512-thread, two-blocks-an-SM
+// kernel (long_rows): the unfused chain at its best.
+template <norm_kind Kind, bool AddResidual, class LongGroup = std::conditional_t<AddResidual, wide_rows, long_rows>>
 void launch_norm(run_context& ctx) {
   if constexpr (Kind == norm_kind::layer) {
     dispatch_rows<norm_launcher<Kind, AddResidual>::template at, LongGroup>(ctx, {"x", "residual", "weight", "bias", "h", "y"});
@@ -217,13 +219,13 @@ void launch_optimized(run_context& ctx) {
   launch_norm<Kind, true>(ctx);
 }
 
-// ---- optimized_cluster4 (long rows only): the fused kernel, 4 CTAs of 256 threads a row ----
-// Changed: half the CTAs a cluster (a cheaper barrier and fewer CTAs to co-schedule in a GPC),
-// at 4 CTAs an SM instead of 8.
+// ---- optimized_cluster (long rows only): the fused kernel, a row in a cluster of 8 CTAs ----
+// Changed: 8 CTAs of 128 threads a row, reductions through distributed shared memory, 8 CTAs an
+// SM instead of one 1024-thread block (Note [fused long rows]: measured slower).
 template <norm_kind Kind>
-void launch_cluster4(run_context& ctx) {
+void launch_cluster(run_context& ctx) {
   check_row_shape(ctx);
-  launch_norm<Kind, true, cluster4_rows>(ctx);
+  launch_norm<Kind, true, cluster_rows>(ctx);
 }
 
 [[nodiscard]] double bf16_round(double value) {
@@ -300,8 +302,10 @@ template <norm_kind Kind>
       .add_variant("optimized", "one row-in-registers kernel: add, store h, reduce, normalize (4 x 2n bytes)",
                    launch_optimized<Kind>);
   if (cols > short_row_limit) {
-    declared.add_variant("optimized_cluster4", "the fused kernel with 4 CTAs of 256 threads a row instead of 8 of 128",
-                         launch_cluster4<Kind>);
+    declared.add_variant("optimized_cluster",
+                         "the fused kernel on a cluster of 8 CTAs of 128 threads a row, reductions through "
+                         "distributed shared memory",
+                         launch_cluster<Kind>);
   }
   return declared;
 }

@@ -80,8 +80,8 @@ constexpr int short_row_limit = 4096;
 // reductions and stores (a 512-thread block of 98 registers ran alone on its SM).
 using short_rows = row_group<128, 1, 4, 8>;
 using long_rows = row_group<512, 1, 8, 2>;
+using wide_rows = row_group<1024, 1, 4, 1>;  // the fused norm's long rows (Note [fused long rows])
 using cluster_rows = row_group<128, 8, 4, 8>;
-using cluster4_rows = row_group<256, 4, 4, 4>;  // the same registers a thread, half the CTAs a row
 
 // Vectors a thread keeps in registers. Unaligned rows (N = 1, the validation sizes' ragged widths)
 // keep 4 values: that path is for correctness, and unrolled scalar updates cost more registers

@@ -5,8 +5,9 @@
 // eager framework chains them: x crosses HBM three times, y once.
 // Optimized: one kernel, one row a block (128 threads for 4096, 512 for 32768), the row in
 // registers (Note [row in registers]); the max and the sum of exponentials come out of one pass
-// with an online rescale; x crosses HBM once. optimized_cluster (softmax_32768 only): the same
-// kernel with the row in a cluster of 8 CTAs (Note [cluster rows] in row_kernels.cuh).
+// with an online rescale; x crosses HBM once. The row in a cluster of 8 CTAs of 128 threads
+// (Note [cluster rows]) was measured for softmax_32768 too: 252 us against 189 us (71% against
+// 95% of the copy ceiling, H100 GPU-6a533c4a, 2026-11-27); removed.
 // Why faster: bandwidth-bound; 4 x 2n bytes against 2 x 2n: ideally 2x.
 // H100: see README. Run: aisp bench run --targets ch16:softmax_4096 ch16:softmax_32768
 #include <algorithm>
@@ -168,14 +169,6 @@ void launch_optimized(run_context& ctx) {
   dispatch_rows<one_pass>(ctx, {"x", "y"});
 }
 
-// ---- optimized_cluster (long rows only): the one-pass kernel, a row in a cluster of 8 CTAs ----
-// Changed: 8 CTAs of 128 threads, 4 cached vectors a thread, hold a 32768-value row (8 CTAs an
-// SM) instead of a 512-thread block of 8 (2 an SM); the reductions cross the cluster.
-void launch_cluster(run_context& ctx) {
-  check_row_shape(ctx);
-  dispatch_rows<one_pass, cluster_rows>(ctx, {"x", "y"});
-}
-
 void softmax_reference(reference_io& io) {
   const auto rows = static_cast<std::size_t>(io.param("rows"));
   const auto cols = static_cast<std::size_t>(io.param("cols"));
@@ -222,11 +215,6 @@ void softmax_reference(reference_io& io) {
                    "one kernel, the row in registers (a block of 128 threads for 4096, 512 for 32768), online max and "
                    "sum: x read once",
                    launch_optimized);
-  if (cols > short_row_limit) {
-    declared.add_variant("optimized_cluster",
-                         "the one-pass kernel with the row in a cluster of 8 CTAs of 128 threads (4 vectors a thread)",
-                         launch_cluster);
-  }
   return declared;
 }
 

@@ -80,8 +80,10 @@ __device__ inline std::uint64_t feistel(std::uint64_t value, std::uint64_t seed,
   return (left << half_bits) | right;
 }
 
+// smallest_normal: 0, or Note [no subnormal draws] (seeded_fill.cpp): a drawn value that rounds
+// below it is flushed to a signed zero, as the host fill does.
 __global__ void fill_input_kernel(dtype type, init_distribution init, std::uint64_t stream, void* base,
-                                  std::size_t count, int half_bits) {
+                                  std::size_t count, int half_bits, double smallest_normal) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
     double value = 0;
@@ -99,6 +101,10 @@ __global__ void fill_input_kernel(dtype type, init_distribution init, std::uint6
       }
     }
     store(type, base, i, value);
+    if (smallest_normal > 0) {
+      const double stored = load(type, base, i);
+      if (stored != 0.0 && fabs(stored) < smallest_normal) store(type, base, i, copysign(0.0, stored));
+    }
   }
 }
 
@@ -175,7 +181,9 @@ void device_fill_input(dtype type, init_distribution init, std::uint64_t seed, v
   if (count == 0) return;
   int half_bits = 1;
   while ((std::uint64_t{1} << (2 * half_bits)) < count) ++half_bits;
-  fill_input_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, init, seed, base, count, half_bits);
+  const bool flush = type == dtype::f16 || type == dtype::e4m3 || type == dtype::e5m2;
+  fill_input_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, init, seed, base, count, half_bits,
+                                                                      flush ? dtype_smallest_normal(type) : 0.0);
   AISP_CUDA_CHECK(cudaGetLastError());
 }
 

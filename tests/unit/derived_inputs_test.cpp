@@ -11,6 +11,7 @@
 #include "aisp/pair.hpp"
 #include "harness/buffer_store.hpp"
 #include "support/element_codec.hpp"
+#include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
 
 namespace {
@@ -127,4 +128,22 @@ TEST(derived_inputs, a_scaled_copy_follows_its_source_in_the_store) {
   EXPECT_GT(nonzero, 200U) << "the codes span the int8 range, not a few values";
   EXPECT_THROW(static_cast<void>(aisp::pair("tests:bad_scale").benchmark_size({{"n", 1}}).input("w", dtype::bf16, {"n"}).derived_input("w_i8", dtype::i8, "w", 0.0)),
                aisp::contract_error);
+}
+
+// Note [no subnormal draws]: a uniform draw into a narrow float type never lands on a subnormal.
+TEST(derived_inputs, uniform_draws_into_narrow_floats_hold_no_subnormal) {
+  constexpr std::size_t n = 1 << 16;
+  for (const dtype type : {dtype::e4m3, dtype::e5m2, dtype::f16}) {
+    std::vector<unsigned char> bytes(n * aisp::dtype_size(type));
+    aisp::fill_seeded(type, aisp::init_distribution::uniform_signed, 99, bytes.data(), n);
+    std::size_t subnormal = 0;
+    std::size_t zero = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double v = aisp::load_as_double(type, bytes.data(), i);
+      subnormal += v != 0.0 && std::fabs(v) < aisp::dtype_smallest_normal(type);
+      zero += v == 0.0;
+    }
+    EXPECT_EQ(subnormal, 0U) << aisp::dtype_name(type);
+    EXPECT_LT(zero, n / 20) << aisp::dtype_name(type) << ": flushed draws stay rare";
+  }
 }
