@@ -97,9 +97,19 @@ std::optional<ceiling_set> load_cached_ceilings(const std::string& uuid, int dri
 
 ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid, int driver_version) {
   if (auto measured = load_cached_ceilings(uuid, driver_version)) {
-    // Measured on one GPU, or before `aisp hw p2p` existed: the datasheet's link.
-    if (const auto* sheet = datasheet_for_device(device_name); sheet != nullptr && measured->interconnect_bytes_per_s <= 0)
-      measured->interconnect_bytes_per_s = sheet->nvlink_bytes_per_s / 2;
+    if (const auto* sheet = datasheet_for_device(device_name)) {
+      // Measured on one GPU, or before `aisp hw p2p` existed: the datasheet's link.
+      if (measured->interconnect_bytes_per_s <= 0) measured->interconnect_bytes_per_s = sheet->nvlink_bytes_per_s / 2;
+      // Note [tensor ceilings]: the tensor probes time cuBLASLt, the best library, not the
+      // hardware: on an H100 (2026-11-27) the lab's own bf16 and fp8 GEMMs ran at 105% of them
+      // (861 against 817 TFLOP/s, 1527 against 1453), and the physics gate failed honest
+      // kernels. A library's rate is a floor under the peak: the ceiling is the larger of it and
+      // the datasheet's dense peak.
+      measured->tf32_flops_per_s = std::max(measured->tf32_flops_per_s, sheet->tf32_flops_per_s);
+      measured->fp16_flops_per_s = std::max(measured->fp16_flops_per_s, sheet->fp16_flops_per_s);
+      measured->bf16_flops_per_s = std::max(measured->bf16_flops_per_s, sheet->bf16_flops_per_s);
+      measured->fp8_flops_per_s = std::max(measured->fp8_flops_per_s, sheet->fp8_flops_per_s);
+    }
     return *measured;
   }
   ceiling_set c;

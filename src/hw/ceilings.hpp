@@ -17,7 +17,8 @@ struct ceiling_set {
   std::string source;              // "measured", "datasheet h100", "host copy", or "" (none known)
   double memory_bytes_per_s = 0;   // read + written bytes per second
   double fp32_flops_per_s = 0;
-  // Dense tensor-core peaks (cuBLASLt probes, else the datasheet); 0 = not known.
+  // Dense tensor-core peaks: the larger of the cuBLASLt probe and the datasheet (Note [tensor
+  // ceilings] in ceilings.cpp: a library's rate is not the hardware's limit); 0 = not known.
   double tf32_flops_per_s = 0;
   double fp16_flops_per_s = 0;
   double bf16_flops_per_s = 0;

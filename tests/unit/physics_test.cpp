@@ -200,6 +200,11 @@ TEST(ceilings, prefer_the_measured_cache_to_the_datasheet) {
   const auto c = gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000);
   EXPECT_EQ(c.source, "measured");
   EXPECT_DOUBLE_EQ(c.memory_bytes_per_s, 2.99e12);
+  // Note [tensor ceilings]: a cuBLASLt rate under the datasheet's peak does not cap the gate.
+  std::ofstream(ceilings_cache_file("GPU-test", 13000))
+      << R"({"ceilings":{"memory_bytes_per_s":2.99e12,"fp32_flops_per_s":6.5e13,"bf16_flops_per_s":8.17e14}})";
+  EXPECT_DOUBLE_EQ(gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000).bf16_flops_per_s,
+                   find_datasheet("h100")->bf16_flops_per_s);
   std::ofstream(ceilings_cache_file("GPU-test", 13000)) << "{ not json";
   EXPECT_EQ(gpu_ceilings("NVIDIA H100 80GB HBM3", "GPU-test", 13000).source, "datasheet h100");  // corrupt: not trusted
   unsetenv("AISP_CACHE_DIR");
