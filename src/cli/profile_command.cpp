@@ -89,7 +89,7 @@ json profile_variant(const profile_options& options, const std::string& ncu, con
   const auto command = fmt::format(
       "{} --clock-control none --target-processes all --nvtx --nvtx-include {} --launch-count {} --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section SchedulerStats "
-      "--section LaunchStats --section ComputeWorkloadAnalysis --metrics {} -f -o {} {} bench verify --targets {}{} --audit off "
+      "--section LaunchStats --section ComputeWorkloadAnalysis --metrics {} -f -o {} {} bench verify --targets {}{} --audit off --mode cold "
       "--worker-timeout 600 --history none --quiet --artifacts-dir {} > {} 2>&1",
       shell_quoted(ncu), shell_quoted("aisp_benchmark_size_" + variant + "/"), options.launches, raw_metrics_argument(),
       shell_quoted(report.string()),

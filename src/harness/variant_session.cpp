@@ -128,26 +128,15 @@ class phase_scope {
   timing_observer* observer_;
 };
 
-// Note [profiling one size]: the samples of the benchmark size sit inside an outer NVTX range
+// Note [profiling one size]: each timed call of the benchmark size (run() alone: not the fresh
+// inputs, the output fill, the L2 flush or the clock probe around it) sits inside an NVTX range
 // named for the variant, `aisp_benchmark_size_<variant>`, so that Nsight Compute can profile
-// that size of that variant alone, not the validation sizes before it nor the other workers:
+// that size of that variant alone, not the validation sizes before it nor the other workers.
+// (The range once spanned the whole sampling loop: on the H100, 2026-11-27, `aisp profile ncu`
+// then profiled the harness's input fill kernel for every variant.)
 // `ncu --nvtx --nvtx-include "aisp_benchmark_size_optimized/"` before `aisp bench verify
 // --targets <pair>:optimized --audit off` (what `aisp profile ncu` and scripts/profile_pair.sh
 // run). Only `bench verify --audit off` runs under a profiler (T7).
-class benchmark_size_range {
- public:
-  benchmark_size_range(bool active, const std::string& variant) : active_(active) {
-    if (active_) nvtxRangePushA(("aisp_benchmark_size_" + variant).c_str());
-  }
-  ~benchmark_size_range() {
-    if (active_) nvtxRangePop();
-  }
-  benchmark_size_range(const benchmark_size_range&) = delete;
-  benchmark_size_range& operator=(const benchmark_size_range&) = delete;
-
- private:
-  bool active_;
-};
 
 }  // namespace
 
@@ -203,7 +192,13 @@ void variant_session::prepare_timed_path() {
   sampler_ = pair_.where() == backend::cuda
                  ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush, std::move(align))
                  : make_host_sampler();
-  sampler_->prepare([this] { variant_.run(*context_); }, calls_per_sample_);
+  sampler_->prepare(
+      [this, range = benchmark_size_ ? "aisp_benchmark_size_" + variant_.name : std::string()] {
+        if (!range.empty()) nvtxRangePushA(range.c_str());
+        variant_.run(*context_);
+        if (!range.empty()) nvtxRangePop();
+      },
+      calls_per_sample_);
 }
 
 output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index) {
@@ -331,7 +326,6 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
                                                    std::optional<timed_call_fingerprint>& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
-  const benchmark_size_range outer(benchmark_size_, variant_.name);
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
