@@ -31,7 +31,9 @@ void list_targets(const std::string& chapter, bool as_json) {
     for (const auto& v : p.variants()) variants.push_back(v.name);
     listing.push_back({{"target", p.target()}, {"group", p.group()}, {"backend", backend_name(p)},
                        {"variants", variants}, {"summary", p.summary_text()}, {"tags", p.tags()},
-                       {"benchmark_workload", p.benchmark_workload().describe()}});
+                       {"benchmark_workload", p.benchmark_workload().describe()},
+                       // Note [short calls]: timed in graph mode unless --mode says otherwise.
+                       {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())}});
   }
   AISP_EXPECTS(chapter.empty() || !listing.empty(), "no targets in chapter '" + chapter + "'");
   if (as_json) {
@@ -84,6 +86,8 @@ json audit_pair(const pair& p) {
           {"tolerances", tolerances}, {"variants", variants}, {"exact_math", p.is_exact_math()},
           // Note [fresh calls]: null unless the pair keeps its inputs fixed, with the reason.
           {"fixed_inputs", p.has_fixed_inputs() ? json(p.fixed_inputs_reason()) : json(nullptr)},
+          // Note [short calls]: null unless the pair is timed in graph mode by default, with the reason.
+          {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())},
           {"compliant", gaps.empty()}, {"gaps", gaps}};
 }
 

@@ -238,6 +238,21 @@ TEST(list_targets, lists_every_chapter_pair_as_json) {
   }
 }
 
+// Note [short calls]: a user sees before a run which pairs are timed in graph mode, and why.
+TEST(list_targets, says_which_pairs_declare_short_calls_and_why) {
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench list-targets --json");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::size_t declared = 0;
+  for (const auto& item : json::parse(run.output)) {
+    ASSERT_TRUE(item.contains("short_calls")) << item["target"];
+    if (item["short_calls"].is_null()) continue;
+    ++declared;
+    EXPECT_FALSE(item["short_calls"].get<std::string>().empty()) << item["target"];
+    EXPECT_EQ(item["backend"], "cuda") << item["target"] << ": graph mode is a GPU mode";
+  }
+  EXPECT_GE(declared, 1U) << "ch17:moe_routing declares its ~10-50 us calls";
+}
+
 TEST(list_targets, an_unknown_chapter_is_an_error) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench list-targets --chapter ch99");
   EXPECT_EQ(run.exit_code, 2);
