@@ -67,26 +67,15 @@ __global__ void __launch_bounds__(gemv_block_threads) gemv_bf16x2_kernel(gemv_ar
   store_row(a, row, warp_sum(sum));
 }
 
-[[nodiscard]] gemv_args args_of(run_context& ctx) {
-  AISP_EXPECTS(ctx.param("k") <= 0x7fffffff, "k must fit a 32-bit index");
-  gemv_args a;
-  a.w = ctx.buffer("w");
-  a.x = ctx.as<const __nv_bfloat16>("x");
-  a.y = ctx.as<__nv_bfloat16>("y");
-  a.rows = ctx.param("rows");
-  a.k = static_cast<int>(ctx.param("k"));
-  return a;
-}
-
 void launch_baseline(run_context& ctx) {
-  const gemv_args a = args_of(ctx);
+  const gemv_args a = gemv_args_of(ctx, "w");
   gemv_thread_row_kernel<<<static_cast<unsigned>((a.rows + thread_row_block_threads - 1) / thread_row_block_threads),
                            thread_row_block_threads, 0, ctx.stream()>>>(a);
   AISP_CHECK_LAUNCH();
 }
 
 void launch_warp_row(run_context& ctx) {
-  const gemv_args a = args_of(ctx);
+  const gemv_args a = gemv_args_of(ctx, "w");
   const auto blocks = static_cast<unsigned>((a.rows + gemv_rows_per_block - 1) / gemv_rows_per_block);
   if (a.k % 2 == 0) {
     gemv_bf16x2_kernel<<<blocks, gemv_block_threads, 0, ctx.stream()>>>(a);
@@ -99,7 +88,7 @@ void launch_warp_row(run_context& ctx) {
 // ---- Optimized: 16-byte chunks, four a lane in flight, weights past L1 ----
 // Changed: each lane loads 16 bytes of its row (8 weights) and the matching 16 bytes of x, four
 // such chunks unrolled; weights are read with ld.global.nc.L1::no_allocate.
-void launch_optimized(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(args_of(ctx), ctx.stream()); }
+void launch_optimized(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(gemv_args_of(ctx, "w"), ctx.stream()); }
 
 // ---- Peer: cuBLASLt, n = 1 ----
 // y (rows, 1) = op(W) x: cuBLASLt's A is W read as a column-major (k, rows) matrix with op T.

@@ -30,6 +30,7 @@
 #include "aisp/check.hpp"
 #include "aisp/launch_shape.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
 
 namespace aisp::ch16 {
 // Internal linkage: two pair files include these kernels.
@@ -124,6 +125,22 @@ struct gemv_args {
   std::int64_t rows = 0;
   int k = 0;
 };
+
+// The arguments of the pair's buffers: weights `weights` (rows, k), x, y; per-channel scales from
+// the input `scale` when named; codes times `code_scale` are the weights' values.
+[[nodiscard]] inline gemv_args gemv_args_of(run_context& ctx, const char* weights, const char* scale = nullptr,
+                                            double code_scale = 1.0) {
+  AISP_EXPECTS(ctx.param("k") <= 0x7fffffff, "k must fit a 32-bit index");
+  gemv_args a;
+  a.w = ctx.buffer(weights);
+  a.scale = scale != nullptr ? ctx.as<const float>(scale) : nullptr;
+  a.code_scale = static_cast<float>(1.0 / code_scale);
+  a.x = ctx.as<const __nv_bfloat16>("x");
+  a.y = ctx.as<__nv_bfloat16>("y");
+  a.rows = ctx.param("rows");
+  a.k = static_cast<int>(ctx.param("k"));
+  return a;
+}
 
 [[nodiscard]] __device__ float warp_sum(float value) {
 #pragma unroll

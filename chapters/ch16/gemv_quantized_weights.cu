@@ -75,21 +75,8 @@ const quantization fp8_codes{"fp8", dtype::e4m3, 1.0, &fp8_weight_tolerance,
 const quantization int8_codes{"int8", dtype::i8, 127.0, &int8_weight_tolerance,
                               "weights read as int8 codes round(127 w), y scaled by 1/127; fp32 accumulate"};
 
-[[nodiscard]] gemv_args args_of(run_context& ctx, const char* weights, double code_scale) {
-  AISP_EXPECTS(ctx.param("k") <= 0x7fffffff, "k must fit a 32-bit index");
-  gemv_args a;
-  a.w = ctx.buffer(weights);
-  a.scale = ctx.as<const float>("scale");
-  a.code_scale = static_cast<float>(1.0 / code_scale);
-  a.x = ctx.as<const __nv_bfloat16>("x");
-  a.y = ctx.as<__nv_bfloat16>("y");
-  a.rows = ctx.param("rows");
-  a.k = static_cast<int>(ctx.param("k"));
-  return a;
-}
-
 // ---- Baseline: bf16 weights, ch16:gemv's optimized kernel ----
-void launch_baseline(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(args_of(ctx, "w", 1.0), ctx.stream()); }
+void launch_baseline(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(gemv_args_of(ctx, "w", "scale"), ctx.stream()); }
 
 // ---- Optimized: 8-bit codes, persistent warps, a ring of 8 chunk loads a lane ----
 // Changed: the kernel reads the 8-bit copy, 16 codes a 16-byte chunk (and two 16-byte loads of
@@ -97,7 +84,7 @@ void launch_baseline(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(args
 // at once, into the next row past the current one (Note [persistent rows]).
 template <class Code>
 void launch_optimized(run_context& ctx, const quantization& codes) {
-  launch_gemv_ring<Code, 8, 4>(args_of(ctx, "w_codes", codes.code_scale), ctx.stream());
+  launch_gemv_ring<Code, 8, 4>(gemv_args_of(ctx, "w_codes", "scale", codes.code_scale), ctx.stream());
 }
 
 void scaled_gemv_reference(reference_io& io) {

@@ -114,8 +114,10 @@ __global__ void __launch_bounds__(Group::cta_threads, Group::ctas_per_sm) residu
 
   auto* y = reinterpret_cast<bf16_vec<N>*>(p.y + offset);
   for_each_vector<Group>(num_vectors, cached, load_h, [&](int i, const bf16_vec<N>& h) {
-    // Left free, the compiler hoists every vector's weight (and bias) load above the reductions:
-    // 64-128 more live registers beside the cached row, and spills. They hit L1 and L2 anyway.
+    // The clobber keeps each vector's weight (and bias) load in its own step of this pass rather
+    // than hoisted above the reductions beside the cached row. It was added while chasing spills
+    // that came from another layout (Note [fused long rows]); the kernels measured have it, and
+    // it changes their code, so it stays. The weights hit L1 and L2 either way.
     asm volatile("" ::: "memory");
     const bf16_vec<N> w = weight[i];
     bf16_vec<N> out;

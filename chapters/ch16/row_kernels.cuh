@@ -175,17 +175,13 @@ __device__ void for_each_vector(int num_vectors, const bf16_vec<N> (&cached)[Vec
   for (int i = t + Vecs * Group::threads; i < num_vectors; i += Group::threads) visit(i, load(i));
 }
 
-// Issues the cached vectors' loads in batches of Batch, each batch's loads before any is used
-// (Batch x 16 bytes in flight a thread, per source). A load that reads two sources (x and the
-// residual) holds twice the registers until it is combined: the empty asm with a memory clobber
-// keeps the compiler from hoisting the next batch's loads above it (128 live registers, spills).
-template <class Group, int Batch = 0, int Vecs, int N, class Load>
+// Issues every cached vector's load before any is used: Vecs x 16 bytes in flight a thread (per
+// source: the fused norm's load reads x and the residual).
+template <class Group, int Vecs, int N, class Load>
 __device__ void load_row(int num_vectors, bf16_vec<N> (&cached)[Vecs], Load load) {
-  constexpr int batch = Batch == 0 ? Vecs : Batch;
   const int t = Group::thread();
 #pragma unroll
   for (int j = 0; j < Vecs; ++j) {
-    if (j > 0 && j % batch == 0) asm volatile("" ::: "memory");
     const int i = t + j * Group::threads;
     if (i < num_vectors) cached[j] = load(i);
   }

@@ -191,6 +191,8 @@ __device__ __forceinline__ void fence_accumulators(float (&d)[N]) {
   }
 }
 
+// The "+f" operands of eight accumulators d[i..i+7] of a wgmma asm statement. Left defined:
+// every wgmma wrapper with a 128-float accumulator lists them this way (labs/gemm/fp8_tiles.cuh).
 #define AISP_ACC8(i)                                                                        \
   "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]),     \
       "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
@@ -219,7 +221,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], std::uint64_t 
       : "l"(desc_a), "l"(desc_b));
 }
 
-#undef AISP_ACC8
 
 // ---- stmatrix: four 8x8 bf16 matrices from mma fragments to shared memory ----
 // Lane l gives the address of row l % 8 of matrix l / 8; register i of every lane holds the

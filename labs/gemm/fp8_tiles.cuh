@@ -15,10 +15,6 @@ namespace aisp::labs_gemm::hopper {
 
 #if AISP_HOPPER_DEVICE
 
-#define AISP_FP8_ACC8(i)                                                                    \
-  "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]),     \
-      "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
-
 // D(64 x 256, fp32) += A(64 x 32) B(256 x 32)^T, A and B K-major e4m3 in shared memory. The
 // operands are d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b: the 8-bit shapes have no
 // imm-trans operands (only 16-bit types can be read transposed), so fp8 A and B must be
@@ -39,10 +35,10 @@ __device__ __forceinline__ void wgmma_m64n256k32_e4m3(float (&d)[128], std::uint
       "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
       "%128, %129, 1, 1, 1;\n"
       "}\n"
-      : AISP_FP8_ACC8(0), AISP_FP8_ACC8(8), AISP_FP8_ACC8(16), AISP_FP8_ACC8(24),
-        AISP_FP8_ACC8(32), AISP_FP8_ACC8(40), AISP_FP8_ACC8(48), AISP_FP8_ACC8(56),
-        AISP_FP8_ACC8(64), AISP_FP8_ACC8(72), AISP_FP8_ACC8(80), AISP_FP8_ACC8(88),
-        AISP_FP8_ACC8(96), AISP_FP8_ACC8(104), AISP_FP8_ACC8(112), AISP_FP8_ACC8(120)
+      : AISP_ACC8(0), AISP_ACC8(8), AISP_ACC8(16), AISP_ACC8(24),
+        AISP_ACC8(32), AISP_ACC8(40), AISP_ACC8(48), AISP_ACC8(56),
+        AISP_ACC8(64), AISP_ACC8(72), AISP_ACC8(80), AISP_ACC8(88),
+        AISP_ACC8(96), AISP_ACC8(104), AISP_ACC8(112), AISP_ACC8(120)
       : "l"(desc_a), "l"(desc_b));
 }
 
@@ -62,12 +58,11 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float (&d)[64], std::uint6
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
       "%64, %65, %66, 1, 1;\n"
       "}\n"
-      : AISP_FP8_ACC8(0), AISP_FP8_ACC8(8), AISP_FP8_ACC8(16), AISP_FP8_ACC8(24),
-        AISP_FP8_ACC8(32), AISP_FP8_ACC8(40), AISP_FP8_ACC8(48), AISP_FP8_ACC8(56)
+      : AISP_ACC8(0), AISP_ACC8(8), AISP_ACC8(16), AISP_ACC8(24),
+        AISP_ACC8(32), AISP_ACC8(40), AISP_ACC8(48), AISP_ACC8(56)
       : "l"(desc_a), "l"(desc_b), "n"(ScaleD));
 }
 
-#undef AISP_FP8_ACC8
 
 #endif  // AISP_HOPPER_DEVICE
 

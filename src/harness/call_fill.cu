@@ -8,6 +8,7 @@
 #include "aisp/check.hpp"
 #include "harness/call_fill.hpp"
 #include "harness/harness_kernels.cuh"
+#include "support/seeded_fill.hpp"
 
 namespace aisp {
 namespace {
@@ -55,14 +56,20 @@ __device__ inline double load(dtype type, const void* base, std::size_t i) {
   return 0.0;
 }
 
-// derived_value() of element_codec.hpp on the device: round, then flush a subnormal to a signed zero.
+// Stores `value` rounded to `type`, then flushes a subnormal result (below smallest_normal; 0:
+// none) to a signed zero: derived_value() of element_codec.hpp on the device.
+__device__ inline void store_flushed(dtype type, void* base, std::size_t i, double value, double smallest_normal) {
+  store(type, base, i, value);
+  if (smallest_normal <= 0) return;
+  const double rounded = load(type, base, i);
+  if (rounded != 0.0 && fabs(rounded) < smallest_normal) store(type, base, i, copysign(0.0, rounded));
+}
+
 __global__ void derive_kernel(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
                               double scale, double smallest_normal) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
-    store(to_type, target, i, scale * load(from_type, source, i));
-    const double rounded = load(to_type, target, i);
-    if (rounded != 0.0 && fabs(rounded) < smallest_normal) store(to_type, target, i, copysign(0.0, rounded));
+    store_flushed(to_type, target, i, scale * load(from_type, source, i), smallest_normal);
   }
 }
 
@@ -100,11 +107,7 @@ __global__ void fill_input_kernel(dtype type, init_distribution init, std::uint6
         break;
       }
     }
-    store(type, base, i, value);
-    if (smallest_normal > 0) {
-      const double stored = load(type, base, i);
-      if (stored != 0.0 && fabs(stored) < smallest_normal) store(type, base, i, copysign(0.0, stored));
-    }
+    store_flushed(type, base, i, value, smallest_normal);
   }
 }
 
@@ -181,7 +184,7 @@ void device_fill_input(dtype type, init_distribution init, std::uint64_t seed, v
   if (count == 0) return;
   int half_bits = 1;
   while ((std::uint64_t{1} << (2 * half_bits)) < count) ++half_bits;
-  const bool flush = type == dtype::f16 || type == dtype::e4m3 || type == dtype::e5m2;
+  const bool flush = draws_can_be_subnormal(type);  // Note [no subnormal draws]
   fill_input_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, init, seed, base, count, half_bits,
                                                                       flush ? dtype_smallest_normal(type) : 0.0);
   AISP_CUDA_CHECK(cudaGetLastError());

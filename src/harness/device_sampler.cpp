@@ -3,6 +3,7 @@
 #include <string>
 
 #include "aisp/check.hpp"
+#include "harness/cuda_event.hpp"
 #include "harness/device_probes.hpp"
 #include "harness/plugin_loader.hpp"
 #include "harness/process_probes.hpp"
@@ -27,18 +28,6 @@ std::optional<timing_mode> parse_timing_mode(std::string_view text) {
 }
 
 namespace {
-
-class cuda_event {
- public:
-  cuda_event() { AISP_CUDA_CHECK(cudaEventCreate(&event_)); }
-  ~cuda_event() { cudaEventDestroy(event_); }
-  cuda_event(const cuda_event&) = delete;
-  cuda_event& operator=(const cuda_event&) = delete;
-  [[nodiscard]] cudaEvent_t get() const { return event_; }
-
- private:
-  cudaEvent_t event_ = nullptr;
-};
 
 class device_sampler final : public sampler {
  public:

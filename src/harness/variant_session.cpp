@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -11,6 +12,7 @@
 
 #include "aisp/check.hpp"
 #include "audit/library_precision.hpp"
+#include "harness/cuda_event.hpp"
 #include "harness/plugin_loader.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -66,36 +68,31 @@ namespace {
 class device_timer {
  public:
   explicit device_timer(cudaStream_t stream) : stream_(stream) {
-    if (stream_ == nullptr) return;
-    AISP_CUDA_CHECK(cudaEventCreate(&start_));
-    AISP_CUDA_CHECK(cudaEventCreate(&stop_));
+    if (stream_ != nullptr) events_.emplace();
   }
-  ~device_timer() {
-    if (start_ != nullptr) cudaEventDestroy(start_);
-    if (stop_ != nullptr) cudaEventDestroy(stop_);
-  }
-  device_timer(const device_timer&) = delete;
-  device_timer& operator=(const device_timer&) = delete;
   void start() {
-    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaEventRecord(start_, stream_));
+    if (events_) AISP_CUDA_CHECK(cudaEventRecord(events_->start.get(), stream_));
   }
   void stop() {
-    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaEventRecord(stop_, stream_));
+    if (events_) AISP_CUDA_CHECK(cudaEventRecord(events_->stop.get(), stream_));
   }
   // After the stream was synchronized.
   void keep_fastest() {
-    if (stream_ == nullptr) return;
+    if (!events_) return;
     float ms = 0;
-    AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, events_->start.get(), events_->stop.get()));
     const double seconds = static_cast<double>(ms) * 1e-3;
     if (fastest_s_ <= 0 || seconds < fastest_s_) fastest_s_ = seconds;
   }
   [[nodiscard]] double fastest_s() const { return fastest_s_; }
 
  private:
+  struct event_pair {
+    cuda_event start;
+    cuda_event stop;
+  };
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
+  std::optional<event_pair> events_;  // none on the host backend
   double fastest_s_ = 0;
 };
 

@@ -60,9 +60,6 @@ namespace {
 // (e4m3 below 2^-6: ~1.6% of [-1, 1); f16 and e5m2 below 2^-14: ~6e-5), and the S-checks fail
 // inputs that hold them. Those types store a drawn value as a derived input would (rounded, a
 // subnormal flushed to a signed zero); the device fill does the same (call_fill.cu).
-[[nodiscard]] bool draws_can_be_subnormal(dtype type) {
-  return type == dtype::f16 || type == dtype::e4m3 || type == dtype::e5m2;
-}
 
 void store_drawn(dtype type, void* base, std::size_t i, double value, bool flush) {
   store_from_double(type, base, i, flush ? derived_value(type, value) : value);
@@ -179,5 +176,7 @@ std::uint64_t hash_bytes(const unsigned char* data, std::size_t size) {
   for (; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
   return hash;
 }
+
+bool draws_can_be_subnormal(dtype type) { return type == dtype::f16 || type == dtype::e4m3 || type == dtype::e5m2; }
 
 }  // namespace aisp

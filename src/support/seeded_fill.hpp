@@ -18,6 +18,10 @@ namespace aisp {
 // its own data and the judge regenerates each; rank 0's is the seed itself.
 [[nodiscard]] std::uint64_t rank_seed(std::uint64_t seed, int rank);
 
+// Note [no subnormal draws] (seeded_fill.cpp): whether uniform draws into `type` can round to a
+// subnormal, so a fill flushes them (host and device fills alike).
+[[nodiscard]] bool draws_can_be_subnormal(dtype type);
+
 // Fills `count` elements of `type` at `base` following `init`.
 void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
                  std::size_t count);
