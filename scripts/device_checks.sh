@@ -27,6 +27,9 @@
 #   profile: issue 22: `aisp profile ncu` of TARGET... (default ch07 labs/gemm), profile.json, the
 #           CSVs and ncu's logs in OUT_DIR/profile.tgz (the .ncu-rep reports stay: they are large),
 #           then `aisp profile diff` of it;
+#   agreement: issue 22's classifier table: `aisp profile ncu --baseline-only` of each pair in
+#           TARGET... (default: expectations/bottlenecks.json's) in two streams, each pair under a
+#           time limit, OUT_DIR/agreement.tgz, and the table in OUT_DIR/agreement.md;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
@@ -140,5 +143,23 @@ PY
     echo "profile ncu rc $? wall $(( $(date +%s) - start )) s"; tail -n 40 "$out/profile.log"
     (cd /tmp/aisp_profile && tar czf "$out/profile.tgz" profile.json ./*.csv ./*.ncu.log 2>/dev/null)
     "$bin/aisp" profile diff /tmp/aisp_profile > "$out/profile_diff.txt" 2>&1; head -n 60 "$out/profile_diff.txt" ;;
-  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck, multigpu, profile or flushab" >&2; exit 2 ;;
+  agreement)
+    # One `profile ncu --baseline-only` per pair, in two streams, each pair under its own time
+    # limit (a baseline of thousands of launches a call crawls under ncu), then
+    # scripts/bottleneck_agreement.py over every profile.json that landed.
+    [ $# -gt 0 ] || set -- $(python3 -c "import json; print(' '.join(t for t, e in json.load(open('$here/../expectations/bottlenecks.json'))['pairs'].items() if e['class'] != 'none'))")
+    start=$(date +%s)
+    stream() { for target in "$@"; do
+      [ $(( $(date +%s) - start )) -lt "${AGREEMENT_BUDGET_S:-480}" ] || { echo "$target skipped: out of time"; continue; }
+      slug=${target//[:\/]/_}
+      PATH="$PATH:/usr/local/cuda/bin" timeout -k 5 "${AGREEMENT_PAIR_LIMIT_S:-60}" "$bin/aisp" profile ncu --targets "$target" \
+        --baseline-only --launches 2 --artifacts-dir "/tmp/aisp_agreement/$slug" > "/tmp/aisp_agreement_$slug.log" 2>&1
+      echo "$target rc $? at $(( $(date +%s) - start )) s"; done; }
+    targets=("$@"); odd=(); even=()
+    for i in "${!targets[@]}"; do if (( i % 2 )); then odd+=("${targets[$i]}"); else even+=("${targets[$i]}"); fi; done
+    stream "${even[@]}" > "$out/agreement-stream0.txt" & stream "${odd[@]}" > "$out/agreement-stream1.txt"; wait
+    cat "$out"/agreement-stream*.txt
+    (cd /tmp && tar czf "$out/agreement.tgz" aisp_agreement/*/profile.json aisp_agreement/*/*.ncu.log aisp_agreement_*.log 2>/dev/null)
+    python3 "$here/bottleneck_agreement.py" /tmp/aisp_agreement/*/profile.json > "$out/agreement.md" 2>&1; head -n 70 "$out/agreement.md" ;;
+  *) echo "step must be cheats, gpucheats, gputests, hostcheats, run, verify, info, goldens, plugin, attention, sanitizercheck, multigpu, profile, agreement or flushab" >&2; exit 2 ;;
 esac

@@ -85,6 +85,10 @@ struct variant {
   std::string precision;
   std::optional<tolerance> precision_tolerance;
   math_unit math = math_unit::fp32_simt;  // what bounds its FLOP/s (tensor-core variants declare theirs)
+  // D5, multi-GPU pairs: the NCCL collectives one call of run() launches, as the workload fixes
+  // them (a bucketed all-reduce: its `buckets`). The judge checks that every audited call ran that
+  // many NCCL kernels, so the bucket layout measured is the one the workload names. Unset: unchecked.
+  std::function<std::int64_t(const workload&)> collectives;
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;

@@ -131,6 +131,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         a = {activity_kind::memcpy, copy_direction(c.copyKind), c.start, c.end, c.deviceId, c.streamId, c.correlationId, c.bytes};
         break;
       }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer to peer (a copy from another GPU's memory, CUDA IPC)
+        const auto& c = *reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
+        a = {activity_kind::memcpy, "PtoP", c.start, c.end, c.deviceId, c.streamId, c.correlationId, c.bytes};
+        break;
+      }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
         a = {activity_kind::memset, "memset", m.start, m.end, m.deviceId, m.streamId, m.correlationId, m.bytes};
@@ -201,6 +206,7 @@ std::vector<std::uint8_t> enable_domain(CUpti_SubscriberHandle subscriber, CUpti
 }
 
 constexpr CUpti_ActivityKind recorded_kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                 CUPTI_ACTIVITY_KIND_MEMCPY2,
                                                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_CUDA_EVENT,
                                                  CUPTI_ACTIVITY_KIND_JIT, CUPTI_ACTIVITY_KIND_RUNTIME,
                                                  CUPTI_ACTIVITY_KIND_DRIVER};

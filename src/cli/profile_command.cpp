@@ -41,6 +41,7 @@ struct profile_options {
   std::string artifacts_dir;
   std::string ncu = "ncu";
   int launches = 1;
+  bool baseline_only = false;
 };
 
 // The ncu to run: a path as given, else the first on PATH (or in /usr/local/cuda/bin).
@@ -185,8 +186,11 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
         if (v.name != "baseline") candidates.push_back(v.name);
       }
     }
+    // --baseline-only: the baseline alone (bench verify still runs a candidate beside it).
     std::vector<std::pair<std::string, std::string>> runs = {{"baseline", declared.target() + ":" + candidates.at(0)}};
-    for (const auto& candidate : candidates) runs.emplace_back(candidate, declared.target() + ":" + candidate);
+    for (const auto& candidate : candidates) {
+      if (!options.baseline_only) runs.emplace_back(candidate, declared.target() + ":" + candidate);
+    }
     for (const auto& [variant, verify_target] : runs) {
       std::fprintf(stderr, "[profile] %s:%s under ncu\n", declared.target().c_str(), variant.c_str());
       auto row = profile_variant(options, ncu, declared, variant, verify_target, dir);
@@ -323,6 +327,8 @@ void add_profile_command(CLI::App& app, outcome& result) {
   ncu->add_option("--ncu", options->ncu, "the ncu to run (default: ncu on PATH)");
   ncu->add_option("--launches", options->launches, "kernel launches profiled per variant (default 1; more for variants of several kernels)")
       ->check(CLI::Range(1, 100));
+  ncu->add_flag("--baseline-only", options->baseline_only,
+                "profile each pair's baseline alone (what `profile agreement` reads: the bottleneck a pair teaches)");
   ncu->callback([options, &result] { result.exit_code = profile_ncu(*options, result.command_line); });
 
   auto diff = std::make_shared<diff_options>();

@@ -185,7 +185,7 @@ pair& pair::add_variant(variant v) {
   return *this;
 }
 pair& pair::add_variant(std::string name, std::string what_changed, stage_fn run) {
-  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}, {}, {}, {}});
+  return add_variant(variant{std::move(name), std::move(what_changed), std::move(run), {}, {}, {}, {}, {}, {}, {}});
 }
 
 const workload& pair::benchmark_workload() const {

@@ -265,7 +265,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
     check_reported_clock(slot, result.checks);
-    check_device_timeline(declared, slot, result.checks);
+    check_device_timeline(declared, result.benchmark, slot, result.checks);
     check_access_policy(declared, slot.access_policy, "a visit of timed samples", slot.label, result.checks);
     if (declared.where() == backend::cuda) check_math_unit(declared, slot, config, result.checks);
     check_library_precision(*slot.runs, slot.library_precision, "a visit of timed samples", slot.label, result.checks);

@@ -51,6 +51,22 @@ json merge_load(const std::vector<json>& replies) {
   return merged;
 }
 
+// D7: each rank's device-busy time in audited sample i, over the slowest rank's window: a
+// pipeline stage that waits on its neighbours (a bubble) shows as a rank busy far less than 1.
+json ranks_busy(const std::vector<json>& replies, std::size_t i, std::size_t slowest) {
+  const auto audit_of = [&](const json& reply) {
+    const json none = json::object();
+    return reply.contains("audits") && i < reply["audits"].size() ? reply["audits"][i] : none;
+  };
+  const double window = std::max(number(audit_of(replies[slowest]), "window_s"), 1e-12);
+  json busy = json::array();
+  for (const auto& r : replies) {
+    const json a = audit_of(r);
+    busy.push_back(std::min(1.0, number(a, "busy_fraction") * number(a, "window_s") / window));
+  }
+  return busy;
+}
+
 json merge_sample(const std::vector<json>& replies, const output_counts& counts) {
   AISP_EXPECTS(!replies.empty(), "no ranks answered");
   json merged = replies.front();
@@ -68,6 +84,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
     json ranks_t = json::array();
     for (const auto& r : replies) ranks_t.push_back(number(r["samples"][i], "t"));
     sample["ranks_t"] = std::move(ranks_t);  // for the rank-skew check (D4)
+    if (audited) sample["ranks_busy"] = ranks_busy(replies, i, slowest);  // per-stage timelines (D7)
     for (const auto& r : replies) {
       sample["wall"] = std::max(number(sample, "wall"), number(r["samples"][i], "wall"));
       sample["cost"] = std::max(number(sample, "cost"), number(r["samples"][i], "cost"));

@@ -161,6 +161,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     wall_s += record.cost_s;
     if (audited) {
       ++slot.audited_samples;
+      if (const auto busy = item.value("ranks_busy", std::vector<double>{}); busy.size() > 1) slot.rank_busy.push_back(busy);
     } else {
       slot.result.samples.push_back(record);
       if (const auto ranks_t = item.value("ranks_t", std::vector<double>{}); ranks_t.size() > 1)

@@ -76,9 +76,30 @@ std::string kernel_choice_change(const variant_slot& slot) {
   return "";
 }
 
+// D5: NCCL kernels per call in each audited sample against the count the variant declares for
+// the workload (its bucket layout). NCCL launches one kernel per collective outside a group.
+// "" = as declared, or nothing declared.
+std::string collective_count_change(const pair& declared, const workload& work, const variant_slot& slot) {
+  if (declared.gpus() <= 1 || !slot.runs->collectives) return "";
+  const auto expected = static_cast<double>(slot.runs->collectives(work));
+  const int calls = std::max(1, slot.result.calls_per_sample);
+  int sample = 0;
+  for (const auto& a : slot.audits) {
+    ++sample;
+    if (!a.complete) continue;
+    int launches = 0;
+    for (const auto& [name, count] : a.kernel_launches) launches += library_of_kernel(name) == "NCCL" ? count : 0;
+    const double per_call = static_cast<double>(launches) / calls;
+    if (per_call != expected)
+      return fmt::format("the workload ({}) declares {:g} collectives a call; audited sample {} ran {:g} NCCL kernels a call",
+                         work.describe(), expected, sample, per_call);
+  }
+  return "";
+}
+
 }  // namespace
 
-void check_device_timeline(const pair& declared, const variant_slot& slot, std::vector<check_result>& checks) {
+void check_device_timeline(const pair& declared, const workload& work, const variant_slot& slot, std::vector<check_result>& checks) {
   if (slot.audits.empty()) return;
   tally escaped_kernel, escaped_copy, foreign, other_device, idle, allocation, module, child, host_callback, policy, math,
       passthrough, unified;
@@ -153,6 +174,8 @@ void check_device_timeline(const pair& declared, const variant_slot& slot, std::
   if (declared.gpus() > 1 && slot.runs->library.find("NCCL") != std::string::npos && complete > 0 && !saw_nccl)
     add_check(checks, verify::checks::collective_missing, slot.label, false,
               fmt::format("none of {} audited samples ran an NCCL kernel", complete));
+  if (auto changed = collective_count_change(declared, work, slot); !changed.empty())
+    add_check(checks, verify::checks::collective_count, slot.label, false, changed);
   if (auto changed = kernel_choice_change(slot); !changed.empty()) {
     add_check(checks, verify::checks::kernel_choice, slot.label, false, changed);
   }
@@ -237,6 +260,20 @@ nlohmann::json summarize_device_audit(const variant_slot& slot) {
   // managed-allocation half does not.
   if (slot.init_reply.is_object()) summary["unified_memory_counters"] = slot.init_reply.value("unified_memory_counters", "off");
   summary["kernels"] = kernels;
+  // D7, a multi-GPU pair: each rank's (pipeline stage's) median busy share of the slowest rank's
+  // window; 1 - busy is that rank's bubble. The sample is the slowest rank's time from a common
+  // start (D4), so a bubble cannot leave the time; this says where it was.
+  if (!slot.rank_busy.empty()) {
+    std::vector<double> per_rank;
+    for (std::size_t r = 0; r < slot.rank_busy.front().size(); ++r) {
+      std::vector<double> shares;
+      for (const auto& sample : slot.rank_busy) {
+        if (r < sample.size()) shares.push_back(sample[r]);
+      }
+      per_rank.push_back(stats::median_of(shares));
+    }
+    summary["ranks_busy_median"] = per_rank;
+  }
   return summary;
 }
 

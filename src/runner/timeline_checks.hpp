@@ -12,7 +12,8 @@
 
 namespace aisp {
 
-void check_device_timeline(const pair& declared, const variant_slot& slot, std::vector<check_result>& checks);
+// `work`: the benchmark workload the audited samples ran (D5 reads the variant's declared collectives of it).
+void check_device_timeline(const pair& declared, const workload& work, const variant_slot& slot, std::vector<check_result>& checks);
 
 // Note [audit tampering]: fails the pair when a worker the judge asked to audit could not be
 // audited (CUPTI unavailable, switched off by the pair's code, windows without activity).

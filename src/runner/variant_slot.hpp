@@ -68,6 +68,7 @@ struct variant_slot {
   visit_costs costs;                                 // reported as visit_cost in results.json
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::vector<double> rank_skews;                    // per timed sample of a multi-GPU pair: slowest / fastest rank
+  std::vector<std::vector<double>> rank_busy;        // per audited sample of one: each rank's busy share of the window (D7)
   std::string audit_state = "off";                   // the CUPTI audit: on | off | unavailable: why
   nlohmann::json init_reply;                         // the worker's answer to init: sandbox and start-up state
   std::vector<window_audit> audits;                  // one per timed sample, when the audit is on

@@ -133,6 +133,8 @@ inline const check_kind kernel_choice{"kernel-choice", {"K6"}, "the kernels chos
 // (rank 0 fast, another slow) is flagged, since only the slowest rank's time says what it costs.
 inline const check_kind rank_skew{"rank-skew", {"D4"}, "the ranks' sample times differ far more than the baseline's"};
 inline const check_kind collective_missing{"collective-missing", {"D2"}, "a multi-GPU variant that declares NCCL ran no NCCL kernel"};
+inline const check_kind collective_count{"collective-count", {"D5"},
+                                         "a multi-GPU variant ran another number of collectives a call than its workload declares"};
 inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
 }  // namespace checks
 

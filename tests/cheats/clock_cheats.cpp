@@ -63,5 +63,5 @@ AISP_REGISTER(clock_fixture("cheats_clock:v1_candidate_clock_at_half_speed", ais
 AISP_REGISTER(clock_fixture("cheats_clock:v1_baseline_clock_at_triple_speed",
                             aisp::variant{"baseline", "honest loop, with its clock tripled in setup()",
                                           aisp::cheats::honest_run(aisp::cheats::affine_math), aisp::cheats::triple_own_clock,
-                                          {}, {}, {}, {}, {}},
+                                          {}, {}, {}, {}, {}, {}},
                             aisp::cheats::cheating_variant("honest loop", aisp::cheats::honest_run(aisp::cheats::affine_math))));

@@ -51,7 +51,7 @@ pair derived_input_pair() {
         const auto y = io.output("y");
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
       })
-      .add_variant(variant{"baseline", "honest loop: y = 2 x_bf16 + 1, x_bf16 derived from x", honest, {}, {}, {}, {}, {}, {}})
+      .add_variant(variant{"baseline", "honest loop: y = 2 x_bf16 + 1, x_bf16 derived from x", honest, {}, {}, {}, {}, {}, {}, {}})
       .add_variant(cheating_variant("keeps setup()'s copy of x_bf16 at the benchmark size", from_kept_copy, keep_in_setup));
 }
 

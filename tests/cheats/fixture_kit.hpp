@@ -81,11 +81,11 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
 // The cheating variant: always "optimized"; its summary says what the cheat is.
 [[nodiscard]] inline variant cheating_variant(std::string what, stage_fn run, stage_fn setup = {},
                                               stage_fn teardown = {}) {
-  return variant{"optimized", std::move(what), std::move(run), std::move(setup), std::move(teardown), {}, {}, {}, {}};
+  return variant{"optimized", std::move(what), std::move(run), std::move(setup), std::move(teardown), {}, {}, {}, {}, {}};
 }
 
 [[nodiscard]] inline variant honest_baseline(const elementwise_math& math = affine_math) {
-  return variant{"baseline", std::string("honest loop: ") + math.formula, honest_run(math), {}, {}, {}, {}, {}, {}};
+  return variant{"baseline", std::string("honest loop: ") + math.formula, honest_run(math), {}, {}, {}, {}, {}, {}, {}};
 }
 
 // The same pair untagged, for fixtures that plant no cheat (a rank that fails, rank_cheats.cpp).

@@ -36,7 +36,7 @@ AISP_REGISTER(gpu_fixture("l2_device_output_in_setup", "L2", "the kernel runs in
                                     launch_affine(ctx, 0);
                                     AISP_CHECK_LAUNCH();
                                   },
-                                  {}, {}, {}, {}, {}}));
+                                  {}, {}, {}, {}, {}, {}}));
 
 AISP_REGISTER(gpu_fixture("t5_device_first_call_replayed", "T5",
                           "the first call's result is stashed on the device and copied on later calls",
@@ -63,7 +63,7 @@ AISP_REGISTER(gpu_fixture("t5_device_first_call_replayed", "T5",
                                     cudaFree(s->values);
                                     delete s;
                                     ctx.user_state() = nullptr;
-                                  }, {}, {}, {}, {}}));
+                                  }, {}, {}, {}, {}, {}}));
 
 AISP_REGISTER(gpu_fixture("x8_silent_failed_launch", "X8",
                           "launches with 2048 threads per block (invalid) and never checks the launch",

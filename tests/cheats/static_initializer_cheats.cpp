@@ -57,7 +57,7 @@ pair honest_pair() {
   pair declared = elementwise_declaration("cheats_static:honest_affine", "L5");
   declared.summary("an honest pair whose file plants a static-initializer cheat on request")
       .add_variant(honest_baseline())
-      .add_variant(variant{"optimized", "the same honest loop", honest_run(affine_math), {}, {}, {}, {}, {}, {}});
+      .add_variant(variant{"optimized", "the same honest loop", honest_run(affine_math), {}, {}, {}, {}, {}, {}, {}});
   return declared;
 }
 

@@ -63,7 +63,7 @@ void two_speed_baseline(run_context& ctx) {
   return elementwise_declaration("cheats:s8_baseline_at_two_speeds", "S8")
       .summary(cheat_summary("S8", "the baseline runs 4x slower in one of its two workers"))
       .add_variant(variant{"baseline", "planted cheat: 4x slower in the worker that reaches setup() second",
-                           two_speed_baseline, claim_the_fast_worker, {}, {}, {}, {}, {}})
+                           two_speed_baseline, claim_the_fast_worker, {}, {}, {}, {}, {}, {}})
       .add_variant("optimized", "honest loop", honest_run(affine_math));
 }
 

@@ -65,6 +65,10 @@ TEST_P(multi_gpu_planted_cheat, is_caught_with_its_code_and_its_baseline_stays_c
   const json& pair = found->second;
   EXPECT_EQ(pair.value("ranks", json::object()).value("world_size", 0), 2) << pair.dump();
   EXPECT_EQ(pair["ranks"]["peer_access"].size(), 2u) << "D3: the ranks' topology is recorded";
+  for (const auto& v : pair["variants"]) {
+    const auto busy = v.value("device_audit", json::object()).value("ranks_busy_median", std::vector<double>{});
+    EXPECT_EQ(busy.size(), 2u) << "D7: each rank's busy share is recorded: " << v.value("device_audit", json::object()).dump();
+  }
   bool caught = false;
   std::string seen;
   for (const auto& check : pair["checks"]) {

@@ -232,7 +232,7 @@ class timeline_checks_test : public ::testing::Test {
   }
   std::vector<std::string> codes() {
     std::vector<check_result> checks;
-    check_device_timeline(declared_, slot_, checks);
+    check_device_timeline(declared_, work_, slot_, checks);
     std::vector<std::string> all;
     for (const auto& c : checks) all.insert(all.end(), c.codes.begin(), c.codes.end());
     return all;
@@ -247,6 +247,7 @@ class timeline_checks_test : public ::testing::Test {
     return std::find(codes.begin(), codes.end(), code) != codes.end();
   }
   pair declared_;
+  workload work_;
   variant runs_;
   variant_slot slot_;
 };
@@ -290,6 +291,31 @@ TEST_F(timeline_checks_test, a_declared_library_or_access_policy_is_not_a_cheat)
   declared_.allow_access_policy_window();
   EXPECT_FALSE(has(codes(), "X6"));
   EXPECT_FALSE(has(codes(), "X4"));
+}
+
+// D5: the bucket layout measured is the one the workload names.
+TEST_F(timeline_checks_test, a_multi_gpu_variant_must_run_the_collectives_its_workload_declares) {
+  declared_.world_size(2);
+  work_.params["buckets"] = 16;
+  runs_.library = "NCCL";
+  runs_.collectives = [](const workload& w) { return w.get("buckets"); };
+  slot_.result.calls_per_sample = 2;
+  const std::string all_reduce = "_Z40ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE";
+  window_audit honest;
+  honest.kernels = 64;
+  honest.kernel_names = {all_reduce, "gradient"};
+  honest.kernel_launches = {{all_reduce, 32}, {"gradient", 32}};
+  add(honest);
+  EXPECT_FALSE(has(codes(), "D5"));
+  window_audit merged = honest;  // 4 all-reduces of 4 buckets each, a call
+  merged.kernel_launches[all_reduce] = 8;
+  add(merged);
+  EXPECT_TRUE(has(codes(), "D5"));
+  runs_.collectives = nullptr;  // nothing declared: nothing checked
+  EXPECT_FALSE(has(codes(), "D5"));
+  runs_.collectives = [](const workload& w) { return w.get("buckets"); };
+  declared_.world_size(1);  // a single-GPU pair has no collectives to count
+  EXPECT_FALSE(has(codes(), "D5"));
 }
 
 TEST_F(timeline_checks_test, idle_devices_need_most_samples_and_few_operations) {

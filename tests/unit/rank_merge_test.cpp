@@ -27,6 +27,17 @@ TEST(rank_merge, each_sample_is_the_slowest_ranks_with_every_ranks_time_kept) {
   EXPECT_EQ(merged["minor_faults"].get<long long>(), 4);
 }
 
+// D7: a stage that waits on its neighbour shows as a rank busy for a small share of the window.
+TEST(rank_merge, audited_samples_keep_each_ranks_busy_share_of_the_slowest_window) {
+  auto stage0 = sample_reply({4.0});
+  stage0["audits"] = json::array({{{"window_s", 4.0}, {"busy_fraction", 0.25}}});
+  auto stage1 = sample_reply({2.0});
+  stage1["audits"] = json::array({{{"window_s", 2.0}, {"busy_fraction", 1.0}}});
+  const auto merged = ranks::merge_sample({stage0, stage1}, {});
+  EXPECT_EQ(merged["samples"][0]["ranks_busy"], json::array({0.25, 0.5}));
+  EXPECT_FALSE(ranks::merge_sample({sample_reply({1.0}), sample_reply({2.0})}, {})["samples"][0].contains("ranks_busy"));
+}
+
 TEST(rank_merge, ranks_that_took_different_sample_counts_are_an_error) {
   EXPECT_THROW(static_cast<void>(ranks::merge_sample({sample_reply({1.0}), sample_reply({1.0, 2.0})}, {})), aisp::contract_error);
 }

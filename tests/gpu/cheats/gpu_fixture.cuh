@@ -71,7 +71,7 @@ inline pair gpu_fixture(const std::string& name, const std::string& code, const 
   return gpu_pair("cheats_gpu:" + name, code, what, std::move(cheat));
 }
 
-inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}, {}}; }
+inline variant plain(stage_fn run) { return variant{"", "", std::move(run), {}, {}, {}, {}, {}, {}, {}}; }
 // gpu_fixture() names the variant; state between setup and run goes through aisp/variant_state.hpp.
 inline variant with_setup(stage_fn run, stage_fn setup, stage_fn teardown) {
   return kit::with_state("", "", std::move(run), std::move(setup), std::move(teardown));

@@ -4,6 +4,7 @@
 // Run: aisp_cheats bench run --targets cheats_multi_gpu
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "aisp/check.hpp"
@@ -102,6 +103,56 @@ AISP_REGISTER(rank_fixture(
                                             nccl_comm(ctx), state_of<side_stream>(ctx).stream));
     },
     [](run_context& ctx) { make_state<side_stream>(ctx); }, release_state<side_stream>));
+
+// D5: the workload names its buckets (16 at the benchmark size), and the honest baseline
+// all-reduces each on its own; the cheat all-reduces them four at a time. The sums are the same,
+// but the bucket layout measured is not the one the results name: fewer, larger collectives.
+void all_reduce_in_pieces(run_context& ctx, std::int64_t pieces) {
+  const auto n = static_cast<std::size_t>(ctx.param("n"));
+  const std::size_t per = (n + static_cast<std::size_t>(pieces) - 1) / static_cast<std::size_t>(pieces);
+  float* y = ctx.as<float>("y");
+  const float* x = ctx.as<const float>("x");
+  for (std::size_t first = 0; first < n; first += per) {
+    const std::size_t count = std::min(per, n - first);
+    AISP_NCCL_CHECK(nccl().all_reduce(x + first, y + first, count, ncclFloat32, ncclSum, nccl_comm(ctx), ctx.stream()));
+  }
+}
+
+// The all-reduces the workload's buckets make: the non-empty ones.
+std::int64_t bucket_collectives(const workload& w) {
+  const std::int64_t per = (w.get("n") + w.get("buckets") - 1) / w.get("buckets");
+  return (w.get("n") + per - 1) / per;
+}
+
+pair bucket_fixture() {
+  const auto n = [](const workload& w) { return w.get("n"); };
+  pair p("cheats_multi_gpu:d5_buckets_merged");
+  p.summary("planted cheat D5: the workload's 16 buckets all-reduced four at a time")
+      .tag("cheat:D5")
+      .world_size(ranks)
+      .moves_data_over(data_path::gpu_interconnect)
+      .benchmark_size({{"n", std::int64_t{1} << 24}, {"buckets", 16}})
+      .validation_size({{"n", 1}, {"buckets", 1}})
+      .validation_size({{"n", 2002}, {"buckets", 7}})
+      .held_out_size({{"n", 1003}, {"buckets", 3}})
+      .input("x", dtype::f32, n, init_distribution::uniform_unit)
+      .output("y", dtype::f32, n)
+      .work([](const workload& w) { return work_amount{4.0 * static_cast<double>(w.get("n")), static_cast<double>(w.get("n"))}; })
+      .reference([](reference_io& io) { kit::all_reduce_reference(io, "x", "y"); });
+  variant baseline = kit::with_state(
+      "baseline", "honest: one ncclAllReduce per bucket", [](run_context& ctx) { all_reduce_in_pieces(ctx, ctx.param("buckets")); }, {},
+      {});
+  variant merged = kit::with_state(
+      "optimized", "planted cheat D5: four buckets per ncclAllReduce",
+      [](run_context& ctx) { all_reduce_in_pieces(ctx, (ctx.param("buckets") + 3) / 4); }, {}, {});
+  for (variant* v : {&baseline, &merged}) {
+    v->library = "NCCL";
+    v->collectives = bucket_collectives;  // both claim the workload's buckets
+  }
+  p.add_variant(baseline).add_variant(merged);
+  return p;
+}
+AISP_REGISTER(bucket_fixture());
 
 }  // namespace
 }  // namespace aisp::cheats_multi_gpu

@@ -52,7 +52,7 @@ pair features_pair(const std::string& name, const std::string& what, stage_fn ch
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
       })
       .add_variant("baseline", "y and every feature", [](run_context& ctx) { launch_features(ctx, 1); })
-      .add_variant(variant{"optimized", "planted cheat W3: " + what, std::move(cheat), {}, {}, {}, {}, {}, {}});
+      .add_variant(variant{"optimized", "planted cheat W3: " + what, std::move(cheat), {}, {}, {}, {}, {}, {}, {}});
 }
 
 AISP_REGISTER(features_pair("w3_skips_the_features_pass", "computes y and skips the declared features pass (a third of the bytes)",
