@@ -1,6 +1,7 @@
 // `aisp bench run` and `aisp bench verify`: the same pipeline, verify with a token time budget.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -32,6 +33,7 @@
 #include "harness/plugin_loader.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/gpu_lanes.hpp"
+#include "runner/launch_share.hpp"
 #include "runner/worker_process.hpp"
 #include "support/utc_time.hpp"
 
@@ -145,33 +147,42 @@ nlohmann::json plugins_json() {
   return list;
 }
 
-int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch);
+int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch,
+             const std::string& share_dir = "");
 
 // Note [launch]: launch rank 0 judges with the others' GPUs at hand; every other launch rank is
-// a rank host; a run of one process is the ordinary run.
+// a rank host that judges its share of the pairs first; a run of one process is the ordinary run.
 int run_bench(const run_options& options, const std::string& command_line) {
   const auto launch = launch_position_of(options.launch);
-  if (launch && launch->rank > 0) return serve_as_rank_host(options.launch, *launch, options.device, options.artifacts_dir);
+  if (launch && launch->rank > 0) {
+    return serve_as_rank_host(options.launch, *launch, options.device, options.artifacts_dir,
+                              [&](const std::string& dir) { return run_here(options, command_line, launch, dir); });
+  }
   return run_here(options, command_line, launch);
 }
 
-int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch) {
+// `share_dir`: a rank host's folder, where it judges its share (launch rank > 0).
+int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch,
+             const std::string& share_dir) {
   fail_on_broken_registrations();
   load_user_plugins(options.plugins);
-  const auto requests = select_targets(registry::instance(), options.targets);
+  auto requests = select_targets(registry::instance(), options.targets);
+  if (launch) requests = launch_share(requests, launch->rank, launch->size);
+  if (launch && launch->rank > 0 && requests.empty()) return 0;  // nothing to judge: the manifest says who it was
   std::string launch_base;  // the run's folder; launch rank 0 writes into its launch-rank-0
   auto config = [&] {
     if (!launch) return make_config(options);
     auto own = options;
     launch_base = options.artifacts_dir.empty() ? default_artifacts_dir() : options.artifacts_dir;
-    own.artifacts_dir = launch_rank_dir(launch_base, 0);
+    own.artifacts_dir = launch->rank > 0 ? share_dir : launch_rank_dir(launch_base, 0);
     own.device = options.device + launch->local_rank;
     return make_config(own);
   }();
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   config.l2_flush = options.l2_flush;
   const auto system = probe_system();
-  if (launch) config.launch = open_launch(options.launch, *launch, config.device, static_cast<int>(system.gpus.size()), launch_base);
+  if (launch && launch->rank == 0)
+    config.launch = open_launch(options.launch, *launch, config.device, static_cast<int>(system.gpus.size()), launch_base);
   if (!options.gpus.empty()) {
     // Note [gpu lanes]. Without a GPU the GPU pairs are skipped anyway: the list is only checked.
     const auto lanes = parse_gpu_lanes(options.gpus, system.gpus.empty() ? max_world_size : static_cast<int>(system.gpus.size()));
@@ -200,10 +211,13 @@ int run_here(const run_options& options, const std::string& command_line, const 
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
                    {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
+  if (launch) header.config["launch_position"] = {{"rank", launch->rank}, {"size", launch->size}, {"local_rank", launch->local_rank}};
   if (config.launch) header.config["launch"] = config.launch->to_json();
-  // Every return from here tells the rank hosts the run is over, with its exit code.
+  // Every return from here tells the rank hosts the run is over, with its exit code (which counts
+  // their shares: the run failed where any launch rank's pairs failed).
   const auto finish = [&](int exit_code) {
     if (!config.launch) return exit_code;
+    exit_code = std::max(exit_code, config.launch->await_shares());
     write_judge_launch_manifest(config.artifacts_dir, *config.launch, header.device, exit_code);
     config.launch->finish(exit_code);
     return exit_code;
@@ -224,8 +238,10 @@ int run_here(const run_options& options, const std::string& command_line, const 
     return finish(1);
   }
   // Beside the run's folder: a launch's run folder is launch-rank-0's parent.
-  const auto run_folder = config.launch ? std::filesystem::path(config.artifacts_dir).parent_path() : std::filesystem::path(config.artifacts_dir);
-  const std::string history = options.history_db == "none" ? ""
+  const auto run_folder = launch ? std::filesystem::path(config.artifacts_dir).parent_path() : std::filesystem::path(config.artifacts_dir);
+  // A rank host records no history of its own unless told where: `bench merge` folds its folder in.
+  const bool no_history = options.history_db == "none" || (launch && launch->rank > 0 && options.history_db.empty());
+  const std::string history = no_history ? ""
                               : !options.history_db.empty()
                                   ? options.history_db
                                   : (run_folder.parent_path() / "aisp.db").string();

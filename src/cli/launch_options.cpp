@@ -56,7 +56,7 @@ rendezvous_address rendezvous_of(const launch_options& options) {
 }  // namespace
 
 int serve_as_rank_host(const launch_options& options, const launch_position& position, int device,
-                       const std::string& artifacts_dir) {
+                       const std::string& artifacts_dir, std::function<int(const std::string& dir)> judge_share) {
   rank_host_config config;
   config.position = position;
   config.judge = rendezvous_of(options);
@@ -68,6 +68,7 @@ int serve_as_rank_host(const launch_options& options, const launch_position& pos
   config.artifacts_dir = artifacts_dir;
   config.executable = current_executable();
   config.aisp_version = aisp_version();
+  config.judge_share = std::move(judge_share);
   return run_rank_host(config);
 }
 

@@ -3,6 +3,7 @@
 // host (runner/rank_host.hpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,9 +29,10 @@ void add_launch_options(CLI::App& command, launch_options& options);
 // Where this process stands: nullopt for an ordinary run of one process.
 [[nodiscard]] std::optional<launch_position> launch_position_of(const launch_options& options);
 
-// A launch rank other than 0: serves the judge until the run is over. `device`: --device.
+// A launch rank other than 0: judges its share of the pairs with `judge_share` (given its folder),
+// then serves the judge until the run is over. `device`: --device.
 int serve_as_rank_host(const launch_options& options, const launch_position& position, int device,
-                       const std::string& artifacts_dir);
+                       const std::string& artifacts_dir, std::function<int(const std::string& dir)> judge_share);
 
 // Launch rank 0: listens on the rendezvous and waits for every other launch rank.
 [[nodiscard]] std::shared_ptr<launch_judge> open_launch(const launch_options& options, const launch_position& position,
@@ -41,10 +43,10 @@ void write_judge_launch_manifest(const std::string& dir, const launch_judge& lau
 
 // The option group's text for --help: what the options do, with an mpirun and an srun example.
 inline constexpr const char* launch_help =
-    "Several hosts (Note [launch], docs/multi_gpu.md): start one aisp per GPU under mpirun or srun. Launch rank 0 "
-    "judges; every other launch rank starts the workers of its rank of each multi-GPU pair whose world size is the "
-    "launch size, on its own GPU (--device + its local rank). Every launch rank writes <artifacts>/launch-rank-<r>; "
-    "`aisp bench merge <artifacts>` folds them into the history.\n"
+    "Several hosts (Note [launch], docs/multi_gpu.md): start one aisp per GPU under mpirun or srun. Each launch rank "
+    "judges its share of the single-GPU and host pairs on its own GPU (--device + its local rank); then launch rank 0 "
+    "judges the multi-GPU pairs whose world size is the launch size, rank r's workers on launch rank r. Every launch "
+    "rank writes <artifacts>/launch-rank-<r>; `aisp bench merge <artifacts>` folds them into the history.\n"
     "  mpirun -np 2 -H a,b aisp bench run --targets ch04 --rendezvous a:29500 --artifacts-dir runs/x\n"
     "  srun -N 2 -n 2 --gpus-per-task 1 aisp bench run --targets ch04 --rendezvous $(hostname):29500";
 

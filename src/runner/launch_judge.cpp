@@ -1,5 +1,7 @@
 #include "runner/launch_judge.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -66,8 +68,32 @@ void launch_judge::await_rank_hosts(double connect_timeout_s) {
   }
 }
 
+int launch_judge::await_shares() {
+  int worst = 0;
+  for (auto& [r, c] : controls_) {
+    if (!share_exit_codes_.contains(r)) {
+      std::string line;
+      json message = json::object();
+      // A share may take as long as a suite: no deadline, only the rank host's end.
+      while (message.value("op", "") != "share_done" &&
+             c.channel.read_line(line, deadline_in(1e8)) == line_channel::outcome::line) {
+        message = json::parse(line, nullptr, false);
+        if (!message.is_object()) message = json::object();
+      }
+      const bool judged = message.value("op", "") == "share_done";
+      if (!judged)
+        std::fprintf(stderr, "aisp: launch rank %d (%s) went away while it judged its share of the pairs\n", r,
+                     rank(r).host.c_str());
+      share_exit_codes_[r] = judged ? message.value("exit_code", 1) : 1;
+    }
+    worst = std::max(worst, share_exit_codes_[r]);
+  }
+  return worst;
+}
+
 std::unique_ptr<rank_endpoint> launch_judge::start_worker(int launch_rank, const std::string& log_name) {
   const std::lock_guard lock(starting_);
+  static_cast<void>(await_shares());  // the rank hosts' GPUs are theirs until their shares end
   const auto& info = rank(launch_rank);
   auto& c = controls_.at(launch_rank);
   const int token = next_token_++;
@@ -105,7 +131,10 @@ json launch_judge::to_json() const {
     ranks.push_back({{"launch_rank", info.launch_rank}, {"local_rank", info.local_rank}, {"host", info.host},
                      {"device", info.device}, {"gpu_count", info.gpu_count}, {"pid", info.pid}});
   }
-  return {{"launch_size", self_.size}, {"source", self_.source}, {"rendezvous", at_.text()}, {"ranks", std::move(ranks)}};
+  json shares = json::object();
+  for (const auto& [r, code] : share_exit_codes_) shares[std::to_string(r)] = code;
+  return {{"launch_size", self_.size}, {"source", self_.source}, {"rendezvous", at_.text()}, {"ranks", std::move(ranks)},
+          {"share_exit_codes", std::move(shares)}};
 }
 
 }  // namespace aisp

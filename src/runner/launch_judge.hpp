@@ -1,8 +1,9 @@
 // Note [launch]: launch rank 0's side of a launch by mpirun or srun. The judge listens on the
 // rendezvous, waits for every other launch rank (a rank host, runner/rank_host.hpp) to check in,
-// and then runs the suite as on one host; a multi-GPU pair of world size W == launch size puts
-// rank r's workers on launch rank r (rank_group asks start_worker for them). At the end it tells
-// every rank host the run is over.
+// and then judges its share of the pairs (runner/launch_share.hpp) while each rank host judges
+// its own. Then the multi-rank pairs: one of world size W == launch size puts rank r's workers on
+// launch rank r (rank_group asks start_worker for them), once every rank host has finished its
+// share, so no GPU is shared. At the end it tells every rank host the run is over.
 #pragma once
 
 #include <map>
@@ -45,7 +46,10 @@ class launch_judge {
   // A worker on launch rank `launch_rank` (> 0), started there by its rank host, which logs it at
   // `log_name` under its own artifacts folder. Throws worker_failure when that rank is gone.
   [[nodiscard]] std::unique_ptr<rank_endpoint> start_worker(int launch_rank, const std::string& log_name);
-  // Tells every rank host the run is over (they write their manifests and exit 0).
+  // Waits until every rank host has judged its share (at once after the first call); returns the
+  // worst exit code of their shares (1 for a rank host that went away meanwhile, named on stderr).
+  int await_shares();
+  // Tells every rank host the run is over (they write their manifests and exit).
   void finish(int exit_code);
   // Every launch rank: host, local rank, device, GPUs, pid; and the rendezvous.
   [[nodiscard]] nlohmann::json to_json() const;
@@ -71,6 +75,7 @@ class launch_judge {
   std::map<int, arrived_worker> early_workers_;  // by token: arrived while another was awaited
   std::mutex starting_;
   int next_token_ = 1;
+  std::map<int, int> share_exit_codes_;  // by launch rank, once its share is judged
 };
 
 // The folder launch rank `launch_rank` writes into, under the run's folder.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,18 @@ void write_manifest(const std::string& dir, const json& manifest) {
   std::filesystem::create_directories(dir);
   std::ofstream out(dir + "/" + launch_manifest_name);
   out << manifest.dump(2) << "\n";
+}
+
+// The share's exit code; a share that throws is reported and counts as a failure, and the rank
+// host still serves the multi-rank pairs.
+int judge_share_safely(const rank_host_config& config, const std::string& dir) {
+  if (!config.judge_share) return 0;
+  try {
+    return config.judge_share(dir);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "aisp: error: launch rank %d's share of the pairs: %s\n", config.position.rank, error.what());
+    return 1;
+  }
 }
 
 }  // namespace
@@ -56,6 +69,7 @@ int run_rank_host(const rank_host_config& config) {
   json workers = json::array();
   std::vector<std::jthread> relays;
   int judge_exit = -1;
+  int share_exit = 0;
   const auto far = deadline_in(1e8);  // a suite may run for hours; the judge's end is what ends this
   while (true) {
     std::string line;
@@ -78,6 +92,9 @@ int run_rank_host(const rank_host_config& config) {
       manifest["artifacts_dir"] = dir;
       manifest["state"] = "running";
       write_manifest(dir, manifest);  // a host that dies mid-run still says what it was
+      share_exit = judge_share_safely(config, dir);
+      manifest["share_exit_code"] = share_exit;
+      control.write_all(json{{"op", "share_done"}, {"exit_code", share_exit}}.dump() + "\n");
     } else if (op == "spawn") {
       relay_job job;
       job.token = message.value("token", 0);
@@ -103,7 +120,7 @@ int run_rank_host(const rank_host_config& config) {
   manifest["finished_at"] = utc_now();
   manifest["workers"] = workers;
   write_manifest(dir, manifest);
-  return 0;
+  return share_exit;
 }
 
 }  // namespace aisp

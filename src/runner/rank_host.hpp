@@ -1,10 +1,12 @@
 // Note [launch]: what every launch rank but 0 does. It checks in with the judge at the
-// rendezvous (its launch rank, host, GPU), starts a worker here whenever the judge asks
-// (runner/worker_relay.hpp), and when the judge says the run is over writes its own artifacts
-// folder: `launch.json` (host, ranks, GPUs, the workers and how each ended) beside the workers'
-// logs, which `aisp bench merge` folds in. A judge that goes away ends it with an error.
+// rendezvous (its launch rank, host, GPU), judges its own share of the pairs into its own folder
+// (runner/launch_share.hpp), then starts a worker here whenever the judge asks for one of a
+// multi-rank pair (runner/worker_relay.hpp). When the judge says the run is over it writes
+// `launch.json` (host, ranks, GPUs, the workers and how each ended) beside its results and the
+// workers' logs, which `aisp bench merge` folds in. A judge that goes away ends it with an error.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,9 +25,11 @@ struct rank_host_config {
   std::string executable;         // the aisp binary
   nlohmann::json system;          // this host's hardware, for the manifest
   std::string aisp_version;
+  // Judges this launch rank's share of the pairs into the folder it is given; its exit code.
+  std::function<int(const std::string& dir)> judge_share;
 };
 
-// Serves the judge until it says the run is over (returns 0). Throws std::runtime_error with
+// Serves the judge until it says the run is over; returns its share's exit code. Throws std::runtime_error with
 // one line when the judge cannot be reached or goes away mid-run.
 int run_rank_host(const rank_host_config& config);
 

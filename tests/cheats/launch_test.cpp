@@ -1,7 +1,8 @@
 // Note [launch] end to end on one host: several aisp processes started as mpirun would start
 // them (the launcher's variables set by hand, a 127.0.0.1 rendezvous), running host-rank pairs
 // whose rank 1 runs under launch rank 1's rank host; the planted rank cheats are still caught,
-// the honest pair passes, `bench merge` folds every launch rank's folder, and each failure of
+// the honest pair passes, single pairs are shared out over the launch ranks, `bench merge`
+// folds every launch rank's folder, and each failure of
 // the launch (a missing rank, a port in use, a judge or a rank host that goes away) ends in one
 // clear line and a non-zero exit, never a hang. An optional test runs under a real mpirun.
 #include <gtest/gtest.h>
@@ -180,6 +181,38 @@ TEST(launch, the_rank_cheats_are_still_caught_across_launch_ranks) {
   EXPECT_GT(lagging, 2e-3) << "rank 1's 2 ms lag, on the other launch rank, is in every sample";
   EXPECT_GT(lagging, 5 * baseline);
   for (const auto& s : (*d4)["speedups"]) EXPECT_NE(s["verdict"], "faster") << s.dump();
+  fs::remove_all(run.dir);
+}
+
+TEST(launch, single_pairs_are_shared_out_and_each_launch_rank_judges_its_own_into_its_folder) {
+  const std::vector<std::string> singles{"cheats:e3_lowers_priority", "cheats:e3_batch_scheduling"};
+  const auto run = launch("share", 2, "--targets " + singles[0] + " " + singles[1] + " cheats:d1_rank_returns_early");
+  // Planted cheats fail: launch rank 0's exit counts rank 1's share; rank 1 exits with its own.
+  EXPECT_EQ(run.exit_codes, (std::vector<int>{1, 1})) << all_output(run);
+  std::ifstream file(run.dir + "/launch-rank-1/results.json");
+  const auto rank_one = json::parse(file, nullptr, false);
+  ASSERT_TRUE(rank_one.is_object()) << all_output(run);
+  ASSERT_EQ(rank_one["pairs"].size(), 1u) << "one single pair each";
+  ASSERT_NE(pair_named(run, "cheats:d1_rank_returns_early"), nullptr) << "multi-rank pairs stay with launch rank 0";
+  EXPECT_TRUE(failed_codes(*pair_named(run, "cheats:d1_rank_returns_early")).count("D1") > 0);
+  EXPECT_EQ(run.results["pairs"].size(), 2u);
+  for (const auto& target : singles) {
+    const bool on_zero = pair_named(run, target) != nullptr;
+    const bool on_one = rank_one["pairs"][0]["target"] == target;
+    EXPECT_NE(on_zero, on_one) << target << " must be judged by exactly one launch rank";
+    const auto& pair = on_zero ? *pair_named(run, target) : rank_one["pairs"][0];
+    EXPECT_TRUE(failed_codes(pair).count("E3") > 0) << target << " on launch rank " << (on_zero ? 0 : 1) << ": " << pair.dump(1);
+  }
+  const auto merged = aisp::cheat_testing::run_command(aisp::cheat_testing::cheats_binary() + " bench merge --db " + run.dir +
+                                                       "/merged.db " + run.dir + " 2>&1");
+  EXPECT_EQ(merged.exit_code, 0) << merged.output;
+  const auto history = aisp::cheat_testing::run_command(aisp::cheat_testing::cheats_binary() + " bench history --json --db " +
+                                                        run.dir + "/merged.db");
+  const auto runs = json::parse(history.output, nullptr, false);
+  ASSERT_TRUE(runs.is_array() && runs.size() == 2u) << history.output;
+  int pairs = 0;
+  for (const auto& r : runs) pairs += r["pairs"].get<int>();
+  EXPECT_EQ(pairs, 3) << "every pair of the launch in the merged history once";
   fs::remove_all(run.dir);
 }
 
