@@ -48,6 +48,6 @@ inline constexpr const char* launch_help =
     "judges the multi-GPU pairs whose world size is the launch size, rank r's workers on launch rank r. Every launch "
     "rank writes <artifacts>/launch-rank-<r>; `aisp bench merge <artifacts>` folds them into the history.\n"
     "  mpirun -np 2 -H a,b aisp bench run --targets ch04 --rendezvous a:29500 --artifacts-dir runs/x\n"
-    "  srun -N 2 -n 2 --gpus-per-task 1 aisp bench run --targets ch04 --rendezvous $(hostname):29500";
+    "  srun -N 2 -n 2 --gpus-per-task 1 aisp bench run --targets ch04 --rendezvous $(scontrol show hostnames | head -1):29500";
 
 }  // namespace aisp::cli
