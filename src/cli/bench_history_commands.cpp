@@ -16,6 +16,7 @@
 #include "history/expectations.hpp"
 #include "history/history_store.hpp"
 #include "history/run_comparison.hpp"
+#include "results/launch_folders.hpp"
 #include "results/result_json.hpp"
 #include "results/report_formats.hpp"
 
@@ -110,9 +111,18 @@ int report_command(const std::string& run, const std::string& format, const std:
   return 0;
 }
 
+// Note [launch]: a launch's run folder stands for its launch ranks' folders; a rank host's folder
+// (a launch manifest and worker logs, no results) is recorded as a run with no pairs.
 int merge_command(const std::string& db, const std::vector<std::string>& runs) {
   history_store history(db);
-  for (const auto& run : runs) {
+  for (const auto& run : expand_launch_folders(runs)) {
+    if (const auto launch_only = launch_only_document(run)) {
+      const auto id = history.ingest(*launch_only);
+      const auto& launch = (*launch_only)["launch"];
+      std::printf("%s -> run %lld (launch rank %d on %s: its manifest and worker logs, no results)\n", run.c_str(),
+                  static_cast<long long>(id), launch["launch"].value("launch_rank", -1), launch.value("host", "?").c_str());
+      continue;
+    }
     const auto id = history.ingest(read_results_document(run));
     std::printf("%s -> run %lld\n", run.c_str(), static_cast<long long>(id));
   }
@@ -194,10 +204,12 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   report->add_option("--output", *output, "write here instead of stdout");
   report->callback([=, &result] { result.exit_code = report_command(*report_run, *format, *output); });
 
-  auto* merge = bench.add_subcommand("merge", "Fold the artifact folders of other hosts or ranks into the history.");
+  auto* merge = bench.add_subcommand("merge",
+                                     "Fold the artifact folders of other hosts or ranks into the history. A launch's run folder\n"
+                                     "(launch-rank-<r>/ inside, from mpirun or srun) stands for all its launch ranks' folders.");
   auto folders = std::make_shared<std::vector<std::string>>();
   add_db(merge);
-  merge->add_option("folders", *folders, "artifact folders (each with results.json)")->required()->expected(1, -1);
+  merge->add_option("folders", *folders, "artifact folders (each with results.json, or a launch rank's launch.json, or a launch's run folder)")->required()->expected(1, -1);
   merge->callback([=, &result] { result.exit_code = merge_command(*db, *folders); });
 }
 

@@ -1,6 +1,7 @@
 // `aisp bench run` and `aisp bench verify`: the same pipeline, verify with a token time budget.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/launch_options.hpp"
 #include "cli/number_checks.hpp"
 #include "runner/size_overrides.hpp"
 #include "history/history_store.hpp"
@@ -31,7 +33,9 @@
 #include "harness/plugin_loader.hpp"
 #include "runner/target_selector.hpp"
 #include "runner/gpu_lanes.hpp"
+#include "runner/launch_share.hpp"
 #include "runner/worker_process.hpp"
+#include "support/utc_time.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -70,16 +74,11 @@ struct run_options {
   std::string history_db;  // "" = beside the artifacts folder; "none" = no history
   std::string expectations_file;  // "" = expectations/<hardware>.json when present
   std::vector<std::string> sizes;  // --size name=value
+  launch_options launch;           // Note [launch]: mpirun / srun
 };
 
-std::string utc_now(const char* format) {
-  const std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  char text[64];
-  std::strftime(text, sizeof text, format, &parts);
-  return text;
-}
+// A run's folder when --artifacts-dir is not given: artifacts/run-<time>-<pid>.
+std::string default_artifacts_dir() { return "artifacts/run-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(getpid()); }
 
 verify_phase parse_phase(const std::string& text) {
   if (text == "detect") return verify_phase::detect;
@@ -132,9 +131,7 @@ run_config make_config(const run_options& options) {
     config.stopping.max_time_s = 0.05;
   }
   config.executable = current_executable();
-  config.artifacts_dir = options.artifacts_dir.empty()
-                             ? "artifacts/run-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(getpid())
-                             : options.artifacts_dir;
+  config.artifacts_dir = options.artifacts_dir.empty() ? default_artifacts_dir() : options.artifacts_dir;
   std::filesystem::create_directories(config.artifacts_dir);
   config.artifacts_dir = std::filesystem::canonical(config.artifacts_dir).string();
   return config;
@@ -150,14 +147,42 @@ nlohmann::json plugins_json() {
   return list;
 }
 
+int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch,
+             const std::string& share_dir = "");
+
+// Note [launch]: launch rank 0 judges with the others' GPUs at hand; every other launch rank is
+// a rank host that judges its share of the pairs first; a run of one process is the ordinary run.
 int run_bench(const run_options& options, const std::string& command_line) {
+  const auto launch = launch_position_of(options.launch);
+  if (launch && launch->rank > 0) {
+    return serve_as_rank_host(options.launch, *launch, options.device, options.artifacts_dir,
+                              [&](const std::string& dir) { return run_here(options, command_line, launch, dir); });
+  }
+  return run_here(options, command_line, launch);
+}
+
+// `share_dir`: a rank host's folder, where it judges its share (launch rank > 0).
+int run_here(const run_options& options, const std::string& command_line, const std::optional<launch_position>& launch,
+             const std::string& share_dir) {
   fail_on_broken_registrations();
   load_user_plugins(options.plugins);
-  const auto requests = select_targets(registry::instance(), options.targets);
-  auto config = make_config(options);
+  auto requests = select_targets(registry::instance(), options.targets);
+  if (launch) requests = launch_share(requests, launch->rank, launch->size);
+  if (launch && launch->rank > 0 && requests.empty()) return 0;  // nothing to judge: the manifest says who it was
+  std::string launch_base;  // the run's folder; launch rank 0 writes into its launch-rank-0
+  auto config = [&] {
+    if (!launch) return make_config(options);
+    auto own = options;
+    launch_base = options.artifacts_dir.empty() ? default_artifacts_dir() : options.artifacts_dir;
+    own.artifacts_dir = launch->rank > 0 ? share_dir : launch_rank_dir(launch_base, 0);
+    own.device = options.device + launch->local_rank;
+    return make_config(own);
+  }();
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   config.l2_flush = options.l2_flush;
   const auto system = probe_system();
+  if (launch && launch->rank == 0)
+    config.launch = open_launch(options.launch, *launch, config.device, static_cast<int>(system.gpus.size()), launch_base);
   if (!options.gpus.empty()) {
     // Note [gpu lanes]. Without a GPU the GPU pairs are skipped anyway: the list is only checked.
     const auto lanes = parse_gpu_lanes(options.gpus, system.gpus.empty() ? max_world_size : static_cast<int>(system.gpus.size()));
@@ -186,6 +211,17 @@ int run_bench(const run_options& options, const std::string& command_line) {
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
                    {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
+  if (launch) header.config["launch_position"] = {{"rank", launch->rank}, {"size", launch->size}, {"local_rank", launch->local_rank}};
+  if (config.launch) header.config["launch"] = config.launch->to_json();
+  // Every return from here tells the rank hosts the run is over, with its exit code (which counts
+  // their shares: the run failed where any launch rank's pairs failed).
+  const auto finish = [&](int exit_code) {
+    if (!config.launch) return exit_code;
+    exit_code = std::max(exit_code, config.launch->await_shares());
+    write_judge_launch_manifest(config.artifacts_dir, *config.launch, header.device, exit_code);
+    config.launch->finish(exit_code);
+    return exit_code;
+  };
   // The environment gate and the manifest come first: a run that dies mid-suite still says
   // what it ran on.
   auto environment = read_environment(options.env_profile);
@@ -199,12 +235,16 @@ int run_bench(const run_options& options, const std::string& command_line) {
     for (const auto& f : environment.findings) {
       if (f.severity == "fail") std::fprintf(stderr, "aisp: environment gate: %s %s\n", f.code.c_str(), f.what.c_str());
     }
-    return 1;
+    return finish(1);
   }
-  const std::string history = options.history_db == "none" ? ""
+  // Beside the run's folder: a launch's run folder is launch-rank-0's parent.
+  const auto run_folder = launch ? std::filesystem::path(config.artifacts_dir).parent_path() : std::filesystem::path(config.artifacts_dir);
+  // A rank host records no history of its own unless told where: `bench merge` folds its folder in.
+  const bool no_history = options.history_db == "none" || (launch && launch->rank > 0 && options.history_db.empty());
+  const std::string history = no_history ? ""
                               : !options.history_db.empty()
                                   ? options.history_db
-                                  : (std::filesystem::path(config.artifacts_dir).parent_path() / "aisp.db").string();
+                                  : (run_folder.parent_path() / "aisp.db").string();
   suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path, history};
   const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
   const progress_fn progress = [show_progress, &options](const std::string& line) {
@@ -223,7 +263,7 @@ int run_bench(const run_options& options, const std::string& command_line) {
     report << report_markdown(to_json(suite));
   }
   std::printf("results: %s\n", outputs.results_path.c_str());
-  return suite.any_failed() ? 1 : 0;
+  return finish(suite.any_failed() ? 1 : 0);
 }
 
 void add_shared_options(CLI::App& command, run_options& options) {
@@ -294,6 +334,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "the SQLite results history (default: aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
                      "none = do not record");
   command.add_flag("--quiet", options.quiet, "no progress lines");
+  add_launch_options(command, options.launch);
+  command.footer(launch_help);
 }
 
 }  // namespace

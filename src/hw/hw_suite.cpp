@@ -14,6 +14,7 @@
 #include "hw/hw_probes.hpp"
 #include "hw/system_info.hpp"
 #include "support/json_file.hpp"
+#include "support/utc_time.hpp"
 
 namespace aisp {
 namespace {
@@ -26,15 +27,6 @@ const std::map<std::string, probe_group>& probe_groups() {
       {"tensor", hw_probes::tensor_probes}, {"pcie", hw_probes::pcie_probes},   {"launch", hw_probes::launch_probes},
       {"p2p", hw_probes::p2p_probes},       {"nccl", hw_probes::nccl_probes}};
   return groups;
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm parts{};
-  gmtime_r(&now, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &parts);
-  return text;
 }
 
 nlohmann::json read_cache(const std::filesystem::path& file) {

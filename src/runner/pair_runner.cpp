@@ -70,7 +70,11 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                    const std::string& pair_dir) {
   for (auto& slot : slots) {
     const std::string log_stem = pair_dir + "/" + slot.label;
-    if (declared.gpus() > 1) slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device);
+    if (declared.gpus() > 1) {
+      // Note [launch]: a rank host logs its ranks at the same place under its own folder.
+      const auto log_name = std::filesystem::path(pair_dir).filename().string() + "/" + slot.label;
+      slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device, config.launch.get(), log_name);
+    }
     else slot.worker = std::make_unique<worker_process>(config.executable, log_stem + ".log");
   }
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
@@ -336,14 +340,21 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   }
   if (declared.where() == backend::cuda) {
     auto why = declared.unsupported_on(device.compute_major, device.compute_minor);
-    if (why.empty() && declared.gpus() > 1) why = multi_gpu_absence(declared, config.device, device.gpu_count);
+    if (why.empty() && declared.gpus() > 1 && !config.launch) why = multi_gpu_absence(declared, config.device, device.gpu_count);
     if (!why.empty()) {
       result.status = "skip";
       result.message = std::move(why);
       return result;
     }
   }
-  if (declared.gpus() > 1) result.ranks = rank_topology(declared, config.device);
+  if (declared.gpus() > 1 && config.launch) {
+    if (auto why = launched_absence(declared, *config.launch); !why.empty()) {
+      result.status = "skip";
+      result.message = std::move(why);
+      return result;
+    }
+  }
+  if (declared.gpus() > 1) result.ranks = rank_topology(declared, config.device, config.launch.get());
   const std::string pair_dir = config.artifacts_dir + "/" + file_safe(declared.target());
   std::filesystem::create_directories(pair_dir);
   auto slots = plan_slots(request, config);

@@ -14,6 +14,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/nccl.hpp"
+#include "runner/launch_judge.hpp"
 #include "runner/worker_protocol.hpp"
 
 namespace aisp {
@@ -35,8 +36,35 @@ std::string multi_gpu_absence(const pair& declared, int first_device, int gpu_co
   return "";
 }
 
-nlohmann::json rank_topology(const pair& declared, int first_device) {
+std::string launched_absence(const pair& declared, const launch_judge& launch) {
+  if (declared.gpus() != launch.size())
+    return fmt::format("world size {} is not the launch size {}: launch it with {} processes (mpirun -np {}, srun -n {})",
+                       declared.gpus(), launch.size(), declared.gpus(), declared.gpus(), declared.gpus());
+  if (declared.where() != backend::cuda) return "";
+  for (int r = 0; r < launch.size(); ++r) {
+    const auto& info = launch.rank(r);
+    if (info.device >= info.gpu_count)
+      return fmt::format("launch rank {} ({}) needs GPU {}; it has {}", r, info.host, info.device, info.gpu_count);
+  }
+  std::string why;
+  if (nccl_or_null(why) == nullptr) return why;
+  return "";
+}
+
+nlohmann::json rank_topology(const pair& declared, int first_device, const launch_judge* launch) {
   nlohmann::json topology = {{"world_size", declared.gpus()}};
+  if (launch != nullptr) {  // across hosts: where each rank ran; peer access is a question within one host
+    nlohmann::json hosts = nlohmann::json::array();
+    nlohmann::json devices = nlohmann::json::array();
+    for (int r = 0; r < declared.gpus(); ++r) {
+      hosts.push_back(launch->rank(r).host);
+      devices.push_back(launch->rank(r).device);
+    }
+    topology["hosts"] = std::move(hosts);
+    if (declared.where() == backend::cuda) topology["devices"] = std::move(devices);
+    topology["launch"] = launch->to_json();
+    return topology;
+  }
   if (declared.where() != backend::cuda) return topology;
   nlohmann::json devices = nlohmann::json::array();
   nlohmann::json peer_access = nlohmann::json::array();
@@ -55,12 +83,20 @@ nlohmann::json rank_topology(const pair& declared, int first_device) {
   return topology;
 }
 
-rank_group::rank_group(const pair& declared, const std::string& executable, const std::string& log_stem, int first_device)
-    : declared_(declared), first_device_(first_device) {
+rank_group::rank_group(const pair& declared, const std::string& executable, const std::string& log_stem, int first_device,
+                       launch_judge* launch, const std::string& log_name)
+    : declared_(declared) {
   // NVLink multicast can put a shared host's GPUs out of service: never on for aisp's ranks.
+  // Rank hosts' workers inherit it from the rank host (runner/rank_host.cpp sets it too).
   setenv("NCCL_NVLS_ENABLE", "0", 1);
   for (int r = 0; r < declared.gpus(); ++r) {
-    ranks_.push_back(std::make_unique<worker_process>(executable, fmt::format("{}.rank{}.log", log_stem, r)));
+    if (launch != nullptr && r > 0) {
+      ranks_.push_back(launch->start_worker(r, fmt::format("{}.rank{}.log", log_name, r)));
+      devices_.push_back(launch->rank(r).device);
+    } else {
+      ranks_.push_back(std::make_unique<worker_process>(executable, fmt::format("{}.rank{}.log", log_stem, r)));
+      devices_.push_back(first_device + r);
+    }
   }
 }
 
@@ -131,7 +167,7 @@ nlohmann::json rank_group::init(const nlohmann::json& message, double timeout_s)
     auto m = message;
     m["rank"] = r;
     m["world_size"] = static_cast<int>(ranks_.size());
-    m["device"] = first_device_ + r;
+    m["device"] = devices_[static_cast<std::size_t>(r)];
     if (!id.empty()) m["nccl_id"] = id;
     messages.push_back(std::move(m));
   }

@@ -16,10 +16,15 @@
 
 namespace aisp {
 
+class launch_judge;
+
 class rank_group final : public worker_link {
  public:
-  // `log_stem`: each rank logs to `<log_stem>.rank<r>.log`. Rank r runs on GPU first_device + r.
-  rank_group(const pair& declared, const std::string& executable, const std::string& log_stem, int first_device);
+  // `log_stem`: each rank logs to `<log_stem>.rank<r>.log`. Rank r runs on GPU first_device + r;
+  // in a launch of as many processes as ranks (Note [launch]), rank r > 0 runs on launch rank r's
+  // host and GPU instead, started there by its rank host; `log_name` is where it logs there.
+  rank_group(const pair& declared, const std::string& executable, const std::string& log_stem, int first_device,
+             launch_judge* launch = nullptr, const std::string& log_name = "");
   ~rank_group() override;
 
   nlohmann::json request(const nlohmann::json& message, double timeout_s) override;
@@ -40,8 +45,8 @@ class rank_group final : public worker_link {
   void collect_audit_state();
 
   const pair& declared_;
-  int first_device_;
-  std::vector<std::unique_ptr<worker_process>> ranks_;
+  std::vector<int> devices_;  // rank r's GPU
+  std::vector<std::unique_ptr<rank_endpoint>> ranks_;
   ranks::output_counts output_counts_;   // of the loaded workload
   std::map<std::string, std::size_t> input_counts_;
   nlohmann::json denials_ = nlohmann::json::array();
@@ -53,8 +58,11 @@ class rank_group final : public worker_link {
 // Why this machine cannot run a CUDA pair of world size N from GPU `first_device` on (too few
 // GPUs, no NCCL); "" when it can.
 [[nodiscard]] std::string multi_gpu_absence(const pair& declared, int first_device, int gpu_count);
+// The same for a launch across hosts (Note [launch]): the world size must be the launch size,
+// and every launch rank must have its GPU.
+[[nodiscard]] std::string launched_absence(const pair& declared, const launch_judge& launch);
 // D3: the pair's world size, the GPUs its ranks run on and which can reach which (peer access);
-// a host pair's ranks have no GPUs.
-[[nodiscard]] nlohmann::json rank_topology(const pair& declared, int first_device);
+// a host pair's ranks have no GPUs. In a launch: each rank's host and GPU.
+[[nodiscard]] nlohmann::json rank_topology(const pair& declared, int first_device, const launch_judge* launch = nullptr);
 
 }  // namespace aisp

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "stats/verdict.hpp"
 
 namespace aisp {
+
+class launch_judge;
 
 // What a failed check does: detect records it; quarantine records it and lists the target in
 // the quarantine file; gate (the default) also fails the pair and voids its verdicts.
@@ -48,6 +51,8 @@ struct run_config {
   // Issue 17: the judge verifies the slots concurrently and computes references on this many host
   // threads (0: one per core); 1 does everything one at a time (for a reference that is not reentrant).
   unsigned judge_threads = 0;  // --size n=...: replaces these benchmark parameters
+  // Note [launch]: launch rank 0's link to the other launch ranks under mpirun/srun; null on one host.
+  std::shared_ptr<launch_judge> launch;
 };
 
 }  // namespace aisp

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -44,7 +45,7 @@ std::string current_executable() {
   return {path.data(), static_cast<std::size_t>(length)};
 }
 
-worker_process::worker_process(const std::string& executable, const std::string& log_path)
+worker_process::worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent)
     : log_path_(log_path) {
   // Sockets, not pipes: a pipe can be reopened through /proc/<pid>/fd/N by a sibling process,
   // a socket cannot (Note [worker sandbox]).
@@ -58,9 +59,11 @@ worker_process::worker_process(const std::string& executable, const std::string&
   char* argv[] = {program.data(), verb.data(), nullptr};
   const int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const int spawn_error = log_fd < 0 ? errno : 0;
+  const pid_t parent = getpid();
   pid_ = spawn_error == 0 ? fork() : -1;
   if (pid_ == 0) {
     // The child: only async-signal-safe calls until exec (the judge may have threads).
+    if (end_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(125);
     if (dup2(to_child[0], STDIN_FILENO) < 0 || dup2(from_child[1], STDOUT_FILENO) < 0 ||
         dup2(log_fd, STDERR_FILENO) < 0)
       _exit(126);
@@ -74,6 +77,7 @@ worker_process::worker_process(const std::string& executable, const std::string&
   close(from_child[1]);
   to_worker_ = to_child[1];
   from_worker_ = from_child[0];
+  channel_ = line_channel(from_worker_, to_worker_);
   if (status != 0) {
     close(to_worker_);
     close(from_worker_);
@@ -131,75 +135,56 @@ void worker_process::fail_dead(const std::string& while_doing) {
 
 nlohmann::json worker_process::request(const nlohmann::json& message, double timeout_s) {
   send(message);
-  return receive(message.value("op", "?"), timeout_s);
+  return receive(message.value("op", "?"), timeout_s, {});
 }
 
 void worker_process::send(const nlohmann::json& message) {
   const std::string op = message.value("op", "?");
   if (pid_ <= 0) throw worker_failure(worker_failure_kind::crash, "worker is not running");
-  const std::string line = message.dump() + "\n";
-  std::size_t written = 0;
-  signal(SIGPIPE, SIG_IGN);  // a dead worker must surface as EPIPE, not kill the judge
-  while (written < line.size()) {
-    const ssize_t n = write(to_worker_, line.data() + written, line.size() - written);
-    if (n <= 0) {
-      if (errno == EINTR) continue;
-      fail_dead(op);
-    }
-    written += static_cast<std::size_t>(n);
+  if (!channel_.write_all(message.dump() + "\n")) fail_dead(op);
+}
+
+nlohmann::json parse_worker_reply(const std::string& line, const std::string& op, nlohmann::json& sandbox_denials,
+                                  std::vector<std::string>& audit_tampering) {
+  auto reply = nlohmann::json::parse(line, nullptr, false);
+  if (reply.is_discarded() || !reply.is_object()) {
+    throw worker_failure(worker_failure_kind::exception, "worker sent a malformed answer to " + op);
   }
+  if (reply.contains("sandbox_denials")) sandbox_denials = reply.at("sandbox_denials");
+  for (const auto& call : reply.value("audit_tampering", std::vector<std::string>{})) {
+    if (std::find(audit_tampering.begin(), audit_tampering.end(), call) == audit_tampering.end())
+      audit_tampering.push_back(call);
+  }
+  if (!reply.value("ok", false)) {
+    const auto kind = reply.value("kind", "exception");
+    const auto failure = kind == "cuda" ? worker_failure_kind::cuda
+                         : kind == "unsupported" ? worker_failure_kind::unsupported
+                         : kind == "contract" ? worker_failure_kind::contract
+                                              : worker_failure_kind::exception;
+    throw worker_failure(failure, reply.value("message", "worker reported a failure"));
+  }
+  return reply;
 }
 
 nlohmann::json worker_process::receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
+  return parse_worker_reply(receive_line(op, timeout_s, give_up), op, sandbox_denials_, audit_tampering_);
+}
+
+std::string worker_process::receive_line(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
   if (pid_ <= 0) throw worker_failure(worker_failure_kind::crash, "worker is not running");
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (true) {
-    const auto newline = pending_.find('\n');
-    if (newline != std::string::npos) {
-      const std::string answer = pending_.substr(0, newline);
-      pending_.erase(0, newline + 1);
-      auto reply = nlohmann::json::parse(answer, nullptr, false);
-      if (reply.is_discarded()) {
-        throw worker_failure(worker_failure_kind::exception, "worker sent a malformed answer to " + op);
-      }
-      if (reply.contains("sandbox_denials")) sandbox_denials_ = reply.at("sandbox_denials");
-      for (const auto& call : reply.value("audit_tampering", std::vector<std::string>{})) {
-        if (std::find(audit_tampering_.begin(), audit_tampering_.end(), call) == audit_tampering_.end())
-          audit_tampering_.push_back(call);
-      }
-      if (!reply.value("ok", false)) {
-        const auto kind = reply.value("kind", "exception");
-        const auto failure = kind == "cuda" ? worker_failure_kind::cuda
-                             : kind == "unsupported" ? worker_failure_kind::unsupported
-                             : kind == "contract" ? worker_failure_kind::contract
-                                                  : worker_failure_kind::exception;
-        throw worker_failure(failure, reply.value("message", "worker reported a failure"));
-      }
-      return reply;
-    }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
+  std::string line;
+  switch (channel_.read_line(line, deadline_in(timeout_s), give_up, give_up ? 50 : 1000)) {
+    case line_channel::outcome::line: return line;
+    case line_channel::outcome::timed_out:
       kill_and_reap();
       throw worker_failure(worker_failure_kind::timeout,
                            fmt::format("worker gave no answer to '{}' within {:.1f} s and was killed", op, timeout_s));
-    }
-    if (give_up && give_up()) {
+    case line_channel::outcome::gave_up:
       kill_and_reap();
       throw worker_failure(worker_failure_kind::crash, fmt::format("worker was ended during '{}': a peer rank failed", op));
-    }
-    pollfd wait_for{from_worker_, POLLIN, 0};
-    const int ready = poll(&wait_for, 1, static_cast<int>(std::min<long long>(left, give_up ? 50 : 1000)));
-    if (ready < 0 && errno != EINTR) fail_dead(op);
-    if (ready <= 0) continue;
-    char chunk[65536];
-    const ssize_t n = read(from_worker_, chunk, sizeof chunk);
-    if (n == 0) fail_dead(op);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail_dead(op);
-    }
-    pending_.append(chunk, static_cast<std::size_t>(n));
+    case line_channel::outcome::closed: break;
   }
+  fail_dead(op);
 }
 
 void worker_process::shutdown() {

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/line_channel.hpp"
+
 namespace aisp {
 
 // Why a worker could not answer: the pair's failure kind in the results.
@@ -47,23 +49,42 @@ class worker_link {
   [[nodiscard]] virtual const std::vector<std::string>& audit_tampering() const = 0;
 };
 
-class worker_process final : public worker_link {
+// One rank's worker as a rank_group drives it: a local process (worker_process) or one started
+// by a rank host on another launch rank (remote_worker, Note [launch]).
+class rank_endpoint : public worker_link {
  public:
-  // Starts `executable worker`, its stderr appended to `log_path`.
-  worker_process(const std::string& executable, const std::string& log_path);
+  // request() in two halves, so that a group of workers can all be asked before any answers
+  // (the ranks of a collective wait for each other).
+  virtual void send(const nlohmann::json& message) = 0;
+  // `give_up`, checked every 50 ms while waiting: when it turns true the worker is killed and
+  // the wait ends in a worker_failure (a peer rank failed; this one would wait forever).
+  virtual nlohmann::json receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) = 0;
+  // Kills the worker now (a rank whose peers failed would wait in a collective forever).
+  virtual void kill_now() = 0;
+};
+
+// One answer line of a worker to `op`, parsed: records its sandbox denials and audit tampering
+// into the two lists, and throws worker_failure for {"ok": false} or a malformed line.
+nlohmann::json parse_worker_reply(const std::string& line, const std::string& op, nlohmann::json& sandbox_denials,
+                                  std::vector<std::string>& audit_tampering);
+
+class worker_process final : public rank_endpoint {
+ public:
+  // Starts `executable worker`, its stderr appended to `log_path`. `end_with_parent`: the worker
+  // is killed when the thread that started it ends (a rank host's relay, Note [launch]: a rank
+  // host killed mid-run leaves no worker behind).
+  worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent = false);
   ~worker_process() override;
   worker_process(const worker_process&) = delete;
   worker_process& operator=(const worker_process&) = delete;
 
   nlohmann::json request(const nlohmann::json& message, double timeout_s) override;
-  // request() in two halves, so that a group of workers can all be asked before any answers
-  // (the ranks of a collective wait for each other).
-  void send(const nlohmann::json& message);
-  // `give_up`, checked every 50 ms while waiting: when it turns true the worker is killed and
-  // the wait ends in a worker_failure (a peer rank failed; this one would wait forever).
-  nlohmann::json receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up = {});
-  // Kills the worker now (a rank whose peers failed would wait in a collective forever).
-  void kill_now() { kill_and_reap(); }
+  void send(const nlohmann::json& message) override;
+  nlohmann::json receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) override;
+  // The answer line as the worker wrote it (a rank host relays it unparsed, Note [launch]);
+  // throws worker_failure when the worker dies, times out or `give_up` turns true.
+  std::string receive_line(const std::string& op, double timeout_s, const std::function<bool()>& give_up);
+  void kill_now() override { kill_and_reap(); }
   void shutdown() override;
   [[nodiscard]] pid_t pid() const override { return pid_; }
   [[nodiscard]] const nlohmann::json& sandbox_denials() const override { return sandbox_denials_; }
@@ -78,7 +99,7 @@ class worker_process final : public worker_link {
   pid_t pid_ = -1;
   int to_worker_ = -1;
   int from_worker_ = -1;
-  std::string pending_;
+  line_channel channel_;
   nlohmann::json sandbox_denials_ = nlohmann::json::array();
   std::vector<std::string> audit_tampering_;
 };
