@@ -34,6 +34,16 @@ inline constexpr int world_sizes[] = {2, 4};
   return v;
 }
 
+// The sizes of a pair over n fp32 per rank (ring_allreduce, host_staged_allreduce, p2p_copy):
+// 256 MiB a rank to time, ragged small sizes to verify, one held out.
+inline pair& vector_sizes(pair& p) {
+  return p.benchmark_size({{"n", std::int64_t{1} << 26}})
+      .validation_size({{"n", 1}})
+      .validation_size({{"n", 1001}})
+      .validation_size({{"n", 65537}})
+      .held_out_size({{"n", 4099}});
+}
+
 // Bytes one rank sends at the least: (W-1)/W of the data for a reduce-scatter or an all-gather,
 // twice that for an all-reduce.
 [[nodiscard]] inline double reduce_scatter_bus_bytes(double n_bytes, int world) { return n_bytes * (world - 1) / world; }

@@ -62,15 +62,11 @@ void ipc_copy(run_context& ctx) {
 pair declare(int world) {
   const auto n = [](const workload& w) { return w.get("n"); };
   pair p(scaled_name("ch04:p2p_copy", world));
+  vector_sizes(p);
   p.summary("ring shift of fp32 over " + std::to_string(world) + " GPUs: staged through shared pinned host memory vs CUDA IPC copy over NVLink")
       .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
       .exact_math()  // a copy: every bit arrives
-      .benchmark_size({{"n", std::int64_t{1} << 26}})
-      .validation_size({{"n", 1}})
-      .validation_size({{"n", 1001}})
-      .validation_size({{"n", 65537}})
-      .held_out_size({{"n", 4099}})
       .input("x", dtype::f32, n)
       .output("y", dtype::f32, n)
       .scratch("handshake", dtype::i32, [world](const workload&) { return handshake_elements(world); })

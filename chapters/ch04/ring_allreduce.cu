@@ -86,14 +86,10 @@ void nccl_all_reduce(run_context& ctx) {
 pair declare(int world) {
   const auto n = [](const workload& w) { return w.get("n"); };
   pair p(scaled_name("ch04:ring_allreduce", world));
+  vector_sizes(p);
   p.summary("all-reduce of fp32 over " + std::to_string(world) + " GPUs: a hand-written ring of send/recv + add kernels vs ncclAllReduce")
       .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
-      .benchmark_size({{"n", std::int64_t{1} << 26}})
-      .validation_size({{"n", 1}})
-      .validation_size({{"n", 1001}})
-      .validation_size({{"n", 65537}})
-      .held_out_size({{"n", 4099}})
       .input("x", dtype::f32, n, init_distribution::uniform_unit)  // Note [positive sums]
       .output("y", dtype::f32, n)
       .scratch("staging", dtype::f32, n)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Copies the built binaries into .carry/bin for a device call, after a smoke run here proves
+# them whole: a host pair and a host-rank pair must be judged to the end. A binary linked from an
+# object built against an older header (a header edited while ninja ran) once hung every pair in
+# the judge and spent a session's device time (docs/results/issue24.md, 2026-11-28).
+# Usage: scripts/carry_binaries.sh [BUILD_DIR]   (default build)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${1:-$root/build}"
+smoke="$(mktemp -d)"
+trap 'rm -rf "$smoke"' EXIT
+if ninja -C "$build" -n 2>/dev/null | grep -q "^\[1/"; then
+  echo "carry_binaries: $build is not up to date: run ninja first" >&2
+  exit 1
+fi
+judge() {  # judge BINARY TARGET: the run must end by itself and record the pair
+  local rc=0
+  timeout -k 5 150 "$1" bench run --targets "$2" --max-time 0.2 --min-time 0.05 --history none --quiet \
+    --artifacts-dir "$smoke/$(echo "$2" | tr ':/' '__')" --json "$smoke/out.json" > "$smoke/log" 2>&1 || rc=$?
+  if [ "$rc" -ge 124 ] || ! grep -q "\"target\": \"$2\"" "$smoke/out.json" 2>/dev/null; then
+    echo "carry_binaries: $1 did not judge $2 to the end (exit $rc); not carried:" >&2
+    tail -n 5 "$smoke/log" >&2
+    exit 1
+  fi
+}
+judge "$build/bin/aisp" labs/host:transpose
+judge "$build/bin/aisp_cheats" cheats:d4_rank_one_lags
+mkdir -p "$root/.carry/bin"
+cp "$build/bin/aisp" "$build/bin/aisp_cheats" "$build/tests/aisp_gpu_tests" "$root/.carry/bin/"
+echo "carried: $(du -sh "$root/.carry" | cut -f1) in .carry (carry it with [\".carry\"])"
