@@ -1,0 +1,60 @@
+// The results API (issue 23): one library layer that answers, as JSON, the questions the CLI, the
+// MCP server and (later) `aisp serve` ask of the registry, the history and the validity matrix.
+// Its callers format; they never read SQLite or results.json themselves. Every function is
+// read-only. A question that names something that is not there (a run id, a target of a run, a
+// check) throws api_error with one line a person or an agent can act on.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "history/history_store.hpp"
+
+namespace aisp::api {
+
+class api_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Which runs `list_runs` keeps. Empty strings keep everything.
+struct run_filter {
+  std::string target;  // runs holding this pair ("labs/host:transpose")
+  std::string gpu;     // a part of the GPU's name or the hardware key, any case ("h100", "H100 80GB")
+  std::string since;   // ISO 8601 prefix: runs started on or after ("2026-11-01")
+  std::string until;   // ISO 8601 prefix: runs started on or before, the whole day/month it names included
+  int limit = 50;      // newest first; at most this many
+};
+
+// --- the registry and the validity matrix (target_catalogue.cpp) ---
+
+// The registered pairs, as `bench list-targets --json` lists them; `group` keeps one chapter or lab.
+[[nodiscard]] nlohmann::json list_targets(std::string_view group = "");
+// The validity matrix's rows for a code ("S2", any case) or a check's name ("outliers").
+[[nodiscard]] nlohmann::json validity_rows(std::string_view query);
+
+// --- the history (results_api.cpp) ---
+
+// Opens a history database that already exists: a read-only question never creates one.
+[[nodiscard]] history_store open_history(const std::string& path);
+
+// Runs, newest first: id, started_at, state, gpu, hardware, artifacts_dir, git_sha, pair count
+// (and, with a target, that pair's status and speedups).
+[[nodiscard]] nlohmann::json list_runs(history_store& history, const run_filter& filter);
+// One run: its header (command, device, config) and per pair the verdicts, speedup CIs, medians,
+// SOL and the failed checks with their codes.
+[[nodiscard]] nlohmann::json show_run(history_store& history, std::int64_t run);
+// One pair of a run: its stored result (checks, device audit, roofline...) with each variant's
+// stored samples summarized (and listed, with `with_samples`).
+[[nodiscard]] nlohmann::json show_pair(history_store& history, std::int64_t run, const std::string& target, bool with_samples);
+// `bench compare-runs A B` as JSON.
+[[nodiscard]] nlohmann::json compare(history_store& history, std::int64_t run_a, std::int64_t run_b);
+// A target across runs, newest first: per run its status, medians and speedups, each speedup
+// marked regressed when its expectation says so.
+[[nodiscard]] nlohmann::json target_history(history_store& history, const std::string& target, int limit);
+
+}  // namespace aisp::api

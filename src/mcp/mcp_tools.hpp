@@ -1,0 +1,43 @@
+// The MCP server's tools (issue 23): each mirrors a read-only CLI command and answers through the
+// results API. A tool declares its arguments once, as the JSON Schema that tools/list shows; the
+// same schema checks every call's arguments, so the two cannot drift apart.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace aisp::mcp {
+
+struct tool {
+  std::string name;
+  std::string title;
+  std::string description;
+  nlohmann::json input_schema;  // type object: properties, required, additionalProperties false
+  std::function<nlohmann::json(const nlohmann::json& arguments)> answer;  // an object: structuredContent
+};
+
+class tool_box {
+ public:
+  // `db_path`: the history database the history tools read (opened per call: new runs show up).
+  explicit tool_box(std::string db_path);
+
+  // tools/list's `tools`.
+  [[nodiscard]] nlohmann::json listing() const;
+  [[nodiscard]] bool has(const std::string& name) const;
+  // tools/call's result for a known tool: content and structuredContent, or isError with one line
+  // when the arguments break the schema or the question names something that is not there.
+  [[nodiscard]] nlohmann::json call(const std::string& name, const nlohmann::json& arguments) const;
+
+ private:
+  std::string db_path_;
+  std::vector<tool> tools_;
+};
+
+// The first way `arguments` breaks `schema` (one line), or "" when it fits. Knows the subset the
+// tools use: object, string, integer (with minimum), boolean, required, additionalProperties.
+[[nodiscard]] std::string schema_violation(const nlohmann::json& schema, const nlohmann::json& arguments);
+
+}  // namespace aisp::mcp
