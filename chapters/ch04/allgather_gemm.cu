@@ -272,7 +272,7 @@ pair declare(int world) {
       })
       .reference(allgather_gemm_reference);
   p.add_variant(gemm_variant("baseline", "ncclAllGather of all of X, then one cuBLASLt matmul (autotuned)", gather_then_matmul,
-                             plan_whole, release_state<whole_plan>, [](const workload&) { return std::int64_t{1}; }))
+                             plan_whole, release_state<whole_plan>, collectives_per_call(1)))
       .add_variant(gemm_variant("optimized",
                                 "the all-gather in chunks on a high-priority stream; each chunk's matmul (batched over ranks) "
                                 "overlaps the next chunk's gather",

@@ -162,7 +162,7 @@ pair declare(int world) {
         }
       });
   variant serial = nccl_variant("baseline", "compute every bucket, then one ncclAllReduce of all of them", compute_then_all_reduce);
-  serial.collectives = [](const workload&) { return std::int64_t{1}; };
+  serial.collectives = collectives_per_call(1);
   variant overlapped = nccl_variant(
       "optimized", "each bucket's ncclAllReduce on a communication stream while the next bucket computes", bucketed,
       [](run_context& ctx) { make_state<overlap_streams>(ctx, static_cast<std::size_t>(ctx.param("buckets"))); },

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -42,6 +43,11 @@ inline pair& vector_sizes(pair& p) {
       .validation_size({{"n", 1001}})
       .validation_size({{"n", 65537}})
       .held_out_size({{"n", 4099}});
+}
+
+// D5: a variant whose calls make the same number of NCCL collectives at every size.
+[[nodiscard]] inline std::function<std::int64_t(const workload&)> collectives_per_call(std::int64_t count) {
+  return [count](const workload&) { return count; };
 }
 
 // Bytes one rank sends at the least: (W-1)/W of the data for a reduce-scatter or an all-gather,

@@ -106,10 +106,10 @@ pair declare(int world) {
   variant staged = nccl_variant("baseline",
                                 "device to host into a shared pinned region, barrier, host to device of the W-1 peers' slots, add kernel",
                                 host_staged, make_region, release_state<shared_host_region>);
-  staged.collectives = [](const workload&) { return std::int64_t{2}; };
+  staged.collectives = collectives_per_call(2);
   variant direct = nccl_variant("optimized", "ncclAllReduce over NVLink: no host round trip, the sum inside NCCL's copy kernels",
                                 nccl_all_reduce);
-  direct.collectives = [](const workload&) { return std::int64_t{3}; };
+  direct.collectives = collectives_per_call(3);
   p.add_variant(staged).add_variant(direct);
   return p;
 }

@@ -84,10 +84,10 @@ pair declare(int world) {
   // D5: the NCCL kernels of one call: the two barriers of either variant, nothing else.
   variant staged = nccl_variant("baseline", "device to host into a shared pinned region, barrier, host to device of the predecessor's slot",
                                 host_staged, make_region, release_state<shared_host_region>);
-  staged.collectives = [](const workload&) { return std::int64_t{2}; };
+  staged.collectives = collectives_per_call(2);
   variant direct = nccl_variant("optimized", "CUDA IPC mapping of the predecessor's x: one device-to-device copy over NVLink", ipc_copy,
                                 map_predecessor, release_state<peer_buffer>);
-  direct.collectives = [](const workload&) { return std::int64_t{2}; };
+  direct.collectives = collectives_per_call(2);
   p.add_variant(staged).add_variant(direct);
   return p;
 }
