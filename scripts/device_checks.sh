@@ -22,6 +22,9 @@
 #           race, or the sanitizer runs do not reach the workers' kernels and "clean" means nothing;
 #   plugin: `bench run --plugin BIN_DIR/plugins/libtutorial_pairs.so` of the tutorial's pairs
 #           (examples/plugin, built against an installed aisp), results in OUT_DIR/plugin.json;
+#   python: issue 20's PyTorch pairs on the GPU: the tutorial's host pair, then
+#           examples/python/mlp_pairs.py (eager against torch.compile, bf16) with every check,
+#           results in OUT_DIR/python.json, then the --python GPU tests (a stream escape);
 #   multigpu: issue 24 on a machine of two or more GPUs: the topology, the cheats_multi_gpu suite
 #           (OUT_DIR/multi_gpu_cheats.json) and its test, then `bench run` of ch04 (OUT_DIR/run-ch04.json);
 #   profile: issue 22: `aisp profile ncu` of TARGET... (default ch07 labs/gemm), profile.json, the
@@ -39,6 +42,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 export AISP_CACHE_DIR=/tmp/aisp_cache
 # The test plugins (tests/plugins/, built here as build/tests/plugins) travel in BIN_DIR/plugins.
 export AISP_TEST_PLUGIN_DIR="$bin/plugins"
+export AISP_SOURCE_DIR="$PWD"  # pair files and examples of the carried tree (tests/python, examples)
 # The GPU fixtures' suite once, kept for the tests and for scripts/mutation_check.sh.
 gpu_cheats_suite() {
   local start=$(date +%s)
@@ -126,6 +130,14 @@ PY
     "$bin/aisp" bench run --plugin "$bin/plugins/libtutorial_pairs.so" --targets tutorial --quiet --history none \
       --artifacts-dir /tmp/aisp_plugin --json "$out/plugin.json" > "$out/plugin.log" 2>&1
     echo "plugin run rc $?"; tail -n 12 "$out/plugin.log" ;;
+  python)
+    export AISP_PYTHON="$(command -v python3)"  # the one with the device's PyTorch, not necessarily /usr/bin's
+    python3 -c "import torch; print('torch', torch.__version__, torch.version.cuda)" 2>&1 | tee "$out/python_torch.txt"
+    "$bin/aisp" bench run --python examples/python/host_pairs.py --quiet --history none --json "$out/python_host.json" \
+      2>&1 | tail -n 8
+    timeout -k 10 300 "$bin/aisp" bench run --python examples/python/mlp_pairs.py --history none --json "$out/python.json" \
+      2>&1 | tail -n 20
+    "$bin/aisp_gpu_tests" --gtest_filter='plugin_cheats_gpu.*python*' 2>&1 | tail -n 15 ;;
   multigpu)
     nvidia-smi topo -m > "$out/topology.txt" 2>&1; head -n 6 "$out/topology.txt"
     start=$(date +%s)

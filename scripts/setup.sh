@@ -4,7 +4,10 @@
 # /usr/local/cuda (CUDA 13.0); it is not a Debian package.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ ccache libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev)
+# python3-torch and libpython3-dev: the --python tests judge PyTorch pairs under /usr/bin/python3,
+# whose shared libpython the bridge embeds (docs/python_pairs.md).
+packages=(cmake ninja-build g++ ccache libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev
+          python3-torch libpython3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

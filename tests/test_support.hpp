@@ -35,6 +35,15 @@ inline std::string test_plugin_dir() {
 }
 #endif
 
+// The source tree (pair files, examples): $AISP_SOURCE_DIR when set (a build carried to another
+// machine runs in a copy of the tree at another path), else the one this build came from.
+#ifdef AISP_SOURCE_DIR
+inline std::string source_dir() {
+  const char* from_environment = std::getenv("AISP_SOURCE_DIR");
+  return from_environment != nullptr ? from_environment : AISP_SOURCE_DIR;
+}
+#endif
+
 // Runs a shell command and captures what it printed: stdout and stderr together, or stdout
 // alone (stderr then goes wherever the command sends it).
 inline command_result run_command(const std::string& command, bool with_stderr = true) {

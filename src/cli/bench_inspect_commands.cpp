@@ -11,6 +11,7 @@
 #include "aisp/registry.hpp"
 #include "analysis/validity_catalogue.hpp"
 #include "cli/commands.hpp"
+#include "cli/python_pairs_option.hpp"
 #include "harness/plugin_loader.hpp"
 #include "results/quarantine.hpp"
 #include "runner/target_selector.hpp"
@@ -174,6 +175,17 @@ void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
                      "a plugin of your own pairs (a shared library built with aisp_add_benchmark; repeatable): "
                      "its targets run with every check, like the lab's (docs/tutorial.md)")
       ->check(CLI::ExistingFile);
+  // The bridge is a plugin: every command that passes its plugins on (scaling, profile, the
+  // workers) passes it, and the pair files travel in the environment.
+  command
+      .add_option_function<std::vector<std::string>>(
+          "--python",
+          [&plugins](const std::vector<std::string>& files) {
+            for (const auto& file : files) plugins.push_back(prepare_python_pairs(file));
+          },
+          "a Python pair file (repeatable): its pairs, declared with the aisp package, are judged like the lab's "
+          "(docs/python_pairs.md); the interpreter is $AISP_PYTHON, else /usr/bin/python3")
+      ->type_name("FILE");
 }
 
 void load_user_plugins(const std::vector<std::string>& plugins) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <optional>
@@ -140,10 +141,18 @@ run_config make_config(const run_options& options) {
 // The plugins of the run, for the results: which pairs came from where, and how they were built.
 nlohmann::json plugins_json() {
   auto list = nlohmann::json::array();
-  for (const auto& plugin : loaded_plugins())
-    list.push_back({{"path", plugin.path},
-                    {"optimized", plugin.optimized ? nlohmann::json(*plugin.optimized) : nlohmann::json(nullptr)},
-                    {"targets", plugin.targets}});
+  for (const auto& plugin : loaded_plugins()) {
+    nlohmann::json entry = {{"path", plugin.path},
+                            {"optimized", plugin.optimized ? nlohmann::json(*plugin.optimized) : nlohmann::json(nullptr)},
+                            {"targets", plugin.targets}};
+    // The Python bridge: which pair files, through which libpython (the interpreter's version).
+    if (plugin.python_bridge) {
+      const auto variable = [](const char* name) { return std::string(std::getenv(name) != nullptr ? std::getenv(name) : ""); };
+      entry["python"] = {{"pair_files", variable("AISP_PYTHON_PAIRS")}, {"library", variable("AISP_PYTHON_LIBRARY")},
+                         {"glibc_tunables", variable("GLIBC_TUNABLES")}};
+    }
+    list.push_back(std::move(entry));
+  }
   return list;
 }
 
@@ -166,7 +175,13 @@ int run_here(const run_options& options, const std::string& command_line, const 
              const std::string& share_dir) {
   fail_on_broken_registrations();
   load_user_plugins(options.plugins);
-  auto requests = select_targets(registry::instance(), options.targets);
+  // With --plugin or --python and no --targets, the user's pairs are the ones to judge.
+  auto targets = options.targets;
+  if (targets == std::vector<std::string>{"all"} && !loaded_plugins().empty()) {
+    targets.clear();
+    for (const auto& plugin : loaded_plugins()) targets.insert(targets.end(), plugin.targets.begin(), plugin.targets.end());
+  }
+  auto requests = select_targets(registry::instance(), targets);
   if (launch) requests = launch_share(requests, launch->rank, launch->size);
   if (launch && launch->rank > 0 && requests.empty()) return 0;  // nothing to judge: the manifest says who it was
   std::string launch_base;  // the run's folder; launch rank 0 writes into its launch-rank-0
@@ -268,7 +283,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
 
 void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--targets", options.targets,
-                     "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]], several separated by spaces or commas (default: all)")
+                     "all | chNN | chNN:name | chNN:name:variant | labs/<lab>[:name[:variant]], several separated by spaces or commas (default: all; with --plugin or --python, all of their pairs)")
       ->expected(1, -1);
   add_plugin_option(command, options.plugins);
   command.add_option("--json", options.json_path, "also write the results JSON here");

@@ -11,6 +11,7 @@
 
 #include "aisp/check.hpp"
 #include "cli/commands.hpp"
+#include "cli/python_pair_template.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -87,26 +88,37 @@ find_package(aisp REQUIRED)
 aisp_add_benchmark({group}_pairs {name}.cpp)
 )";
 
-int new_pair(const std::string& target, const std::string& folder) {
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  AISP_EXPECTS(out.good(), "could not write " + path.string());
+}
+
+int new_python_pair(const std::string& target, const std::string& name, const std::string& folder) {
+  const auto file = std::filesystem::path(folder) / (name + ".py");
+  AISP_EXPECTS(!std::filesystem::exists(file), file.string() + " exists already: nothing written");
+  std::filesystem::create_directories(folder);
+  write_file(file, fmt::format(fmt::runtime(python_pair_template), fmt::arg("target", target), fmt::arg("name", name)));
+  std::printf("wrote %s\nnext: fill the TODOs, then aisp bench verify --python %s\n", file.c_str(), file.c_str());
+  return 0;
+}
+
+int new_pair(const std::string& target, const std::string& folder, bool python) {
   const std::regex form("([a-z][a-z0-9_]*):([a-z][a-z0-9_]*)");
   std::smatch parts;
   AISP_EXPECTS(std::regex_match(target, parts, form),
                "the target must read group:name in lower case, letters, digits and _, e.g. mine:fused_mlp; not '" + target + "'");
   const std::string group = parts[1];
   const std::string name = parts[2];
+  if (python) return new_python_pair(target, name, folder);
   const auto file = std::filesystem::path(folder) / (name + ".cpp");
   AISP_EXPECTS(!std::filesystem::exists(file), file.string() + " exists already: nothing written");
   std::filesystem::create_directories(folder);
-  const auto write = [](const std::filesystem::path& path, const std::string& text) {
-    std::ofstream out(path);
-    out << text;
-    AISP_EXPECTS(out.good(), "could not write " + path.string());
-  };
-  write(file, fmt::format(fmt::runtime(host_template), fmt::arg("target", target), fmt::arg("group", group), fmt::arg("name", name)));
+  write_file(file, fmt::format(fmt::runtime(host_template), fmt::arg("target", target), fmt::arg("group", group), fmt::arg("name", name)));
   std::printf("wrote %s\n", file.c_str());
   const auto cmake = std::filesystem::path(folder) / "CMakeLists.txt";
   if (!std::filesystem::exists(cmake)) {
-    write(cmake, fmt::format(fmt::runtime(cmake_template), fmt::arg("group", group), fmt::arg("name", name)));
+    write_file(cmake, fmt::format(fmt::runtime(cmake_template), fmt::arg("group", group), fmt::arg("name", name)));
     std::printf("wrote %s\n", cmake.c_str());
   } else {
     std::printf("%s exists: add %s.cpp to its aisp_add_benchmark()\n", cmake.c_str(), name.c_str());
@@ -123,12 +135,15 @@ void add_new_command(CLI::App& app, outcome& result) {
   group->require_subcommand(1);
   auto* pair_command = group->add_subcommand(
       "pair", "Write GROUP_FOLDER/NAME.cpp, a host pair that builds and passes `bench verify` as written,\n"
-              "and a CMakeLists.txt for a plugin when the folder has none. Fill its TODOs with your code.");
+              "and a CMakeLists.txt for a plugin when the folder has none; or, with --python, NAME.py, a\n"
+              "PyTorch pair file. Fill its TODOs with your code.");
   auto target = std::make_shared<std::string>();
   auto folder = std::make_shared<std::string>(".");
   pair_command->add_option("target", *target, "group:name, e.g. mine:fused_mlp")->required();
+  auto python = std::make_shared<bool>(false);
   pair_command->add_option("--dir", *folder, "where to write (default: the current folder)");
-  pair_command->callback([=, &result] { result.exit_code = new_pair(*target, *folder); });
+  pair_command->add_flag("--python", *python, "write NAME.py, a PyTorch pair file for `--python`, instead");
+  pair_command->callback([=, &result] { result.exit_code = new_pair(*target, *folder, *python); });
 }
 
 }  // namespace aisp::cli

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 
@@ -58,6 +59,14 @@ loaded_plugin load_one(const std::string& path) {
   AISP_EXPECTS(abi() == AISP_PLUGIN_ABI_VERSION,
                fmt::format("plugin '{}' was built against aisp plugin ABI {}, this aisp ({}) has ABI {}: rebuild it against these headers",
                            path, abi(), AISP_VERSION, AISP_PLUGIN_ABI_VERSION));
+  // A plugin that registers at run time (the Python bridge, Note [python bridge]) does it here,
+  // after the ABI matched, and says in one line why it could not.
+  if (const auto late = reinterpret_cast<const char* (*)()>(dlsym(handle, "aisp_plugin_register")); late != nullptr) {
+    const char* why = late();
+    const bool bridge = std::filesystem::weakly_canonical(path, error) == std::filesystem::weakly_canonical(python_bridge_path(), error);
+    AISP_EXPECTS(why == nullptr, (bridge ? std::string("--python: ") : "plugin '" + path + "': ") +
+                                     without_source_locations(why != nullptr ? why : ""));
+  }
   if (known.broken().size() > broken_before) {
     std::string why;
     for (std::size_t i = broken_before; i < known.broken().size(); ++i)
@@ -72,6 +81,7 @@ loaded_plugin load_one(const std::string& path) {
   if (const auto optimized = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_built_optimized")); optimized != nullptr)
     plugin.optimized = optimized() != 0;
   for (std::size_t i = pairs_before; i < known.pairs().size(); ++i) plugin.targets.push_back(known.pairs()[i].target());
+  plugin.python_bridge = plugin.path == std::filesystem::weakly_canonical(python_bridge_path(), error).string();
   return plugin;
 }
 
@@ -98,5 +108,18 @@ void load_plugins(const std::vector<std::string>& paths) {
 }
 
 const std::vector<loaded_plugin>& loaded_plugins() { return plugins_so_far(); }
+
+std::string python_bridge_path() {
+  std::error_code error;
+  const auto bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  return (bin.parent_path() / "lib" / "aisp" / "libaisp_python.so").string();
+}
+
+bool is_python_pair(std::string_view target) {
+  for (const auto& plugin : plugins_so_far()) {
+    if (plugin.python_bridge && std::find(plugin.targets.begin(), plugin.targets.end(), target) != plugin.targets.end()) return true;
+  }
+  return false;
+}
 
 }  // namespace aisp

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aisp {
@@ -14,6 +15,7 @@ struct loaded_plugin {
   std::string path;                  // canonical
   std::optional<bool> optimized;     // its host code compiled with optimization; unknown for older plugins
   std::vector<std::string> targets;  // the pairs it registered
+  bool python_bridge = false;        // aisp's own Python bridge (lib/aisp beside this executable)
 };
 
 // Loads each plugin once. A missing file, a library
@@ -24,6 +26,13 @@ void load_plugins(const std::vector<std::string>& paths);
 // The first error waiting in a loaded plugin's own CUDA runtime (each plugin's slot is read and
 // cleared), cudaSuccess when none: the harness reads it beside its own last-error slot (X8).
 [[nodiscard]] cudaError_t take_plugin_cuda_errors();
+
+// Where aisp's Python bridge lies: lib/aisp/libaisp_python.so beside bin/ (build tree and install).
+[[nodiscard]] std::string python_bridge_path();
+
+// Whether `target` was registered by aisp's own Python bridge (Note [python bridge]); judged by
+// the bridge's path, so a pair cannot claim it with a tag.
+[[nodiscard]] bool is_python_pair(std::string_view target);
 
 // Every plugin loaded so far, in load order.
 [[nodiscard]] const std::vector<loaded_plugin>& loaded_plugins();

@@ -16,6 +16,7 @@
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
+#include "runner/python_pair_checks.hpp"
 #include "runner/rank_checks.hpp"
 #include "runner/rank_group.hpp"
 #include "runner/sampling_rounds.hpp"
@@ -383,6 +384,7 @@ pair_result run_pair(const pair_request& request, const run_config& given,
     verify_small_sizes(scope, slots, phases);
     // --small-sizes-only (for compute-sanitizer) stops here: no benchmark-size call at all.
     if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress, phases);
+    waive_runtime_checks(declared, result.checks);
     mark_verification(result, slots, config);
     if (!config.verify_only) decide_verdicts(result, slots, config);
     phases.lap("verdicts");

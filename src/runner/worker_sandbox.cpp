@@ -55,7 +55,7 @@ std::array<std::atomic<std::uint64_t>, denial_kinds> denied{};
 constexpr std::uint32_t trap(denial kind) { return SECCOMP_RET_TRAP | static_cast<std::uint32_t>(kind); }
 
 // One condition on a call's arguments or instruction pointer; a rule fires when all hold.
-enum class test : std::uint8_t { arg_eq, arg_ne, arg_lacks_bits, arg_at_most, ip_ne };
+enum class test : std::uint8_t { arg_eq, arg_ne, arg_lacks_bits, arg_at_most, arg_nonzero, ip_ne };
 struct condition {
   test kind;
   std::uint8_t arg;
@@ -119,6 +119,13 @@ class filter_program {
           load(arg_low(c.arg));
           to_end[fixups++] = {length_, true};
           emit(BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, value, 0, 0));
+          break;
+        case test::arg_nonzero:  // all 64 bits: a low word of 0 does not hide a pointer
+          load(arg_low(c.arg));
+          emit(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2));
+          load(arg_low(c.arg) + 4);
+          to_end[fixups++] = {length_, true};
+          emit(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0));
           break;
         case test::ip_ne:  // low words differ -> holds; else the high words decide
           load(ip_low);
@@ -263,7 +270,8 @@ std::string confine_worker(int reply_fd) {
   program.add(deny_if(SYS_fcntl, denial::channel_copy, {test::arg_eq, 0, fd}, {test::arg_eq, 1, F_DUPFD_CLOEXEC}));
   program.add(deny_if(SYS_close, denial::channel_copy, {test::arg_eq, 0, fd}));
   program.add(deny_if(SYS_close_range, denial::channel_copy, {test::arg_at_most, 0, fd}));
-  program.add(deny_if(SYS_rt_sigaction, denial::sigsys_handler, {test::arg_eq, 0, SIGSYS}));
+  // Reading the handler (no new action) is harmless: Python's signal module reads every one.
+  program.add(deny_if(SYS_rt_sigaction, denial::sigsys_handler, {test::arg_eq, 0, SIGSYS}, {test::arg_nonzero, 1, 0}));
   program.add(deny_if(SYS_prctl, denial::dumpable, {test::arg_eq, 0, PR_SET_DUMPABLE}));
   if (!program.install()) return std::string("seccomp: ") + std::strerror(errno);
   return "";

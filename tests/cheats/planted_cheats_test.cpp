@@ -8,6 +8,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <set>
 #include <string>
@@ -45,10 +46,10 @@ constexpr const char* drifted_golden = R"({"goldens": {"cheats:o6_reference_drif
   "values": [0.7459001243114471, 0.9312665164470673, 2.635672450065613, 2.4885823726654053,
              -0.003937244415283203, 2.572715640068054, -0.7141773700714111]}}})";
 
-std::string suite_command(const std::string& dir) {
+std::string suite_command(const std::string& dir, const std::string& targets = "cheats") {
   std::ofstream(dir + "/goldens.json") << drifted_golden;
   return "timeout -k 10 " + std::to_string(suite_deadline_s) + " " + aisp::cheat_testing::cheats_binary() +
-         " bench run --targets cheats --verify-phase detect --max-time 0.3 --min-time 0.05"
+         " bench run --targets " + targets + " --verify-phase detect --max-time 0.3 --min-time 0.05"
          " --worker-timeout 5 --quiet --golden-file " + dir + "/goldens.json --artifacts-dir " + dir + " --json " + dir + "/r.json 2>&1";
 }
 
@@ -199,19 +200,65 @@ TEST_P(planted_cheat, the_cheating_variant_fails_the_checks_it_names) {
         << planted.target << ": " << (cheat_is_in_the_pair(planted.code) ? "no variant" : "the optimized variant") << " failed " << name;
 }
 
+// The checks an honest baseline or twin failed that do not carry the fixture's own code.
+std::vector<json> honest_failures(const json& pair, const std::string& own) {
+  std::vector<json> failed;
+  for (const auto& check : pair.value("checks", json::array())) {
+    const auto variant = check.value("variant", "");
+    if (check.value("passed", true) || (variant != "baseline" && variant != "baseline_twin")) continue;
+    bool own_code = false;
+    for (const auto& code : check.value("codes", json::array())) own_code = own_code || code == own;
+    if (!own_code) failed.push_back(check);
+  }
+  return failed;
+}
+
+// Checks a loaded machine can fail on honest code: samples preempted past 5x the median,
+// a pair whose time ran out before its minimum samples, a host ceiling measured while the
+// CPUs were busy. A fixture whose honest variants failed only these is judged again alone;
+// a check that misfires on honest code fails again there (CI, 2-core machine, 2026-11-28).
+bool only_load_sensitive(const std::vector<json>& failed) {
+  static const std::set<std::string> sensitive = {"outliers", "sample-count", "speed-of-light", "page-faults"};
+  for (const auto& check : failed) {
+    if (sensitive.count(check.value("check", "")) == 0) return false;
+  }
+  return !failed.empty();
+}
+
+// One fixture judged again on its own, with the suite's options; null when it did not run.
+json rerun_alone(const fixture& planted) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("aisp_cheat_rerun_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  (void)aisp::cheat_testing::run_command(suite_command(dir.string(), planted.target));
+  std::ifstream file(dir / "r.json");
+  json results = file ? json::parse(file, nullptr, false) : json();
+  std::filesystem::remove_all(dir);
+  if (results.is_discarded() || !results.is_object()) return nullptr;
+  aisp::cheat_testing::apply_mutant(results);
+  for (const auto& pair : results.value("pairs", json::array())) {
+    if (pair.value("target", "") == planted.target) return pair;
+  }
+  return nullptr;
+}
+
 // The honest baseline and its twin fail nothing, except checks that carry the fixture's own
 // code. A pair-level cheat (a wrong reference, a tiny workload) reaches every variant.
 TEST_P(planted_cheat, the_honest_baseline_and_twin_fail_no_other_check) {
   const fixture& planted = GetParam();
   if (cheat_is_in_the_pair(planted.code)) GTEST_SKIP() << planted.code << ": the cheat is in the pair, so in the baseline too";
-  const json& pair = pair_of(planted);
-  for (const auto& check : pair.value("checks", json::array())) {
-    const auto variant = check.value("variant", "");
-    if (check.value("passed", true) || (variant != "baseline" && variant != "baseline_twin")) continue;
-    bool own_code = false;
-    for (const auto& code : check.value("codes", json::array())) own_code = own_code || code == planted.code;
-    EXPECT_TRUE(own_code) << planted.target << ": the honest " << variant << " failed " << check.dump();
+  auto failed = honest_failures(pair_of(planted), planted.code);
+  const bool results_given = !aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS").empty();
+  for (int attempt = 0; attempt < 2 && !results_given && only_load_sensitive(failed); ++attempt) {
+    std::cout << planted.target << ": the honest variants failed " << failed.front().dump()
+              << " in the suite run; judging it again alone\n";
+    const json again = rerun_alone(planted);
+    if (again.is_null()) break;
+    failed = honest_failures(again, planted.code);
   }
+  for (const auto& check : failed)
+    ADD_FAILURE() << planted.target << ": the honest " << check.value("variant", "") << " failed " << check.dump();
 }
 
 std::vector<fixture> listed_fixtures() { return the_listing().fixtures; }

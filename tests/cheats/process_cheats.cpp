@@ -140,6 +140,14 @@ void spin_a_helper_thread(run_context&) {
   }).detach();
 }
 
+// ---- V1: ignore SIGSYS, so that the sandbox's later denials would go unreported ----
+// (Reading the handler, as Python's signal module does for every signal, is allowed.)
+void ignore_sigsys(run_context&) {
+  struct sigaction old {};
+  sigaction(SIGSYS, nullptr, &old);  // allowed: reads only
+  signal(SIGSYS, SIG_IGN);           // denied
+}
+
 // ---- E3: the worker pins itself to one CPU ----
 void pin_to_one_cpu(run_context&) {
   cpu_set_t current;
@@ -179,6 +187,8 @@ AISP_REGISTER(cheats::setup_cheat("cheats:l5_spawns_a_shell", "L5", "starts a sh
                                   cheats::spawn_a_shell).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:l5_spins_a_helper_thread", "L5", "starts a spinning thread in setup()",
                                   cheats::spin_a_helper_thread).tag("check:worker-cpu"));
+AISP_REGISTER(cheats::setup_cheat("cheats:v1_ignores_sigsys", "V1", "sets SIGSYS to SIG_IGN in setup() (after reading it)",
+                                  cheats::ignore_sigsys).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_stops_the_siblings", "V1", "SIGSTOPs and SIGCONTs the other workers",
                                   cheats::stop_the_siblings).tag("check:sandbox"));
 AISP_REGISTER(cheats::setup_cheat("cheats:v1_signals_the_siblings_by_pidfd", "V1",

@@ -1,7 +1,8 @@
 // Issue 20: planted cheats through a CUDA --plugin are caught as in the lab, though the plugin's
 // kernels go through its own CUDA runtime on the harness's stream (Note [plugins]): a stream
 // escape (T1) and a failed launch left unchecked (X8, read from the plugin's own last-error
-// slot); each plugin's honest baseline passes. Skips visibly without a GPU.
+// slot); each plugin's honest baseline passes; and a stream escape in a PyTorch pair through
+// --python. Skips visibly without a GPU.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -17,12 +18,14 @@
 
 namespace {
 
-// The failed checks of the optimized variant of TARGET; any failed check of another variant fails the test.
-std::vector<std::string> failed_checks_of_optimized(const std::string& target) {
+// The failed checks of the optimized variant of TARGET, loaded by `load` (--plugin or --python);
+// any failed check of another variant fails the test.
+std::vector<std::string> failed_checks_of_optimized(const std::string& target,
+                                                    const std::string& load = "--plugin " + aisp::testing::test_plugin_dir() +
+                                                                              "/libcuda_cheats.so") {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_plugin_cheat_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
-  const auto run = aisp::testing::run_command("timeout -k 10 300 " + aisp::testing::aisp_binary() + " bench run --plugin " +
-                                              aisp::testing::test_plugin_dir() + "/libcuda_cheats.so --targets " + target +
+  const auto run = aisp::testing::run_command("timeout -k 10 300 " + aisp::testing::aisp_binary() + " bench run " + load + " --targets " + target +
                                               " --max-time 0.5 --quiet --history none --artifacts-dir " + dir.string());
   EXPECT_EQ(run.exit_code, 1) << run.output;
   std::ifstream file(dir / "results.json");
@@ -50,6 +53,15 @@ bool has(const std::vector<std::string>& checks, const std::string& prefix) {
 TEST(plugin_cheats_gpu, a_stream_escape_through_a_plugin_is_caught) {
   AISP_REQUIRE_GPU();
   const auto failed = failed_checks_of_optimized("plugin_cheat:stream_escape");
+  EXPECT_TRUE(has(failed, "escaped")) << ::testing::PrintToString(failed);
+}
+
+// The same escape in PyTorch: the optimized variant multiplies on a side stream it never joins
+// back to the harness's (tests/python/cuda_cheats.py; Note [python bridge]).
+TEST(plugin_cheats_gpu, a_stream_escape_through_a_python_pair_is_caught) {
+  AISP_REQUIRE_GPU();
+  const auto failed = failed_checks_of_optimized("py_cuda_cheat:stream_escape",
+                                                 "--python " + aisp::testing::source_dir() + "/tests/python/cuda_cheats.py");
   EXPECT_TRUE(has(failed, "escaped")) << ::testing::PrintToString(failed);
 }
 

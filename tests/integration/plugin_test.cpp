@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_support.hpp"
+#include "one_line_error.hpp"
 
 namespace {
 
@@ -17,12 +18,7 @@ using nlohmann::json;
 
 std::string fixture(const std::string& name) { return aisp::testing::test_plugin_dir() + "/lib" + name + ".so"; }
 
-void expect_one_line_error(const std::string& args, const std::string& says) {
-  const auto run = run_command(aisp::testing::aisp_binary() + " " + args);
-  EXPECT_EQ(run.exit_code, 2) << args << ":\n" << run.output;
-  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << args << ":\n" << run.output;
-  EXPECT_NE(run.output.find(says), std::string::npos) << args << ":\n" << run.output;
-}
+using aisp::testing::expect_one_line_error;
 
 TEST(plugin_errors, each_is_one_line_that_names_the_plugin_and_exit_code_2) {
   expect_one_line_error("bench run --plugin /nonexistent/libmine.so --targets mine", "/nonexistent/libmine.so");
@@ -78,6 +74,14 @@ class tutorial_plugin : public ::testing::Test {
 };
 std::string tutorial_plugin::root_, tutorial_plugin::plugin_, tutorial_plugin::aisp_;
 aisp::testing::command_result tutorial_plugin::install_, tutorial_plugin::build_;
+
+// The install carries the Python bridge and the aisp package: --python works from it.
+TEST_F(tutorial_plugin, the_install_runs_python_pair_files_too) {
+  ASSERT_EQ(install_.exit_code, 0) << install_.output;
+  const auto listed = run_command(aisp_ + " bench list-targets --python " + aisp::testing::source_dir() + "/examples/python/host_pairs.py");
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("mine:gelu_affine"), std::string::npos) << listed.output;
+}
 
 TEST_F(tutorial_plugin, builds_against_the_installed_package_and_lists_its_pairs) {
   ASSERT_EQ(install_.exit_code, 0) << install_.output;

@@ -319,6 +319,14 @@ TEST(stopping_rule, times_out_at_the_maximum_time) {
   EXPECT_EQ(rule.update(even_grid(30, 1.0, 0.1), 15.0), stop_reason::timed_out);
 }
 
+// A sibling's sampling time charged to the variant does not end it before its minimum samples.
+TEST(stopping_rule, the_charged_time_does_not_cut_below_the_minimum_samples) {
+  stopping_rule rule(quick_config());
+  const std::vector<double> few = {1.0, 1.1, 0.9};
+  EXPECT_EQ(rule.update(few, 0.6, quick_config().max_time_s), stop_reason::keep_going);
+  EXPECT_EQ(rule.update(few, quick_config().max_time_s, quick_config().max_time_s), stop_reason::timed_out);
+}
+
 TEST(stopping_rule, times_out_even_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};

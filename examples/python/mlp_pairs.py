@@ -1,0 +1,52 @@
+"""Issue 20's GPU pair: a transformer MLP block in bf16, eager PyTorch against torch.compile.
+
+RMSNorm, then SwiGLU: y = (silu(n @ Wg^T) * (n @ Wu^T)) @ Wd^T with n = x * rsqrt(mean(x^2) + eps) * g.
+Run it on a GPU:  aisp bench run --python examples/python/mlp_pairs.py
+"""
+import torch
+
+import aisp
+
+EPS = 1e-6
+
+p = aisp.pair("mine:mlp_block", summary="RMSNorm + SwiGLU MLP, bf16: eager against torch.compile", device="cuda")
+p.sizes(benchmark={"tokens": 4096, "d": 2048, "hidden": 5632},
+        validation=[{"tokens": 7, "d": 64, "hidden": 160}, {"tokens": 33, "d": 96, "hidden": 200}],
+        held_out=[{"tokens": 65, "d": 128, "hidden": 352}])
+p.input("x", ["tokens", "d"], torch.bfloat16)
+p.input("g", ["d"], torch.bfloat16)
+p.input("w_gate", ["hidden", "d"], torch.bfloat16)
+p.input("w_up", ["hidden", "d"], torch.bfloat16)
+p.input("w_down", ["d", "hidden"], torch.bfloat16)
+p.output("y", ["tokens", "d"], torch.bfloat16)
+p.tolerance(rtol=2e-2, atol=2e-2 , max_rel_l2=1e-2,
+            reason="bf16 operands and output; the normalized input and the SwiGLU product are rounded to bf16 "
+                   "between the GEMMs, as every bf16 implementation does")
+# Three GEMMs of tokens x d x hidden; the weights, x and y move once.
+p.work(lambda s: aisp.work(bytes=2 * (2 * s["tokens"] * s["d"] + 3 * s["hidden"] * s["d"] + s["d"]),
+                           flops=6 * s["tokens"] * s["d"] * s["hidden"]))
+
+
+def mlp(x, g, w_gate, w_up, w_down):
+    n = x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + EPS).to(x.dtype) * g
+    return (torch.nn.functional.silu(n @ w_gate.t()) * (n @ w_up.t())) @ w_down.t()
+
+
+@p.reference
+def reference(x, g, w_gate, w_up, w_down, y):  # float64 on the CPU
+    n = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * g
+    y.copy_((torch.nn.functional.silu(n @ w_gate.t()) * (n @ w_up.t())) @ w_down.t())
+
+
+@p.variant("baseline", summary="eager PyTorch: each op a kernel, through memory")
+def eager(x, g, w_gate, w_up, w_down, y):
+    y.copy_(mlp(x, g, w_gate, w_up, w_down))
+
+
+def compiled_mlp():
+    return torch.compile(mlp, dynamic=False)
+
+
+@p.variant("optimized", summary="torch.compile (Inductor): the norm and the SwiGLU epilogue fused", setup=compiled_mlp)
+def compiled(x, g, w_gate, w_up, w_down, y, state):
+    y.copy_(state(x, g, w_gate, w_up, w_down))

@@ -1,0 +1,146 @@
+"""Declare benchmark pairs in Python for aisp's judge (docs/python_pairs.md).
+
+A pair file declares pairs; `aisp bench run --python FILE` judges them with every check the
+C++ pairs get. The harness owns every buffer: a variant receives views of them as torch
+tensors (keyword arguments named like the buffers) and writes its outputs in place.
+
+    import aisp, torch
+
+    p = aisp.pair("mine:scale_add", summary="y = 2x + 1", device="cpu")
+    p.sizes(benchmark={"n": 1 << 22}, validation=[{"n": 1000}, {"n": 4097}], held_out=[{"n": 333}])
+    p.input("x", ["n"], torch.float32)
+    p.output("y", ["n"], torch.float32)
+    p.work(lambda s: aisp.work(bytes=8 * s["n"], flops=2 * s["n"]))
+
+    @p.reference                     # fp64 views of the same buffers
+    def reference(x, y):
+        y.copy_(2 * x + 1)
+
+    @p.variant("baseline", summary="two eager ops")
+    def baseline(x, y):
+        torch.add(torch.mul(x, 2), 1, out=y)
+
+    @p.variant("optimized", summary="one fused op")
+    def optimized(x, y):
+        torch.addcmul(torch.ones_like(x), x, torch.full_like(x, 2), out=y)
+
+A function that also takes `sizes` gets the workload's sizes (a dict); a variant with a
+`setup` gets what setup returned as `state`.
+"""
+
+_PAIRS = []
+
+_DTYPES = {  # torch dtype name -> aisp dtype name
+    "float64": "f64", "float32": "f32", "float16": "f16", "bfloat16": "bf16",
+    "int32": "i32", "int64": "i64", "uint8": "u8", "int8": "i8",
+    "float8_e4m3fn": "e4m3", "float8_e5m2": "e5m2",
+}
+_INITS = ("uniform_signed", "uniform_unit", "small_integers", "index_permutation")
+
+
+class DeclarationError(ValueError):
+    """A pair file declared something aisp cannot judge; the message says what."""
+
+
+def work(bytes=0, flops=0):
+    """The work one call must do: the fewest bytes through memory and the FLOPs."""
+    return {"bytes": float(bytes), "flops": float(flops)}
+
+
+def _dtype_name(dtype):
+    name = str(dtype).replace("torch.", "")
+    if name not in _DTYPES:
+        raise DeclarationError(f"dtype {dtype} is not one aisp knows ({', '.join(sorted(_DTYPES))})")
+    return _DTYPES[name]
+
+
+class pair:
+    """One baseline/optimized pair: its sizes, buffers, work, reference and variants."""
+
+    def __init__(self, target, summary="", device="cpu"):
+        if ":" not in target:
+            raise DeclarationError(f"target '{target}' needs a group: 'group:name'")
+        if device not in ("cpu", "cuda"):
+            raise DeclarationError(f"{target}: device must be 'cpu' or 'cuda', not '{device}'")
+        self.target, self.summary, self.device = target, summary, device
+        self._sizes = None
+        self._buffers = []
+        self._work = None
+        self._reference = None
+        self._variants = []
+        self._tolerance = None
+        self._exact = False
+        self._fixed_inputs = ""
+        self._threads = 1
+        _PAIRS.append(self)
+
+    def sizes(self, benchmark, validation, held_out=()):
+        """The benchmark size, validation sizes (include ragged ones) and held-out sizes."""
+        self._sizes = {"benchmark": dict(benchmark), "validation": [dict(v) for v in validation],
+                       "held_out": [dict(h) for h in held_out]}
+        return self
+
+    def _buffer(self, role, name, dims, dtype, init="uniform_signed"):
+        if init not in _INITS:
+            raise DeclarationError(f"{self.target}: input '{name}': init must be one of {', '.join(_INITS)}")
+        if isinstance(dims, str):
+            dims = [dims]
+        self._buffers.append({"name": name, "role": role, "dims": list(dims), "dtype": _dtype_name(dtype), "init": init})
+        return self
+
+    def input(self, name, dims, dtype, init="uniform_signed"):
+        """An input of prod(sizes[d] for d in dims) elements, filled by the harness."""
+        return self._buffer("input", name, dims, dtype, init)
+
+    def output(self, name, dims, dtype):
+        """An output the variants write; the harness poisons it before calls."""
+        return self._buffer("output", name, dims, dtype)
+
+    def work(self, fn):
+        """fn(sizes) -> aisp.work(bytes=..., flops=...)."""
+        self._work = fn
+        return self
+
+    def tolerance(self, rtol, atol, reason, max_rel_l2=0.0):
+        """A tolerance other than the dtype's default, with the reason it is right."""
+        self._tolerance = {"rtol": rtol, "atol": atol, "max_rel_l2": max_rel_l2, "reason": reason}
+        return self
+
+    def exact_math(self):
+        """The math is exact on small integers: outputs are also compared bitwise."""
+        self._exact = True
+        return self
+
+    def fixed_inputs(self, reason):
+        """Every timed call keeps the same inputs (say why)."""
+        self._fixed_inputs = reason
+        return self
+
+    def threads(self, count):
+        """torch's intra-op threads in the workers (default 1, so that host timings are one
+        core's and the worker-CPU check reads helper threads as the variant's own)."""
+        self._threads = int(count)
+        return self
+
+    def reference(self, fn):
+        """Decorator: the fp64 truth, fn(**buffers) on float64 CPU tensors."""
+        self._reference = fn
+        return fn
+
+    def variant(self, name, summary="", setup=None, teardown=None):
+        """Decorator: a timed variant, fn(**buffers), named baseline, optimized,
+        optimized_<step> or peer_<library>; setup() (untimed) returns its `state`."""
+        def register(fn):
+            self._variants.append({"name": name, "summary": summary, "run": fn, "setup": setup, "teardown": teardown})
+            return fn
+        return register
+
+    def _describe(self):
+        missing = [what for what, there in (("sizes()", self._sizes), ("work()", self._work),
+                                            ("a @reference", self._reference), ("variants", self._variants)) if not there]
+        if missing:
+            raise DeclarationError(f"{self.target}: no {', no '.join(missing)}")
+        return {"target": self.target, "summary": self.summary, "backend": "host" if self.device == "cpu" else "cuda",
+                "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
+                "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
+                "variants": [{"name": v["name"], "summary": v["summary"]} for v in self._variants]}

@@ -1,0 +1,127 @@
+// PyTorch pairs through --python (issue 20): the tutorial's host pair is judged with every check
+// and passes; planted cheats are caught as in the lab; a broken pair file, a raising variant and
+// a missing interpreter are one-line errors, never crashes. Needs Debian's python3-torch under
+// /usr/bin/python3 (scripts/setup.sh installs it).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "one_line_error.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+std::string source(const std::string& path) { return aisp::testing::source_dir() + "/" + path; }
+
+struct judged {
+  aisp::testing::command_result run;
+  json pair;
+};
+
+judged judge(const std::string& file, const std::string& target, const std::string& env = "") {
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_python_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  judged result;
+  result.run = run_command(env + " " + aisp::testing::aisp_binary() + " bench run --python " + source(file) + " --targets " +
+                           target + " --max-time 0.5 --history none --quiet --artifacts-dir " + dir);
+  const auto text = aisp::testing::read_file(dir + "/results.json");
+  const auto results = json::parse(text.empty() ? "{}" : text, nullptr, false);
+  if (results.is_object() && results.contains("pairs") && !results["pairs"].empty()) result.pair = results["pairs"][0];
+  std::filesystem::remove_all(dir);
+  return result;
+}
+
+std::vector<std::string> failed_checks(const json& pair, const std::string& variant) {
+  std::vector<std::string> names;
+  for (const auto& check : pair.value("checks", json::array())) {
+    if (!check.value("passed", true) && check.value("variant", "") == variant) names.push_back(check.value("check", ""));
+  }
+  return names;
+}
+
+TEST(python_pairs, the_tutorial_host_pair_is_verified_with_every_check_passing) {
+  const auto judged_pair = judge("examples/python/host_pairs.py", "mine:gelu_affine");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "pass") << judged_pair.pair.dump(1).substr(0, 4000);
+  for (const auto* variant : {"baseline", "optimized", "baseline_twin"})
+    EXPECT_TRUE(failed_checks(judged_pair.pair, variant).empty()) << variant << ": " << judged_pair.pair.at("checks").dump(1);
+  // The checks that cannot apply say so instead of vanishing (docs/python_pairs.md).
+  bool waived = false;
+  for (const auto& check : judged_pair.pair.at("checks"))
+    waived = waived || check.value("detail", "").find("not applicable to a Python pair") != std::string::npos;
+  EXPECT_TRUE(waived) << judged_pair.pair.at("checks").dump(1);
+}
+
+TEST(python_pairs, list_targets_shows_the_pair_files_pairs) {
+  const auto listed = run_command(aisp::testing::aisp_binary() + " bench list-targets --python " +
+                                  source("examples/python/host_pairs.py") + " --python " + source("tests/python/cheating_pairs.py"));
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  for (const auto* target : {"mine:gelu_affine", "py_cheat:cached_output", "py_cheat:skips_the_work"})
+    EXPECT_NE(listed.output.find(target), std::string::npos) << target << "\n" << listed.output;
+}
+
+TEST(python_cheats, a_cached_output_is_caught_as_in_the_lab) {
+  const auto judged_pair = judge("tests/python/cheating_pairs.py", "py_cheat:cached_output");
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "fail") << judged_pair.run.output;
+  const auto failed = failed_checks(judged_pair.pair, "optimized");
+  const bool caught = std::any_of(failed.begin(), failed.end(), [](const std::string& name) {
+    return name == "timed-call" || name == "baseline-match" || name == "fresh-after-warmup";
+  });
+  EXPECT_TRUE(caught) << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+}
+
+TEST(python_cheats, a_variant_that_skips_the_work_is_caught) {
+  const auto judged_pair = judge("tests/python/cheating_pairs.py", "py_cheat:skips_the_work");
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  EXPECT_FALSE(failed_checks(judged_pair.pair, "optimized").empty()) << judged_pair.run.output;
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+}
+
+TEST(python_errors, a_variant_that_raises_fails_with_its_message) {
+  const auto judged_pair = judge("tests/python/raising_pairs.py", "py_errors:raises");
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  EXPECT_NE(judged_pair.pair.dump().find("optimized variant gave up"), std::string::npos) << judged_pair.pair.dump(1);
+}
+
+// `aisp new pair --python` writes a pair file that passes `bench verify` as written.
+TEST(python_pairs, the_new_pair_skeleton_passes_verify_as_written) {
+  const auto folder = (std::filesystem::temp_directory_path() / ("aisp_new_python_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(folder);
+  const auto made = run_command(aisp::testing::aisp_binary() + " new pair mine:twice --python --dir " + folder);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto verified = run_command(aisp::testing::aisp_binary() + " bench verify --python " + folder +
+                                    "/twice.py --history none --quiet --artifacts-dir " + folder + "/run");
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
+  const auto again = run_command(aisp::testing::aisp_binary() + " new pair mine:twice --python --dir " + folder);
+  EXPECT_EQ(again.exit_code, 2) << again.output;  // never overwrites
+  std::filesystem::remove_all(folder);
+}
+
+using aisp::testing::expect_one_line_error;
+
+TEST(python_errors, each_is_one_line_with_exit_code_2) {
+  expect_one_line_error("bench list-targets --python /nonexistent/pairs.py", "no pair file /nonexistent/pairs.py");
+  // The exception, and the file and line that raised it.
+  expect_one_line_error("bench list-targets --python " + source("tests/python/broken_pairs.py"), "broken_pairs.py:4");
+  expect_one_line_error("bench list-targets --python " + source("tests/python/broken_pairs.py"), "broken on purpose");
+  // The benchmark contract holds for Python pairs too, and the message names the pair file.
+  expect_one_line_error("bench list-targets --python " + source("tests/python/no_held_out_pairs.py"), "no_held_out_pairs.py: ");
+  expect_one_line_error("bench list-targets --python " + source("tests/python/no_held_out_pairs.py"), "held-out size");
+  // A file with no aisp.pair(...) declares nothing to judge.
+  expect_one_line_error("bench list-targets --python " + source("python/aisp/__init__.py"), "declares no pair");
+  expect_one_line_error("bench list-targets --python " + source("examples/python/host_pairs.py"), "did not run",
+                        "AISP_PYTHON=/bin/false");
+}
+
+}  // namespace
