@@ -72,6 +72,7 @@ class pair:
         self._exact = False
         self._fixed_inputs = ""
         self._threads = 1
+        self._goal = "speed"
         _PAIRS.append(self)
 
     def sizes(self, benchmark, validation, held_out=()):
@@ -116,6 +117,14 @@ class pair:
         self._fixed_inputs = reason
         return self
 
+    def goal(self, what):
+        """What the verdict judges: "speed" (the median call, the default), "latency" (the p99
+        of single calls, with p50 and p99 reported) or "throughput" (calls per second)."""
+        if what not in ("speed", "memory", "latency", "throughput"):
+            raise DeclarationError(f"{self.target}: goal must be speed, memory, latency or throughput, not '{what}'")
+        self._goal = what
+        return self
+
     def threads(self, count):
         """torch's intra-op threads in the workers (default 1, so that host timings are one
         core's and the worker-CPU check reads helper threads as the variant's own)."""
@@ -143,4 +152,5 @@ class pair:
         return {"target": self.target, "summary": self.summary, "backend": "host" if self.device == "cpu" else "cuda",
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
+                "goal": self._goal,
                 "variants": [{"name": v["name"], "summary": v["summary"]} for v in self._variants]}

@@ -146,6 +146,9 @@ pair python_pair(const json& declared) {
   if (const auto& tol = declared.value("tolerance", json()); tol.is_object())
     p.tolerance_override({.rtol = tol.at("rtol").get<double>(), .atol = tol.at("atol").get<double>(),
                           .max_rel_l2 = tol.value("max_rel_l2", 0.0), .reason = tol.at("reason").get<std::string>()});
+  static const std::map<std::string, goal> goals = {
+      {"speed", goal::speed}, {"memory", goal::memory}, {"latency", goal::latency}, {"throughput", goal::throughput}};
+  p.pursue(goals.at(declared.value("goal", std::string("speed"))));
   if (declared.value("exact_math", false)) p.exact_math();
   if (const auto reason = declared.value("fixed_inputs", std::string()); !reason.empty()) p.fixed_inputs(reason);
   p.tag("python");

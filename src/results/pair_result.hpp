@@ -72,6 +72,9 @@ struct variant_result {
   // peer median over this variant's median, with its CI: 1.0 = as fast as the pair's peer
   // variant (a vendor library, measured in the same run, interleaved); absent without a peer.
   std::optional<stats::ratio_estimate> vs_peer;
+  // Note [goals]: a latency pair's p50_s and p99_s, a throughput pair's calls_per_s, each
+  // {point, low, high} with a bootstrap CI; null for a speed pair.
+  nlohmann::json goal_metrics;
 };
 
 struct speedup_result {
@@ -94,6 +97,8 @@ struct pair_result {
   workload benchmark;
   work_amount work;
   std::vector<variant_result> variants;
+  std::string goal = "speed";          // what the pair pursues: speed | memory | throughput | latency
+  std::string verdict_statistic = "median";  // what speedups compare: median, or p99 for a latency pair
   std::optional<stats::ratio_estimate> noise;  // baseline vs itself
   double noise_floor = 0;
   std::vector<speedup_result> speedups;

@@ -76,6 +76,7 @@ json to_json(const variant_result& v) {
       {"worker_cpu", v.worker_cpu},
       {"visit_cost", v.visit_cost},
       {"notes", v.notes},
+      {"goal_metrics", v.goal_metrics},
   };
 }
 
@@ -118,6 +119,8 @@ json to_json(const pair_result& result) {
       {"variants", variants},
       {"speedups", speedups},
       {"noise_floor", result.noise_floor},
+      {"goal", result.goal},
+      {"verdict_statistic", result.verdict_statistic},
       {"checks", checks},
       {"wall_s", result.wall_s},
       {"phase_s", phases_json(result.phase_s)},

@@ -109,10 +109,24 @@ std::string render_table(const suite_result& suite) {
     for (const auto& s : p.speedups) {
       const auto* cand = find_variant(p, s.variant);
       add_row({p.target, s.variant + (cand != nullptr && !cand->precision.empty() ? " *" : ""), median_iqr(base),
-               median_iqr(cand), fmt::format("{:.3f}x [{:.3f}, {:.3f}]", s.speedup.point, s.speedup.low, s.speedup.high),
+               median_iqr(cand),
+               fmt::format("{:.3f}x [{:.3f}, {:.3f}]{}", s.speedup.point, s.speedup.low, s.speedup.high,
+                           p.verdict_statistic == "median" ? "" : " " + p.verdict_statistic),
                s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)},
               cand);
       if (!s.verdict_reason.empty()) notes.push_back(p.target + " " + s.variant + " inconclusive: " + s.verdict_reason);
+    }
+    for (const auto& v : p.variants) {  // Note [goals]: the goal's own figures
+      const auto estimate = [&](const char* key, auto&& show) {
+        const auto& e = v.goal_metrics[key];
+        return fmt::format("{} [{}, {}]", show(e.value("point", 0.0)), show(e.value("low", 0.0)), show(e.value("high", 0.0)));
+      };
+      const auto rate_text = [](double per_s) { return fmt::format("{:.4g}/s", per_s); };
+      if (v.goal_metrics.contains("p99_s"))
+        notes.push_back(fmt::format("{} {}: latency p50 {}, p99 {}", p.target, v.name, estimate("p50_s", format_duration),
+                                    estimate("p99_s", format_duration)));
+      if (v.goal_metrics.contains("calls_per_s"))
+        notes.push_back(fmt::format("{} {}: throughput {} calls", p.target, v.name, estimate("calls_per_s", rate_text)));
     }
     if (with_peer && base != nullptr && base->vs_peer)
       notes.push_back(p.target + " baseline: " + peer_text(base) + " of the peer");

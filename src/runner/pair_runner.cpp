@@ -12,6 +12,7 @@
 #include "audit/build_flags.hpp"
 #include "audit/timeline_json.hpp"
 #include "profile/chrome_trace.hpp"
+#include "runner/goal_verdicts.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
@@ -36,12 +37,14 @@ namespace {
 std::vector<variant_slot> plan_slots(const pair_request& request, const run_config& config) {
   const pair& declared = *request.declared;
   std::vector<variant_slot> slots;
+  auto stopping = config.stopping;  // Note [goals]: a p99 needs its samples
+  if (declared.goal_of() == goal::latency) stopping.min_samples = std::max(stopping.min_samples, latency_min_samples);
   const auto add = [&](std::string label, const variant& runs, slot_role role) {
     variant_slot slot;
     slot.label = std::move(label);
     slot.runs = &runs;
     slot.role = role;
-    slot.rule = stats::stopping_rule(config.stopping);
+    slot.rule = stats::stopping_rule(stopping);
     slot.result.name = slot.label;
     slot.result.summary = runs.summary;
     slot.result.precision = runs.precision;
@@ -116,7 +119,7 @@ void record_peer_ratios(std::vector<variant_slot>& slots, const stats::bootstrap
   }
 }
 
-void decide_verdicts(pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
+void decide_verdicts(const pair& declared, pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
   const variant_slot* baseline = nullptr;
   const variant_slot* twin = nullptr;
   for (const auto& slot : slots) {
@@ -126,18 +129,27 @@ void decide_verdicts(pair_result& result, std::vector<variant_slot>& slots, cons
   const auto baseline_times = durations_of(*baseline);
   stats::bootstrap_config bootstrap;
   bootstrap.seed = config.seed;
-  result.noise = stats::bootstrap_median_ratio(baseline_times, durations_of(*twin), bootstrap);
+  // Note [goals]: the statistic the verdict compares, and the goal's own figures per variant.
+  const auto statistic = statistic_for(declared);
+  result.goal = goal_name(declared.goal_of());
+  result.verdict_statistic = statistic.name;
+  for (auto& slot : slots) record_goal_metrics(declared, durations_of(slot), slot.result, bootstrap);
+  result.noise = statistic_ratio(statistic, baseline_times, durations_of(*twin), bootstrap);
   result.noise_floor = stats::noise_floor_of(*result.noise);
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate) continue;
     speedup_result speedup;
     speedup.variant = slot.label;
-    speedup.speedup = stats::bootstrap_median_ratio(baseline_times, durations_of(slot), bootstrap);
+    speedup.speedup = statistic_ratio(statistic, baseline_times, durations_of(slot), bootstrap);
     const bool gated = config.phase == verify_phase::gate;
     const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
     const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
                          baseline->result.samples.size() < config.stopping.min_samples;
     speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
+    const std::size_t fewest = std::min(slot.result.samples.size(), baseline->result.samples.size());
+    if (declared.goal_of() == goal::latency && fewest < latency_min_samples && speedup.verdict_reason.empty())
+      speedup.verdict_reason = fmt::format("a p99 needs at least {} samples a variant, and one had {}: give the pair more time (--max-time)",
+                                           latency_min_samples, fewest);
     speedup.verdict = invalid  ? "invalid"
                       : too_few || !speedup.verdict_reason.empty()
                           ? "inconclusive"
@@ -268,7 +280,8 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("traffic");
   for (auto& slot : slots) {
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
-    if (!config.verify_only) check_sampling(slot, config, declared.where() == backend::cuda, result.checks);
+    if (!config.verify_only)
+      check_sampling(slot, config, declared.where() == backend::cuda, result.checks, declared.goal_of() == goal::latency);
     check_reported_clock(slot, result.checks);
     check_device_timeline(declared, result.benchmark, slot, result.checks);
     check_access_policy(declared, slot.access_policy, "a visit of timed samples", slot.label, result.checks);
@@ -386,7 +399,7 @@ pair_result run_pair(const pair_request& request, const run_config& given,
     if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress, phases);
     waive_runtime_checks(declared, result.checks);
     mark_verification(result, slots, config);
-    if (!config.verify_only) decide_verdicts(result, slots, config);
+    if (!config.verify_only) decide_verdicts(declared, result, slots, config);
     phases.lap("verdicts");
     if (!config.trace_dir.empty() && declared.where() == backend::cuda) write_pair_trace(declared, slots, config, pair_dir);
   } catch (const worker_failure& failure) {

@@ -32,7 +32,8 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 // work escaped past the stop event (T1, T2, C4; GPU only).
 // Note [worker CPU time]: other threads busy in timed visits, or the worker busy while idle (L5, S8).
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
-void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks);
+void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks,
+                    bool tail_is_measured = false);
 // Note [two clocks]: wall-clock when most of the worker's audited samples disagree with the audit.
 void check_reported_clock(const variant_slot& slot, std::vector<check_result>& checks);
 

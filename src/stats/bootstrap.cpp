@@ -1,8 +1,10 @@
 #include "stats/bootstrap.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -22,11 +24,32 @@ class resampler {
   }
 
   [[nodiscard]] double median() const { return quantile_of_sorted(sorted_, 0.5); }
+  [[nodiscard]] double quantile(double q) const { return quantile_of_sorted(sorted_, q); }
 
-  // Median of one resample drawn with replacement. Each 64-bit draw gives two 32-bit indices by
-  // multiply-shift; the bias, at most n / 2^32, is far below the bootstrap's own Monte Carlo
-  // error, and it halves the generator calls in the hot loop.
+  // Median of one resample drawn with replacement.
   double resample_median(std::mt19937_64& rng) {
+    draw(rng);
+    const std::size_t n = sorted_.size();
+    // 0-based positions of the middle order statistics of the resample (equal for odd n).
+    const auto [lower, upper] = order_statistics((n - 1) / 2, n / 2);
+    return (lower + upper) / 2;
+  }
+
+  // The type-7 quantile q of one resample (quantile_of_sorted's definition).
+  double resample_quantile(std::mt19937_64& rng, double q) {
+    draw(rng);
+    const double h = static_cast<double>(sorted_.size() - 1) * q;
+    const double floor_h = std::floor(h);
+    const auto below = static_cast<std::size_t>(floor_h);
+    const auto [lower, upper] = order_statistics(below, std::min(below + 1, sorted_.size() - 1));
+    return lower + (h - floor_h) * (upper - lower);
+  }
+
+ private:
+  // Counts per rank of one resample drawn with replacement. Each 64-bit draw gives two 32-bit
+  // indices by multiply-shift; the bias, at most n / 2^32, is far below the bootstrap's own Monte
+  // Carlo error, and it halves the generator calls in the hot loop.
+  void draw(std::mt19937_64& rng) {
     const std::size_t n = sorted_.size();
     const std::uint64_t n64 = n;
     std::fill(counts_.begin(), counts_.end(), 0u);
@@ -37,35 +60,78 @@ class resampler {
       ++counts_[static_cast<std::size_t>(((bits >> 32) * n64) >> 32)];
     }
     if (drawn < n) ++counts_[static_cast<std::size_t>(((rng() >> 32) * n64) >> 32)];
+  }
 
-    // 0-based positions of the middle order statistics of the resample (equal for odd n).
-    const std::size_t lower_pos = (n - 1) / 2;
-    const std::size_t upper_pos = n / 2;
+  // The resample's values at 0-based sorted positions lower_pos <= upper_pos, by a running sum
+  // over the counts.
+  [[nodiscard]] std::pair<double, double> order_statistics(std::size_t lower_pos, std::size_t upper_pos) const {
     std::size_t rank = 0;
     std::size_t seen = counts_[0];
     while (seen <= lower_pos) seen += counts_[++rank];
     const double lower = sorted_[rank];
     while (seen <= upper_pos) seen += counts_[++rank];
-    return (lower + sorted_[rank]) / 2;
+    return {lower, sorted_[rank]};
   }
 
- private:
   std::vector<double> sorted_;
   std::vector<std::uint32_t> counts_;
 };
 
-}  // namespace
-
-ratio_estimate bootstrap_median_ratio(std::span<const double> numerator,
-                                      std::span<const double> denominator,
-                                      const bootstrap_config& config) {
+void expect_valid(std::span<const double> numerator, std::span<const double> denominator, const bootstrap_config& config) {
   AISP_EXPECTS(!numerator.empty() && !denominator.empty(), "bootstrap needs samples on both sides");
   AISP_EXPECTS(numerator.size() <= 0xffffffffu && denominator.size() <= 0xffffffffu,
                "bootstrap supports at most 2^32 - 1 samples per side");
   AISP_EXPECTS(config.resamples >= 1, "bootstrap needs at least one resample");
   AISP_EXPECTS(config.confidence > 0.0 && config.confidence < 1.0,
                "confidence must lie in (0, 1)");
+}
 
+// The estimate's bounds: the percentile interval of the resampled statistics.
+void set_bounds(ratio_estimate& estimate, std::vector<double>& resampled, double confidence) {
+  std::sort(resampled.begin(), resampled.end());
+  const double tail = (1 - confidence) / 2;
+  estimate.low = quantile_of_sorted(resampled, tail);
+  estimate.high = quantile_of_sorted(resampled, 1 - tail);
+}
+
+}  // namespace
+
+ratio_estimate bootstrap_quantile_ratio(std::span<const double> numerator, std::span<const double> denominator, double q,
+                                        const bootstrap_config& config) {
+  expect_valid(numerator, denominator, config);
+  AISP_EXPECTS(q > 0.0 && q < 1.0, "the quantile level must lie in (0, 1)");
+  resampler num(numerator);
+  resampler den(denominator);
+  AISP_EXPECTS(den.quantile(q) > 0, "the denominator's quantile must be positive");
+  ratio_estimate estimate;
+  estimate.point = num.quantile(q) / den.quantile(q);
+  std::mt19937_64 rng(config.seed);
+  std::vector<double> ratios(static_cast<std::size_t>(config.resamples));
+  for (double& ratio : ratios) {
+    const double num_quantile = num.resample_quantile(rng, q);
+    ratio = num_quantile / den.resample_quantile(rng, q);
+  }
+  set_bounds(estimate, ratios, config.confidence);
+  return estimate;
+}
+
+ratio_estimate bootstrap_quantile(std::span<const double> samples, double q, const bootstrap_config& config) {
+  expect_valid(samples, samples, config);
+  AISP_EXPECTS(q > 0.0 && q < 1.0, "the quantile level must lie in (0, 1)");
+  resampler side(samples);
+  ratio_estimate estimate;
+  estimate.point = side.quantile(q);
+  std::mt19937_64 rng(config.seed);
+  std::vector<double> values(static_cast<std::size_t>(config.resamples));
+  for (double& value : values) value = side.resample_quantile(rng, q);
+  set_bounds(estimate, values, config.confidence);
+  return estimate;
+}
+
+ratio_estimate bootstrap_median_ratio(std::span<const double> numerator,
+                                      std::span<const double> denominator,
+                                      const bootstrap_config& config) {
+  expect_valid(numerator, denominator, config);
   resampler num(numerator);
   resampler den(denominator);
   AISP_EXPECTS(den.median() > 0, "the denominator's median must be positive");
@@ -79,10 +145,7 @@ ratio_estimate bootstrap_median_ratio(std::span<const double> numerator,
     const double num_median = num.resample_median(rng);
     ratio = num_median / den.resample_median(rng);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1 - config.confidence) / 2;
-  estimate.low = quantile_of_sorted(ratios, tail);
-  estimate.high = quantile_of_sorted(ratios, 1 - tail);
+  set_bounds(estimate, ratios, config.confidence);
   return estimate;
 }
 

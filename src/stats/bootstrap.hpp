@@ -25,4 +25,14 @@ struct bootstrap_config {
                                                     std::span<const double> denominator,
                                                     const bootstrap_config& config = {});
 
+// The same for a quantile q in (0, 1) other than the median: the latency goal's verdict on the
+// declared percentile (p99 of baseline calls over p99 of the variant's).
+[[nodiscard]] ratio_estimate bootstrap_quantile_ratio(std::span<const double> numerator,
+                                                      std::span<const double> denominator, double q,
+                                                      const bootstrap_config& config = {});
+
+// One side's quantile q with its percentile-bootstrap CI (a variant's p50 or p99 latency).
+[[nodiscard]] ratio_estimate bootstrap_quantile(std::span<const double> samples, double q,
+                                                const bootstrap_config& config = {});
+
 }  // namespace aisp::stats

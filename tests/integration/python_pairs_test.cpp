@@ -27,12 +27,13 @@ struct judged {
   json pair;
 };
 
-judged judge(const std::string& file, const std::string& target, const std::string& env = "") {
+judged judge(const std::string& file, const std::string& target, const std::string& env = "",
+             const std::string& timing = "--max-time 0.5") {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_python_" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   judged result;
   result.run = run_command(env + " " + aisp::testing::aisp_binary() + " bench run --python " + source(file) + " --targets " +
-                           target + " --max-time 0.5 --history none --quiet --artifacts-dir " + dir);
+                           target + " " + timing + " --history none --quiet --artifacts-dir " + dir);
   const auto text = aisp::testing::read_file(dir + "/results.json");
   const auto results = json::parse(text.empty() ? "{}" : text, nullptr, false);
   if (results.is_object() && results.contains("pairs") && !results["pairs"].empty()) result.pair = results["pairs"][0];
@@ -92,6 +93,23 @@ TEST(python_errors, a_variant_that_raises_fails_with_its_message) {
   const auto judged_pair = judge("tests/python/raising_pairs.py", "py_errors:raises");
   EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
   EXPECT_NE(judged_pair.pair.dump().find("optimized variant gave up"), std::string::npos) << judged_pair.pair.dump(1);
+}
+
+// Note [goals]: a latency pair's verdict is on the p99, and each variant reports p50 and p99.
+TEST(python_pairs, a_latency_pair_is_judged_on_its_p99) {
+  const auto judged_pair = judge("tests/python/latency_pairs.py", "py_goal:tail_latency", "", "--max-time 3");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("goal", ""), "latency");
+  EXPECT_EQ(judged_pair.pair.value("verdict_statistic", ""), "p99");
+  for (const auto& variant : judged_pair.pair.at("variants")) {
+    EXPECT_GE(variant.value("sample_count", 0), 100) << variant.value("name", "");
+    EXPECT_TRUE(variant.at("goal_metrics").contains("p99_s")) << variant.dump().substr(0, 400);
+  }
+  const auto& speedup = judged_pair.pair.at("speedups").at(0);
+  // The slow path takes many times the fast one: the p99 ratio is well above the median's 1.
+  EXPECT_GT(speedup.at("speedup").value("point", 0.0), 2.0) << speedup.dump();
+  const auto& baseline = judged_pair.pair.at("variants").at(0).at("goal_metrics");
+  EXPECT_GT(baseline.at("p99_s").value("point", 0.0), 2 * baseline.at("p50_s").value("point", 0.0)) << baseline.dump();
 }
 
 // `aisp new pair --python` writes a pair file that passes `bench verify` as written.

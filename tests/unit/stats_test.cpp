@@ -2,6 +2,7 @@
 // math in the comments, never from running the code under test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <random>
@@ -229,6 +230,44 @@ TEST(bootstrap_median_ratio, narrows_as_the_samples_grow) {
   const ratio_estimate large = bootstrap_median_ratio(a_large, b_large);
   // 100x the samples: about 10x narrower; 3x is a loose bound.
   EXPECT_LT(3 * (large.high - large.low), small.high - small.low);
+}
+
+// A tail that differs while the medians agree: the median ratio sees nothing, the p99 ratio
+// sees it with a CI that excludes 1 (the latency goal's verdict).
+TEST(bootstrap_quantile_ratio, sees_a_tail_the_median_does_not) {
+  std::vector<double> slow_tail(1000, 1.0);
+  std::vector<double> short_tail(1000, 1.0);
+  for (std::size_t i = 0; i < 50; ++i) {
+    slow_tail[i * 20] = 3.0;
+    short_tail[i * 20] = 1.5;
+  }
+  const ratio_estimate median = bootstrap_median_ratio(slow_tail, short_tail);
+  EXPECT_DOUBLE_EQ(median.point, 1.0);
+  const ratio_estimate p99 = bootstrap_quantile_ratio(slow_tail, short_tail, 0.99);
+  EXPECT_DOUBLE_EQ(p99.point, 2.0);
+  EXPECT_GT(p99.low, 1.0);
+  EXPECT_LE(p99.low, p99.point);
+  EXPECT_GE(p99.high, p99.point);
+}
+
+TEST(bootstrap_quantile_ratio, agrees_with_the_median_ratio_at_one_half) {
+  std::mt19937_64 rng(7);
+  const std::vector<double> a = lognormal(301, 1.0, 0.2, rng);
+  const std::vector<double> b = lognormal(200, 0.8, 0.2, rng);
+  EXPECT_NEAR(bootstrap_quantile_ratio(a, b, 0.5).point, bootstrap_median_ratio(a, b).point, 1e-12);
+  EXPECT_THROW((void)bootstrap_quantile_ratio(a, b, 1.0), contract_error);
+  EXPECT_THROW((void)bootstrap_quantile_ratio(a, {}, 0.99), contract_error);
+}
+
+TEST(bootstrap_quantile, brackets_the_sample_quantile) {
+  std::mt19937_64 rng(11);
+  std::vector<double> values = lognormal(500, 1.0, 0.3, rng);
+  const ratio_estimate p99 = bootstrap_quantile(values, 0.99);
+  std::sort(values.begin(), values.end());
+  EXPECT_DOUBLE_EQ(p99.point, quantile_of_sorted(values, 0.99));
+  EXPECT_LE(p99.low, p99.point);
+  EXPECT_GE(p99.high, p99.point);
+  EXPECT_LT(p99.low, p99.high);
 }
 
 TEST(bootstrap_median_ratio, throws_contract_error_on_an_empty_side) {

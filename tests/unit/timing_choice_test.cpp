@@ -39,6 +39,18 @@ TEST(timing_choice, pairs_without_the_declaration_and_host_pairs_keep_the_runs_m
   EXPECT_EQ(aisp::timing_for(host, config).mode, aisp::timing_mode::cold);
 }
 
+// Note [goals]: a latency pair's samples are single calls whatever --mode says, with the reason.
+TEST(timing_choice, a_latency_pair_is_timed_one_call_a_sample) {
+  auto declared = gpu_pair("test:latency");
+  declared.pursue(aisp::goal::latency).short_calls("short, but a p99 of averages is no call's");
+  aisp::run_config config;
+  config.mode = aisp::timing_mode::hot;
+  config.mode_chosen = true;
+  const auto choice = aisp::timing_for(declared, config);
+  EXPECT_EQ(choice.mode, aisp::timing_mode::cold);
+  EXPECT_NE(choice.reason.find("latency"), std::string::npos);
+}
+
 TEST(timing_choice, a_declaration_without_a_reason_is_refused) {
   auto declared = gpu_pair("test:short");
   EXPECT_THROW(declared.short_calls(""), aisp::contract_error);

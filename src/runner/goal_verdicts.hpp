@@ -1,0 +1,38 @@
+// Note [goals]: what a pair pursues (pair::pursue) decides what its verdict compares and what it
+// reports. speed and memory: the median call, as always. latency: every sample is one call, the
+// verdict is on the p99 (the baseline's p99 over the variant's, a bootstrap CI, the noise floor
+// from the baseline and its twin at the same percentile), and each variant reports p50 and p99
+// with CIs; a p99 needs at least 100 samples a variant, so the stopping rule asks for them.
+// throughput: the verdict is the median's (a ratio of medians is the ratio of throughputs), and
+// each variant reports calls per second with the CI of its median turned over.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "aisp/pair.hpp"
+#include "results/pair_result.hpp"
+#include "stats/bootstrap.hpp"
+
+namespace aisp {
+
+inline constexpr std::size_t latency_min_samples = 100;
+
+struct verdict_statistic {
+  double quantile = 0.5;
+  std::string name = "median";
+};
+
+[[nodiscard]] std::string goal_name(goal what);
+[[nodiscard]] verdict_statistic statistic_for(const pair& declared);
+
+// The ratio the verdict reads: `numerator`'s statistic over `denominator`'s, with its CI.
+[[nodiscard]] stats::ratio_estimate statistic_ratio(const verdict_statistic& statistic, std::span<const double> numerator,
+                                                    std::span<const double> denominator, const stats::bootstrap_config& config);
+
+// Fills `variant.goal_metrics` from its per-call `durations` (null for speed and memory pairs).
+void record_goal_metrics(const pair& declared, std::span<const double> durations, variant_result& variant,
+                         const stats::bootstrap_config& config);
+
+}  // namespace aisp
