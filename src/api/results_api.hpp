@@ -57,4 +57,13 @@ struct run_filter {
 // marked regressed when its expectation says so.
 [[nodiscard]] nlohmann::json target_history(history_store& history, const std::string& target, int limit);
 
+// --- files outside the history (run_files.cpp) ---
+
+// A run's results.json, summarized as show_run summarizes a stored run: per pair the status, the
+// verdicts with their CIs and statistic, and the failed checks with their codes.
+[[nodiscard]] nlohmann::json summarize_results(const std::string& results_path);
+// The ceilings `aisp hw` measured and cached on this machine, one entry per card and driver:
+// uuid, driver, the file and the ceilings (bytes/s and FLOP/s); empty when none were measured.
+[[nodiscard]] nlohmann::json hardware_ceilings();
+
 }  // namespace aisp::api

@@ -1,5 +1,5 @@
 // `aisp mcp`: the results, for agents, over the Model Context Protocol on stdin/stdout
-// (src/mcp/, docs/mcp.md). Read-only in this slice: no tool starts a run.
+// (src/mcp/, docs/mcp.md). The history tools read; start_run starts runs as jobs.
 #include <csignal>
 #include <iostream>
 #include <memory>
@@ -13,12 +13,16 @@ namespace aisp::cli {
 void add_mcp_command(CLI::App& app, outcome& result) {
   auto* mcp = app.add_subcommand("mcp",
                                  "Serve the results to an AI agent: an MCP server (protocol 2025-06-18) on stdin/stdout.\n"
-                                 "Read-only: its tools list targets and runs, show a run or a pair, compare runs, give a\n"
-                                 "target's history and explain a check; none starts a run.");
+                                 "Its tools list targets and runs, show a run or a pair, compare runs, give a target's\n"
+                                 "history, explain a check and show the measured ceilings; start_run starts a run as a job\n"
+                                 "that wait_job follows with progress notifications and cancel_job stops.");
   auto db = std::make_shared<std::string>("artifacts/aisp.db");
   mcp->add_option("--db", *db, "the history database (default artifacts/aisp.db, as the bench commands)");
+  auto jobs_dir = std::make_shared<std::string>("artifacts");
+  mcp->add_option("--jobs-dir", *jobs_dir, "where the runs start_run starts keep their artifacts (default artifacts)");
   mcp->footer(
-      "Tools: list_targets, list_runs, show_run, show_pair, compare_runs, target_history, explain_check.\n\n"
+      "Tools: list_targets, list_runs, show_run, show_pair, compare_runs, target_history, explain_check,\n"
+      "hardware_ceilings, start_run, job_status, wait_job, cancel_job.\n\n"
       "Register it with an MCP client (Claude Desktop, Cursor, VS Code...) in its config file, with absolute paths:\n"
       "  {\n"
       "    \"mcpServers\": {\n"
@@ -31,11 +35,11 @@ void add_mcp_command(CLI::App& app, outcome& result) {
       "Or with Claude Code: claude mcp add aisp -- /path/to/aisp mcp --db /path/to/artifacts/aisp.db\n"
       "Try it by hand: echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}' | aisp mcp\n"
       "See docs/mcp.md.");
-  mcp->callback([db, &result] {
+  mcp->callback([db, jobs_dir, &result] {
     // A client that hangs up must end the loop, not kill the process mid-write.
     std::signal(SIGPIPE, SIG_IGN);
-    std::cerr << "aisp mcp: serving " << *db << " on stdio (read-only)\n";
-    mcp::server(*db).serve(std::cin, std::cout);
+    std::cerr << "aisp mcp: serving " << *db << " on stdio\n";
+    mcp::server(*db, *jobs_dir).serve_fd(0, std::cout);
     result.exit_code = 0;
   });
 }

@@ -48,6 +48,7 @@ bool has_type(const json& value, const std::string& type) {
   if (type == "string") return value.is_string();
   if (type == "integer") return value.is_number_integer();
   if (type == "boolean") return value.is_boolean();
+  if (type == "number") return value.is_number();
   if (type == "object") return value.is_object();
   return false;
 }
@@ -66,13 +67,13 @@ std::string schema_violation(const json& schema, const json& arguments) {
     if (!has_type(value, type))
       return "argument '" + name + "' must be " + (type == "integer" ? "an " : "a ") + type + ", not " + value.dump();
     const auto minimum = properties[name].value("minimum", json(nullptr));
-    if (!minimum.is_null() && value.get<std::int64_t>() < minimum.get<std::int64_t>())
+    if (!minimum.is_null() && value.get<double>() < minimum.get<double>())
       return "argument '" + name + "' must be at least " + minimum.dump() + ", not " + value.dump();
   }
   return "";
 }
 
-tool_box::tool_box(std::string db_path) : db_path_(std::move(db_path)) {
+tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db_path)) {
   const auto& db = db_path_;
   tools_.push_back({"list_targets", "List targets", "The registered pairs (`aisp bench list-targets`): target, backend, variants, summary, tags.",
                     object_schema({{"group", text_property("only this chapter or lab, e.g. ch07 or labs/host")}}, {}),
@@ -135,6 +136,7 @@ tool_box::tool_box(std::string db_path) : db_path_(std::move(db_path)) {
                     "does about it, the planted cheat that proves it.",
                     object_schema({{"query", text_property("a code (T1, S2) or a check name (outliers, escaped-kernel)")}}, {"query"}),
                     [](const json& a) { return json{{"rows", api::validity_rows(a["query"].get<std::string>())}}; }});
+  add_job_tools(tools_, jobs);
 }
 
 json tool_box::listing() const {
@@ -146,6 +148,11 @@ json tool_box::listing() const {
 
 bool tool_box::has(const std::string& name) const {
   return std::any_of(tools_.begin(), tools_.end(), [&](const tool& t) { return t.name == name; });
+}
+
+json tool_box::schema_of(const std::string& name) const {
+  const auto found = std::find_if(tools_.begin(), tools_.end(), [&](const tool& t) { return t.name == name; });
+  return found == tools_.end() ? json::object() : found->input_schema;
 }
 
 json tool_box::call(const std::string& name, const json& arguments) const {

@@ -1,5 +1,5 @@
-// The MCP server's tools (issue 23): each mirrors a read-only CLI command and answers through the
-// results API. A tool declares its arguments once, as the JSON Schema that tools/list shows; the
+// The MCP server's tools (issue 23): each mirrors a CLI command and answers through the results
+// API; the job tools start and follow runs. A tool declares its arguments once, as the JSON Schema that tools/list shows; the
 // same schema checks every call's arguments, so the two cannot drift apart.
 #pragma once
 
@@ -19,14 +19,22 @@ struct tool {
   std::function<nlohmann::json(const nlohmann::json& arguments)> answer;  // an object: structuredContent
 };
 
+class job_table;
+
+// Adds start_run, job_status, wait_job, cancel_job and hardware_ceilings over `jobs` (job_tools.cpp).
+void add_job_tools(std::vector<tool>& tools, job_table& jobs);
+
 class tool_box {
  public:
-  // `db_path`: the history database the history tools read (opened per call: new runs show up).
-  explicit tool_box(std::string db_path);
+  // `db_path`: the history database the history tools read (opened per call: new runs show up);
+  // `jobs`: the runs the job tools start and follow.
+  tool_box(std::string db_path, job_table& jobs);
 
   // tools/list's `tools`.
   [[nodiscard]] nlohmann::json listing() const;
   [[nodiscard]] bool has(const std::string& name) const;
+  // A tool's input schema (an empty object for an unknown tool).
+  [[nodiscard]] nlohmann::json schema_of(const std::string& name) const;
   // tools/call's result for a known tool: content and structuredContent, or isError with one line
   // when the arguments break the schema or the question names something that is not there.
   [[nodiscard]] nlohmann::json call(const std::string& name, const nlohmann::json& arguments) const;
@@ -37,7 +45,7 @@ class tool_box {
 };
 
 // The first way `arguments` breaks `schema` (one line), or "" when it fits. Knows the subset the
-// tools use: object, string, integer (with minimum), boolean, required, additionalProperties.
+// tools use: object, string, integer and number (with minimum), boolean, required, additionalProperties.
 [[nodiscard]] std::string schema_violation(const nlohmann::json& schema, const nlohmann::json& arguments);
 
 }  // namespace aisp::mcp

@@ -41,7 +41,7 @@ class mcp_process {
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (db + ".mcp_stderr").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     for (const int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) posix_spawn_file_actions_addclose(&actions, fd);
     const std::string binary = aisp::testing::aisp_binary();
-    std::vector<std::string> words{binary, "mcp", "--db", db};
+    std::vector<std::string> words{binary, "mcp", "--db", db, "--jobs-dir", db + "_jobs"};
     std::vector<char*> argv;
     for (auto& w : words) argv.push_back(w.data());
     argv.push_back(nullptr);
@@ -64,9 +64,9 @@ class mcp_process {
     const std::string framed = line + "\n";
     ASSERT_EQ(write(in_, framed.data(), framed.size()), static_cast<ssize_t>(framed.size()));
   }
-  // The next line on stdout, parsed; a discarded json when none came within 20 s.
-  json receive() {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  // The next line on stdout, parsed; a discarded json when none came within `seconds`.
+  json receive(int seconds = 20) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (true) {
       if (const auto newline = buffer_.find('\n'); newline != std::string::npos) {
         const auto line = buffer_.substr(0, newline);
@@ -170,7 +170,8 @@ TEST_F(mcp_server, lists_every_tool_with_an_object_input_schema) {
     EXPECT_TRUE(t["inputSchema"]["properties"].is_object()) << t["name"];
   }
   EXPECT_EQ(names, (std::set<std::string>{"list_targets", "list_runs", "show_run", "show_pair", "compare_runs", "target_history",
-                                          "explain_check"}));
+                                          "explain_check", "hardware_ceilings", "start_run", "job_status", "wait_job",
+                                          "cancel_job"}));
 }
 
 TEST_F(mcp_server, every_tool_answers_with_text_and_structured_content) {
@@ -217,7 +218,7 @@ TEST_F(mcp_server, bad_arguments_are_tool_errors_of_one_line) {
   EXPECT_NE(tool_error(mcp.call(9, "list_targets", {{"group", "ch99"}})).find("no targets"), std::string::npos);
   const auto arguments_not_object = mcp.request(10, "tools/call", {{"name", "list_runs"}, {"arguments", json::array()}});
   EXPECT_NE(tool_error(arguments_not_object["result"]).find("arguments must be an object"), std::string::npos);
-  const auto unknown_tool = mcp.request(11, "tools/call", {{"name", "start_run"}, {"arguments", json::object()}});
+  const auto unknown_tool = mcp.request(11, "tools/call", {{"name", "launch_rockets"}, {"arguments", json::object()}});
   EXPECT_EQ(unknown_tool["error"]["code"], -32602) << unknown_tool.dump();
   EXPECT_EQ(mcp.request(12, "ping")["result"], json::object());  // still serving
   EXPECT_EQ(mcp.finish(), 0);
@@ -263,7 +264,51 @@ TEST(mcp_help, teaches_how_to_register_the_server_with_a_client) {
   EXPECT_EQ(help.exit_code, 0) << help.output;
   EXPECT_NE(help.output.find("\"mcpServers\""), std::string::npos) << help.output;
   EXPECT_NE(help.output.find("\"args\": [\"mcp\", \"--db\""), std::string::npos) << help.output;
-  EXPECT_NE(help.output.find("Read-only"), std::string::npos) << help.output;
+  EXPECT_NE(help.output.find("start_run"), std::string::npos) << help.output;
+}
+
+// A run started by a client: a job whose progress comes as notifications while wait_job waits,
+// whose answer carries the results, and which lands in the history like a CLI run.
+TEST_F(mcp_server, runs_a_host_pair_as_a_job_with_progress_and_results) {
+  mcp_process mcp(db());
+  const auto started = structured(mcp.call(1, "start_run", {{"targets", "labs/host:transpose"}, {"max_time_s", 0.3}}));
+  ASSERT_EQ(started["job"], 1);
+  EXPECT_EQ(started["state"], "running");
+  mcp.send(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/call"},
+                {"params", {{"name", "wait_job"}, {"arguments", {{"job", 1}, {"timeout_s", 120}}}, {"_meta", {{"progressToken", "run-1"}}}}}}
+               .dump());
+  std::vector<json> progress;
+  json answer;
+  for (int lines = 0; lines < 20 && answer.is_null(); ++lines) {
+    auto line = mcp.receive(150);  // a loaded 2-core machine took 24 s for this pair
+    ASSERT_FALSE(line.is_discarded()) << "no answer to wait_job";
+    if (line.value("method", "") == "notifications/progress") progress.push_back(line["params"]);
+    if (line.contains("id")) answer = line;
+  }
+  ASSERT_FALSE(progress.empty()) << "no notifications/progress before the answer";
+  EXPECT_EQ(progress.front()["progressToken"], "run-1");
+  EXPECT_EQ(progress.back()["total"], 1);
+  const auto status = structured(answer["result"]);
+  EXPECT_EQ(status["state"], "done") << status.dump();
+  EXPECT_EQ(status["results"]["pairs"][0]["target"], "labs/host:transpose") << status.dump();
+  EXPECT_FALSE(status["results"]["pairs"][0]["speedups"].empty());
+  // In the history, beside the two runs the fixture made.
+  EXPECT_EQ(structured(mcp.call(3, "list_runs", {{"target", "labs/host:transpose"}}))["runs"].size(), 3u);
+  EXPECT_EQ(mcp.finish(), 0);
+}
+
+TEST_F(mcp_server, cancels_a_running_job_and_refuses_bad_job_calls) {
+  mcp_process mcp(db());
+  const auto started = structured(mcp.call(1, "start_run", {{"targets", "labs/host"}, {"max_time_s", 5}}));
+  const auto cancelled = structured(mcp.call(2, "cancel_job", {{"job", started["job"]}}));
+  EXPECT_TRUE(cancelled["cancelled"].get<bool>());
+  EXPECT_EQ(cancelled["state"], "cancelled");
+  // Waiting on an ended job answers at once.
+  const auto waited = structured(mcp.call(3, "wait_job", {{"job", started["job"]}, {"timeout_s", 30}}));
+  EXPECT_EQ(waited["state"], "cancelled");
+  EXPECT_NE(tool_error(mcp.call(4, "job_status", {{"job", 9}})).find("no job 9"), std::string::npos);
+  EXPECT_NE(tool_error(mcp.call(5, "start_run", {{"targets", 7}})).find("must be a string"), std::string::npos);
+  EXPECT_EQ(mcp.finish(), 0);
 }
 
 }  // namespace

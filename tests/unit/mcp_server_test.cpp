@@ -8,6 +8,7 @@
 
 #include "mcp/mcp_server.hpp"
 #include "mcp/mcp_tools.hpp"
+#include "mcp/run_jobs.hpp"
 
 namespace {
 
@@ -67,14 +68,40 @@ TEST(mcp_schema, names_the_first_way_arguments_break_a_schema) {
 }
 
 TEST(mcp_tool_box, every_tool_declares_an_object_schema_that_refuses_unknown_arguments) {
-  const aisp::mcp::tool_box tools("/nonexistent/aisp.db");
+  aisp::mcp::job_table jobs("/nonexistent/aisp.db", "/nonexistent/jobs");
+  const aisp::mcp::tool_box tools("/nonexistent/aisp.db", jobs);
   const auto listing = tools.listing();
-  EXPECT_EQ(listing.size(), 7u);
+  EXPECT_EQ(listing.size(), 12u);
   for (const auto& t : listing) {
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
     EXPECT_EQ(t["inputSchema"]["additionalProperties"], false) << t["name"];
     EXPECT_TRUE(tools.has(t["name"].get<std::string>()));
   }
+}
+
+// The job tools refuse what they cannot start or find, in one line, before anything runs.
+TEST(mcp_tool_box, the_job_tools_refuse_bad_requests_in_one_line) {
+  aisp::mcp::job_table jobs("/nonexistent/aisp.db", "/nonexistent/jobs");
+  const aisp::mcp::tool_box tools("/nonexistent/aisp.db", jobs);
+  const auto unknown_job = tools.call("job_status", {{"job", 42}});
+  EXPECT_TRUE(unknown_job["isError"].get<bool>());
+  EXPECT_NE(unknown_job.dump().find("no job 42"), std::string::npos) << unknown_job.dump();
+  const auto no_targets = tools.call("start_run", {{"targets", ""}});
+  EXPECT_TRUE(no_targets["isError"].get<bool>());
+  const auto bad_time = tools.call("start_run", {{"targets", "labs/host"}, {"max_time_s", -1}});
+  EXPECT_NE(bad_time.dump().find("at least 0"), std::string::npos) << bad_time.dump();
+  const auto missing_file = tools.call("start_run", {{"targets", "mine"}, {"python", "/nonexistent/pairs.py"}});
+  EXPECT_NE(missing_file.dump().find("no pair file"), std::string::npos) << missing_file.dump();
+}
+
+// The run a request becomes: the history and artifacts it names, its options only when asked.
+TEST(mcp_run_jobs, a_request_becomes_a_bench_command_line) {
+  const auto run = aisp::mcp::run_arguments({"labs/host", false, 0.5, ""}, "db.sqlite", "out");
+  EXPECT_EQ(run, (std::vector<std::string>{"bench", "run", "--targets", "labs/host", "--history", "db.sqlite", "--artifacts-dir",
+                                           "out", "--max-time", "0.5"}));
+  const auto verify = aisp::mcp::run_arguments({"mine", true, 2, "p.py"}, "db", "out");
+  EXPECT_EQ(verify, (std::vector<std::string>{"bench", "verify", "--targets", "mine", "--history", "db", "--artifacts-dir", "out",
+                                              "--python", "p.py"}));
 }
 
 }  // namespace
