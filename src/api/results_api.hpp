@@ -12,13 +12,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aisp/check.hpp"
 #include "history/history_store.hpp"
 
 namespace aisp::api {
 
-class api_error : public std::runtime_error {
+// Bad input (a question about something that is not there): the CLI's one-line error, exit 2.
+class api_error : public contract_error {
  public:
-  using std::runtime_error::runtime_error;
+  using contract_error::contract_error;
 };
 
 // Which runs `list_runs` keeps. Empty strings keep everything.

@@ -9,7 +9,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
-#include "analysis/validity_catalogue.hpp"
+#include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "cli/python_pairs_option.hpp"
 #include "harness/plugin_loader.hpp"
@@ -25,25 +25,14 @@ using nlohmann::json;
 std::string backend_name(const pair& p) { return p.where() == backend::cuda ? "cuda" : "host"; }
 
 void list_targets(const std::string& chapter, bool as_json) {
-  json listing = json::array();
-  for (const auto& p : registry::instance().pairs()) {
-    if (!chapter.empty() && p.group() != chapter) continue;
-    std::vector<std::string> variants;
-    for (const auto& v : p.variants()) variants.push_back(v.name);
-    listing.push_back({{"target", p.target()}, {"group", p.group()}, {"backend", backend_name(p)},
-                       {"variants", variants}, {"summary", p.summary_text()}, {"tags", p.tags()},
-                       {"benchmark_workload", p.benchmark_workload().describe()},
-                       // Note [short calls]: timed in graph mode unless --mode says otherwise.
-                       {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())}});
-  }
-  AISP_EXPECTS(chapter.empty() || !listing.empty(), "no targets in chapter '" + chapter + "'");
+  const json listing = api::list_targets(chapter);  // the results API answers; the CLI formats
   if (as_json) {
     std::printf("%s\n", listing.dump(2).c_str());
     return;
   }
   for (const auto& item : listing) {
     std::string variants;
-    for (const auto& v : item["variants"]) variants += (variants.empty() ? "" : ",") + v.get<std::string>();
+    for (const auto& v : item["variants"]) variants.append(variants.empty() ? "" : ",").append(v.get<std::string>());
     std::printf("%-28s %-5s %-40s %s\n", item["target"].get<std::string>().c_str(), item["backend"].get<std::string>().c_str(),
                 variants.c_str(), item["summary"].get<std::string>().c_str());
   }
@@ -140,13 +129,7 @@ int quarantine_report(const std::string& path, bool as_json) {
 int explain(const std::vector<std::string>& queries, bool as_json) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& query : queries) {
-    const auto found = explain_check(query);
-    AISP_EXPECTS(!found.empty(), "no validity row or check named '" + query +
-                                     "' (a code such as T1 or S2, or a check name such as outliers; docs/validity.md)");
-    for (const auto& row : found) {
-      rows.push_back({{"query", query}, {"code", row.code}, {"issue", row.issue}, {"protection", row.protection},
-                      {"fixture", row.fixture}, {"status", row.status}});
-    }
+    for (const auto& row : api::validity_rows(query)) rows.push_back(row);
   }
   if (as_json) {
     std::printf("%s\n", rows.dump(2).c_str());
