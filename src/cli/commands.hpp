@@ -24,6 +24,7 @@ void add_profile_command(CLI::App& app, outcome& result);
 void add_tools_command(CLI::App& app, outcome& result);
 void add_triage_command(CLI::App& app, outcome& result);
 void add_mcp_command(CLI::App& app, outcome& result);
+void add_serve_command(CLI::App& app, outcome& result);
 
 // The bench group's parts: run and verify (time and check), and the read-only inspections
 // (list-targets, audit, quarantine-report).

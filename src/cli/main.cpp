@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   aisp::cli::add_tools_command(app, result);
   aisp::cli::add_triage_command(app, result);
   aisp::cli::add_mcp_command(app, result);
+  aisp::cli::add_serve_command(app, result);
   aisp::cli::add_worker_command(app, result);
   // A first word that is no command (nor an option) gets its own line, not CLI11's "a subcommand is required".
   if (argc > 1 && argv[1][0] != '-') {

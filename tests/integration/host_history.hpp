@@ -47,6 +47,12 @@ class host_history_test : public ::testing::Test {
     ASSERT_EQ(h.second.exit_code, 0) << h.second.output;
   }
   static const std::string& db() { return two_host_runs().db; }
+  // A copy of the history, for a test that records runs into it: the shared one keeps its two.
+  static std::string db_copy(const std::string& name) {
+    const auto copy = two_host_runs().dir + "/" + name + ".db";
+    std::filesystem::copy_file(two_host_runs().db, copy, std::filesystem::copy_options::overwrite_existing);
+    return copy;
+  }
 };
 
 }  // namespace aisp::testing

@@ -270,7 +270,7 @@ TEST(mcp_help, teaches_how_to_register_the_server_with_a_client) {
 // A run started by a client: a job whose progress comes as notifications while wait_job waits,
 // whose answer carries the results, and which lands in the history like a CLI run.
 TEST_F(mcp_server, runs_a_host_pair_as_a_job_with_progress_and_results) {
-  mcp_process mcp(db());
+  mcp_process mcp(db_copy("mcp_jobs"));
   const auto started = structured(mcp.call(1, "start_run", {{"targets", "labs/host:transpose"}, {"max_time_s", 0.3}}));
   ASSERT_EQ(started["job"], 1);
   EXPECT_EQ(started["state"], "running");
@@ -298,7 +298,7 @@ TEST_F(mcp_server, runs_a_host_pair_as_a_job_with_progress_and_results) {
 }
 
 TEST_F(mcp_server, cancels_a_running_job_and_refuses_bad_job_calls) {
-  mcp_process mcp(db());
+  mcp_process mcp(db_copy("mcp_cancel"));
   const auto started = structured(mcp.call(1, "start_run", {{"targets", "labs/host"}, {"max_time_s", 5}}));
   const auto cancelled = structured(mcp.call(2, "cancel_job", {{"job", started["job"]}}));
   EXPECT_TRUE(cancelled["cancelled"].get<bool>());
