@@ -8,20 +8,15 @@
 
 #include "aisp/check.hpp"
 #include "cli/commands.hpp"
+#include "harness/plugin_loader.hpp"
 
 namespace aisp::cli {
 namespace {
 
 using serve_main_fn = int (*)(const char*, int, const char*, const char*, const char*);
 
-std::string serve_module_path() {
-  std::error_code error;
-  const auto bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
-  return (bin.parent_path() / "lib" / "aisp" / "libaisp_serve.so").string();
-}
-
 int serve(const std::string& host, int port, const std::string& db, const std::string& jobs_dir, const std::string& token) {
-  const auto path = serve_module_path();
+  const auto path = aisp_module_path("libaisp_serve.so");
   AISP_EXPECTS(std::filesystem::is_regular_file(path), "serve: the HTTP module " + path + " is missing (build the aisp_serve target)");
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (module == nullptr) {

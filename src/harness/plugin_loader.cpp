@@ -109,11 +109,13 @@ void load_plugins(const std::vector<std::string>& paths) {
 
 const std::vector<loaded_plugin>& loaded_plugins() { return plugins_so_far(); }
 
-std::string python_bridge_path() {
+std::string aisp_module_path(std::string_view file_name) {
   std::error_code error;
   const auto bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
-  return (bin.parent_path() / "lib" / "aisp" / "libaisp_python.so").string();
+  return (bin.parent_path() / "lib" / "aisp" / file_name).string();
 }
+
+std::string python_bridge_path() { return aisp_module_path("libaisp_python.so"); }
 
 bool is_python_pair(std::string_view target) {
   for (const auto& plugin : plugins_so_far()) {

@@ -27,7 +27,10 @@ void load_plugins(const std::vector<std::string>& paths);
 // cleared), cudaSuccess when none: the harness reads it beside its own last-error slot (X8).
 [[nodiscard]] cudaError_t take_plugin_cuda_errors();
 
-// Where aisp's Python bridge lies: lib/aisp/libaisp_python.so beside bin/ (build tree and install).
+// aisp's own run-time module `file_name` (the Python bridge, the HTTP server): lib/aisp/ beside
+// bin/, in the build tree and in an install.
+[[nodiscard]] std::string aisp_module_path(std::string_view file_name);
+// aisp_module_path("libaisp_python.so").
 [[nodiscard]] std::string python_bridge_path();
 
 // Whether `target` was registered by aisp's own Python bridge (Note [python bridge]); judged by

@@ -11,12 +11,6 @@ using nlohmann::json;
 
 json job_property() { return {{"type", "integer"}, {"minimum", 1}, {"description", "the job id (start_run)"}}; }
 
-json object_schema(json properties, std::vector<std::string> required) {
-  json schema = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
-  if (!required.empty()) schema["required"] = std::move(required);
-  return schema;
-}
-
 }  // namespace
 
 void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
@@ -51,14 +45,7 @@ void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
                    [table](const json& a) { return table->status(a["job"].get<int>()); }});
   tools.push_back({"cancel_job", "Cancel a job", "Stops a running job (SIGTERM to its run and workers); its partial results stay.",
                    object_schema({{"job", job_property()}}, {"job"}),
-                   [table](const json& a) {
-                     const int id = a["job"].get<int>();
-                     (void)table->status(id);  // an unknown job is an error
-                     const bool cancelled = table->cancel(id);
-                     auto status = table->status(id);
-                     status["cancelled"] = cancelled;
-                     return status;
-                   }});
+                   [table](const json& a) { return table->cancel_with_status(a["job"].get<int>()); }});
   tools.push_back({"hardware_ceilings", "Measured hardware ceilings",
                    "The ceilings `aisp hw` measured on this machine, per card and driver: memory bandwidth, FP32 and tensor-core "
                    "peaks, PCIe and interconnect bandwidth. SOL % divides by these.",

@@ -16,12 +16,6 @@ json text_property(const std::string& description) { return {{"type", "string"},
 // Run ids and limits: SQLite's row ids start at 1.
 json positive_property(const std::string& description) { return {{"type", "integer"}, {"minimum", 1}, {"description", description}}; }
 
-json object_schema(json properties, std::vector<std::string> required) {
-  json schema = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
-  if (!required.empty()) schema["required"] = std::move(required);
-  return schema;
-}
-
 // A message on one line: errors raised deep in aisp carry source locations and may wrap.
 std::string one_line(const char* what) {
   auto text = without_source_locations(what);
@@ -54,6 +48,12 @@ bool has_type(const json& value, const std::string& type) {
 }
 
 }  // namespace
+
+json object_schema(json properties, std::vector<std::string> required) {
+  json schema = {{"type", "object"}, {"properties", std::move(properties)}, {"additionalProperties", false}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  return schema;
+}
 
 std::string schema_violation(const json& schema, const json& arguments) {
   if (!arguments.is_object()) return "arguments must be an object";

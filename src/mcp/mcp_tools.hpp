@@ -44,6 +44,9 @@ class tool_box {
   std::vector<tool> tools_;
 };
 
+// A tool's input schema: an object of these properties, no others, `required` among them.
+[[nodiscard]] nlohmann::json object_schema(nlohmann::json properties, std::vector<std::string> required);
+
 // The first way `arguments` breaks `schema` (one line), or "" when it fits. Knows the subset the
 // tools use: object, string, integer and number (with minimum), boolean, required, additionalProperties.
 [[nodiscard]] std::string schema_violation(const nlohmann::json& schema, const nlohmann::json& arguments);

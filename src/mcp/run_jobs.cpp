@@ -159,6 +159,14 @@ bool job_table::cancel(int id) {
   return true;
 }
 
+nlohmann::json job_table::cancel_with_status(int id) {
+  (void)status(id);  // an unknown job is an error
+  const bool cancelled = cancel(id);
+  auto answer = status(id);
+  answer["cancelled"] = cancelled;
+  return answer;
+}
+
 bool job_table::any_running() const {
   for (const auto& [id, job] : jobs_) {
     if (job.output_fd >= 0) return true;

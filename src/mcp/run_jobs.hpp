@@ -53,6 +53,8 @@ class job_table {
   [[nodiscard]] nlohmann::json status(int id) const;
   // SIGTERM to the job's process group; false when it is not running.
   bool cancel(int id);
+  // cancel(), then status() with `cancelled`: whether this call stopped it (MCP and REST answer it).
+  [[nodiscard]] nlohmann::json cancel_with_status(int id);
   [[nodiscard]] bool any_running() const;
 
  private:

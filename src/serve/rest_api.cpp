@@ -144,12 +144,7 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
   const auto id = static_cast<int>(positive_integer(parts[0], "the job id"));
   if (jobs_.find(id) == nullptr) throw http_error{404, "no job " + parts[0]};
   if (request.method == "GET") return ok(jobs_.status(id));
-  if (request.method == "DELETE") {
-    const bool cancelled = jobs_.cancel(id);
-    auto status = jobs_.status(id);
-    status["cancelled"] = cancelled;
-    return ok(status);
-  }
+  if (request.method == "DELETE") return ok(jobs_.cancel_with_status(id));
   throw http_error{405, request.method + " is not allowed on a job"};
 }
 
