@@ -13,6 +13,7 @@
 #include "aisp/check.hpp"
 #include "audit/library_precision.hpp"
 #include "harness/cuda_event.hpp"
+#include "harness/late_write_barrier.hpp"
 #include "harness/plugin_loader.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -101,6 +102,17 @@ class device_timer {
 constexpr auto late_write_pause = std::chrono::milliseconds(5);
 constexpr auto late_write_wait = std::chrono::milliseconds(500);  // Note [starved helpers]: 100 ms missed one on a CI run beside a build (2026-11-28)
 constexpr auto late_write_poll = std::chrono::milliseconds(1);
+
+void add_unique(std::vector<std::string>& names, const std::string& name) {
+  if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+std::vector<guarded_range> output_ranges(const buffer_store& buffers) {
+  std::vector<guarded_range> ranges;
+  for (const auto& b : buffers.all())
+    if (b.spec.role == buffer_role::output) ranges.push_back({b.spec.name, b.data, b.bytes()});
+  return ranges;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -328,6 +340,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
   std::vector<sample_record> records;
   records.reserve(static_cast<std::size_t>(plan.count));
+  sampler_->forget_last_span();
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
     const bool verified_here = plan.verify == i;
@@ -353,6 +366,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     buffers_->copy_outputs_to(*kept_outputs_, stream_);
     kept_ = true;
     verified = std::move(fingerprint);
+    sampler_->forget_last_span();  // the reads above are the harness's
   }
   return records;
 }
@@ -418,8 +432,12 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   }
   buffers_->poison_outputs(stream_);
   const auto inputs_before = hash_inputs(nullptr);
+  std::optional<late_write_barrier> barrier;
+  if (pair_.where() == backend::host) barrier.emplace(output_ranges(*buffers_));
   report.before = take_process_snapshot();
   sampler_->run_prepared_once();
+  // Note [write barrier]: first of all, before any reading below gives a helper time to finish.
+  if (barrier) barrier->arm();
   // A bad launch configuration fails without a sticky error: only the last-error slot knows, and
   // the harness's own kernels below (digests) would take it for theirs. Read it first.
   keep_unchecked_launch_error();
@@ -458,11 +476,10 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
     for (auto waited = late_write_pause; waited < late_write_wait && another_thread_runnable(); waited += late_write_poll)
       std::this_thread::sleep_for(late_write_poll);
     report.helper_cpu_after_return_s = cpu_between(runtimes_at_return, other_thread_runtimes(), other_threads_cpu_s() - others_at_return);
+    for (const auto& name : barrier->release()) add_unique(report.late_outputs, name);
   }
-  for (const auto& [name, hash] : hash_buffers(buffer_role::output, nullptr)) {
-    if (hash != outputs_at_return.at(name) && std::find(report.late_outputs.begin(), report.late_outputs.end(), name) == report.late_outputs.end())
-      report.late_outputs.push_back(name);
-  }
+  for (const auto& [name, hash] : hash_buffers(buffer_role::output, nullptr))
+    if (hash != outputs_at_return.at(name)) add_unique(report.late_outputs, name);
   return report;
 }
 
