@@ -107,6 +107,7 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
       case activity_kind::memcpy:
       case activity_kind::memset:
         ++(r.kind == activity_kind::memcpy ? audit.copies : audit.memsets);
+        if (r.kind == activity_kind::memcpy) audit.copy_bytes += r.bytes;
         if (escaped) add_unique(audit.escaped_copies, describe(r));
         break;
       case activity_kind::jit: ++audit.jit_compiles; break;
@@ -215,7 +216,7 @@ std::string library_of_kernel(std::string_view name) {
 
 nlohmann::json to_json(const window_audit& a) {
   return {{"complete", a.complete}, {"window_s", a.window_s}, {"kernels", a.kernels}, {"copies", a.copies},
-          {"memsets", a.memsets}, {"jit_compiles", a.jit_compiles}, {"busy_fraction", a.busy_fraction},
+          {"copy_bytes", a.copy_bytes}, {"memsets", a.memsets}, {"jit_compiles", a.jit_compiles}, {"busy_fraction", a.busy_fraction},
           {"long_gap_fraction", a.long_gap_fraction}, {"cooperative_launches", a.cooperative_launches},
           {"unified_memory_bytes", a.unified_memory_bytes}, {"unified_memory", a.unified_memory},
           {"kernel_launches", a.kernel_launches},
@@ -235,6 +236,7 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.window_s = j.value("window_s", 0.0);
   a.kernels = j.value("kernels", 0);
   a.copies = j.value("copies", 0);
+  a.copy_bytes = j.value("copy_bytes", std::uint64_t{0});
   a.memsets = j.value("memsets", 0);
   a.jit_compiles = j.value("jit_compiles", 0);
   a.busy_fraction = j.value("busy_fraction", 0.0);

@@ -46,6 +46,7 @@ struct window_audit {
   double window_s = 0;
   int kernels = 0;                  // launched inside the window
   int copies = 0;
+  std::uint64_t copy_bytes = 0;     // moved by copy engines inside the window: no SM counter sees them (W3)
   int memsets = 0;
   int jit_compiles = 0;
   double busy_fraction = 0;         // union of device activity over the window (L1)

@@ -22,7 +22,8 @@ namespace aisp {
 inline constexpr double traffic_floor = 0.75;
 
 // The worker's counter reading per call, with the declared bytes: "" when it holds the floor.
-[[nodiscard]] std::string traffic_shortfall(double declared_bytes, double measured_bytes_per_call);
+// `copy_engine_bytes`: the part of `measured_bytes_per_call` that copy engines moved (named in the message).
+[[nodiscard]] std::string traffic_shortfall(double declared_bytes, double measured_bytes_per_call, double copy_engine_bytes = 0);
 
 // Asks every CUDA worker for one measured batch (outside every sample window), records it in the
 // variant's result and fails `traffic` where a variant moved less than the floor. Pairs whose

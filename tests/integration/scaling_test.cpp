@@ -17,10 +17,21 @@ using aisp::testing::run_command;
 
 TEST(bench_scaling, runs_each_size_and_records_how_the_speedup_moves) {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_scaling_" + std::to_string(getpid()))).string();
-  std::filesystem::remove_all(dir);
-  const auto run = run_command(aisp::testing::aisp_binary() +
-                               " bench scaling --target labs/host:matrix_sum --sizes rows=512,cols=512 rows=1024,cols=2048 --max-time 1"
-                               " --artifacts-dir " + dir);
+  const auto scale = [&dir] {
+    std::filesystem::remove_all(dir);
+    return run_command(aisp::testing::aisp_binary() +
+                       " bench scaling --target labs/host:matrix_sum --sizes rows=512,cols=512 rows=1024,cols=2048 --max-time 1"
+                       " --artifacts-dir " + dir);
+  };
+  auto run = scale();
+  // A size whose honest pair failed only what a loaded CI machine fails (outliers, once) is
+  // retaken once: the point here is the sizes, not those checks.
+  const auto noisy = [&dir] {
+    for (const char* size : {"/size-0/results.json", "/size-1/results.json"})
+      if (aisp::testing::failed_only_load_sensitive(dir + size)) return true;
+    return false;
+  };
+  if (run.exit_code != 0 && noisy()) run = scale();
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::ifstream in(dir + "/scaling.json");
   const auto scaling = nlohmann::json::parse(in);

@@ -5,7 +5,7 @@ import torch
 import aisp
 
 p = aisp.pair("py_cuda_cheat:stream_escape", summary="y = 2x on a side stream, unsynchronized", device="cuda")
-p.sizes(benchmark={"n": 1 << 24}, validation=[{"n": 1000}, {"n": 4097}])
+p.sizes(benchmark={"n": 1 << 24}, validation=[{"n": 1000}, {"n": 4097}], held_out=[{"n": 2049}])
 p.input("x", ["n"], torch.float32)
 p.output("y", ["n"], torch.float32)
 p.work(lambda s: aisp.work(bytes=8 * s["n"], flops=s["n"]))

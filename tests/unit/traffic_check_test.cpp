@@ -24,5 +24,12 @@ TEST(traffic_shortfall, the_floor_leaves_room_for_the_counters_grain) {
 
 TEST(traffic_shortfall, nothing_declared_is_nothing_to_compare) { EXPECT_EQ(traffic_shortfall(0, 0), ""); }
 
+TEST(traffic_shortfall, copy_engine_bytes_count_and_are_named) {
+  // A peer copy: L2 saw 2% of it, the copy engines the rest (ch04:p2p_copy on the H200 pair).
+  EXPECT_EQ(traffic_shortfall(2.684e8, 4.5e6 + 2.684e8, 2.684e8), "");
+  const auto short_copy = traffic_shortfall(2.684e8, 4.5e6 + 1.0e8, 1.0e8);
+  EXPECT_NE(short_copy.find("by copy engines"), std::string::npos) << short_copy;
+}
+
 }  // namespace
 }  // namespace aisp
