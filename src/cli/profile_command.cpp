@@ -307,6 +307,34 @@ int profile_diff(const diff_options& options) {
   return 0;
 }
 
+// ---- aisp profile classify ----
+// Each kernel of stored profiles judged again by this build's classifier, from the metrics the
+// profile kept (no ncu, no GPU): a classifier change reaches old captures.
+int profile_classify(const std::vector<std::string>& profiles, bool write) {
+  int changed = 0;
+  for (const auto& where : profiles) {
+    json document = read_profile(where);
+    for (auto& pair : document["pairs"]) {
+      for (auto& row : pair["variants"]) {
+        if (!row.contains("kernels")) continue;
+        for (auto& kernel : row["kernels"]) {
+          const auto fresh = profile::to_json(profile::classify(profile::metrics_from_json(kernel)));
+          const auto& stored = kernel.value("bottleneck", json::object());
+          if (stored.value("class", "") == fresh["class"] && stored.value("detail", "") == fresh["detail"]) continue;
+          ++changed;
+          std::printf("%s %s %s: %s (%s) -> %s (%s)\n", pair.value("target", "?").c_str(), row.value("variant", "?").c_str(),
+                      kernel.value("kernel", "?").c_str(), stored.value("class", "-").c_str(), stored.value("detail", "").c_str(),
+                      fresh["class"].get<std::string>().c_str(), fresh["detail"].get<std::string>().c_str());
+          kernel["bottleneck"] = fresh;
+        }
+      }
+    }
+    if (write) write_json_file(fs::is_directory(where) ? (fs::path(where) / "profile.json").string() : where, document);
+  }
+  std::printf("%d kernel verdicts changed%s\n", changed, write && changed > 0 ? " (written)" : "");
+  return 0;
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, outcome& result) {
@@ -343,6 +371,16 @@ void add_profile_command(CLI::App& app, outcome& result) {
   diff_command->add_option("--b", diff->b, "the variant compared to (one profile; default every other variant)");
   diff_command->add_flag("--json", diff->as_json, "machine-readable output");
   diff_command->callback([diff, &result] { result.exit_code = profile_diff(*diff); });
+
+  auto classified = std::make_shared<std::vector<std::string>>();
+  auto write = std::make_shared<bool>(false);
+  auto* classify_command = group->add_subcommand(
+      "classify", "Judge every kernel of stored profiles again with this build's bottleneck classifier, from the metrics "
+                  "they kept (no ncu, no GPU); prints each verdict that changed.");
+  classify_command->footer("Examples:\n  aisp profile classify out/prof\n  aisp profile classify out/*/profile.json --write");
+  classify_command->add_option("profiles", *classified, "profile.json files (or their folders)")->required();
+  classify_command->add_flag("--write", *write, "store the new verdicts in the files");
+  classify_command->callback([classified, write, &result] { result.exit_code = profile_classify(*classified, *write); });
 }
 
 }  // namespace aisp::cli

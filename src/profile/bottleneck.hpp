@@ -27,6 +27,9 @@ struct memory_level {
   double pct = 0;
 };
 [[nodiscard]] memory_level busiest_memory_level(const kernel_metrics& metrics);
+// The level whose bytes bound the kernel: the busiest, except that L2 carrying DRAM's stream
+// (few L2 hits, DRAM nearly as busy) names DRAM (Note [L2 as DRAM's pass-through]).
+[[nodiscard]] memory_level limiting_memory_level(const kernel_metrics& metrics);
 
 [[nodiscard]] std::string name_of(bottleneck kind);
 [[nodiscard]] bottleneck_verdict classify(const kernel_metrics& metrics);

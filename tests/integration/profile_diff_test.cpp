@@ -71,4 +71,23 @@ TEST(profile_diff_cli, compares_one_variant_across_two_runs_and_refuses_nonsense
   EXPECT_NE(nothing.output.find("nothing to compare"), std::string::npos) << nothing.output;
 }
 
+// A profile stored with an older verdict is judged again from its metrics: the 3x3 stencil's
+// capture (L2 87.6%, DRAM 82.5%, 60.5% L2 hits) was "L2" before Note [L2 as DRAM's pass-through].
+TEST(profile_classify_cli, judges_stored_metrics_again_and_writes_only_when_asked) {
+  auto variant = variant_of("baseline", "stencil3x3_tile.csv");
+  variant["kernels"][0]["bottleneck"] = {{"class", "memory-bound"}, {"detail", "L2 87.6% of peak"}};
+  const auto dir = write_profile("aisp-profile-classify", json::array({variant}));
+  const auto dry = run_command(std::string(AISP_BINARY) + " profile classify " + dir);
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("(L2 87.6% of peak) -> memory-bound (DRAM 82.5% of peak"), std::string::npos) << dry.output;
+  EXPECT_NE(dry.output.find("1 kernel verdicts changed"), std::string::npos) << dry.output;
+  EXPECT_NE(aisp::testing::read_file(dir + "/profile.json").find("L2 87.6% of peak\""), std::string::npos) << "written without --write";
+  ASSERT_EQ(run_command(std::string(AISP_BINARY) + " profile classify " + dir + " --write").exit_code, 0);
+  const auto again = run_command(std::string(AISP_BINARY) + " profile classify " + dir);
+  EXPECT_NE(again.output.find("0 kernel verdicts changed"), std::string::npos) << again.output;
+  const auto missing = run_command(std::string(AISP_BINARY) + " profile classify " + dir + "/nothing.json");
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("no profile at"), std::string::npos) << missing.output;
+}
+
 }  // namespace
