@@ -72,6 +72,7 @@ class pair:
         self._exact = False
         self._fixed_inputs = ""
         self._threads = 1
+        self._subprocesses = ""
         self._goal = "speed"
         _PAIRS.append(self)
 
@@ -125,6 +126,15 @@ class pair:
         self._goal = what
         return self
 
+    def allow_subprocesses(self, reason):
+        """Let the workers start processes (say why): torch.compile runs Triton's ptxas, and its
+        compile workers unless TORCHINDUCTOR_COMPILE_THREADS=1. Any process still alive when a
+        verified call returns fails the pair (child-process, L5); the reason is in the results."""
+        if not reason:
+            raise DeclarationError(f"{self.target}: allow_subprocesses needs a reason")
+        self._subprocesses = reason
+        return self
+
     def threads(self, count):
         """torch's intra-op threads in the workers (default 1, so that host timings are one
         core's and the worker-CPU check reads helper threads as the variant's own)."""
@@ -152,5 +162,5 @@ class pair:
         return {"target": self.target, "summary": self.summary, "backend": "host" if self.device == "cpu" else "cuda",
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
-                "goal": self._goal,
+                "goal": self._goal, "subprocesses": self._subprocesses,
                 "variants": [{"name": v["name"], "summary": v["summary"]} for v in self._variants]}

@@ -1,5 +1,7 @@
 #include "harness/plugin_loader.hpp"
 
+#include "aisp/pair.hpp"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -122,6 +124,13 @@ bool is_python_pair(std::string_view target) {
     if (plugin.python_bridge && std::find(plugin.targets.begin(), plugin.targets.end(), target) != plugin.targets.end()) return true;
   }
   return false;
+}
+
+std::string subprocess_reason(const pair& declared) {
+  if (!is_python_pair(declared.target())) return "";
+  for (const auto& tag : declared.tags())
+    if (tag.starts_with(subprocess_tag_prefix)) return tag.substr(subprocess_tag_prefix.size());
+  return "";
 }
 
 }  // namespace aisp

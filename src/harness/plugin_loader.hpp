@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+namespace aisp { class pair; }
+
 namespace aisp {
 
 // A plugin loaded into this process.
@@ -36,6 +38,13 @@ void load_plugins(const std::vector<std::string>& paths);
 // Whether `target` was registered by aisp's own Python bridge (Note [python bridge]); judged by
 // the bridge's path, so a pair cannot claim it with a tag.
 [[nodiscard]] bool is_python_pair(std::string_view target);
+
+// Note [compilers in the sandbox]: a Python pair that declared allow_subprocesses(reason) carries
+// this tag plus the reason; its workers may start processes (torch.compile's ptxas), and any
+// still alive when a verified call returns fails `child-process`.
+inline constexpr std::string_view subprocess_tag_prefix = "subprocesses: ";
+// The reason a pair's workers may start processes; "" for every pair but a Python pair that said so.
+[[nodiscard]] std::string subprocess_reason(const pair& declared);
 
 // Every plugin loaded so far, in load order.
 [[nodiscard]] const std::vector<loaded_plugin>& loaded_plugins();

@@ -107,6 +107,24 @@ std::size_t count_threads() {
   return count;
 }
 
+// Every thread's /proc/self/task/<tid>/children: the processes it started that are still alive
+// (orphans too, where the worker is their reaper).
+std::size_t count_children() {
+  std::size_t count = 0;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return 0;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    const std::string path = std::string("/proc/self/task/") + entry->d_name + "/children";
+    std::FILE* file = std::fopen(path.c_str(), "r");
+    if (file == nullptr) continue;
+    for (long pid = 0; std::fscanf(file, "%ld", &pid) == 1;) ++count;
+    std::fclose(file);
+  }
+  closedir(tasks);
+  return count;
+}
+
 std::uint64_t hash_affinity() {
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -224,6 +242,7 @@ process_snapshot take_process_snapshot() {
   const void* caller_before = last_allocator_caller;
   process_snapshot snapshot;
   snapshot.threads = count_threads();
+  snapshot.children = count_children();
   snapshot.allocations = allocation_count();
   snapshot.environment_hash = hash_environment();
   snapshot.priority = getpriority(PRIO_PROCESS, 0);

@@ -14,6 +14,7 @@ namespace aisp {
 
 struct process_snapshot {
   std::size_t threads = 0;
+  std::size_t children = 0;          // live child processes (Note [compilers in the sandbox])
   std::uint64_t allocations = 0;     // operator new calls so far (see allocation_counter)
   std::uint64_t c_allocations = 0;   // malloc-family calls by this thread so far
   std::uint64_t mappings = 0;        // mmap calls by this thread so far

@@ -17,6 +17,7 @@
 
 #include "aisp/pair.hpp"
 #include "aisp/registry.hpp"
+#include "harness/plugin_loader.hpp"
 #include "python_bridge/python_runtime.hpp"
 
 namespace aisp::python {
@@ -152,6 +153,8 @@ pair python_pair(const json& declared) {
   if (declared.value("exact_math", false)) p.exact_math();
   if (const auto reason = declared.value("fixed_inputs", std::string()); !reason.empty()) p.fixed_inputs(reason);
   p.tag("python");
+  // Note [compilers in the sandbox]: the judge reads this tag to start the workers able to spawn.
+  if (const auto reason = declared.value("subprocesses", std::string()); !reason.empty()) p.tag(std::string(subprocess_tag_prefix) + reason);
   int variant_index = 0;
   for (const auto& v : declared.at("variants")) p.add_variant(python_variant(v, index, variant_index++, buffers));
   return p;

@@ -107,6 +107,10 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
   if (delta("threads") > 0)
     add_check(checks, verify::checks::background_thread, variant, false,
               fmt::format("{} more threads after run() than before", delta("threads")));
+  // A process alive as run() returns works outside the timed span (where processes may start).
+  if (const auto children = after.value("children", 0LL); children > 0)
+    add_check(checks, verify::checks::child_process, variant, false,
+              fmt::format("{} process{} started by the variant still alive after run() returned", children, children == 1 ? "" : "es"));
   // Note [allocation counter]: each family counted on its own.
   static constexpr std::array<std::pair<const char*, const char*>, 3> allocators{
       {{"allocations", "operator new calls"},

@@ -10,6 +10,7 @@
 
 #include "aisp/check.hpp"
 #include "audit/build_flags.hpp"
+#include "harness/plugin_loader.hpp"
 #include "audit/timeline_json.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
@@ -79,7 +80,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
       const auto log_name = std::filesystem::path(pair_dir).filename().string() + "/" + slot.label;
       slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device, config.launch.get(), log_name);
     }
-    else slot.worker = std::make_unique<worker_process>(config.executable, log_stem + ".log");
+    else slot.worker = std::make_unique<worker_process>(config.executable, log_stem + ".log", false, !subprocess_reason(declared).empty());
   }
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
   for_each_slot_concurrently(all_slots(slots), config.judge_threads, [&](variant_slot& slot) {

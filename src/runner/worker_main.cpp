@@ -1,16 +1,21 @@
 #include "runner/worker_main.hpp"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -36,9 +41,18 @@ using nlohmann::json;
 // Note [worker sandbox]: the channel is the worker's private copy of the stdout socket. fd 1
 // then points at an anonymous file, so nothing a variant prints reaches the judge and how much
 // it printed is measurable (V1); stage 2 of the sandbox lets only write_reply() write to it.
+// Under the descriptor limit, and at most 1000 (the kernel sizes the table to the highest fd).
+int channel_fd_floor() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur < 64) return 3;
+  return static_cast<int>(std::min<rlim_t>(limit.rlim_cur - 24, 1000));
+}
+
 class reply_channel {
  public:
-  reply_channel() : fd_(fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) {
+  // A high descriptor: stage 2 denies writes to this number from anywhere but write_reply(), and
+  // a compiler the worker may run (Note [compilers in the sandbox]) opens files from 3 up.
+  reply_channel() : fd_(fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, channel_fd_floor())) {
     std::fflush(stdout);
     std::FILE* sink = std::tmpfile();
     dup2(sink != nullptr ? fileno(sink) : STDERR_FILENO, STDOUT_FILENO);
@@ -119,7 +133,7 @@ json load_report_to_json(const load_report& report) {
 }
 
 json snapshot_to_json(const process_snapshot& s) {
-  return {{"threads", s.threads}, {"allocations", s.allocations}, {"c_allocations", s.c_allocations},
+  return {{"threads", s.threads}, {"children", s.children}, {"allocations", s.allocations}, {"c_allocations", s.c_allocations},
           {"mappings", s.mappings}, {"environment_hash", s.environment_hash},
           {"priority", s.priority}, {"stdout_bytes", s.stdout_bytes}, {"minor_faults", s.minor_faults},
           {"scheduler", s.scheduler}, {"affinity_hash", s.affinity_hash}};
@@ -345,7 +359,12 @@ int run_worker() {
   // Threads before main() are a pair file's static initializer's: CUDA has not started yet.
   const std::size_t threads_at_start = take_process_snapshot().threads;
   reply_channel replies;
-  const std::string unconfined = sandbox::confine_worker(replies.fd());
+  // Note [compilers in the sandbox]: the judge says so for a pair that allowed processes; their
+  // orphans are re-parented here, so the child-process check sees every one of them.
+  const char* may_spawn = std::getenv(std::string(sandbox::worker_subprocess_variable).c_str());
+  const bool allow_exec = may_spawn != nullptr && std::string_view(may_spawn) == "1";
+  if (allow_exec) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  const std::string unconfined = sandbox::confine_worker(replies.fd(), allow_exec);
   worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start,
                              replies.stray_copies()});
   std::string line;

@@ -15,6 +15,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -45,8 +47,18 @@ std::string current_executable() {
   return {path.data(), static_cast<std::size_t>(length)};
 }
 
-worker_process::worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent)
+worker_process::worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent,
+                               bool allow_subprocesses)
     : log_path_(log_path) {
+  // Built before fork: the child may only make async-signal-safe calls.
+  const std::string allowance = std::string(sandbox::worker_subprocess_variable) + "=";
+  std::vector<std::string> environment_text;
+  for (char** entry = environ; *entry != nullptr; ++entry)
+    if (!std::string_view(*entry).starts_with(allowance)) environment_text.emplace_back(*entry);
+  if (allow_subprocesses) environment_text.push_back(allowance + "1");
+  std::vector<char*> environment;
+  for (auto& entry : environment_text) environment.push_back(entry.data());
+  environment.push_back(nullptr);
   // Sockets, not pipes: a pipe can be reopened through /proc/<pid>/fd/N by a sibling process,
   // a socket cannot (Note [worker sandbox]).
   int to_child[2];
@@ -67,8 +79,8 @@ worker_process::worker_process(const std::string& executable, const std::string&
     if (dup2(to_child[0], STDIN_FILENO) < 0 || dup2(from_child[1], STDOUT_FILENO) < 0 ||
         dup2(log_fd, STDERR_FILENO) < 0)
       _exit(126);
-    sandbox::confine_before_exec(static_cast<pid_t>(syscall(SYS_getpid)));
-    execve(program.c_str(), argv, environ);
+    sandbox::confine_before_exec(static_cast<pid_t>(syscall(SYS_getpid)), allow_subprocesses);
+    execve(program.c_str(), argv, environment.data());
     _exit(127);
   }
   const int status = spawn_error != 0 ? spawn_error : pid_ < 0 ? errno : 0;

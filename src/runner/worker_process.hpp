@@ -73,7 +73,9 @@ class worker_process final : public rank_endpoint {
   // Starts `executable worker`, its stderr appended to `log_path`. `end_with_parent`: the worker
   // is killed when the thread that started it ends (a rank host's relay, Note [launch]: a rank
   // host killed mid-run leaves no worker behind).
-  worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent = false);
+  // `allow_subprocesses` (Note [compilers in the sandbox]): its sandbox lets it start processes.
+  worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent = false,
+                 bool allow_subprocesses = false);
   ~worker_process() override;
   worker_process(const worker_process&) = delete;
   worker_process& operator=(const worker_process&) = delete;

@@ -214,14 +214,16 @@ void on_denied_call(int, siginfo_t* info, void* context) {
 
 #if defined(__x86_64__)
 
-bool confine_before_exec(pid_t self) {
+bool confine_before_exec(pid_t self, bool allow_processes) {
   filter_program program;
   program.prologue();
-  program.add(deny_if(SYS_clone, denial::new_process, {test::arg_lacks_bits, 0, CLONE_THREAD}));
-  // clone3 hides its flags behind a pointer: ENOSYS makes glibc fall back to clone for threads.
-  program.add(rule{SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS, {}, 0});
-  program.add(deny(SYS_fork, denial::new_process));
-  program.add(deny(SYS_vfork, denial::new_process));
+  if (!allow_processes) {
+    program.add(deny_if(SYS_clone, denial::new_process, {test::arg_lacks_bits, 0, CLONE_THREAD}));
+    // clone3 hides its flags behind a pointer: ENOSYS makes glibc fall back to clone for threads.
+    program.add(rule{SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS, {}, 0});
+    program.add(deny(SYS_fork, denial::new_process));
+    program.add(deny(SYS_vfork, denial::new_process));
+  }
   for (const long number : {SYS_kill, SYS_tkill, SYS_tgkill, SYS_rt_sigqueueinfo, SYS_rt_tgsigqueueinfo}) {
     deny_other_pid(program, number, 0, denial::signal_other, self, false);
   }
@@ -239,7 +241,7 @@ bool confine_before_exec(pid_t self) {
   return program.install();
 }
 
-std::string confine_worker(int reply_fd) {
+std::string confine_worker(int reply_fd, bool allow_exec) {
   struct sigaction action {};
   action.sa_sigaction = on_denied_call;
   action.sa_flags = SA_SIGINFO;
@@ -251,8 +253,10 @@ std::string confine_worker(int reply_fd) {
   const auto gate = reinterpret_cast<std::uint64_t>(&aisp_reply_syscall_return[0]);
   filter_program program;
   program.prologue();
-  program.add(deny(SYS_execve, denial::exec));
-  program.add(deny(SYS_execveat, denial::exec));
+  if (!allow_exec) {
+    program.add(deny(SYS_execve, denial::exec));
+    program.add(deny(SYS_execveat, denial::exec));
+  }
   for (const long number : {SYS_write, SYS_writev, SYS_pwrite64, SYS_pwritev, SYS_pwritev2, SYS_sendto, SYS_sendmsg,
                             SYS_sendmmsg, SYS_sendfile, SYS_vmsplice}) {
     program.add(deny_if(number, denial::channel_write, {test::arg_eq, 0, fd}, {test::ip_ne, 0, gate}));
@@ -268,10 +272,16 @@ std::string confine_worker(int reply_fd) {
   }
   program.add(deny_if(SYS_fcntl, denial::channel_copy, {test::arg_eq, 0, fd}, {test::arg_eq, 1, F_DUPFD}));
   program.add(deny_if(SYS_fcntl, denial::channel_copy, {test::arg_eq, 0, fd}, {test::arg_eq, 1, F_DUPFD_CLOEXEC}));
-  program.add(deny_if(SYS_close, denial::channel_copy, {test::arg_eq, 0, fd}));
-  program.add(deny_if(SYS_close_range, denial::channel_copy, {test::arg_at_most, 0, fd}));
-  // Reading the handler (no new action) is harmless: Python's signal module reads every one.
-  program.add(deny_if(SYS_rt_sigaction, denial::sigsys_handler, {test::arg_eq, 0, SIGSYS}, {test::arg_nonzero, 1, 0}));
+  // A process about to exec, with every signal blocked (where a trap kills it), closes every
+  // descriptor from 3 up and resets every handler, ours too (Python's subprocess). Closing the
+  // channel only costs the pair its verdict, and a replaced handler only hides the count of calls
+  // that stay denied, so a worker allowed to run programs may (Note [compilers in the sandbox]).
+  if (!allow_exec) {
+    program.add(deny_if(SYS_close, denial::channel_copy, {test::arg_eq, 0, fd}));
+    program.add(deny_if(SYS_close_range, denial::channel_copy, {test::arg_at_most, 0, fd}));
+    // Reading the handler (no new action) is harmless: Python's signal module reads every one.
+    program.add(deny_if(SYS_rt_sigaction, denial::sigsys_handler, {test::arg_eq, 0, SIGSYS}, {test::arg_nonzero, 1, 0}));
+  }
   program.add(deny_if(SYS_prctl, denial::dumpable, {test::arg_eq, 0, PR_SET_DUMPABLE}));
   if (!program.install()) return std::string("seccomp: ") + std::strerror(errno);
   return "";
@@ -279,8 +289,8 @@ std::string confine_worker(int reply_fd) {
 
 #else
 
-bool confine_before_exec(pid_t) { return false; }
-std::string confine_worker(int) { return "the sandbox's filters are written for x86-64 only"; }
+bool confine_before_exec(pid_t, bool) { return false; }
+std::string confine_worker(int, bool) { return "the sandbox's filters are written for x86-64 only"; }
 static long reply_syscall(int fd, const void* bytes, std::size_t count) {
   const ssize_t written = write(fd, bytes, count);
   return written < 0 ? -errno : written;

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace aisp::sandbox {
@@ -48,14 +49,20 @@ inline constexpr std::size_t denial_kinds = 11;
 // The VALIDITY.md row a denial belongs to.
 [[nodiscard]] std::string_view denial_code(denial kind);
 
+// Set by the judge in a worker's environment when its pair may start processes (Note [compilers
+// in the sandbox]); the worker then leaves exec out of stage 2 and becomes its orphans' reaper.
+inline constexpr std::string_view worker_subprocess_variable = "AISP_WORKER_SUBPROCESSES";
+
 // Stage 1, in the forked child before execve: async-signal-safe (no allocation, no locks).
 // Returns false where seccomp is unavailable; the child then execs unconfined and the worker
 // reports it.
-bool confine_before_exec(pid_t self);
+// `allow_processes` (Note [compilers in the sandbox]): leave out the rules against starting a process.
+bool confine_before_exec(pid_t self, bool allow_processes = false);
 
 // Stage 2, in the worker's main() before any request: `reply_fd` is the private channel.
 // Returns "" when confined, else why not.
-[[nodiscard]] std::string confine_worker(int reply_fd);
+// `allow_exec`: leave out the rule against exec (a compiler run by a pair that said so).
+[[nodiscard]] std::string confine_worker(int reply_fd, bool allow_exec = false);
 
 // Writes all of `bytes` to the channel through the one system-call instruction stage 2 allows.
 // Returns false on an error other than EINTR.

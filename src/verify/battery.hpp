@@ -71,6 +71,8 @@ inline const check_kind launch_error{"launch-error", {"X8"}, "a launch failed an
 // a pause; a helper thread or stream finishing the work after run() returned changes them.
 inline const check_kind late_write{"late-write", {"L5", "T2"}, "outputs changed after run() returned"};
 inline const check_kind background_thread{"background-thread", {"L5"}, "run() left a thread behind"};
+// Note [compilers in the sandbox]: a pair allowed to start processes left one alive.
+inline const check_kind child_process{"child-process", {"L5"}, "a process the variant started was alive after run() returned"};
 inline const check_kind allocation_in_run{"allocation-in-run", {"S7", "M1", "M4"}, "run() allocated memory"};
 inline const check_kind page_faults{"page-faults", {"M6"}, "timed calls take page faults"};
 inline const check_kind stdout_write{"stdout-write", {"V1"}, "run() wrote to stdout, the judge's channel"};

@@ -89,6 +89,30 @@ TEST(python_cheats, a_variant_that_skips_the_work_is_caught) {
   EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
 }
 
+// Note [compilers in the sandbox]: a pair that allowed processes may run a compiler to its end;
+// one that did not is refused by the sandbox; a process left alive is caught with L5.
+TEST(python_pairs, a_pair_that_allows_processes_may_run_a_compiler_in_setup) {
+  const auto judged_pair = judge("tests/python/subprocess_pairs.py", "py_spawn:compiler_in_setup");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "pass") << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_NE(judged_pair.pair.dump().find("its workers may start processes: the optimized variant compiles"), std::string::npos)
+      << "the allowance and its reason are in the results";
+}
+
+TEST(python_cheats, a_process_without_the_allowance_is_refused) {
+  const auto judged_pair = judge("tests/python/subprocess_pairs.py", "py_spawn:undeclared");
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  EXPECT_NE(judged_pair.pair.dump().find("sandbox"), std::string::npos) << judged_pair.pair.dump(1).substr(0, 3000);
+}
+
+TEST(python_cheats, a_process_left_alive_is_caught_even_when_allowed) {
+  const auto judged_pair = judge("tests/python/subprocess_pairs.py", "py_spawn:helper_outlives_run");
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  const auto failed = failed_checks(judged_pair.pair, "optimized");
+  EXPECT_NE(std::find(failed.begin(), failed.end(), "child-process"), failed.end()) << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+}
+
 TEST(python_errors, a_variant_that_raises_fails_with_its_message) {
   const auto judged_pair = judge("tests/python/raising_pairs.py", "py_errors:raises");
   EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;

@@ -5,26 +5,7 @@ py_cheat:skips_the_work  the optimized variant writes y once per address, then r
 """
 import torch
 
-import aisp
-
-
-def add_one_pair(target, summary):
-    p = aisp.pair(target, summary=summary, device="cpu")
-    p.sizes(benchmark={"n": 1 << 16}, validation=[{"n": 7}, {"n": 1000}], held_out=[{"n": 333}])
-    p.input("x", ["n"], torch.float64)
-    p.output("y", ["n"], torch.float64)
-    p.work(lambda s: aisp.work(bytes=16 * s["n"], flops=s["n"]))
-
-    @p.reference
-    def reference(x, y):
-        y.copy_(x + 1)
-
-    @p.variant("baseline", summary="an eager add")
-    def baseline(x, y):
-        torch.add(x, 1, out=y)
-
-    return p
-
+from add_one_pair import add_one_pair
 
 cached = add_one_pair("py_cheat:cached_output", "replays the result it computed for this address of x")
 _kept = {}
