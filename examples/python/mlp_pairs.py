@@ -1,6 +1,8 @@
 """Issue 20's GPU pair: a transformer MLP block in bf16, eager PyTorch against torch.compile.
 
-RMSNorm, then SwiGLU: y = (silu(n @ Wg^T) * (n @ Wu^T)) @ Wd^T with n = x * rsqrt(mean(x^2) + eps) * g.
+RMSNorm, then SwiGLU: y = (silu(n Wg^T / sqrt(d)) * (n Wu^T / sqrt(d))) Wd^T / sqrt(hidden) with
+n = x * rsqrt(mean(x^2) + eps) * g: the 1/sqrt(fan-in) scaling of a real model's weights keeps the
+outputs near 0.03 at every size, so one tolerance means the same at each.
 Run it on a GPU:  aisp bench run --python examples/python/mlp_pairs.py
 """
 import torch
@@ -22,10 +24,15 @@ p.output("y", ["tokens", "d"], torch.bfloat16)
 # torch.compile runs Triton's ptxas; one compile thread keeps Inductor's worker pool (processes that
 # would outlive the call and fail child-process) from starting.
 p.allow_subprocesses("torch.compile runs Triton's ptxas to build its kernels")
-torch._inductor.config.compile_threads = 1
-p.tolerance(rtol=2e-2, atol=2e-2 , max_rel_l2=1e-2,
-            reason="bf16 operands and output; the normalized input and the SwiGLU product are rounded to bf16 "
-                   "between the GEMMs, as every bf16 implementation does")
+try:
+    import torch._inductor.config as inductor_config
+    inductor_config.compile_threads = 1
+except ImportError:  # a PyTorch without torch.compile (Debian's 1.13): the eager baseline still runs
+    pass
+p.tolerance(rtol=2e-2, atol=3e-3, max_rel_l2=1.5e-2,
+            reason="bf16 operands and output, outputs of about 0.03 (the projections are scaled by 1/sqrt(fan-in)): "
+                   "eager rounds the normalized input and the SwiGLU product to bf16 where Inductor keeps fp32, which "
+                   "moves elements by up to 1.6e-3 and the rel-L2 by 0.8% at the benchmark size (CPU emulation, 2026-11-28)")
 # Three GEMMs of tokens x d x hidden; the weights, x and y move once.
 p.work(lambda s: aisp.work(bytes=2 * (2 * s["tokens"] * s["d"] + 3 * s["hidden"] * s["d"] + s["d"]),
                            flops=6 * s["tokens"] * s["d"] * s["hidden"]))
@@ -33,16 +40,23 @@ p.work(lambda s: aisp.work(bytes=2 * (2 * s["tokens"] * s["d"] + 3 * s["hidden"]
 
 def mlp(x, g, w_gate, w_up, w_down):
     n = x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + EPS).to(x.dtype) * g
-    return (torch.nn.functional.silu(n @ w_gate.t()) * (n @ w_up.t())) @ w_down.t()
+    return swiglu(n, w_gate, w_up, w_down)
+
+
+def swiglu(n, w_gate, w_up, w_down):
+    d, hidden = w_gate.shape[1], w_gate.shape[0]
+    gate = (n @ w_gate.t()) * d ** -0.5
+    up = (n @ w_up.t()) * d ** -0.5
+    return (torch.nn.functional.silu(gate) * up) @ w_down.t() * hidden ** -0.5
 
 
 @p.reference
 def reference(x, g, w_gate, w_up, w_down, y):  # float64 on the CPU
     n = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + EPS) * g
-    y.copy_((torch.nn.functional.silu(n @ w_gate.t()) * (n @ w_up.t())) @ w_down.t())
+    y.copy_(swiglu(n, w_gate, w_up, w_down))
 
 
-@p.variant("baseline", summary="eager PyTorch: each op a kernel, through memory")
+@p.variant("baseline", summary="eager PyTorch: each op a kernel, through memory", math="bf16_tensor")
 def eager(x, g, w_gate, w_up, w_down, y):
     y.copy_(mlp(x, g, w_gate, w_up, w_down))
 
@@ -51,6 +65,7 @@ def compiled_mlp():
     return torch.compile(mlp, dynamic=False)
 
 
-@p.variant("optimized", summary="torch.compile (Inductor): the norm and the SwiGLU epilogue fused", setup=compiled_mlp)
+@p.variant("optimized", summary="torch.compile (Inductor): the norm and the SwiGLU epilogue fused", setup=compiled_mlp,
+           math="bf16_tensor")
 def compiled(x, g, w_gate, w_up, w_down, y, state):
     y.copy_(state(x, g, w_gate, w_up, w_down))

@@ -146,11 +146,18 @@ class pair:
         self._reference = fn
         return fn
 
-    def variant(self, name, summary="", setup=None, teardown=None):
+    MATH_UNITS = ("fp32_simt", "tf32_tensor", "fp16_tensor", "bf16_tensor", "fp8_tensor")
+
+    def variant(self, name, summary="", setup=None, teardown=None, math="fp32_simt"):
         """Decorator: a timed variant, fn(**buffers), named baseline, optimized,
-        optimized_<step> or peer_<library>; setup() (untimed) returns its `state`."""
+        optimized_<step> or peer_<library>; setup() (untimed) returns its `state`. `math`: the
+        unit whose peak bounds its FLOP/s for SOL and the physics gate (a bf16 matmul on tensor
+        cores: "bf16_tensor"); the audit checks it against the kernels that ran."""
+        if math not in self.MATH_UNITS:
+            raise DeclarationError(f"{self.target}: variant {name}: math must be one of {', '.join(self.MATH_UNITS)}, not '{math}'")
         def register(fn):
-            self._variants.append({"name": name, "summary": summary, "run": fn, "setup": setup, "teardown": teardown})
+            self._variants.append({"name": name, "summary": summary, "run": fn, "setup": setup, "teardown": teardown,
+                                   "math": math})
             return fn
         return register
 
@@ -163,4 +170,4 @@ class pair:
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
                 "goal": self._goal, "subprocesses": self._subprocesses,
-                "variants": [{"name": v["name"], "summary": v["summary"]} for v in self._variants]}
+                "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"]} for v in self._variants]}

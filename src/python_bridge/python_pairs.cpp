@@ -88,6 +88,10 @@ variant python_variant(const json& declared, int pair_index, int variant_index, 
   variant v;
   v.name = declared.at("name").get<std::string>();
   v.summary = declared.value("summary", "");
+  const auto unit = declared.value("math", std::string("fp32_simt"));
+  for (const auto candidate : {math_unit::fp32_simt, math_unit::tf32_tensor, math_unit::fp16_tensor, math_unit::bf16_tensor,
+                               math_unit::fp8_tensor})
+    if (math_unit_name(candidate) == unit) v.math = candidate;
   v.setup = [=](run_context& ctx) { call("setup", "(L)", bound_for(ctx, pair_index, variant_index, buffers).key); };
   v.run = [=](run_context& ctx) { call("run", "(L)", bound_for(ctx, pair_index, variant_index, buffers).key); };
   v.teardown = [](run_context& ctx) {
