@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "harness/process_probes.hpp"
 
@@ -35,6 +36,22 @@ TEST(allocation_counter, operator_new_counts_outside_the_harnesss_scopes_only) {
 }  // namespace
 
 // Note [other threads' runtime]: the late-write rule reads the other threads' own runtimes.
+// A snapshot's own work must not read as run()'s: with many threads (a CUDA and NCCL worker has
+// 16) the per-thread /proc reads once allocated a path each (ch04 on 2 x H200, 2026-11-28).
+TEST(allocation_counter, two_snapshots_with_nothing_between_differ_by_nothing) {
+  std::mutex gate;
+  std::unique_lock hold(gate);
+  std::vector<std::thread> idle;
+  for (int i = 0; i < 16; ++i) idle.emplace_back([&gate] { const std::lock_guard wait(gate); });
+  const auto before = aisp::take_process_snapshot();
+  const auto after = aisp::take_process_snapshot();
+  EXPECT_EQ(after.allocations, before.allocations);
+  EXPECT_EQ(after.c_allocations, before.c_allocations);
+  EXPECT_EQ(after.children, 0U);
+  hold.unlock();
+  for (auto& t : idle) t.join();
+}
+
 TEST(other_thread_runtimes, a_survivor_counts_its_growth_a_newcomer_all_and_an_exit_falls_back_to_the_process_clock) {
   const aisp::thread_runtimes first{{10, 1'000}, {11, 5'000}};
   EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}, {11, 5'000}}, 30e-6), 0.0);  // process-clock drift ignored
