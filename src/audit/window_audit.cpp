@@ -219,7 +219,7 @@ nlohmann::json to_json(const window_audit& a) {
           {"copy_bytes", a.copy_bytes}, {"memsets", a.memsets}, {"jit_compiles", a.jit_compiles}, {"busy_fraction", a.busy_fraction},
           {"long_gap_fraction", a.long_gap_fraction}, {"cooperative_launches", a.cooperative_launches},
           {"unified_memory_bytes", a.unified_memory_bytes}, {"unified_memory", a.unified_memory},
-          {"kernel_launches", a.kernel_launches},
+          {"kernel_launches", a.kernel_launches}, {"rank_kernel_launches", a.rank_kernel_launches},
           {"overrun_s", a.overrun_s}, {"escaped_kernels", a.escaped_kernels}, {"escaped_copies", a.escaped_copies},
           {"foreign", a.foreign}, {"other_devices", a.other_devices}, {"device_launched", a.device_launched},
           {"access_policy_kernels", a.access_policy_kernels}, {"kernel_names", a.kernel_names},
@@ -245,6 +245,7 @@ window_audit window_audit_from_json(const nlohmann::json& j) {
   a.managed_allocations = j.value("managed_allocations", 0);
   a.unified_memory_bytes = j.value("unified_memory_bytes", std::uint64_t{0});
   a.kernel_launches = j.value("kernel_launches", std::map<std::string, int>{});
+  a.rank_kernel_launches = j.value("rank_kernel_launches", std::vector<std::map<std::string, int>>{});
   a.overrun_s = j.value("overrun_s", 0.0);
   const auto list = [&](const char* key) { return j.value(key, std::vector<std::string>{}); };
   a.escaped_kernels = list("escaped_kernels");

@@ -66,6 +66,9 @@ struct window_audit {
   std::vector<std::string> access_policy_kernels;  // launched with a persisting-L2 window (X4)
   std::set<std::string> kernel_names;         // what ran: a "custom" kernel that is a library call (X6)
   std::map<std::string, int> kernel_launches; // launches per kernel: the algorithm chosen (K6)
+  // A multi-GPU pair's sample: each rank's launches, in rank order. The sample's other fields are
+  // the slowest rank's, which changes from sample to sample; K6 compares a rank with itself.
+  std::vector<std::map<std::string, int>> rank_kernel_launches;
   run_api_calls api;
 };
 

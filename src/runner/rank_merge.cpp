@@ -91,8 +91,14 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
       sample["mhz"] = std::min(number(sample, "mhz"), number(r["samples"][i], "mhz"));
     }
     merged["samples"][i] = std::move(sample);
-    if (audited && replies[slowest].contains("audits") && i < replies[slowest]["audits"].size())
+    if (audited && replies[slowest].contains("audits") && i < replies[slowest]["audits"].size()) {
       merged["audits"][i] = replies[slowest]["audits"][i];
+      // K6 per rank: ranks autotune on their own GPUs and may settle on different kernels.
+      json launches = json::array();
+      for (const auto& r : replies)
+        launches.push_back(r.contains("audits") && i < r["audits"].size() ? r["audits"][i].value("kernel_launches", json::object()) : json::object());
+      merged["audits"][i]["rank_kernel_launches"] = std::move(launches);
+    }
   }
   long long faults = 0;
   // Note [worker CPU time] per rank: the rank whose other threads used the largest share of its

@@ -38,10 +38,18 @@ struct tally {
   }
 };
 
-// K6: launches of each kernel per call, in one sample.
+// K6: launches of each kernel per call, in one sample; a multi-GPU sample's keyed by rank, since
+// the sample's own kernels are those of whichever rank was slowest (ch04:tensor_parallel_mlp's
+// baseline failed K6 on 2 x H200 when the slowest rank changed, 2026-11-28).
 std::map<std::string, double> launches_per_call(const window_audit& a, int calls) {
   std::map<std::string, double> per_call;
-  for (const auto& [name, launches] : a.kernel_launches) per_call[name] = static_cast<double>(launches) / calls;
+  if (a.rank_kernel_launches.empty()) {
+    for (const auto& [name, launches] : a.kernel_launches) per_call[name] = static_cast<double>(launches) / calls;
+    return per_call;
+  }
+  for (std::size_t r = 0; r < a.rank_kernel_launches.size(); ++r)
+    for (const auto& [name, launches] : a.rank_kernel_launches[r])
+      per_call[fmt::format("rank {}: {}", r, readable_symbol(name))] = static_cast<double>(launches) / calls;
   return per_call;
 }
 

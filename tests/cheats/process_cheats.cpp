@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,10 +52,13 @@ std::vector<pid_t> sibling_workers() {
   return found;
 }
 
-// The sockets this worker holds: its request channel and the judge's reply channel.
+// The sockets this worker holds: its request channel and the judge's reply channel, wherever
+// they sit under the descriptor limit (the reply channel is a high one).
 std::vector<int> socket_descriptors() {
   std::vector<int> found;
-  for (int fd = 0; fd < 256; ++fd) {
+  rlimit limit{};
+  const int highest = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 65536)) : 1024;
+  for (int fd = 0; fd < highest; ++fd) {
     struct stat info {};
     if (fstat(fd, &info) == 0 && S_ISSOCK(info.st_mode)) found.push_back(fd);
   }

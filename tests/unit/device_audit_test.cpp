@@ -293,6 +293,26 @@ TEST_F(timeline_checks_test, a_declared_library_or_access_policy_is_not_a_cheat)
   EXPECT_FALSE(has(codes(), "X4"));
 }
 
+// K6: a rank that keeps its own kernel is not a change when another rank is the slowest; a
+// rank that switches kernels between samples is.
+TEST_F(timeline_checks_test, kernel_choice_is_compared_rank_by_rank) {
+  window_audit a;
+  a.kernels = 1;
+  a.kernel_names = {"mine_a"};
+  a.kernel_launches = {{"mine_a", 1}};
+  a.rank_kernel_launches = {{{"mine_a", 1}}, {{"mine_b", 1}}};
+  window_audit b = a;
+  b.kernel_names = {"mine_b"};
+  b.kernel_launches = {{"mine_b", 1}};  // rank 1 was the slowest this time
+  add(a);
+  add(b);
+  EXPECT_FALSE(has(codes(), "K6"));
+  window_audit switched = a;
+  switched.rank_kernel_launches = {{{"mine_a", 1}}, {{"mine_c", 1}}};
+  add(switched);
+  EXPECT_TRUE(has(codes(), "K6"));
+}
+
 // D5: the bucket layout measured is the one the workload names.
 TEST_F(timeline_checks_test, a_multi_gpu_variant_must_run_the_collectives_its_workload_declares) {
   declared_.world_size(2);

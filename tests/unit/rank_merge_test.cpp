@@ -38,6 +38,19 @@ TEST(rank_merge, audited_samples_keep_each_ranks_busy_share_of_the_slowest_windo
   EXPECT_FALSE(ranks::merge_sample({sample_reply({1.0}), sample_reply({2.0})}, {})["samples"][0].contains("ranks_busy"));
 }
 
+// K6 per rank: each audited sample keeps every rank's kernel launches, not only the slowest's.
+TEST(rank_merge, audited_samples_keep_each_ranks_kernel_launches) {
+  auto rank0 = sample_reply({4.0, 1.0});
+  rank0["audits"] = json::array({{{"kernel_launches", {{"gemm_a", 1}}}}, {{"kernel_launches", {{"gemm_a", 1}}}}});
+  auto rank1 = sample_reply({2.0, 3.0});
+  rank1["audits"] = json::array({{{"kernel_launches", {{"gemm_b", 1}}}}, {{"kernel_launches", {{"gemm_b", 1}}}}});
+  const auto merged = ranks::merge_sample({rank0, rank1}, {});
+  EXPECT_EQ(merged["audits"][0]["kernel_launches"], json({{"gemm_a", 1}})) << "the slowest rank's sample";
+  EXPECT_EQ(merged["audits"][1]["kernel_launches"], json({{"gemm_b", 1}}));
+  for (int i = 0; i < 2; ++i)
+    EXPECT_EQ(merged["audits"][i]["rank_kernel_launches"], json::array({{{"gemm_a", 1}}, {{"gemm_b", 1}}}));
+}
+
 TEST(rank_merge, ranks_that_took_different_sample_counts_are_an_error) {
   EXPECT_THROW(static_cast<void>(ranks::merge_sample({sample_reply({1.0}), sample_reply({1.0, 2.0})}, {})), aisp::contract_error);
 }
