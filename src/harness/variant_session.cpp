@@ -251,6 +251,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   work_ = work;
   load_report report;
   buffers_ = std::make_unique<buffer_store>(pair_, work, pair_.where(), options_.rank);
+  remember_addresses(*buffers_);
   // At the benchmark size no one compares the inputs with the host reference, and every call
   // regenerates them: the device generator fills them (a host fill of GiBs takes seconds).
   if (benchmark && !pair_.has_fixed_inputs()) {
@@ -488,10 +489,37 @@ void variant_session::refill(std::uint64_t seed, input_values values) {
   buffers_->fill_inputs(seed, values);
 }
 
+bool variant_session::reuses_an_address(const buffer_store& store) const {
+  for (const auto& b : store.all()) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(b.data);
+    const auto end = begin + std::max<std::size_t>(b.bytes(), 1);
+    for (const auto& [seen_begin, seen_end] : handed_out_)
+      if (begin < seen_end && seen_begin < end) return true;
+  }
+  return false;
+}
+
+void variant_session::remember_addresses(const buffer_store& store) {
+  for (const auto& b : store.all()) {
+    const auto begin = reinterpret_cast<std::uintptr_t>(b.data);
+    handed_out_.emplace_back(begin, begin + std::max<std::size_t>(b.bytes(), 1));
+  }
+}
+
 void variant_session::readdress(std::uint64_t seed) {
   AISP_EXPECTS(buffers_ != nullptr, "readdress() before load()");
-  // The new buffers are allocated while the old ones still exist, so no address is reused.
+  // Note [fresh addresses]: the new buffers are allocated while the old ones still exist, and a
+  // store that lands on any address the variant was ever handed (an earlier load's, freed since:
+  // the allocator reuses it) is held and another drawn, so a plan bound to the first addresses
+  // it saw cannot work by chance (cheats:x2_plan_bound_to_first_addresses passed once in CI).
   auto moved = std::make_unique<buffer_store>(pair_, work_, pair_.where(), options_.rank);
+  std::vector<std::unique_ptr<buffer_store>> held;
+  while (reuses_an_address(*moved) && held.size() < 8) {
+    held.push_back(std::move(moved));
+    moved = std::make_unique<buffer_store>(pair_, work_, pair_.where(), options_.rank);
+  }
+  held.clear();
+  remember_addresses(*moved);
   moved->fill_inputs(seed);
   moved->poison_outputs(stream_);
   if (variant_.teardown) variant_.teardown(*context_);

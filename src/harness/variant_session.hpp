@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aisp/pair.hpp"
@@ -155,6 +156,10 @@ class variant_session {
   int calls_per_sample_ = 1;
   std::unique_ptr<rank_sync> ranks_;  // Note [ranks]: with a communicator only
   std::unique_ptr<buffer_store> buffers_;
+  // Every buffer range this variant has been handed, in any load (Note [fresh addresses]).
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> handed_out_;
+  [[nodiscard]] bool reuses_an_address(const buffer_store& store) const;
+  void remember_addresses(const buffer_store& store);
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
   // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
