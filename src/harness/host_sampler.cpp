@@ -1,10 +1,8 @@
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "aisp/check.hpp"
-#include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
 
 namespace aisp {
@@ -29,11 +27,6 @@ class host_sampler final : public sampler {
     if (before) before();
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
-    // Note [work between calls]: a helper that finishes each call after run() returned works
-    // between the spans, where the in-span reading never looks. Each live thread's own runtime
-    // (schedstat) is exact; the process clock drifts by +-1 ms over a visit (2026-11-28), more
-    // than a small helper's work. The fill threads of `before` have left /proc by now.
-    const auto runtimes_before = other_thread_runtimes();
     const double others_before = other_threads_cpu_s();
     const long long faults_before = minor_faults_so_far();
     const auto start = std::chrono::steady_clock::now();
@@ -42,16 +35,12 @@ class host_sampler final : public sampler {
     sample_record record;
     record.minor_faults = minor_faults_so_far() - faults_before;
     record.other_threads_cpu_s = other_threads_cpu_s() - others_before;
-    if (runtimes_at_last_span_) record.other_threads_between_s = cpu_between(*runtimes_at_last_span_, runtimes_before, 0.0);
-    runtimes_at_last_span_ = other_thread_runtimes();
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;
     record.cost_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     return record;
   }
-
-  void forget_last_span() override { runtimes_at_last_span_.reset(); }
 
   void run_prepared_once() override {
     for (int call = 0; call < calls_; ++call) one_call_();
@@ -62,7 +51,6 @@ class host_sampler final : public sampler {
   int calls_ = 1;
   std::vector<std::uint64_t> flush_buffer_;
   std::uint64_t generation_ = 0;
-  std::optional<thread_runtimes> runtimes_at_last_span_;
 };
 
 }  // namespace

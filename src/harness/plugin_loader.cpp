@@ -1,7 +1,5 @@
 #include "harness/plugin_loader.hpp"
 
-#include "aisp/pair.hpp"
-
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "aisp/pair.hpp"
 #include "aisp/plugin.hpp"
 #include "aisp/registry.hpp"
 #include "support/readable_error.hpp"

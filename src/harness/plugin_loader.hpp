@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace aisp { class pair; }
-
 namespace aisp {
+
+class pair;
 
 // A plugin loaded into this process.
 struct loaded_plugin {

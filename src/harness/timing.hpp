@@ -28,9 +28,6 @@ struct sample_record {
   // Note [worker CPU time]: CPU time of the worker's other threads across the timed span (the
   // harness's own fill threads have finished before it opens); stays in the worker.
   double other_threads_cpu_s = 0;
-  // Note [work between calls]: the same, between this sample's span and the previous one's in
-  // the visit (the fresh inputs of `before` left out); host samplers only.
-  double other_threads_between_s = 0;
   // M6: the process's minor page faults across the same span. The harness's own work before it
   // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
   long long minor_faults = 0;
@@ -73,8 +70,6 @@ class sampler {
   virtual sample_record take(const std::function<void()>& before = {}) = 0;
   // Runs the prepared batch once, untimed, on the timed path (graph replay in graph mode).
   virtual void run_prepared_once() = 0;
-  // A new visit or a break in the samples: what ran since the last span is not between calls.
-  virtual void forget_last_span() {}
 };
 
 using stream_step = std::function<void(cudaStream_t)>;

@@ -341,7 +341,6 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
   std::vector<sample_record> records;
   records.reserve(static_cast<std::size_t>(plan.count));
-  sampler_->forget_last_span();
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
     const bool verified_here = plan.verify == i;
@@ -367,7 +366,6 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     buffers_->copy_outputs_to(*kept_outputs_, stream_);
     kept_ = true;
     verified = std::move(fingerprint);
-    sampler_->forget_last_span();  // the reads above are the harness's
   }
   return records;
 }

@@ -10,8 +10,8 @@
 
 #include "aisp/check.hpp"
 #include "audit/build_flags.hpp"
-#include "harness/plugin_loader.hpp"
 #include "audit/timeline_json.hpp"
+#include "harness/plugin_loader.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
 #include "runner/judge_checks.hpp"

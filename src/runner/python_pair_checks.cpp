@@ -13,7 +13,7 @@ void waive_runtime_checks(const pair& declared, std::vector<check_result>& check
   if (!is_python_pair(declared.target())) return;
   // Note [compilers in the sandbox]: recorded with the pair's reason, so a reader sees it.
   if (const auto reason = subprocess_reason(declared); !reason.empty())
-    add_check(checks, verify::checks::sandbox, "pair", true, "its workers may start processes: " + reason);
+    add_check(checks, verify::checks::sandbox, "baseline", true, "its workers may start processes: " + reason);
   // Why each cannot apply (docs/python_pairs.md): measured on the H100 with PyTorch 2.11, 2026-11-28.
   static const std::map<std::string, std::string> not_applicable = {
       {std::string(verify::checks::allocation_in_run.name), "the interpreter and PyTorch allocate in every call"},

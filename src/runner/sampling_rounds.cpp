@@ -184,7 +184,6 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     const auto cpu = reply.value("cpu", nlohmann::json::object());
     slot.cpu.visit_wall_s += cpu.value("wall_s", 0.0);
     slot.cpu.other_threads_cpu_s += cpu.value("other_threads_cpu_s", 0.0);
-    slot.cpu.other_threads_between_s += cpu.value("other_threads_between_s", 0.0);
     slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
     slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
   }
@@ -375,13 +374,6 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
               fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed spans",
                           cpu.other_threads_cpu_s, cpu.visit_wall_s));
-  // Note [work between calls]: a host pair's other threads have nothing to do between its calls;
-  // a helper that finishes each call after run() returned does it there, outside every span.
-  if (!on_gpu && cpu.other_threads_between_s > std::max(0.05 * cpu.visit_wall_s, 1e-3))
-    add_check(checks, verify::checks::late_write, slot.label, false,
-              fmt::format("threads other than the one running the variant used {:.3f} s of CPU between its timed calls "
-                          "({:.3f} s of timed spans): work finished after run() returned",
-                          cpu.other_threads_between_s, cpu.visit_wall_s));
   if (cpu.idle_cpu_s > std::max(0.05 * cpu.idle_wall_s, 10e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
               fmt::format("the worker used {:.3f} s of CPU in {:.3f} s of waiting for the judge between visits",
@@ -404,7 +396,6 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   if (!clocks.empty()) result.sm_clock_median_mhz = stats::summarize(clocks).median;
   result.throttled_samples = slot.throttled_samples;
   result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
-                       {"other_threads_between_s", slot.cpu.other_threads_between_s},
                        {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}};
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},

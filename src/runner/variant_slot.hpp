@@ -28,7 +28,6 @@ enum class slot_role { baseline, candidate, noise_twin };
 struct worker_cpu_time {
   double visit_wall_s = 0;
   double other_threads_cpu_s = 0;
-  double other_threads_between_s = 0;  // Note [work between calls]
   double idle_wall_s = 0;
   double idle_cpu_s = 0;
 };

@@ -228,13 +228,11 @@ class worker {
     json samples = json::array();
     double timed_wall_s = 0;
     double others_cpu_s = 0;
-    double others_between_s = 0;
     long long timed_faults = 0;
     for (const auto& record : records) {
       samples.push_back(protocol::sample_to_json(record));
       timed_wall_s += record.host_wall_s;
       others_cpu_s += record.other_threads_cpu_s;
-      others_between_s += record.other_threads_between_s;
       timed_faults += record.minor_faults;
     }
     json verified = nullptr;
@@ -252,7 +250,7 @@ class worker {
                   {"minor_faults", timed_faults},
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
-                  {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s}, {"other_threads_between_s", others_between_s}}}};
+                  {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s}}}};
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {
       json audits = json::array();
