@@ -114,6 +114,20 @@ __device__ __forceinline__ void tma_load_2d_multicast(std::uint32_t dst, const v
       : "memory");
 }
 
+// The reverse: a box of shared memory (written through the generic proxy, so fenced first with
+// fence_proxy_async_shared) to (x, y, z) of a 3-D map; elements past the map's bounds are not
+// written. Completes as a bulk group: commit, then wait for the reads before the buffer is reused
+// or the CTA exits.
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+__device__ __forceinline__ void tma_store_3d(const void* map, std::uint32_t src, int x, int y, int z) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(src), "r"(x), "r"(y), "r"(z)
+               : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_reads() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+
 // ---- cluster ----
 __device__ __forceinline__ std::uint32_t cluster_cta_rank() {
   std::uint32_t rank;

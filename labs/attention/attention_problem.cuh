@@ -38,7 +38,14 @@ struct attention_problem {
   [[nodiscard]] __host__ __device__ int heads() const { return kv_heads * group; }
 };
 
-// The epilogue both fused kernels share: a warp's 16 output rows from accumulators in the
+// 1 / the row's sum of exponentials: each thread of a quad holds a partial sum of the row.
+__device__ __forceinline__ float inverse_row_sum(float partial) {
+  partial += __shfl_xor_sync(0xffffffffU, partial, 1);
+  partial += __shfl_xor_sync(0xffffffffU, partial, 2);
+  return partial > 0.0f ? 1.0f / partial : 0.0f;
+}
+
+// The epilogue of the mma.sync kernel: a warp's 16 output rows from accumulators in the
 // m16n8 / wgmma layout (n-block j of row `warp_q0 + g + 8 half` at columns 8j + 2t, elements
 // 2 half and 2 half + 1), each row divided by its softmax sum (the quad's 4 partial sums added
 // first). `plane_o` is query 0 of this head's rows; rows at or past `rows_end` are not stored.
@@ -47,10 +54,7 @@ __device__ __forceinline__ void store_normalized_rows(const float (&acc)[Dim / 8
                                                       __nv_bfloat16* plane_o, int warp_q0, int rows_end, int g, int t) {
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    float sum = row_sum[half];
-    sum += __shfl_xor_sync(0xffffffffU, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffU, sum, 2);
-    const float inverse = sum > 0.0f ? 1.0f / sum : 0.0f;
+    const float inverse = inverse_row_sum(row_sum[half]);
     const int query = warp_q0 + g + 8 * half;
     if (query >= rows_end) continue;
     __nv_bfloat16* row = plane_o + static_cast<std::size_t>(query) * Dim;

@@ -137,6 +137,19 @@ struct softmax_rows {
   float scale_log2;
 };
 
+// v[0] = v[0] op v[1] op ... op v[N - 1] as a tree of depth log2 N (the halving widths are template
+// arguments, so every index is a constant and v stays in registers).
+template <int Width, int N, class Op>
+__device__ __forceinline__ float tree_reduce(float (&v)[N], Op op) {
+  if constexpr (Width == 0) {
+    return v[0];
+  } else {
+#pragma unroll
+    for (int i = 0; i < Width; ++i) v[i] = op(v[i], v[i + Width]);
+    return tree_reduce<Width / 2>(v, op);
+  }
+}
+
 // The online softmax of one tile in place (Note [online softmax] in fused_mma.cuh): masks, the
 // quad's row max, exp2 of the scaled scores, the running sums; returns in `rescale` the factor
 // the output rows must be multiplied by (left to the caller: the output may still be in flight).
@@ -157,31 +170,40 @@ __device__ __forceinline__ void online_softmax(float (&scores)[wgmma_block_kv / 
       }
     }
   }
+  // Note [softmax as trees]: the row max and the row sum reduce their 32 values a thread as trees
+  // (depth 5), not as chains of 16 or 32 dependent FMNMX or FADD: with two consumer warps a
+  // scheduler there is little else to issue meanwhile, and ncu counted "wait" (fixed-latency
+  // dependency) as the top stall of the chained version.
+  constexpr int per_half = wgmma_block_kv / 4;  // this thread's scores in each of its two rows
+  const auto max_of = [](float a, float b) { return fmaxf(a, b); };
+  const auto sum_of = [](float a, float b) { return a + b; };
+  float tree[2][per_half];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    float tile_max = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < wgmma_block_kv / 8; ++j) {
-      tile_max = fmaxf(tile_max, fmaxf(scores[4 * j + 2 * half], scores[4 * j + 2 * half + 1]));
-    }
+    for (int i = 0; i < per_half; ++i) tree[half][i] = scores[4 * (i / 2) + 2 * half + i % 2];
+  }
+  float subtract[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    float tile_max = tree_reduce<per_half / 2>(tree[half], max_of);
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
     const float new_max = fmaxf(row_max[half], tile_max);
     // All keys so far masked: subtract 0, so no -inf - -inf.
-    const float subtract = new_max == -INFINITY ? 0.0f : new_max * rows.scale_log2;
-    rescale[half] = exp2_ftz(row_max[half] * rows.scale_log2 - subtract);
+    subtract[half] = new_max == -INFINITY ? 0.0f : new_max * rows.scale_log2;
+    rescale[half] = exp2_ftz(row_max[half] * rows.scale_log2 - subtract[half]);
     row_max[half] = new_max;
-    float sums[2] = {0.0f, 0.0f};  // two chains of adds, not one
+  }
 #pragma unroll
-    for (int j = 0; j < wgmma_block_kv / 8; ++j) {
+  for (int half = 0; half < 2; ++half) {
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        float& x = scores[4 * j + 2 * half + e];
-        x = exp2_ftz(fmaf(x, rows.scale_log2, -subtract));
-        sums[e] += x;
-      }
+    for (int i = 0; i < per_half; ++i) {
+      float& x = scores[4 * (i / 2) + 2 * half + i % 2];
+      x = exp2_ftz(fmaf(x, rows.scale_log2, -subtract[half]));
+      tree[half][i] = x;
     }
-    row_sum[half] = row_sum[half] * rescale[half] + (sums[0] + sums[1]);
+    row_sum[half] = row_sum[half] * rescale[half] + tree_reduce<per_half / 2>(tree[half], sum_of);
   }
 }
 
@@ -206,12 +228,48 @@ __device__ __forceinline__ void pack_p(const float (&scores)[wgmma_block_kv / 2]
   }
 }
 
+// Note [output through TMA]: a consumer's output rows go to global memory as TMA stores from
+// its own rows of the Q buffer, free once its last Q K^T has completed: normalized, converted to
+// bf16 and written in the 128-byte swizzled layout of a 64-row box (Note [attention smem map]),
+// then one thread stores the d / 64 boxes. Stores from registers wrote each 32-byte sector in two
+// 16-byte halves (ncu: 3.4 M L2 write requests a call at fwd_hd128 against 0.5 M), and each CTA's
+// exit waited for them to drain.
+template <int Dim>
+__device__ __forceinline__ void store_rows_through_tma(const float (&o)[Dim / 2], const float (&row_sum)[2], std::uint32_t rows_smem,
+                                                       int q_box_bytes, const CUtensorMap* map_o, int q0, int q_plane,
+                                                       int consumer, int warp, int g, int t) {
+  const auto acc = reinterpret_cast<const float(&)[Dim / 8][4]>(o);
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const float inverse = inverse_row_sum(row_sum[half]);
+    const int row = warp * 16 + g + 8 * half;  // of the consumer's 64
+#pragma unroll
+    for (int j = 0; j < Dim / 8; ++j) {
+      const int chunk = j % 8;  // 16-byte chunk of the 128-byte row, swizzled by the row
+      const std::uint32_t at = rows_smem + (j / 8) * q_box_bytes + row * 128 + ((chunk ^ (row % 8)) * 16) + 4 * t;
+      const std::uint32_t packed = ptx::pack_bf16(acc[j][2 * half] * inverse, acc[j][2 * half + 1] * inverse);
+      asm volatile("st.shared.b32 [%0], %1;" ::"r"(at), "r"(packed) : "memory");
+    }
+  }
+  hopper::fence_proxy_async_shared();
+  hopper::named_barrier_sync(8 + consumer, 128);  // the warpgroup's rows are all written
+  if (threadIdx.x % 128 == 0) {
+#pragma unroll
+    for (int box = 0; box < Dim / 64; ++box) {
+      hopper::tma_store_3d(map_o, rows_smem + box * q_box_bytes, box * 64, q0 + consumer * 64, q_plane);
+    }
+    hopper::bulk_commit();
+    hopper::bulk_wait_reads();  // the shared memory must outlive the reads
+  }
+}
+
 #endif  // AISP_HOPPER_DEVICE
 
 template <int Dim, bool Overlap>
 __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     wgmma_attention_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
-                           const __grid_constant__ CUtensorMap map_v, const attention_problem p) {
+                           const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
+                           const attention_problem p) {
 #if AISP_HOPPER_DEVICE
   namespace h = aisp::hopper;
   using geo = wgmma_geometry<Dim>;
@@ -241,6 +299,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     h::prefetch_tensor_map(&map_q);
     h::prefetch_tensor_map(&map_k);
     h::prefetch_tensor_map(&map_v);
+    h::prefetch_tensor_map(&map_o);
     h::mbar_init(q_full, 1);
     for (int s = 0; s < geo::stages; ++s) {
       h::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
@@ -353,11 +412,9 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     release((kv_tiles - 1) % geo::stages);
   }
 
-  // The accumulators as n-blocks of 4 (the layout store_normalized_rows reads).
-  store_normalized_rows<Dim>(reinterpret_cast<const float(&)[Dim / 8][4]>(o), row_sum,
-                             p.o + static_cast<std::size_t>(q_plane) * p.seq * Dim, rows.warp_q0, p.seq, rows.g, rows.t);
+  store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
 #else
-  (void)map_q, (void)map_k, (void)map_v, (void)p;
+  (void)map_q, (void)map_k, (void)map_v, (void)map_o, (void)p;
   __trap();
 #endif
 }
@@ -397,9 +454,10 @@ void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   const CUtensorMap map_q = attention_tensor_map(p.q, Dim, p.seq, p.batch * p.heads(), geo::block_q);
   const CUtensorMap map_k = attention_tensor_map(p.k, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
   const CUtensorMap map_v = attention_tensor_map(p.v, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
+  const CUtensorMap map_o = attention_tensor_map(p.o, Dim, p.seq, p.batch * p.heads(), 64);
   const dim3 grid(static_cast<unsigned>((p.seq + geo::block_q - 1) / geo::block_q), static_cast<unsigned>(p.heads()),
                   static_cast<unsigned>(p.batch));
-  wgmma_attention_kernel<Dim, Overlap><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, p);
+  wgmma_attention_kernel<Dim, Overlap><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, map_o, p);
   AISP_CHECK_LAUNCH();
 }
 
