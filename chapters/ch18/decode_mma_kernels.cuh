@@ -58,9 +58,8 @@
 // and n + 4 (lanes t and t ^ 2: one shuffle at the end). With a group of 8 every column is a head,
 // and lo takes a second mma per m-tile. The running sums l add the fp32 p.
 //
-// fp8 later (ch18:fp8_kv_decode): the same ring with 8 KB pages; fragments from 32-bit shared
-// loads widened by cvt.rn.f16x2.e4m3x2, Q and P in fp16, mma .f16 (fp16 P needs no lo half
-// under that pair's looser tolerance).
+// fp8 (ch18:fp8_kv_decode): decode_mma_fp8.cuh, the same kernel on 8 KB pages, fragments widened
+// by cvt.rn.f16x2.e4m3x2, Q and P in fp16, mma .f16 (Note [fp8 decode fragments]).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -69,6 +68,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
@@ -88,6 +88,14 @@ constexpr std::size_t mma_shared_bytes = sizeof(__nv_bfloat16) * 2 * mma_tile_va
 static_assert(mma_page == mma_warps * 16, "a warp takes 16 tokens of every page");
 static_assert(pages_per_split <= 32, "a split's page numbers sit one a lane");
 static_assert(mma_threads % 16 == 0 && mma_page % (mma_threads / 16) == 0, "rows copied evenly");
+
+// action(std::integral_constant<int, G>) for each query group G a split kernel is built for.
+template <class Action>
+void for_each_group(Action action) {
+  action(std::integral_constant<int, 1>{});
+  action(std::integral_constant<int, 4>{});
+  action(std::integral_constant<int, 8>{});
+}
 
 // The transpose of an 8 x 8 b16 matrix held in fragment layout (Note [decode mma fragments]).
 __device__ __forceinline__ std::uint32_t movmatrix_trans(std::uint32_t x) {
@@ -112,6 +120,110 @@ __device__ __forceinline__ std::uint32_t low_halves(float p0, float p1, std::uin
   return ptx::pack_bf16(p0 - low_of(hi), p1 - high_of(hi));
 }
 
+// The online softmax once per 16 tokens (a warp's S^T tile, C layout: tokens g, g + 8 x columns
+// 2t, 2t + 1): the column max over the 8 lanes g that share t, the weights 2^(s scale - max), the
+// running sums of this lane's tokens, and the output rescaled (out: O^T's 8 m-tiles).
+__device__ __forceinline__ void softmax_16_tokens(const float (&score)[4], float scale_log2, float (&running_max)[2],
+                                                  float (&running_sum)[2], float (&out)[8][4], float (&weight)[4]) {
+  float rescale[2];
+  float new_max[2];
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    float tile_max = fmaxf(score[c], score[c + 2]);
+#pragma unroll
+    for (int offset = 4; offset < 32; offset *= 2) tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, offset));
+    new_max[c] = fmaxf(running_max[c], tile_max * scale_log2);  // scale > 0: max commutes with it
+    rescale[c] = ex2(running_max[c] - new_max[c]);
+    running_max[c] = new_max[c];
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) weight[e] = ex2(fmaf(score[e], scale_log2, -new_max[e % 2]));
+#pragma unroll
+  for (int c = 0; c < 2; ++c) running_sum[c] = running_sum[c] * rescale[c] + weight[c] + weight[c + 2];
+#pragma unroll
+  for (int mt = 0; mt < 8; ++mt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) out[mt][e] *= rescale[e % 2];
+  }
+}
+
+// The end of a split for a block of mma_warps warps: each warp's sums over its lanes g, then the
+// warps merged through shared memory (free once every warp is past its last page) into the split's
+// partial record per head, decode_split's format (thread = dim). `dim_of(mt, e)` is the head dim
+// of out[mt][e]; lanes with `holds_heads` hold real columns 2t, 2t + 1.
+template <int Group, std::size_t SharedBytes, class DimOf>
+__device__ __forceinline__ void merge_warps_to_record(const float (&out)[8][4], const float (&running_max)[2], float (&running_sum)[2],
+                                                      bool holds_heads, DimOf dim_of, unsigned char* shared_raw,
+                                                      float* record_of_head0, int splits) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int g = lane / 4;
+  const int t = lane % 4;
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+#pragma unroll
+    for (int offset = 4; offset < 32; offset *= 2) running_sum[c] += __shfl_xor_sync(0xffffffffU, running_sum[c], offset);
+  }
+  ptx::cp_async_wait<0>();
+  __syncthreads();
+  constexpr int merge_row = head_dim + 4;  // heads 2t, 2t + 1 of the 8 lanes g: distinct banks
+  static_assert(sizeof(float) * mma_warps * Group * (merge_row + 2) <= SharedBytes, "the merge fits in the ring");
+  auto* const merge_out = reinterpret_cast<float*>(shared_raw);  // [warp][head][merge_row]
+  float* const merge_max = merge_out + mma_warps * Group * merge_row;  // [warp][head]
+  float* const merge_sum = merge_max + mma_warps * Group;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    const int head = 2 * t + e % 2;
+    if (!holds_heads || head >= Group) continue;
+#pragma unroll
+    for (int mt = 0; mt < 8; ++mt) merge_out[(warp * Group + head) * merge_row + dim_of(mt, e)] = out[mt][e];
+    if (g == 0 && e < 2) {
+      merge_max[warp * Group + head] = running_max[e];
+      merge_sum[warp * Group + head] = running_sum[e];
+    }
+  }
+  __syncthreads();
+  const int dim = static_cast<int>(threadIdx.x);
+  constexpr float ln2 = 0.69314718055994531f;
+  for (int head = 0; head < Group; ++head) {
+    float largest = -INFINITY;
+    for (int w = 0; w < mma_warps; ++w) largest = fmaxf(largest, merge_max[w * Group + head]);
+    float total = 0.0f;
+    float value = 0.0f;
+    for (int w = 0; w < mma_warps; ++w) {  // every warp saw 16 tokens of each page: no empty state
+      const float weight = ex2(merge_max[w * Group + head] - largest);
+      total += merge_sum[w * Group + head] * weight;
+      value += merge_out[(w * Group + head) * merge_row + dim] * weight;
+    }
+    // decode_split's record: 128 partial outputs, the max in natural-log units (decode_combine
+    // uses __expf), the sum.
+    float* record = record_of_head0 + static_cast<std::size_t>(head) * splits * (head_dim + 2);
+    record[dim] = value;
+    if (dim == 0) {
+      record[head_dim] = largest * ln2;
+      record[head_dim + 1] = total;
+    }
+  }
+}
+
+// A split block's place: grid (split, KV head, sequence), its pages, and the split's physical page
+// numbers, one a lane, read once: each copy takes its page by shuffle instead of a dependent
+// page-table load.
+struct split_block {
+  int split, kv_head, sequence, page_count, my_page;
+};
+__device__ __forceinline__ split_block this_split_block(const decode_problem& p) {
+  split_block b{};
+  b.split = static_cast<int>(blockIdx.x);
+  b.kv_head = static_cast<int>(blockIdx.y);
+  b.sequence = static_cast<int>(blockIdx.z);
+  const int first_page = b.split * pages_per_split;
+  b.page_count = min(pages_per_split, p.pages - first_page);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  b.my_page = lane < b.page_count ? p.page_table[static_cast<std::size_t>(b.sequence) * p.pages + first_page + lane] : 0;
+  return b;
+}
+
 template <int Group>
 __global__ void __launch_bounds__(mma_threads, 2) decode_split_mma(decode_problem p, float* partials, int splits) {
   static_assert(Group == 1 || Group == 2 || Group == 4 || Group == 8, "a group pads to the 8 columns of an n8 tile");
@@ -123,15 +235,7 @@ __global__ void __launch_bounds__(mma_threads, 2) decode_split_mma(decode_proble
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int g = lane / 4;
   const int t = lane % 4;
-  const int split = static_cast<int>(blockIdx.x);
-  const int kv_head = static_cast<int>(blockIdx.y);
-  const int sequence = static_cast<int>(blockIdx.z);
-  const int first_page = split * pages_per_split;
-  const int page_count = min(pages_per_split, p.pages - first_page);
-
-  // The split's physical page numbers, one a lane, read once: each copy takes its page by shuffle
-  // instead of a dependent page-table load.
-  const int my_page = lane < page_count ? p.page_table[static_cast<std::size_t>(sequence) * p.pages + first_page + lane] : 0;
+  const auto [split, kv_head, sequence, page_count, my_page] = this_split_block(p);
   const int copy_row = static_cast<int>(threadIdx.x) / 16;  // rows copy_row + 8 j, chunk threadIdx.x % 16
   const int copy_column = (static_cast<int>(threadIdx.x) % 16) * 8;
   const std::size_t page_values = static_cast<std::size_t>(mma_page) * head_dim;
@@ -202,28 +306,8 @@ __global__ void __launch_bounds__(mma_threads, 2) decode_split_mma(decode_proble
 #pragma unroll
     for (int e = 0; e < 4; ++e) score[e] = score_even[e] + score_odd[e];
 
-    // Online softmax, once per 16 tokens: column max over the 8 lanes g that share t.
-    float rescale[2];
-    float new_max[2];
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      float tile_max = fmaxf(score[c], score[c + 2]);
-#pragma unroll
-      for (int offset = 4; offset < 32; offset *= 2) tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, offset));
-      new_max[c] = fmaxf(running_max[c], tile_max * scale_log2);  // scale > 0: max commutes with it
-      rescale[c] = ex2(running_max[c] - new_max[c]);
-      running_max[c] = new_max[c];
-    }
     float weight[4];
-#pragma unroll
-    for (int e = 0; e < 4; ++e) weight[e] = ex2(fmaf(score[e], scale_log2, -new_max[e % 2]));
-#pragma unroll
-    for (int c = 0; c < 2; ++c) running_sum[c] = running_sum[c] * rescale[c] + weight[c] + weight[c + 2];
-#pragma unroll
-    for (int mt = 0; mt < 8; ++mt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) out[mt][e] *= rescale[e % 2];
-    }
+    softmax_16_tokens(score, scale_log2, running_max, running_sum, out, weight);
 
     // P^T's B fragments via movmatrix (Note [decode mma fragments]), hi and lo halves (Note [P in
     // two bf16 halves]).
@@ -254,7 +338,7 @@ __global__ void __launch_bounds__(mma_threads, 2) decode_split_mma(decode_proble
     }
   }
 
-  // Each warp's state: fold the lo columns into the hi ones, and the sums over the lanes g.
+  // Fold the lo columns into the hi ones (lanes t and t ^ 2), then merge the warps.
 #pragma unroll
   for (int mt = 0; mt < 8; ++mt) {
 #pragma unroll
@@ -262,63 +346,17 @@ __global__ void __launch_bounds__(mma_threads, 2) decode_split_mma(decode_proble
       if constexpr (dual) out[mt][e] += __shfl_xor_sync(0xffffffffU, out[mt][e], 2);
     }
   }
-#pragma unroll
-  for (int c = 0; c < 2; ++c) {
-#pragma unroll
-    for (int offset = 4; offset < 32; offset *= 2) running_sum[c] += __shfl_xor_sync(0xffffffffU, running_sum[c], offset);
-  }
-
-  // Merge the four warps through shared memory (the ring is free once every warp is past its
-  // last page): thread = dim, as decode_split.
-  ptx::cp_async_wait<0>();
-  __syncthreads();
-  constexpr int merge_row = head_dim + 4;  // heads 2t, 2t + 1 of the 8 lanes g: distinct banks
-  static_assert(sizeof(float) * mma_warps * Group * (merge_row + 2) <= mma_shared_bytes, "the merge fits in the ring");
-  auto* const merge_out = reinterpret_cast<float*>(shared_raw);  // [warp][head][merge_row]
-  float* const merge_max = merge_out + mma_warps * Group * merge_row;  // [warp][head]
-  float* const merge_sum = merge_max + mma_warps * Group;
-  const bool holds_heads = !dual || t < 2;
-#pragma unroll
-  for (int e = 0; e < 4; ++e) {
-    const int head = 2 * t + e % 2;
-    if (!holds_heads || head >= Group) continue;
-#pragma unroll
-    for (int mt = 0; mt < 8; ++mt) merge_out[(warp * Group + head) * merge_row + 16 * mt + g + 8 * (e / 2)] = out[mt][e];
-    if (g == 0 && e < 2) {
-      merge_max[warp * Group + head] = running_max[e];
-      merge_sum[warp * Group + head] = running_sum[e];
-    }
-  }
-  __syncthreads();
-  const int dim = static_cast<int>(threadIdx.x);
-  constexpr float ln2 = 0.69314718055994531f;
-  for (int head = 0; head < Group; ++head) {
-    float largest = -INFINITY;
-    for (int w = 0; w < mma_warps; ++w) largest = fmaxf(largest, merge_max[w * Group + head]);
-    float total = 0.0f;
-    float value = 0.0f;
-    for (int w = 0; w < mma_warps; ++w) {  // every warp saw 16 tokens of each page: no empty state
-      const float weight = ex2(merge_max[w * Group + head] - largest);
-      total += merge_sum[w * Group + head] * weight;
-      value += merge_out[(w * Group + head) * merge_row + dim] * weight;
-    }
-    // decode_split's record: 128 partial outputs, the max in natural-log units (decode_combine
-    // uses __expf), the sum.
-    float* record = partials + (((static_cast<std::size_t>(sequence) * p.kv_heads + kv_head) * Group + head) * splits + split) * (head_dim + 2);
-    record[dim] = value;
-    if (dim == 0) {
-      record[head_dim] = largest * ln2;
-      record[head_dim + 1] = total;
-    }
-  }
+  const auto dim_of = [g](int mt, int e) { return 16 * mt + g + 8 * (e / 2); };
+  float* const record = partials + ((static_cast<std::size_t>(sequence) * p.kv_heads + kv_head) * Group * splits + split) * (head_dim + 2);
+  merge_warps_to_record<Group, mma_shared_bytes>(out, running_max, running_sum, !dual || t < 2, dim_of, shared_raw, record, splits);
 }
 
 // setup(): the shared-memory opt-in (above 48 KiB), once per kernel, not in a timed call.
 inline void prepare_decode_split_mma() {
-  const auto bytes = static_cast<int>(mma_shared_bytes);
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(decode_split_mma<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(decode_split_mma<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(decode_split_mma<8>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  for_each_group([](auto group) {
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(decode_split_mma<decltype(group)::value>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(mma_shared_bytes)));
+  });
 }
 
 // partials: splits_of(p) records a query head (setup_split's scratch).
@@ -329,17 +367,9 @@ inline void launch_decode_split_mma(const decode_problem& p, float* partials, cu
     launch_decode_split(p, partials, stream);
     return;
   }
-  const int splits = splits_of(p);
-  const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(p.kv_heads), static_cast<unsigned>(p.batch));
-  switch (p.group) {
-    case 1: decode_split_mma<1><<<grid, mma_threads, mma_shared_bytes, stream>>>(p, partials, splits); break;
-    case 4: decode_split_mma<4><<<grid, mma_threads, mma_shared_bytes, stream>>>(p, partials, splits); break;
-    case 8: decode_split_mma<8><<<grid, mma_threads, mma_shared_bytes, stream>>>(p, partials, splits); break;
-    default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8");
-  }
-  AISP_CHECK_LAUNCH();
-  decode_combine<<<static_cast<unsigned>(p.batch * p.heads()), head_dim, 0, stream>>>(partials, splits, p.o);
-  AISP_CHECK_LAUNCH();
+  launch_split_and_combine(p, partials, stream, [&](auto group, dim3 grid, int splits) {
+    decode_split_mma<decltype(group)::value><<<grid, mma_threads, mma_shared_bytes, stream>>>(p, partials, splits);
+  });
 }
 
 }  // namespace

@@ -1,25 +1,25 @@
 // fp8_kv_decode: the decode step of ch18:paged_decode with the KV cache kept in fp8 e4m3 beside
 // bf16 (as serving engines store it to fit twice the tokens): the same 64 sequences x 8192 tokens,
 // 32 query / 8 KV heads, d 128, pages of 64.
-// Baseline: the split-K, GQA-sharing decode (paged_decode's optimized variant) on the bf16 cache.
+// Baseline: paged_decode's optimized variant, the tensor-core split-K decode, on the bf16 cache.
 // Optimized: the same kernel reading the fp8 copies of K and V (derived inputs: the harness keeps
-// them equal to the bf16 caches rounded to e4m3, Note [derived inputs]); each lane loads 8 bytes
-// for its 8 dims instead of 16 and widens them in registers.
-// Why faster, and why only a little: fp8 halves the cache bytes (2.15 GB -> 1.07 GB), but the
-// split kernel at 2.25 TB/s on bf16 (67% of the copy ceiling) is already bound as much by its
-// instructions per token (the widening, the dot products, a shuffle reduction and the online
-// softmax for each of the 4 query heads) as by bytes: on the H100 the fp8 cache gave 1.09x
-// [1.083, 1.098] (2026-11-27). Giving each lane 16 fp8 dims (16-byte loads, twice the tokens in
-// flight, the same instructions per byte as bf16) measured 1.009x, no difference: more bytes in
-// flight buy nothing here. The next step is fewer instructions per token (tensor-core dot
-// products over the 4 query heads), not more bandwidth.
+// them equal to the bf16 caches rounded to e4m3, Note [derived inputs]), widened to fp16 in
+// registers for the MMAs (Note [fp8 decode fragments] in decode_mma_fp8.cuh), with a ring of
+// 6 half-size stages instead of 3.
+// Why faster: the bf16 kernel runs at ~91% of the copy ceiling on its bytes, so halving the bytes
+// is what is left. An earlier version put the fp8 cache on the SIMT split kernel (optimized_split
+// of paged_decode): 1.05-1.09x, since that kernel is bound by its instructions per token as much
+// as by bytes (H100 and H200, 2026-11-27/28).
 // Tolerance: Note [fp8 KV tolerance]. Run: aisp bench run --targets ch18:fp8_kv_decode
 #include <cuda_fp8.h>
 
 #include <cstdint>
 
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "decode_mma_fp8.cuh"
+#include "decode_mma_variant.hpp"
 #include "paged_kv_contract.hpp"
 
 namespace aisp::ch18 {
@@ -41,20 +41,27 @@ const tolerance fp8_kv_tolerance{
     .reason = "K and V in fp8 e4m3 (2^-4 relative a value): simulated output errors up to 7.5e-3 at 64 tokens, "
               "rel-L2 2.5-3.1% of the output at 64-1088 tokens (Note [fp8 KV tolerance])"};
 
-void run_fp8(run_context& ctx) {
+void setup_fp8_mma(run_context& ctx) {
+  setup_split(ctx);
+  prepare_decode_split_mma_fp8();
+}
+void run_fp8_mma(run_context& ctx) {
   auto p = problem_of(ctx);
   p.k_fp8 = ctx.as<const __nv_fp8_e4m3>("k_fp8");
   p.v_fp8 = ctx.as<const __nv_fp8_e4m3>("v_fp8");
-  launch_decode_split<__nv_fp8_e4m3>(p, static_cast<float*>(state_of<device_scratch>(ctx).data()), ctx.stream());
+  launch_decode_split_mma_fp8(p, static_cast<float*>(state_of<device_scratch>(ctx).data()), ctx.stream());
 }
 
 [[nodiscard]] pair fp8_kv_pair() {
-  const variant baseline = split_decode_variant(
-      "baseline", "paged_decode's split-K decode (one block per KV head and split, 16-byte loads) on the bf16 cache");
-  variant optimized = split_decode_variant("optimized",
-                                           "the same kernel on the fp8 e4m3 copies of K and V: 8 bytes a lane a row, widened "
-                                           "to fp32 in registers; half the cache bytes",
-                                           run_fp8);
+  const variant baseline = tensor_core_decode_variant(
+      "baseline",
+      "paged_decode's optimized on the bf16 cache: split-K, S^T = K Q^T and O^T += V^T P^T on mma.sync bf16 over the 4 "
+      "query heads, K and V pages in a 3-stage cp.async ring");
+  variant optimized = kit::with_state(
+      "optimized",
+      "the same kernel on the fp8 e4m3 copies of K and V: 8 KB pages in a 6-stage ring, ldmatrix on byte pairs, widened "
+      "to fp16 in registers (cvt e4m3x2), mma.sync fp16; half the cache bytes",
+      run_fp8_mma, setup_fp8_mma, teardown_split);
   optimized.precision = "K and V read from fp8 e4m3 copies of the bf16 cache";
   optimized.precision_tolerance = fp8_kv_tolerance;
   pair declared = pair("ch18:fp8_kv_decode");

@@ -22,22 +22,13 @@
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
-#include "decode_mma_kernels.cuh"
+#include "decode_mma_variant.hpp"
 #include "paged_kv_contract.hpp"
 
 namespace aisp::ch18 {
 namespace {
 
 void run_per_head(run_context& ctx) { launch_decode_per_head(problem_of(ctx), ctx.stream()); }
-
-// optimized: decode_split's scratch (the same partial records), plus the shared-memory opt-in.
-void setup_split_mma(run_context& ctx) {
-  setup_split(ctx);
-  prepare_decode_split_mma();
-}
-void run_split_mma(run_context& ctx) {
-  launch_decode_split_mma(problem_of(ctx), static_cast<float*>(state_of<device_scratch>(ctx).data()), ctx.stream());
-}
 
 [[nodiscard]] pair paged_decode_pair() {
   const variant baseline = kit::with_state("baseline",
@@ -48,11 +39,10 @@ void run_split_mma(run_context& ctx) {
       "optimized_split", "split-K over the pages (8 a split) with a combine kernel; one block per KV head serves its 4 query "
                    "heads; two tokens a half-warp per step, 16-byte loads, four loads in flight before use");
   // Against optimized_split: the dot products on the tensor cores, pages staged through shared memory.
-  const variant optimized = kit::with_state(
+  const variant optimized = tensor_core_decode_variant(
       "optimized",
       "the same split-K grid; S^T = K Q^T and O^T += V^T P^T on mma.sync over the 4 query heads (P as two bf16 halves), "
-      "K and V pages in a 3-stage cp.async ring, softmax once per 16 tokens",
-      run_split_mma, setup_split_mma, teardown_split);
+      "K and V pages in a 3-stage cp.async ring, softmax once per 16 tokens");
   pair declared = pair("ch18:paged_decode");
   with_paged_kv_contract(declared)
       .summary("decode attention over a paged KV cache: 64 sequences x 8192 tokens, 32 query / 8 KV heads, d 128, bf16")

@@ -306,20 +306,30 @@ __global__ void repeat_kv(decode_problem p, __nv_bfloat16* __restrict__ k_out, _
 
 [[nodiscard]] inline int splits_of(const decode_problem& p) { return (p.pages + pages_per_split - 1) / pages_per_split; }
 
-// Cache: __nv_bfloat16 reads p.k_cache / p.v_cache, __nv_fp8_e4m3 reads p.k_fp8 / p.v_fp8.
-template <class Cache = __nv_bfloat16>
-void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t stream) {
+// The split-K grid with the kernel instantiated for the problem's query group (1, 4 or 8), then
+// decode_combine. `launch(group, grid, splits)` launches the split kernel for
+// decltype(group)::value; every split decode of the chapter goes through here.
+template <class Launch>
+void launch_split_and_combine(const decode_problem& p, float* partials, cudaStream_t stream, Launch launch) {
   const int splits = splits_of(p);
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(p.kv_heads), static_cast<unsigned>(p.batch));
   switch (p.group) {
-    case 1: decode_split<1, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
-    case 4: decode_split<4, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
-    case 8: decode_split<8, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits); break;
+    case 1: launch(std::integral_constant<int, 1>{}, grid, splits); break;
+    case 4: launch(std::integral_constant<int, 4>{}, grid, splits); break;
+    case 8: launch(std::integral_constant<int, 8>{}, grid, splits); break;
     default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8");
   }
   AISP_CHECK_LAUNCH();
   decode_combine<<<static_cast<unsigned>(p.batch * p.heads()), head_dim, 0, stream>>>(partials, splits, p.o);
   AISP_CHECK_LAUNCH();
+}
+
+// Cache: __nv_bfloat16 reads p.k_cache / p.v_cache, __nv_fp8_e4m3 reads p.k_fp8 / p.v_fp8.
+template <class Cache = __nv_bfloat16>
+void launch_decode_split(const decode_problem& p, float* partials, cudaStream_t stream) {
+  launch_split_and_combine(p, partials, stream, [&](auto group, dim3 grid, int splits) {
+    decode_split<decltype(group)::value, Cache><<<grid, decode_threads, 0, stream>>>(p, partials, splits);
+  });
 }
 
 }  // namespace

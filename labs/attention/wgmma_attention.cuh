@@ -231,7 +231,9 @@ __device__ __forceinline__ void pack_p(const float (&scores)[wgmma_block_kv / 2]
 // Note [output through TMA]: a consumer's output rows go to global memory as TMA stores from
 // its own rows of the Q buffer, free once its last Q K^T has completed: normalized, converted to
 // bf16 and written in the 128-byte swizzled layout of a 64-row box (Note [attention smem map]),
-// then one thread stores the d / 64 boxes. Stores from registers wrote each 32-byte sector in two
+// then one thread stores the d / 64 boxes. A barrier over the warpgroup first, so that no warp
+// writes Q's rows before all four are past their last wgmma wait (racecheck reported those
+// writes against the wgmma reads without it). Stores from registers wrote each 32-byte sector in two
 // 16-byte halves (ncu: 3.4 M L2 write requests a call at fwd_hd128 against 0.5 M), and each CTA's
 // exit waited for them to drain.
 template <int Dim>
@@ -239,6 +241,8 @@ __device__ __forceinline__ void store_rows_through_tma(const float (&o)[Dim / 2]
                                                        int q_box_bytes, const CUtensorMap* map_o, int q0, int q_plane,
                                                        int consumer, int warp, int g, int t) {
   const auto acc = reinterpret_cast<const float(&)[Dim / 8][4]>(o);
+  // Every warp of the warpgroup is past its last wgmma wait before any overwrites Q's rows.
+  hopper::named_barrier_sync(8 + consumer, 128);
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const float inverse = inverse_row_sum(row_sum[half]);
