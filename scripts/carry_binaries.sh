@@ -31,6 +31,6 @@ judge "$build/bin/aisp_cheats" cheats:d4_rank_one_lags
 mkdir -p "$root/.carry/bin" "$root/.carry/lib/aisp" "$root/.carry/share/aisp"
 cp "$build/bin/aisp" "$build/bin/aisp_cheats" "$build/tests/aisp_gpu_tests" "$root/.carry/bin/"
 # --python finds the bridge and the aisp package beside bin/ (docs/python_pairs.md).
-cp "$build/lib/aisp/libaisp_python.so" "$root/.carry/lib/aisp/"
+cp "$build/lib/aisp/libaisp_python.so" "$build/lib/aisp/libaisp_exec.so" "$root/.carry/lib/aisp/"
 rm -rf "$root/.carry/share/aisp/python" && cp -r "$build/share/aisp/python" "$root/.carry/share/aisp/"
 echo "carried: $(du -sh "$root/.carry" | cut -f1) in .carry (carry it with [\".carry\"])"

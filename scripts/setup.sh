@@ -5,9 +5,10 @@
 set -euo pipefail
 
 # python3-torch and libpython3-dev: the --python tests judge PyTorch pairs under /usr/bin/python3,
-# whose shared libpython the bridge embeds (docs/python_pairs.md). libcpp-httplib-dev: aisp serve.
+# whose shared libpython the bridge embeds (docs/python_pairs.md); python3-numpy: the --exec tests'
+# example program (examples/exec). libcpp-httplib-dev: aisp serve.
 packages=(cmake ninja-build g++ ccache libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libsqlite3-dev
-          python3-torch libpython3-dev libcpp-httplib-dev pkg-config)
+          python3-torch python3-numpy libpython3-dev libcpp-httplib-dev pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

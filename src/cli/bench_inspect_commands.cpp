@@ -11,6 +11,7 @@
 #include "aisp/registry.hpp"
 #include "api/results_api.hpp"
 #include "cli/commands.hpp"
+#include "cli/exec_pairs_option.hpp"
 #include "cli/python_pairs_option.hpp"
 #include "harness/plugin_loader.hpp"
 #include "results/quarantine.hpp"
@@ -168,6 +169,15 @@ void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
           },
           "a Python pair file (repeatable): its pairs, declared with the aisp package, are judged like the lab's "
           "(docs/python_pairs.md); the interpreter is $AISP_PYTHON, else /usr/bin/python3")
+      ->type_name("FILE");
+  command
+      .add_option_function<std::vector<std::string>>(
+          "--exec",
+          [&plugins](const std::vector<std::string>& files) {
+            for (const auto& file : files) plugins.push_back(prepare_exec_pairs(file));
+          },
+          "an executable pair file (JSON, repeatable): pairs whose variants and reference are programs in any language "
+          "that speak the executable protocol (docs/worker_protocol.md, \"Executable variants\")")
       ->type_name("FILE");
 }
 

@@ -7,6 +7,8 @@
 
 #include "aisp/check.hpp"
 #include "harness/buffer_digest.hpp"
+#include "harness/plugin_loader.hpp"
+#include "harness/shared_host_memory.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 
@@ -15,7 +17,7 @@ namespace {
 
 constexpr std::size_t host_alignment = 4096;
 
-void* allocate(backend where, std::size_t bytes) {
+void* allocate(backend where, std::size_t bytes, bool shared = false) {
   const std::size_t padded = bytes == 0 ? host_alignment : bytes;
   if (where == backend::cuda) {
     void* pointer = nullptr;
@@ -23,7 +25,7 @@ void* allocate(backend where, std::size_t bytes) {
     return pointer;
   }
   const std::size_t rounded = (padded + host_alignment - 1) / host_alignment * host_alignment;
-  void* pointer = std::aligned_alloc(host_alignment, rounded);
+  void* pointer = shared ? allocate_shared_host(rounded) : std::aligned_alloc(host_alignment, rounded);
   AISP_EXPECTS(pointer != nullptr, "host allocation of " + std::to_string(rounded) + " bytes failed");
   std::memset(pointer, 0xA5, rounded);  // pre-touch every page so no variant pays first-touch faults
   return pointer;
@@ -33,7 +35,7 @@ void release(backend where, void* pointer) {
   if (pointer == nullptr) return;
   if (where == backend::cuda) {
     cudaFree(pointer);  // destructor path: nothing to do with a failure here
-  } else {
+  } else if (!release_shared_host(pointer)) {
     std::free(pointer);
   }
 }
@@ -42,13 +44,15 @@ void release(backend where, void* pointer) {
 
 buffer_store::buffer_store(const pair& declared, const workload& work, backend where, int rank)
     : where_(where), rank_(rank) {
+  // Note [shared host buffers]: an executable pair's variant maps them from its own process.
+  const bool shared = where == backend::host && is_exec_pair(declared.target());
   try {
     for (const auto& spec : declared.buffers()) {
       const std::int64_t count = spec.num_elements(work);
       AISP_EXPECTS(count > 0, declared.target() + ": buffer " + spec.name +
                                   " has a non-positive size for " + work.describe());
       owned_buffer owned{spec, static_cast<std::size_t>(count), nullptr};
-      owned.data = allocate(where, owned.bytes());
+      owned.data = allocate(where, owned.bytes(), shared);
       buffers_.push_back(std::move(owned));
     }
   } catch (...) {

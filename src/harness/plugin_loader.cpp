@@ -48,6 +48,8 @@ loaded_plugin load_one(const std::string& path) {
   AISP_EXPECTS(std::filesystem::is_regular_file(path, error), "plugin '" + path + "': no such file");
   const auto& known = registry::instance();
   const std::size_t pairs_before = known.pairs().size();
+  std::set<std::string> targets_before;
+  for (const auto& declared : known.pairs()) targets_before.insert(declared.target());
   const std::size_t broken_before = known.broken().size();
   // RTLD_NOW: an unresolved symbol is an error here, not a crash in the middle of a run.
   void* handle = dlopen(std::filesystem::absolute(path).c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -64,9 +66,11 @@ loaded_plugin load_one(const std::string& path) {
   // after the ABI matched, and says in one line why it could not.
   if (const auto late = reinterpret_cast<const char* (*)()>(dlsym(handle, "aisp_plugin_register")); late != nullptr) {
     const char* why = late();
-    const bool bridge = std::filesystem::weakly_canonical(path, error) == std::filesystem::weakly_canonical(python_bridge_path(), error);
-    AISP_EXPECTS(why == nullptr, (bridge ? std::string("--python: ") : "plugin '" + path + "': ") +
-                                     without_source_locations(why != nullptr ? why : ""));
+    const auto canonical = std::filesystem::weakly_canonical(path, error);
+    const bool python = canonical == std::filesystem::weakly_canonical(python_bridge_path(), error);
+    const bool exec = canonical == std::filesystem::weakly_canonical(exec_bridge_path(), error);
+    const std::string prefix = python ? "--python: " : exec ? "--exec: " : "plugin '" + path + "': ";
+    AISP_EXPECTS(why == nullptr, prefix + without_source_locations(why != nullptr ? why : ""));
   }
   if (known.broken().size() > broken_before) {
     std::string why;
@@ -81,8 +85,11 @@ loaded_plugin load_one(const std::string& path) {
   loaded_plugin plugin{.path = std::filesystem::canonical(path).string(), .optimized = std::nullopt, .targets = {}};
   if (const auto optimized = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_built_optimized")); optimized != nullptr)
     plugin.optimized = optimized() != 0;
-  for (std::size_t i = pairs_before; i < known.pairs().size(); ++i) plugin.targets.push_back(known.pairs()[i].target());
+  // The registry keeps its pairs in name order: a plugin's are the names that were not there.
+  for (const auto& declared : known.pairs())
+    if (targets_before.count(declared.target()) == 0) plugin.targets.push_back(declared.target());
   plugin.python_bridge = plugin.path == std::filesystem::weakly_canonical(python_bridge_path(), error).string();
+  plugin.exec_bridge = plugin.path == std::filesystem::weakly_canonical(exec_bridge_path(), error).string();
   return plugin;
 }
 
@@ -118,15 +125,22 @@ std::string aisp_module_path(std::string_view file_name) {
 
 std::string python_bridge_path() { return aisp_module_path("libaisp_python.so"); }
 
-bool is_python_pair(std::string_view target) {
+std::string exec_bridge_path() { return aisp_module_path("libaisp_exec.so"); }
+
+namespace {
+bool registered_by(bool loaded_plugin::*bridge, std::string_view target) {
   for (const auto& plugin : plugins_so_far()) {
-    if (plugin.python_bridge && std::find(plugin.targets.begin(), plugin.targets.end(), target) != plugin.targets.end()) return true;
+    if (plugin.*bridge && std::find(plugin.targets.begin(), plugin.targets.end(), target) != plugin.targets.end()) return true;
   }
   return false;
 }
+}  // namespace
+
+bool is_python_pair(std::string_view target) { return registered_by(&loaded_plugin::python_bridge, target); }
+bool is_exec_pair(std::string_view target) { return registered_by(&loaded_plugin::exec_bridge, target); }
 
 std::string subprocess_reason(const pair& declared) {
-  if (!is_python_pair(declared.target())) return "";
+  if (!is_python_pair(declared.target()) && !is_exec_pair(declared.target())) return "";
   for (const auto& tag : declared.tags())
     if (tag.starts_with(subprocess_tag_prefix)) return tag.substr(subprocess_tag_prefix.size());
   return "";

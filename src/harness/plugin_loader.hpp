@@ -18,6 +18,7 @@ struct loaded_plugin {
   std::optional<bool> optimized;     // its host code compiled with optimization; unknown for older plugins
   std::vector<std::string> targets;  // the pairs it registered
   bool python_bridge = false;        // aisp's own Python bridge (lib/aisp beside this executable)
+  bool exec_bridge = false;          // aisp's own executable-pairs bridge (the same place)
 };
 
 // Loads each plugin once. A missing file, a library
@@ -34,16 +35,21 @@ void load_plugins(const std::vector<std::string>& paths);
 [[nodiscard]] std::string aisp_module_path(std::string_view file_name);
 // aisp_module_path("libaisp_python.so").
 [[nodiscard]] std::string python_bridge_path();
+// aisp_module_path("libaisp_exec.so").
+[[nodiscard]] std::string exec_bridge_path();
 
 // Whether `target` was registered by aisp's own Python bridge (Note [python bridge]); judged by
 // the bridge's path, so a pair cannot claim it with a tag.
 [[nodiscard]] bool is_python_pair(std::string_view target);
+// The same for the executable-pairs bridge (Note [executable pairs] in src/exec_bridge/).
+[[nodiscard]] bool is_exec_pair(std::string_view target);
 
 // Note [compilers in the sandbox]: a Python pair that declared allow_subprocesses(reason) carries
 // this tag plus the reason; its workers may start processes (torch.compile's ptxas), and any
 // still alive when a verified call returns fails `child-process`.
 inline constexpr std::string_view subprocess_tag_prefix = "subprocesses: ";
-// The reason a pair's workers may start processes; "" for every pair but a Python pair that said so.
+// The reason a pair's workers may start processes; "" for every pair but a Python pair that said
+// so and an executable pair (whose variants are processes).
 [[nodiscard]] std::string subprocess_reason(const pair& declared);
 
 // Every plugin loaded so far, in load order.

@@ -17,6 +17,7 @@
 
 #include "aisp/pair.hpp"
 #include "aisp/registry.hpp"
+#include "bridge_common/declared_pair.hpp"
 #include "harness/plugin_loader.hpp"
 #include "python_bridge/python_runtime.hpp"
 
@@ -25,24 +26,9 @@ namespace {
 
 using nlohmann::json;
 
-struct declared_buffer {
-  std::string name;
-  std::vector<std::string> dims;
-  bool is_output = false;
-};
-
-json sizes_of(const workload& work) {
-  json sizes = json::object();
-  for (const auto& [name, value] : work.params) sizes[name] = value;
-  return sizes;
-}
-
-json shape_of(const declared_buffer& buffer, const workload& work, std::int64_t world) {
-  json shape = json::array();
-  if (world > 1) shape.push_back(world);
-  for (const auto& dim : buffer.dims) shape.push_back(work.get(dim));
-  return shape;
-}
+using bridge::declared_buffer;
+using bridge::shape_of;
+using bridge::sizes_of;
 
 // A variant bound to the buffers it was last given: bound again when the harness moves them.
 struct binding {
@@ -105,35 +91,10 @@ variant python_variant(const json& declared, int pair_index, int variant_index, 
   return v;
 }
 
-param_map params_of(const json& sizes) {
-  param_map params;
-  for (const auto& [name, value] : sizes.items()) params[name] = value.get<std::int64_t>();
-  return params;
-}
-
 pair python_pair(const json& declared) {
   const int index = declared.at("index").get<int>();
   pair p(declared.at("target").get<std::string>());
-  p.summary(declared.value("summary", "")).on(declared.at("backend") == "cuda" ? backend::cuda : backend::host);
-  const auto& sizes = declared.at("sizes");
-  p.benchmark_size(params_of(sizes.at("benchmark")));
-  for (const auto& size : sizes.at("validation")) p.validation_size(params_of(size));
-  for (const auto& size : sizes.value("held_out", json::array())) p.held_out_size(params_of(size));
-  std::vector<declared_buffer> buffers;
-  for (const auto& buffer : declared.at("buffers")) {
-    declared_buffer b{buffer.at("name").get<std::string>(), buffer.at("dims").get<std::vector<std::string>>(),
-                      buffer.at("role") == "output"};
-    const dtype type = dtype_from_name(buffer.at("dtype").get<std::string>());
-    if (!b.is_output) {
-      static const std::map<std::string, init_distribution> inits = {
-          {"uniform_signed", init_distribution::uniform_signed}, {"uniform_unit", init_distribution::uniform_unit},
-          {"small_integers", init_distribution::small_integers}, {"index_permutation", init_distribution::index_permutation}};
-      p.input(b.name, type, b.dims, inits.at(buffer.value("init", "uniform_signed")));
-    } else {
-      p.output(b.name, type, b.dims);
-    }
-    buffers.push_back(std::move(b));
-  }
+  const std::vector<declared_buffer> buffers = bridge::declare_common(p, declared);
   p.work([index](const workload& work) {
     const auto amount = json::parse(call("work", "(is)", index, sizes_of(work).dump().c_str()));
     return work_amount{.bytes = amount.at("bytes").get<double>(), .flops = amount.value("flops", 0.0)};
@@ -148,14 +109,6 @@ pair python_pair(const json& declared) {
     }
     call("reference", "(is)", index, request.dump().c_str());
   });
-  if (const auto& tol = declared.value("tolerance", json()); tol.is_object())
-    p.tolerance_override({.rtol = tol.at("rtol").get<double>(), .atol = tol.at("atol").get<double>(),
-                          .max_rel_l2 = tol.value("max_rel_l2", 0.0), .reason = tol.at("reason").get<std::string>()});
-  static const std::map<std::string, goal> goals = {
-      {"speed", goal::speed}, {"memory", goal::memory}, {"latency", goal::latency}, {"throughput", goal::throughput}};
-  p.pursue(goals.at(declared.value("goal", std::string("speed"))));
-  if (declared.value("exact_math", false)) p.exact_math();
-  if (const auto reason = declared.value("fixed_inputs", std::string()); !reason.empty()) p.fixed_inputs(reason);
   p.tag("python");
   // Note [compilers in the sandbox]: the judge reads this tag to start the workers able to spawn.
   if (const auto reason = declared.value("subprocesses", std::string()); !reason.empty()) p.tag(std::string(subprocess_tag_prefix) + reason);

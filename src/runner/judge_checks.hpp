@@ -43,7 +43,7 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
 // environment, priority. Records only failures (and M2 when an input changed while outputs
 // were left unwritten).
 void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
-                       std::vector<check_result>& checks);
+                       std::vector<check_result>& checks, bool runs_in_a_process);
 // Note [worker sandbox]: the calls a worker's sandbox denied, threads a static initializer
 // started before main(), and channel copies it made.
 void check_sandbox(const variant_slot& slot, std::vector<check_result>& checks);

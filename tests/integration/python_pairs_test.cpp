@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_support.hpp"
+#include "judged_pair.hpp"
 #include "one_line_error.hpp"
 
 namespace {
@@ -20,33 +21,14 @@ namespace {
 using aisp::testing::run_command;
 using nlohmann::json;
 
-std::string source(const std::string& path) { return aisp::testing::source_dir() + "/" + path; }
+using aisp::testing::failed_checks;
+using aisp::testing::judged;
 
-struct judged {
-  aisp::testing::command_result run;
-  json pair;
-};
+std::string source(const std::string& path) { return aisp::testing::source_path(path); }
 
 judged judge(const std::string& file, const std::string& target, const std::string& env = "",
              const std::string& timing = "--max-time 0.5") {
-  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_python_" + std::to_string(::getpid()))).string();
-  std::filesystem::remove_all(dir);
-  judged result;
-  result.run = run_command(env + " " + aisp::testing::aisp_binary() + " bench run --python " + source(file) + " --targets " +
-                           target + " " + timing + " --history none --quiet --artifacts-dir " + dir);
-  const auto text = aisp::testing::read_file(dir + "/results.json");
-  const auto results = json::parse(text.empty() ? "{}" : text, nullptr, false);
-  if (results.is_object() && results.contains("pairs") && !results["pairs"].empty()) result.pair = results["pairs"][0];
-  std::filesystem::remove_all(dir);
-  return result;
-}
-
-std::vector<std::string> failed_checks(const json& pair, const std::string& variant) {
-  std::vector<std::string> names;
-  for (const auto& check : pair.value("checks", json::array())) {
-    if (!check.value("passed", true) && check.value("variant", "") == variant) names.push_back(check.value("check", ""));
-  }
-  return names;
+  return aisp::testing::judge_through("--python", file, target, "run " + timing, env);
 }
 
 TEST(python_pairs, the_tutorial_host_pair_is_verified_with_every_check_passing) {

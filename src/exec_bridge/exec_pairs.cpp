@@ -1,0 +1,204 @@
+// Note [executable pairs]: `aisp bench run --exec FILE.json` loads this plugin
+// (lib/aisp/libaisp_exec.so) like any other, in the judge and in every worker, and registers the
+// file's pairs: declared in JSON (sizes, buffers, tolerance, work, goal), their variants and
+// fp64 reference given as commands. A variant is a process the worker starts in setup() and
+// keeps for its calls: run() sends {"op":"run"} and returns on the reply. The harness still owns
+// every buffer (Note [shared host buffers]): the process maps the worker's memfds, so fresh
+// inputs, output fills, digests, verification, the battery and the late-write checks are the
+// C++ pairs' own code, and the protocol is three requests (docs/worker_protocol.md,
+// "Executable variants"). The reference runs the same way in the judge on float64 buffers.
+// Host pairs only: a GPU process would need the harness's device buffers and stream
+// (CUDA IPC), not built.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "aisp/pair.hpp"
+#include "aisp/registry.hpp"
+#include "bridge_common/declared_pair.hpp"
+#include "exec_bridge/exec_process.hpp"
+#include "harness/plugin_loader.hpp"
+#include "harness/shared_host_memory.hpp"
+
+namespace aisp::exec {
+namespace {
+
+using bridge::declared_buffer;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr int protocol_version = 1;
+
+// A command's words, "{python}" replaced by the interpreter --python would use ($AISP_PYTHON,
+// else /usr/bin/python3, else python3 on PATH): a pair file written with it runs under the
+// Python that has the user's packages.
+std::vector<std::string> expanded(std::vector<std::string> command) {
+  for (auto& word : command) {
+    if (word != "{python}") continue;
+    const char* chosen = std::getenv("AISP_PYTHON");
+    word = chosen != nullptr ? chosen : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+  }
+  return command;
+}
+
+// The setup request: the sizes, the variant, and each buffer on its descriptor (10, 11, ...).
+std::string setup_request(const std::string& variant, const workload& work, const std::vector<declared_buffer>& buffers,
+                          const std::vector<std::string>& dtypes, const std::vector<std::int64_t>& elements,
+                          const std::vector<std::size_t>& element_bytes) {
+  json request = {{"op", "setup"}, {"protocol", protocol_version}, {"variant", variant}, {"sizes", bridge::sizes_of(work)}};
+  request["buffers"] = json::array();
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    request["buffers"].push_back({{"name", buffers[i].name}, {"role", buffers[i].is_output ? "output" : "input"},
+                                  {"dtype", dtypes[i]}, {"shape", bridge::shape_of(buffers[i], work, 1)},
+                                  {"elements", elements[i]}, {"bytes", static_cast<std::size_t>(elements[i]) * element_bytes[i]},
+                                  {"fd", 10 + static_cast<int>(i)}});
+  }
+  return request.dump();
+}
+
+[[nodiscard]] variant exec_variant(const json& declared, const std::string& directory, const std::vector<declared_buffer>& buffers) {
+  variant v;
+  v.name = declared.at("name").get<std::string>();
+  v.summary = declared.value("summary", "");
+  const auto command = expanded(declared.at("command").get<std::vector<std::string>>());
+  v.setup = [command, directory, buffers, name = v.name](run_context& ctx) {
+    auto*& state = reinterpret_cast<exec_process*&>(ctx.user_state());
+    delete state;  // setup again: the harness moved the buffers (the new-address challenge)
+    state = nullptr;
+    std::vector<int> fds;
+    std::vector<std::string> dtypes;
+    std::vector<std::int64_t> elements;
+    std::vector<std::size_t> element_bytes;
+    for (const auto& buffer : buffers) {
+      const int fd = aisp_host_buffer_fd(ctx.buffer(buffer.name));
+      if (fd < 0) throw std::runtime_error("buffer " + buffer.name + " is not in shared memory (Note [shared host buffers])");
+      fds.push_back(fd);
+      dtypes.emplace_back(dtype_name(ctx.buffer_type(buffer.name)));
+      elements.push_back(ctx.num_elements(buffer.name));
+      element_bytes.push_back(dtype_size(ctx.buffer_type(buffer.name)));
+    }
+    state = new exec_process(command, directory, fds);
+    state->request(setup_request(name, ctx.work(), buffers, dtypes, elements, element_bytes));
+  };
+  v.run = [](run_context& ctx) { reinterpret_cast<exec_process*>(ctx.user_state())->run(); };
+  v.teardown = [](run_context& ctx) {
+    auto*& state = reinterpret_cast<exec_process*&>(ctx.user_state());
+    delete state;
+    state = nullptr;
+  };
+  return v;
+}
+
+// float64 copies of the buffers in memfds, for the reference's process.
+struct f64_buffers {
+  std::vector<void*> data;
+  std::vector<std::size_t> counts;
+  ~f64_buffers() {
+    for (void* p : data) release_shared_host(p);
+  }
+};
+
+void run_reference(const std::vector<std::string>& command, const std::string& directory, const std::vector<declared_buffer>& buffers,
+                   reference_io& io) {
+  f64_buffers copies;
+  std::vector<int> fds;
+  for (const auto& buffer : buffers) {
+    const std::size_t count = buffer.is_output ? io.output(buffer.name).size() : io.input(buffer.name).size();
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    void* data = allocate_shared_host((std::max<std::size_t>(count * sizeof(double), 1) + page - 1) / page * page);
+    copies.data.push_back(data);
+    copies.counts.push_back(count);
+    if (!buffer.is_output) std::memcpy(data, io.input(buffer.name).data(), count * sizeof(double));
+    fds.push_back(shared_host_fd(data));
+  }
+  std::vector<std::string> dtypes(buffers.size(), "f64");
+  std::vector<std::int64_t> elements(copies.counts.begin(), copies.counts.end());
+  std::vector<std::size_t> element_bytes(buffers.size(), sizeof(double));
+  exec_process process(command, directory, fds);
+  process.request(setup_request("reference", io.work(), buffers, dtypes, elements, element_bytes));
+  process.run();
+  for (std::size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].is_output) std::memcpy(io.output(buffers[i].name).data(), copies.data[i], copies.counts[i] * sizeof(double));
+}
+
+// "work": {"bytes": [[coefficient, dim, dim, ...], ...], "flops": [...]}: sums of products of sizes.
+double amount_of(const json& terms, const workload& work) {
+  double total = 0;
+  for (const auto& term : terms) {
+    double product = term.at(0).get<double>();
+    for (std::size_t i = 1; i < term.size(); ++i) product *= static_cast<double>(work.get(term.at(i).get<std::string>()));
+    total += product;
+  }
+  return total;
+}
+
+pair exec_pair(const json& declared, const std::string& directory) {
+  pair p(declared.at("target").get<std::string>());
+  const std::vector<declared_buffer> buffers = bridge::declare_common(p, declared);
+  if (p.where() != backend::host) throw std::runtime_error(p.target() + ": executable pairs run on the host (\"backend\": \"host\")");
+  const json work = declared.at("work");
+  p.work([work](const workload& w) {
+    return work_amount{.bytes = amount_of(work.at("bytes"), w), .flops = amount_of(work.value("flops", json::array()), w)};
+  });
+  const auto reference = expanded(declared.at("reference").get<std::vector<std::string>>());
+  p.reference([reference, directory, buffers](reference_io& io) { run_reference(reference, directory, buffers, io); });
+  p.tag("exec");
+  // Note [compilers in the sandbox]: its workers start the variants' processes.
+  p.tag(std::string(subprocess_tag_prefix) + "its variants are executables (Note [executable pairs])");
+  for (const auto& v : declared.at("variants")) p.add_variant(exec_variant(v, directory, buffers));
+  return p;
+}
+
+// Every pair file named in $AISP_EXEC_PAIRS (':'-separated), registered; "" or the error.
+std::string register_exec_pairs() {
+  // A process that dies must fail its request, not end the worker with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  // One core a variant, as the harness times host pairs: libraries' thread pools stay at 1.
+  for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) setenv(name, "1", 0);
+  const char* files = std::getenv("AISP_EXEC_PAIRS");
+  if (files == nullptr || *files == '\0') return "AISP_EXEC_PAIRS is not set: run executable pairs with aisp bench run --exec FILE";
+  std::stringstream list(files);
+  for (std::string file; std::getline(list, file, ':');) {
+    if (file.empty()) continue;
+    try {
+      std::ifstream in(file);
+      if (!in) throw std::runtime_error("cannot read it");
+      const json declared = json::parse(in);
+      const int version = declared.value("protocol", 0);
+      if (version != protocol_version)
+        throw std::runtime_error("it speaks executable protocol " + std::to_string(version) + ", this aisp speaks " +
+                                 std::to_string(protocol_version) + " (\"protocol\": 1)");
+      const std::string directory = fs::path(file).parent_path().string();
+      for (const auto& p : declared.at("pairs")) {
+        auto made = exec_pair(p, directory);
+        made.validate();
+        registry::instance().add(std::move(made));
+      }
+    } catch (const std::exception& error) {
+      return file + ": " + error.what();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+}  // namespace aisp::exec
+
+// Called by the plugin loader once the ABI matched (Note [plugins] in src/harness/plugin_loader.cpp).
+extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_register() {
+  static std::string error;
+  error = aisp::exec::register_exec_pairs();
+  return error.empty() ? nullptr : error.c_str();
+}

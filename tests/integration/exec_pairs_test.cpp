@@ -1,0 +1,101 @@
+// Executable pairs through --exec (issue 20, Note [executable pairs]): the tutorial's pair, whose
+// variants and reference are a Python program speaking the executable protocol, is judged with
+// every check and passes; the planted cheats (a cached output, a reply before the work) are
+// caught as in the lab; a bad pair file or a variant that will not start is a one-line error.
+// The fixtures need numpy under the interpreter `{python}` names (/usr/bin/python3 with Debian's
+// python3-numpy, which python3-torch brings).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "judged_pair.hpp"
+#include "one_line_error.hpp"
+
+namespace {
+
+using aisp::testing::run_command;
+using nlohmann::json;
+
+using aisp::testing::failed_checks;
+using aisp::testing::judged;
+
+std::string source(const std::string& path) { return aisp::testing::source_path(path); }
+
+judged judge(const std::string& file, const std::string& target) {
+  return aisp::testing::judge_through("--exec", file, target, "run --max-time 0.5");
+}
+
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+TEST(exec_pairs, the_tutorial_pair_is_judged_faster_with_every_check_passing) {
+  const auto judged_pair = judge("examples/exec/affine_pairs.json", "mine:affine_exec");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "pass") << judged_pair.pair.dump(1).substr(0, 4000);
+  for (const auto* variant : {"baseline", "optimized", "baseline_twin"})
+    EXPECT_TRUE(failed_checks(judged_pair.pair, variant).empty()) << variant << ": " << judged_pair.pair.at("checks").dump(1);
+  // A Python loop against numpy over 20000 floats: not close.
+  bool faster = false;
+  for (const auto& speedup : judged_pair.pair.value("speedups", json::array()))
+    faster = faster || speedup.value("verdict", "") == "faster";
+  EXPECT_TRUE(faster) << judged_pair.pair.dump(1).substr(0, 3000);
+}
+
+TEST(exec_cheats, a_cached_output_is_caught) {
+  const auto judged_pair = judge("tests/exec/cheating_pairs.json", "exec_cheat:cached_output");
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "fail") << judged_pair.run.output;
+  const auto failed = failed_checks(judged_pair.pair, "optimized");
+  EXPECT_TRUE(has(failed, "fresh-after-warmup") && has(failed, "timed-call")) << judged_pair.pair.value("checks", json()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty());
+}
+
+TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) {
+  const auto judged_pair = judge("tests/exec/cheating_pairs.json", "exec_cheat:replies_before_the_work");
+  EXPECT_EQ(judged_pair.pair.value("status", ""), "fail") << judged_pair.run.output;
+  const auto failed = failed_checks(judged_pair.pair, "optimized");
+  EXPECT_TRUE(has(failed, "late-write")) << judged_pair.pair.value("checks", json()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty());
+}
+
+TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_bad_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string cases[] = {
+      write("version.json", R"({"protocol": 2, "pairs": []})"),
+      write("malformed.json", R"({"protocol": 1, "pairs": [)"),
+      write("no_reference.json", R"({"protocol": 1, "pairs": [{"target": "x:y", "sizes": {"benchmark": {"n": 4}, "validation": [{"n": 1}]},
+        "buffers": [{"name": "x", "role": "input", "dtype": "f32", "dims": ["n"]}], "work": {"bytes": [[4, "n"]]}, "variants": []}]})"),
+      (dir / "missing.json").string(),
+  };
+  for (const auto& file : cases) aisp::testing::expect_one_line_error("bench list-targets --exec " + file, "--exec");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(exec_pairs, a_variant_that_does_not_start_fails_its_pair_with_why) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_nostart_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto text = aisp::testing::read_file(source("examples/exec/affine_pairs.json"));
+  text.replace(text.find("\"affine_server.py\", \"numpy\""), 27, "\"no_such_server.py\", \"numpy\"");
+  std::filesystem::copy_file(source("examples/exec/affine_server.py"), dir / "affine_server.py");
+  std::ofstream(dir / "pairs.json") << text;
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench verify --exec " + (dir / "pairs.json").string() +
+                               " --history none --artifacts-dir " + (dir / "out").string());
+  EXPECT_NE(run.output.find("without a reply"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("terminate called"), std::string::npos) << run.output;
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
