@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "results/result_json.hpp"
+#include "results/terminal_table.hpp"
 #include "support/markup.hpp"
 
 namespace aisp {
@@ -33,7 +34,31 @@ struct row {
   double median_us = 0, speedup = 0, low = 0, high = 0, gbps = 0, sol = 0, tflops = 0;
   double peer = 0, peer_low = 0, peer_high = 0;  // share of the pair's peer variant; 0 without one
   int samples = 0;
+  // Note [goals]: the statistic the verdict is on, and a latency or throughput pair's own figures.
+  std::string statistic = "median";
+  double p50_s = 0, p99_s = 0, calls_per_s = 0;
+  std::string goal;  // "p50 1.2 ms [1.1, 1.3], p99 ..." or "1234/s [..]"; "" for a speed pair
 };
+
+// A goal metric's "point [low, high]", each shown by `show`.
+template <class Show>
+std::string estimate_text(const json& metric, Show show) {
+  return fmt::format("{} [{}, {}]", show(metric.value("point", 0.0)), show(metric.value("low", 0.0)), show(metric.value("high", 0.0)));
+}
+
+void read_goal(const json& pair, const json& variant, row& r) {
+  r.statistic = pair.value("verdict_statistic", "median");
+  const auto metrics = variant.value("goal_metrics", json::object());
+  if (metrics.contains("p99_s")) {
+    r.p50_s = metrics["p50_s"].value("point", 0.0);
+    r.p99_s = metrics["p99_s"].value("point", 0.0);
+    r.goal = "p50 " + estimate_text(metrics["p50_s"], format_duration) + ", p99 " + estimate_text(metrics["p99_s"], format_duration);
+  }
+  if (metrics.contains("calls_per_s")) {
+    r.calls_per_s = metrics["calls_per_s"].value("point", 0.0);
+    r.goal = estimate_text(metrics["calls_per_s"], [](double per_s) { return fmt::format("{:.4g}", per_s); }) + " calls/s";
+  }
+}
 
 std::vector<row> rows_of(const json& results) {
   std::vector<row> rows;
@@ -56,6 +81,7 @@ std::vector<row> rows_of(const json& results) {
         r.peer_high = peer->value("high", 0.0);
       }
       r.samples = v.value("sample_count", 0);
+      read_goal(p, v, r);
       if (const auto* s = find_speedup(p, name)) {
         r.speedup = (*s)["speedup"].value("point", 0.0);
         r.low = (*s)["speedup"].value("low", 0.0);
@@ -131,6 +157,12 @@ std::string bars_svg(const std::vector<row>& rows, bool speedups) {
 
 }  // namespace
 
+// "2.000x [1.9, 2.1]", with the statistic when the verdict is not on the median (a p99 pair).
+std::string speedup_cell(const row& r) {
+  if (r.speedup <= 0) return "—";
+  return fmt::format("{:.3f}x [{:.3f}, {:.3f}]{}", r.speedup, r.low, r.high, r.statistic == "median" ? "" : " " + r.statistic);
+}
+
 std::string peer_cell(const row& r) {
   return r.peer > 0 ? fmt::format("{:.0f}% [{:.0f}, {:.0f}]", 100 * r.peer, 100 * r.peer_low, 100 * r.peer_high) : "—";
 }
@@ -139,15 +171,15 @@ std::string report_markdown(const json& results) {
   std::string md = fmt::format("# aisp results — {}\n\nCard: {}. Mode: {}. aisp {}.\n\n", results.value("started_at", ""),
                                primary_gpu(results).value("name", "host only"),
                                results.value("config", json::object()).value("mode", "?"), results.value("aisp_version", ""));
-  md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | TFLOP/s | vs peer | samples |\n";
-  md += "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md += "| target | variant | status | median | speedup [95% CI] | verdict | expectation | GB/s | SOL % | TFLOP/s | vs peer | samples | "
+        "latency / throughput |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string precision_notes;
   for (const auto& r : rows_of(results)) {
-    md += fmt::format("| {} | {}{} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} |\n", r.target, r.variant,
-                      r.precision.empty() ? "" : " *", r.status, r.median_us,
-                      r.speedup > 0 ? fmt::format("{:.3f}x [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "—",
-                      r.verdict.empty() ? "—" : r.verdict, r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops,
-                      peer_cell(r), r.samples);
+    md += fmt::format("| {} | {}{} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} | {} |\n", r.target, r.variant,
+                      r.precision.empty() ? "" : " *", r.status, r.median_us, speedup_cell(r), r.verdict.empty() ? "—" : r.verdict,
+                      r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), r.samples,
+                      r.goal.empty() ? "—" : r.goal);
     if (!r.precision.empty()) precision_notes += fmt::format("- {} {}: declared precision change: {}\n", r.target, r.variant, r.precision);
   }
   if (!precision_notes.empty()) md += "\n\\* " + std::string("declared precision changes, verified with their own tolerance:\n\n") + precision_notes;
@@ -157,11 +189,12 @@ std::string report_markdown(const json& results) {
 std::string report_csv(const json& results) {
   std::string csv =
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
-      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision\n";
+      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s\n";
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{}\n", csv_field(r.target),
-                       csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict, r.expectation, r.gbps, r.sol,
-                       r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision));
+    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g}\n",
+                       csv_field(r.target), csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict,
+                       r.expectation, r.gbps, r.sol, r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision),
+                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s);
   }
   return csv;
 }
@@ -174,13 +207,12 @@ std::string report_html(const json& results) {
   html += "<h1>aisp results " + xml_escaped(results.value("started_at", "")) + "</h1>\n<h2>Speedups (95% CI)</h2>\n" +
           bars_svg(rows, true) + "\n<h2>Share of the memory ceiling (SOL %)</h2>\n" + bars_svg(rows, false) + "\n<h2>Table</h2>\n<table>\n";
   html += "<tr><th>target</th><th>variant</th><th>status</th><th>median (µs)</th><th>speedup</th><th>verdict</th><th>expectation</th>"
-          "<th>GB/s</th><th>SOL %</th><th>TFLOP/s</th><th>vs peer</th><th>precision</th></tr>\n";
+          "<th>GB/s</th><th>SOL %</th><th>TFLOP/s</th><th>vs peer</th><th>precision</th><th>latency / throughput</th></tr>\n";
   for (const auto& r : rows) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td>"
-                        "<td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
-                        xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us,
-                        r.speedup > 0 ? fmt::format("{:.3f} [{:.3f}, {:.3f}]", r.speedup, r.low, r.high) : "", r.verdict,
-                        r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision));
+                        "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                        xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us, speedup_cell(r), r.verdict,
+                        r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision), xml_escaped(r.goal));
   }
   html += "</table>\n<h2>Sample distributions</h2>\n";
   for (const auto& p : results.value("pairs", json::array())) {

@@ -129,6 +129,25 @@ TEST(peer_variant, every_view_shows_the_share_of_the_peer_and_the_precision_chan
   EXPECT_EQ(document["pairs"][0]["variants"][2]["vs_peer"], nullptr);
 }
 
+TEST(goal_reports, a_latency_pair_shows_its_percentiles_and_statistic_in_every_report_format) {
+  auto suite = suite_with_peer();
+  auto& p = suite.pairs[0];
+  p.goal = "latency";
+  p.verdict_statistic = "p99";
+  p.variants[1].goal_metrics = {{"p50_s", {{"point", 1e-3}, {"low", 0.9e-3}, {"high", 1.1e-3}}},
+                                {"p99_s", {{"point", 4e-3}, {"low", 3.5e-3}, {"high", 4.5e-3}}}};
+  const auto document = aisp::to_json(suite);
+  const auto md = aisp::report_markdown(document);
+  EXPECT_NE(md.find("latency / throughput"), std::string::npos) << md;
+  EXPECT_NE(md.find("p99 4.000 ms"), std::string::npos) << md;
+  EXPECT_NE(md.find("36.000x [35.000, 37.000] p99"), std::string::npos) << md;
+  const auto csv = aisp::report_csv(document);
+  EXPECT_NE(csv.find("verdict_statistic,p50_s,p99_s,calls_per_s"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",p99,0.001,0.004,0"), std::string::npos) << csv;
+  const auto html = aisp::report_html(document);
+  EXPECT_NE(html.find("p50 1.000 ms"), std::string::npos) << html.substr(0, 3000);
+}
+
 }  // namespace
 
 namespace {
