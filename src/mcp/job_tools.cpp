@@ -25,6 +25,7 @@ void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
                       {"max_time_s", {{"type", "number"}, {"minimum", 0}, {"description", "sampling time limit per pair, seconds"}}},
                       {"python", {{"type", "string"}, {"description", "a Python pair file to load (--python)"}}}},
                      {"targets"}),
+       job_status_schema(),
        [table](const json& a) {
          run_request request{a["targets"].get<std::string>(), a.value("verify", false), a.value("max_time_s", 0.0),
                              a.value("python", std::string())};
@@ -34,7 +35,7 @@ void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
   tools.push_back({"job_status", "A job's status",
                    "A job's state (running, done, failed, cancelled), pairs done of total, its last output lines, and once it "
                    "ended its exit code and results: per pair the status, verdicts with CIs and failed checks.",
-                   object_schema({{"job", job_property()}}, {"job"}),
+                   object_schema({{"job", job_property()}}, {"job"}), job_status_schema(),
                    [table](const json& a) { return table->status(a["job"].get<int>()); }});
   tools.push_back({"wait_job", "Wait for a job",
                    "Waits until the job ends or timeout_s passes, sending notifications/progress (pairs done of total) when the "
@@ -42,14 +43,15 @@ void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
                    object_schema({{"job", job_property()},
                                   {"timeout_s", {{"type", "number"}, {"minimum", 0}, {"description", "at most this long (default 600)"}}}},
                                  {"job"}),
-                   [table](const json& a) { return table->status(a["job"].get<int>()); }});
+                   job_status_schema(), [table](const json& a) { return table->status(a["job"].get<int>()); }});
   tools.push_back({"cancel_job", "Cancel a job", "Stops a running job (SIGTERM to its run and workers); its partial results stay.",
-                   object_schema({{"job", job_property()}}, {"job"}),
+                   object_schema({{"job", job_property()}}, {"job"}), job_status_schema(),
                    [table](const json& a) { return table->cancel_with_status(a["job"].get<int>()); }});
   tools.push_back({"hardware_ceilings", "Measured hardware ceilings",
                    "The ceilings `aisp hw` measured on this machine, per card and driver: memory bandwidth, FP32 and tensor-core "
                    "peaks, PCIe and interconnect bandwidth. SOL % divides by these.",
-                   object_schema(json::object(), {}), [](const json&) { return json{{"cards", api::hardware_ceilings()}}; }});
+                   object_schema(json::object(), {}), result_schema({{"cards", typed("array")}}, {"cards"}),
+                   [](const json&) { return json{{"cards", api::hardware_ceilings()}}; }});
 }
 
 }  // namespace aisp::mcp

@@ -44,6 +44,7 @@ bool has_type(const json& value, const std::string& type) {
   if (type == "boolean") return value.is_boolean();
   if (type == "number") return value.is_number();
   if (type == "object") return value.is_object();
+  if (type == "array") return value.is_array();
   return false;
 }
 
@@ -55,6 +56,21 @@ json object_schema(json properties, std::vector<std::string> required) {
   return schema;
 }
 
+json result_schema(json properties, std::vector<std::string> required) {
+  json schema = {{"type", "object"}, {"properties", std::move(properties)}};
+  if (!required.empty()) schema["required"] = std::move(required);
+  return schema;
+}
+
+json typed(const char* type) { return {{"type", type}}; }
+
+json job_status_schema() {
+  return result_schema({{"job", typed("integer")}, {"state", typed("string")}, {"pairs_done", typed("integer")},
+                        {"pairs_total", typed("integer")}, {"artifacts_dir", typed("string")}, {"last_lines", typed("array")},
+                        {"exit_code", typed("integer")}, {"results", typed("object")}, {"cancelled", typed("boolean")}},
+                       {"job", "state", "pairs_done", "pairs_total", "last_lines"});
+}
+
 std::string schema_violation(const json& schema, const json& arguments) {
   if (!arguments.is_object()) return "arguments must be an object";
   for (const auto& name : schema.value("required", json::array())) {
@@ -62,7 +78,11 @@ std::string schema_violation(const json& schema, const json& arguments) {
   }
   const auto& properties = schema["properties"];
   for (const auto& [name, value] : arguments.items()) {
-    if (!properties.contains(name)) return "unknown argument '" + name + "' (this tool takes: " + names_of(properties) + ")";
+    if (!properties.contains(name)) {
+      if (!schema.value("additionalProperties", true)) return "unknown argument '" + name + "' (this tool takes: " + names_of(properties) + ")";
+      continue;
+    }
+    if (!properties[name].contains("type")) continue;
     const auto type = properties[name]["type"].get<std::string>();
     if (!has_type(value, type))
       return "argument '" + name + "' must be " + (type == "integer" ? "an " : "a ") + type + ", not " + value.dump();
@@ -77,6 +97,7 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
   const auto& db = db_path_;
   tools_.push_back({"list_targets", "List targets", "The registered pairs (`aisp bench list-targets`): target, backend, variants, summary, tags.",
                     object_schema({{"group", text_property("only this chapter or lab, e.g. ch07 or labs/host")}}, {}),
+                    result_schema({{"targets", typed("array")}}, {"targets"}),
                     [](const json& a) { return json{{"targets", api::list_targets(a.value("group", ""))}}; }});
   tools_.push_back(
       {"list_runs", "List recorded runs",
@@ -87,6 +108,7 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                       {"until", text_property("ISO 8601 date or prefix: runs started on or before it, that day included")},
                       {"limit", positive_property("at most this many runs (default 50)")}},
                      {}),
+       result_schema({{"runs", typed("array")}}, {"runs"}),
        [db](const json& a) {
          auto history = api::open_history(db);
          const api::run_filter filter{a.value("target", ""), a.value("gpu", ""), a.value("since", ""), a.value("until", ""),
@@ -96,6 +118,11 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
   tools_.push_back({"show_run", "Show a run",
                     "One run's pairs: status, verdicts, speedups with 95% CIs, medians, SOL %, and the failed checks with their codes.",
                     object_schema({{"run", positive_property("the run id (list_runs)")}}, {"run"}),
+                    result_schema({{"id", typed("integer")}, {"state", typed("string")}, {"started_at", typed("string")},
+                                   {"command", typed("string")}, {"artifacts_dir", typed("string")}, {"git", json::object()},
+                                   {"hardware", typed("string")}, {"gpu", typed("string")}, {"config", json::object()},
+                                   {"pairs", typed("array")}},
+                                  {"id", "state", "pairs"}),
                     [db](const json& a) {
                       auto history = api::open_history(db);
                       return api::show_run(history, a["run"].get<std::int64_t>());
@@ -107,6 +134,9 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                                    {"target", text_property("the pair, e.g. labs/host:transpose")},
                                    {"with_samples", {{"type", "boolean"}, {"description", "also list every stored sample (seconds)"}}}},
                                   {"run", "target"}),
+                    result_schema({{"run", typed("integer")}, {"target", typed("string")}, {"status", typed("string")},
+                                   {"variants", typed("array")}, {"checks", typed("array")}, {"failed_checks", typed("array")}},
+                                  {"run", "target", "variants", "failed_checks"}),
                     [db](const json& a) {
                       auto history = api::open_history(db);
                       return api::show_pair(history, a["run"].get<std::int64_t>(), a["target"].get<std::string>(),
@@ -117,6 +147,9 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                     "faster/slower/unchanged; warnings when the card, driver, mode or sizes differ (`aisp bench compare-runs`).",
                     object_schema({{"run_a", positive_property("the earlier run id")}, {"run_b", positive_property("the later run id")}},
                                   {"run_a", "run_b"}),
+                    result_schema({{"run_a", typed("integer")}, {"run_b", typed("integer")}, {"warnings", typed("array")},
+                                   {"changes", typed("array")}},
+                                  {"run_a", "run_b", "warnings", "changes"}),
                     [db](const json& a) {
                       auto history = api::open_history(db);
                       return api::compare(history, a["run_a"].get<std::int64_t>(), a["run_b"].get<std::int64_t>());
@@ -127,6 +160,7 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                     object_schema({{"target", text_property("the pair, e.g. labs/host:transpose")},
                                    {"limit", positive_property("at most this many runs (default 50)")}},
                                   {"target"}),
+                    result_schema({{"target", typed("string")}, {"runs", typed("array")}}, {"target", "runs"}),
                     [db](const json& a) {
                       auto history = api::open_history(db);
                       return api::target_history(history, a["target"].get<std::string>(), a.value("limit", 50));
@@ -135,6 +169,7 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                     "What a failed check means (`aisp bench explain`): its validity-matrix rows: how a benchmark lies, what aisp "
                     "does about it, the planted cheat that proves it.",
                     object_schema({{"query", text_property("a code (T1, S2) or a check name (outliers, escaped-kernel)")}}, {"query"}),
+                    result_schema({{"rows", typed("array")}}, {"rows"}),
                     [](const json& a) { return json{{"rows", api::validity_rows(a["query"].get<std::string>())}}; }});
   add_job_tools(tools_, jobs);
 }
@@ -142,7 +177,8 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
 json tool_box::listing() const {
   json tools = json::array();
   for (const auto& t : tools_)
-    tools.push_back({{"name", t.name}, {"title", t.title}, {"description", t.description}, {"inputSchema", t.input_schema}});
+    tools.push_back({{"name", t.name}, {"title", t.title}, {"description", t.description}, {"inputSchema", t.input_schema},
+                     {"outputSchema", t.output_schema}});
   return tools;
 }
 
@@ -160,7 +196,12 @@ json tool_box::call(const std::string& name, const json& arguments) const {
   if (found == tools_.end()) return tool_error("unknown tool '" + name + "'");
   if (const auto why = schema_violation(found->input_schema, arguments); !why.empty()) return tool_error(name + ": " + why);
   try {
-    return tool_result(found->answer(arguments));
+    const json answer = found->answer(arguments);
+    // A client checks structuredContent against outputSchema: an answer that breaks it is a bug
+    // here, reported as one, not handed on.
+    if (const auto why = schema_violation(found->output_schema, answer); !why.empty())
+      return tool_error(name + ": internal error: the answer breaks the tool's output schema (" + why + ")");
+    return tool_result(answer);
   } catch (const std::exception& error) {
     return tool_error(name + ": " + one_line(error.what()));
   }

@@ -15,7 +15,8 @@ struct tool {
   std::string name;
   std::string title;
   std::string description;
-  nlohmann::json input_schema;  // type object: properties, required, additionalProperties false
+  nlohmann::json input_schema;   // type object: properties, required, additionalProperties false
+  nlohmann::json output_schema;  // what structuredContent holds: type object, properties, required
   std::function<nlohmann::json(const nlohmann::json& arguments)> answer;  // an object: structuredContent
 };
 
@@ -46,9 +47,18 @@ class tool_box {
 
 // A tool's input schema: an object of these properties, no others, `required` among them.
 [[nodiscard]] nlohmann::json object_schema(nlohmann::json properties, std::vector<std::string> required);
+// A tool's output schema: an object with at least `required` of these properties (answers may
+// grow fields: an output schema does not forbid others). A property's type may be omitted
+// (null allowed).
+[[nodiscard]] nlohmann::json result_schema(nlohmann::json properties, std::vector<std::string> required);
+// {"type": T}, the property types result schemas use.
+[[nodiscard]] nlohmann::json typed(const char* type);
+// job_status's answer (start_run, wait_job and cancel_job answer it too).
+[[nodiscard]] nlohmann::json job_status_schema();
 
 // The first way `arguments` breaks `schema` (one line), or "" when it fits. Knows the subset the
-// tools use: object, string, integer and number (with minimum), boolean, required, additionalProperties.
+// tools use: object, array, string, integer and number (with minimum), boolean, required,
+// additionalProperties (false: no other properties); a property without a type takes anything.
 [[nodiscard]] std::string schema_violation(const nlohmann::json& schema, const nlohmann::json& arguments);
 
 }  // namespace aisp::mcp

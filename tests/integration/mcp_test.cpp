@@ -159,7 +159,7 @@ TEST_F(mcp_server, initializes_with_the_protocol_version_tools_and_server_info) 
   EXPECT_EQ(mcp.rest(), "");
 }
 
-TEST_F(mcp_server, lists_every_tool_with_an_object_input_schema) {
+TEST_F(mcp_server, lists_every_tool_with_object_input_and_output_schemas) {
   mcp_process mcp(db());
   const auto tools = mcp.request(1, "tools/list")["result"]["tools"];
   std::set<std::string> names;
@@ -168,6 +168,9 @@ TEST_F(mcp_server, lists_every_tool_with_an_object_input_schema) {
     EXPECT_FALSE(t["description"].get<std::string>().empty()) << t["name"];
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
     EXPECT_TRUE(t["inputSchema"]["properties"].is_object()) << t["name"];
+    // structuredContent is described too, so that a client can check it (MCP 2025-06-18).
+    EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
+    EXPECT_FALSE(t["outputSchema"].value("required", nlohmann::json::array()).empty()) << t["name"];
   }
   EXPECT_EQ(names, (std::set<std::string>{"list_targets", "list_runs", "show_run", "show_pair", "compare_runs", "target_history",
                                           "explain_check", "hardware_ceilings", "start_run", "job_status", "wait_job",

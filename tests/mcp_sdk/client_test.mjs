@@ -36,6 +36,9 @@ for (const name of ["list_targets", "list_runs", "show_run", "show_pair", "compa
                     "hardware_ceilings", "start_run", "job_status", "wait_job", "cancel_job"]) {
   check(names.has(name), `tools/list has ${name}`);
 }
+// With an outputSchema the SDK checks every structuredContent below against it (callTool throws
+// on a mismatch), so each good call is also a check of the schema.
+check(tools.every((t) => t.outputSchema?.type === "object"), "every tool declares an object output schema");
 
 // A host run as a job, followed with a progress token to its results.
 const started = await client.callTool({ name: "start_run", arguments: { targets: "labs/host:transpose", max_time_s: 0.3 } });
