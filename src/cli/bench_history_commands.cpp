@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "aisp/check.hpp"
+#include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "history/expectations.hpp"
 #include "history/history_store.hpp"
@@ -25,19 +27,21 @@ namespace {
 
 using nlohmann::json;
 
-int show_history(const std::string& db, const std::string& target, bool as_json) {
-  history_store history(db);
-  const auto runs = history.runs(target);
+// Through the results API (src/api), as `aisp mcp`'s list_runs and `aisp serve`'s /api/v1/runs.
+int show_history(const std::string& db, const api::run_filter& filter, bool as_json) {
+  auto history = api::open_history(db);
+  const auto runs = api::list_runs(history, filter);
   if (as_json) {
     std::printf("%s\n", runs.dump(2).c_str());
     return 0;
   }
-  std::printf("%-5s %-21s %-9s %-8s %-6s %s\n", "run", "started", "state", "hardware", "pairs", target.empty() ? "artifacts" : "speedups");
+  const bool one_target = !filter.target.empty();
+  std::printf("%-5s %-21s %-9s %-8s %-6s %s\n", "run", "started", "state", "hardware", "pairs", one_target ? "speedups" : "artifacts");
   for (const auto& r : runs) {
     std::string detail = r.value("artifacts_dir", "");
-    if (!target.empty()) {
+    if (one_target) {
       detail.clear();
-      for (const auto& s : r["result"].value("speedups", json::array()))
+      for (const auto& s : r.value("speedups", json::array()))
         detail += fmt::format("{} {:.3f}x [{:.3f}, {:.3f}] {}; ", s.value("variant", ""), s["speedup"].value("point", 0.0),
                               s["speedup"].value("low", 0.0), s["speedup"].value("high", 0.0), s.value("verdict", ""));
     }
@@ -45,7 +49,7 @@ int show_history(const std::string& db, const std::string& target, bool as_json)
                 r.value("started_at", "").c_str(), r.value("state", "").c_str(), r.value("hardware", "").c_str(),
                 static_cast<long long>(r["pairs"].get<std::int64_t>()), detail.c_str());
   }
-  if (runs.empty()) std::printf("(no runs%s)\n", target.empty() ? "" : (" of " + target).c_str());
+  if (runs.empty()) std::printf("(no runs%s)\n", one_target ? (" of " + filter.target).c_str() : "");
   return 0;
 }
 
@@ -136,12 +140,17 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   const auto add_db = [&](CLI::App* command) { command->add_option("--db", *db, "the history database (default artifacts/aisp.db)"); };
 
   auto* history = bench.add_subcommand("history", "List the recorded runs, newest first; with --target, that pair's speedups per run.");
-  auto target = std::make_shared<std::string>();
+  auto filter = std::make_shared<api::run_filter>();
+  filter->limit = std::numeric_limits<int>::max();
   auto as_json = std::make_shared<bool>(false);
   add_db(history);
-  history->add_option("--target", *target, "one target, e.g. ch07:transpose");
-  history->add_flag("--json", *as_json, "print machine-readable JSON");
-  history->callback([=, &result] { result.exit_code = show_history(*db, *target, *as_json); });
+  history->add_option("--target", filter->target, "only runs holding this target, e.g. ch07:transpose (and its speedups)");
+  history->add_option("--gpu", filter->gpu, "only runs on this card: part of its name or the hardware key (h100)");
+  history->add_option("--since", filter->since, "only runs started on or after this ISO 8601 date or prefix (2026-11-01)");
+  history->add_option("--until", filter->until, "only runs started on or before it, that day included");
+  history->add_option("--limit", filter->limit, "at most this many runs (default: all)")->check(CLI::PositiveNumber);
+  history->add_flag("--json", *as_json, "print machine-readable JSON (the results API's list_runs)");
+  history->callback([=, &result] { result.exit_code = show_history(*db, *filter, *as_json); });
 
   auto* compare = bench.add_subcommand("compare-runs",
                                        "Per target and variant: run B's time over run A's with a bootstrap CI on the stored\n"

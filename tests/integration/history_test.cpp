@@ -80,7 +80,7 @@ TEST_F(history_pipeline, records_both_runs_with_their_pairs) {
   }
   const auto one = json::parse(run_command(aisp() + " bench history --json --target labs/host:transpose --db " + dir_ + "/aisp.db", false).output);
   ASSERT_EQ(one.size(), 2u);
-  EXPECT_FALSE(one[0]["result"]["speedups"].empty());
+  EXPECT_FALSE(one[0]["speedups"].empty());  // the results API's list_runs, as MCP and serve answer
 }
 
 TEST_F(history_pipeline, compares_runs_on_the_stored_samples) {
