@@ -67,5 +67,8 @@ struct run_filter {
 // The ceilings `aisp hw` measured and cached on this machine, one entry per card and driver:
 // uuid, driver, the file and the ceilings (bytes/s and FLOP/s); empty when none were measured.
 [[nodiscard]] nlohmann::json hardware_ceilings();
+// A stored `aisp profile ncu` run (its profile.json or folder), every kernel judged again by this
+// build's bottleneck classifier; only `target` when given (profile_report.cpp).
+[[nodiscard]] nlohmann::json profile_report(const std::string& where, const std::string& target);
 
 }  // namespace aisp::api

@@ -171,6 +171,15 @@ tool_box::tool_box(std::string db_path, job_table& jobs) : db_path_(std::move(db
                     object_schema({{"query", text_property("a code (T1, S2) or a check name (outliers, escaped-kernel)")}}, {"query"}),
                     result_schema({{"rows", typed("array")}}, {"rows"}),
                     [](const json& a) { return json{{"rows", api::validity_rows(a["query"].get<std::string>())}}; }});
+  tools_.push_back({"show_profile", "Show a profile",
+                    "A stored `aisp profile ncu` run: per pair, variant and kernel the Nsight Compute key metrics (duration, "
+                    "memory and SM throughput, occupancy, stalls) and the bottleneck class with its evidence and the lab pairs "
+                    "that teach the remedy, judged by this build's classifier (`aisp profile classify`).",
+                    object_schema({{"profile", text_property("the profile.json of `aisp profile ncu`, or its folder")},
+                                   {"target", text_property("only this pair, e.g. ch08:loop_unrolling")}},
+                                  {"profile"}),
+                    result_schema({{"profile", typed("string")}, {"pairs", typed("array")}}, {"profile", "pairs"}),
+                    [](const json& a) { return api::profile_report(a["profile"].get<std::string>(), a.value("target", "")); }});
   add_job_tools(tools_, jobs);
 }
 

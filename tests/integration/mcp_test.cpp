@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "host_history.hpp"
+#include "profile_fixture.hpp"
 
 extern char** environ;
 
@@ -174,7 +176,7 @@ TEST_F(mcp_server, lists_every_tool_with_object_input_and_output_schemas) {
   }
   EXPECT_EQ(names, (std::set<std::string>{"list_targets", "list_runs", "show_run", "show_pair", "compare_runs", "target_history",
                                           "explain_check", "hardware_ceilings", "start_run", "job_status", "wait_job",
-                                          "cancel_job"}));
+                                          "cancel_job", "show_profile"}));
 }
 
 TEST_F(mcp_server, every_tool_answers_with_text_and_structured_content) {
@@ -206,6 +208,25 @@ TEST_F(mcp_server, every_tool_answers_with_text_and_structured_content) {
   EXPECT_EQ(rows[0]["code"], "S2");
   EXPECT_EQ(mcp.finish(), 0);
   EXPECT_EQ(mcp.rest(), "");
+}
+
+TEST_F(mcp_server, show_profile_judges_a_stored_profile_with_this_builds_classifier) {
+  const auto dir = aisp::testing::write_profile(
+      "aisp-mcp-profile", json::array({aisp::testing::profiled_variant("baseline", "fir_runtime_loop.csv"),
+                                       aisp::testing::profiled_variant("optimized", "fir_unrolled.csv")}));
+  mcp_process mcp(db());
+  const auto answer = structured(mcp.call(1, "show_profile", {{"profile", dir}, {"target", "ch08:loop_unrolling"}}));
+  ASSERT_EQ(answer["pairs"].size(), 1u);
+  const auto& variants = answer["pairs"][0]["variants"];
+  ASSERT_EQ(variants.size(), 2u);
+  for (const auto& variant : variants) {
+    ASSERT_FALSE(variant["kernels"].empty());
+    EXPECT_FALSE(variant["kernels"][0]["bottleneck"]["class"].get<std::string>().empty()) << variant.dump();
+  }
+  EXPECT_NE(tool_error(mcp.call(2, "show_profile", {{"profile", dir + "/nothing"}})).find("no profile at"), std::string::npos);
+  EXPECT_NE(tool_error(mcp.call(3, "show_profile", {{"profile", dir}, {"target", "ch07:none"}})).find("has no pair"), std::string::npos);
+  EXPECT_EQ(mcp.finish(), 0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(mcp_server, bad_arguments_are_tool_errors_of_one_line) {

@@ -11,35 +11,15 @@
 #include <nlohmann/json.hpp>
 
 #include "../test_support.hpp"
-#include "profile/bottleneck.hpp"
-#include "profile/ncu_report.hpp"
+#include "profile_fixture.hpp"
 
 namespace {
 
 using aisp::testing::run_command;
 using nlohmann::json;
 
-json variant_of(const std::string& name, const std::string& capture) {
-  std::ifstream in(std::string(AISP_SOURCE_DIR) + "/tests/unit/data/ncu/" + capture);
-  std::stringstream text;
-  text << in.rdbuf();
-  json kernels = json::array();
-  for (const auto& kernel : aisp::profile::parse_ncu_details(text.str())) {
-    const auto metrics = aisp::profile::key_metrics(kernel);
-    auto entry = aisp::profile::to_json(metrics);
-    entry["bottleneck"] = aisp::profile::to_json(aisp::profile::classify(metrics));
-    kernels.push_back(entry);
-  }
-  return {{"variant", name}, {"kernels", kernels}};
-}
-
-std::string write_profile(const std::string& name, const json& variants) {
-  const auto dir = std::filesystem::temp_directory_path() / name;
-  std::filesystem::create_directories(dir);
-  const json document = {{"pairs", json::array({{{"target", "ch08:loop_unrolling"}, {"variants", variants}}})}};
-  std::ofstream(dir / "profile.json") << document.dump();
-  return dir.string();
-}
+json variant_of(const std::string& name, const std::string& capture) { return aisp::testing::profiled_variant(name, capture); }
+using aisp::testing::write_profile;
 
 TEST(profile_diff_cli, explains_the_variant_against_the_baseline) {
   const auto dir = write_profile("aisp-profile-diff-one",
