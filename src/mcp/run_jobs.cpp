@@ -112,6 +112,7 @@ std::vector<int> job_table::poll() {
         job.partial_line.erase(0, end + 1);
         read_progress(job, line);
         job.last_lines.push_back(line);
+        ++job.lines_read;
         if (job.last_lines.size() > kept_lines) job.last_lines.pop_front();
       }
     }

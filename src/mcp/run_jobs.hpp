@@ -33,6 +33,7 @@ struct run_job {
   int pairs_total = 0;
   std::string partial_line;
   std::deque<std::string> last_lines;  // the output's last lines, for status
+  std::size_t lines_read = 0;          // every line so far: a follower sends those past its count
 };
 
 class job_table {
