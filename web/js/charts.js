@@ -1,0 +1,116 @@
+// Charts, drawn by uPlot (loaded from /vendor as the global uPlot). Each function returns a
+// <figure> with the chart inside; data arrive as arrays in SI units.
+import { el } from "./dom.js";
+import * as format from "./format.js";
+
+const palette = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#0969da", "#bf3989"];
+
+export function colour(i) {
+  return palette[i % palette.length];
+}
+
+function figure(title, note) {
+  const holder = el("div", { class: "chart" });
+  return { holder, node: el("figure", {}, el("figcaption", {}, title), holder, note ? el("p", { class: "note" }, note) : null) };
+}
+
+// Drawn on the next frame, once the page put the figure in the document and it has a width.
+function draw(holder, options, data) {
+  requestAnimationFrame(() => {
+    const width = Math.max(320, Math.min(holder.clientWidth || 860, 1100));
+    new uPlot({ width, height: 300, ...options }, data, holder);
+  });
+}
+
+// An x axis of categories at 1, 2, 3...: one tick each, labelled.
+function categoryAxis(labels, label = "") {
+  return { label, splits: () => labels.map((_, i) => i + 1), values: (u, ticks) => ticks.map((t) => labels[t - 1] ?? ""), size: 60 };
+}
+
+const timeAxis = (label) => ({ label, values: (u, ticks) => ticks.map(format.seconds), size: 70 });
+
+// Each variant's samples in the order they were taken (x: sample number).
+export function timeSeries(title, variants) {
+  const { holder, node } = figure(title, "Per-sample time in the order the samples were taken: drift, warm-up or throttling show as a trend.");
+  const longest = Math.max(0, ...variants.map((v) => v.samples.length));
+  const x = Array.from({ length: longest }, (_, i) => i + 1);
+  const ys = variants.map((v) => x.map((_, i) => (i < v.samples.length ? v.samples[i] : null)));
+  draw(holder, {
+    scales: { x: { time: false } },
+    axes: [{ label: "sample" }, timeAxis("time per sample")],
+    series: [{ label: "sample" }, ...variants.map((v, i) => ({ label: v.name, stroke: colour(i), width: 1, points: { size: 3 } }))],
+  }, [x, ...ys]);
+  return node;
+}
+
+// Each variant's samples as a histogram over shared bins (x: seconds at the bin's centre).
+export function distribution(title, variants, binCount = 40) {
+  const { holder, node } = figure(title, "How the samples spread: counts per time bin, all variants on the same bins.");
+  const all = variants.flatMap((v) => v.samples);
+  const low = Math.min(...all);
+  const high = Math.max(...all);
+  const width = (high - low) / binCount || Math.abs(low) * 1e-3 || 1e-9;
+  const x = Array.from({ length: binCount }, (_, i) => low + (i + 0.5) * width);
+  const counts = variants.map((v) => {
+    const bins = new Array(binCount).fill(0);
+    for (const s of v.samples) bins[Math.min(binCount - 1, Math.floor((s - low) / width))] += 1;
+    return bins;
+  });
+  draw(holder, {
+    scales: { x: { time: false } },
+    axes: [timeAxis("time per sample"), { label: "samples" }],
+    series: [{ label: "time", value: (u, v) => format.seconds(v) },
+             ...variants.map((v, i) => ({ label: v.name, stroke: colour(i), fill: `${colour(i)}33`, width: 1.5,
+                                          points: { show: false }, paths: uPlot.paths.stepped({ align: 0 }) }))],
+  }, [x, ...counts]);
+  return node;
+}
+
+// A speedup across runs (x: run order) with its CI and, when known, the expectation band.
+export function speedupHistory(title, labels, points, lows, highs, band) {
+  const { holder, node } = figure(title, band ? "Shaded: the expected speedup CI widened by the expectation tolerance; a run whose CI lies below it regressed." : null);
+  const x = labels.map((_, i) => i + 1);
+  const series = [{ label: "run", value: (u, v) => (v ? labels[v - 1] : "") },
+                  { label: "speedup", stroke: colour(0), width: 2, points: { size: 6 } },
+                  { label: "CI low", stroke: `${colour(0)}88`, dash: [4, 4] },
+                  { label: "CI high", stroke: `${colour(0)}88`, dash: [4, 4] }];
+  const data = [x, points, lows, highs];
+  const options = { scales: { x: { time: false, range: [0.5, labels.length + 0.5] } }, axes: [categoryAxis(labels, "run"), { label: "speedup (×)" }], series };
+  if (band) {
+    series.push({ label: "expected high", stroke: colour(2), dash: [2, 6] }, { label: "expected low", stroke: colour(2), dash: [2, 6] });
+    data.push(x.map(() => band.high), x.map(() => band.low));
+    options.bands = [{ series: [4, 5], fill: `${colour(2)}22` }];
+  }
+  draw(holder, options, data);
+  return node;
+}
+
+// Two bars per label, side by side (memory and compute SOL %, for instance).
+export function pairedBars(title, labels, [left, right], axisLabel) {
+  const { holder, node } = figure(title);
+  const x = labels.map((_, i) => i + 1);
+  const barSeries = (s, i, align) => ({ label: s.label, stroke: colour(i), fill: `${colour(i)}88`,
+                                        paths: uPlot.paths.bars({ size: [0.35, 60], align }) });
+  draw(holder, {
+    scales: { x: { time: false, range: [0.5, labels.length + 0.5] }, y: { range: (u, min, max) => [0, Math.max(100, max)] } },
+    axes: [categoryAxis(labels), { label: axisLabel }],
+    series: [{ label: "", value: (u, v) => labels[v - 1] ?? "" }, barSeries(left, 0, -1), barSeries(right, 1, 1)],
+  }, [x, left.values, right.values]);
+  return node;
+}
+
+// The roofline, log-log: min(peak FLOP/s, bandwidth × intensity) and the variants as points.
+export function roofline(title, peakFlops, bandwidth, points) {
+  const { holder, node } = figure(title, "x: arithmetic intensity (FLOP/byte), y: achieved FLOP/s; the line is the roof the measured ceilings allow.");
+  const grid = Array.from({ length: 25 }, (_, i) => 2 ** (i - 8));
+  const x = [...new Set([...grid, ...points.map((p) => p.intensity)])].sort((a, b) => a - b);
+  const roof = x.map((i) => Math.min(peakFlops || Infinity, (bandwidth || Infinity) * i));
+  const pointSeries = points.map((p) => x.map((i) => (i === p.intensity ? p.flops : null)));
+  draw(holder, {
+    scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
+    axes: [{ label: "FLOP / byte" }, { label: "FLOP/s", values: (u, ticks) => ticks.map((t) => format.rate(t, "FLOP/s")), size: 90 }],
+    series: [{ label: "intensity" }, { label: "roof", stroke: "#57606a", width: 2 },
+             ...points.map((p, i) => ({ label: p.label, stroke: colour(i), paths: () => null, points: { show: true, size: 9, fill: colour(i) } }))],
+  }, [x, roof.map((r) => (Number.isFinite(r) ? r : null)), ...pointSeries]);
+  return node;
+}

@@ -1,0 +1,71 @@
+// Start a run from the dashboard: the job's progress streams in (server-sent events from
+// GET /api/v1/jobs/{job}/events) and its result lands in the history like a CLI run's. Starting
+// needs the server's token, which stays in this tab's session storage only.
+import { getJson, sendJson } from "../api.js";
+import { badge, el, link, pageHref, section } from "../dom.js";
+
+const tokenKey = "aisp-token";
+
+function follow(job, view) {
+  const bar = el("progress", { max: 1, value: 0 });
+  const state = el("span", {}, badge("running"));
+  const log = el("pre", { class: "log" });
+  const outcome = el("div", { class: "outcome" });
+  view.replaceChildren(el("h3", {}, `Job ${job.job} `, state), bar, log, outcome);
+  const events = new EventSource(`/api/v1/jobs/${job.job}/events`);
+  events.addEventListener("progress", (event) => {
+    const p = JSON.parse(event.data);
+    bar.max = Math.max(1, p.pairs_total);
+    bar.value = p.pairs_done;
+    state.replaceChildren(badge(p.state), ` ${p.pairs_done}/${p.pairs_total} pairs`);
+  });
+  events.addEventListener("line", (event) => {
+    log.append(`${JSON.parse(event.data).text}\n`);
+    log.scrollTop = log.scrollHeight;
+  });
+  events.addEventListener("end", async (event) => {
+    events.close();
+    const status = JSON.parse(event.data);
+    state.replaceChildren(badge(status.state), ` exit ${status.exit_code}`);
+    bar.value = bar.max;
+    const { runs } = await getJson("runs", { limit: 20 });
+    const recorded = runs.find((r) => r.artifacts_dir === status.artifacts_dir);
+    outcome.replaceChildren(recorded
+      ? el("p", { class: "done" }, "Recorded in the history as ", link(pageHref(`run/${recorded.id}`), `run #${recorded.id}`), ".")
+      : el("p", { class: "warning" }, "The job ended without a recorded run (see its output above)."));
+  });
+  events.onerror = () => { if (events.readyState === EventSource.CLOSED) state.append(" (stream closed)"); };
+}
+
+export async function render() {
+  const { targets } = await getJson("targets");
+  const view = el("div", { class: "job" });
+  const message = el("p", { class: "error", hidden: true, role: "alert" });
+  const form = el("form", { class: "start" },
+    el("label", {}, "targets", el("input", { name: "targets", required: true, list: "job-targets", placeholder: "labs/host:transpose", size: 30 })),
+    el("label", {}, "max time per pair (s)", el("input", { name: "max_time_s", type: "number", min: 0, step: "any", value: 1, size: 6 })),
+    el("label", {}, el("input", { name: "verify", type: "checkbox" }), " verify only"),
+    el("label", {}, "token", el("input", { name: "token", type: "password", autocomplete: "off", value: sessionStorage.getItem(tokenKey) || "" })),
+    el("button", { type: "submit" }, "Start"),
+    el("datalist", { id: "job-targets" }, targets.map((t) => el("option", { value: t.target }))));
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    sessionStorage.setItem(tokenKey, data.get("token"));
+    message.hidden = true;
+    try {
+      const job = await sendJson("POST", "jobs", data.get("token"),
+        { targets: data.get("targets"), verify: data.get("verify") === "on", max_time_s: Number(data.get("max_time_s") || 0) });
+      follow(job, view);
+    } catch (error) {
+      message.textContent = error.message;
+      message.hidden = false;
+    }
+  });
+  return {
+    title: "start a run",
+    nodes: [section("Start a run", el("p", { class: "muted" },
+      "The server must have been started with --token; the run is recorded in its history like `aisp bench run --history`."),
+      form, message, view)],
+  };
+}

@@ -1,0 +1,97 @@
+// One pair of a run: its samples (distribution and time series), the variants' statistics,
+// every check with its codes and text, the device audit, and the trace when one was stored.
+import { getJson } from "../api.js";
+import { distribution, timeSeries } from "../charts.js";
+import { badge, el, link, pageHref, section, table } from "../dom.js";
+import * as format from "../format.js";
+
+function facts(pair) {
+  const workload = Object.entries(pair.workload || {}).map(([k, v]) => `${k}=${v}`).join(" ");
+  const rows = [
+    ["status", el("span", {}, badge(pair.status), pair.flagged ? badge("flagged") : null, pair.message ? ` ${pair.message}` : "")],
+    ["backend", pair.backend], ["timing mode", `${pair.timing_mode}${pair.timing_mode_reason ? ` (${pair.timing_mode_reason})` : ""}`],
+    ["workload", workload || "—"],
+    ["work per call", `${format.rate(pair.work?.bytes, "B")} moved, ${format.rate(pair.work?.flops, "FLOP")}`],
+    ["goal", `${pair.goal || "speed"} (verdict on the ${pair.verdict_statistic || "median"})`],
+    ["noise floor", pair.noise_floor == null ? "—" : format.percent(100 * pair.noise_floor)],
+  ];
+  return el("dl", { class: "facts" }, rows.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v ?? "—")]));
+}
+
+function speedups(pair) {
+  return table([
+    { title: "variant", cell: (s) => s.variant },
+    { title: "speedup [95% CI]", cell: (s) => format.ratioCi(s.speedup), numeric: true },
+    { title: "verdict", cell: (s) => badge(s.verdict) },
+    { title: "expectation", cell: (s) => s.expectation || "—" },
+    { title: "why", cell: (s) => s.verdict_reason || "" },
+  ], pair.speedups || [], { emptyText: "No speedup (the pair did not finish)." });
+}
+
+function variants(pair) {
+  return table([
+    { title: "variant", cell: (v) => v.name },
+    { title: "samples", cell: (v) => v.sample_count, numeric: true },
+    { title: "median", cell: (v) => format.seconds(v.median_s), numeric: true },
+    { title: "median 95% CI", cell: (v) => format.secondsCi(v.median_ci_s), numeric: true },
+    { title: "IQR", cell: (v) => format.seconds(v.iqr_s), numeric: true },
+    { title: "min", cell: (v) => format.seconds(v.min_s), numeric: true },
+    { title: "CV", cell: (v) => format.percent(100 * v.cv), numeric: true },
+    { title: "achieved", cell: (v) => format.rate(v.achieved_bytes_per_s, "B/s"), numeric: true },
+    { title: "SOL memory", cell: (v) => format.percent(v.sol_memory_pct), numeric: true },
+    { title: "verified", cell: (v) => (v.verified === null ? "—" : v.verified ? "yes" : badge("no")) },
+    { title: "stopped", cell: (v) => v.stop_reason || "—" },
+  ], pair.variants || []);
+}
+
+function checks(pair) {
+  const rows = [...(pair.checks || [])].sort((a, b) => Number(a.passed) - Number(b.passed));
+  return table([
+    { title: "check", cell: (c) => c.check },
+    { title: "variant", cell: (c) => c.variant || "—" },
+    { title: "result", cell: (c) => badge(c.passed ? "pass" : "fail") },
+    { title: "codes", cell: (c) => (c.codes || []).join(" ") || "—" },
+    { title: "detail", cell: (c) => c.detail || "" },
+  ], rows, { emptyText: "No check was recorded." });
+}
+
+// Nested audit values print as compact JSON: the page shows what was stored, as it was stored.
+function audit(pair) {
+  const rows = (pair.variants || []).flatMap((v) =>
+    Object.entries(v.device_audit || {}).map(([key, value]) => ({ variant: v.name, key, value })));
+  return table([
+    { title: "variant", cell: (r) => r.variant },
+    { title: "field", cell: (r) => r.key },
+    { title: "value", cell: (r) => el("code", {}, typeof r.value === "object" ? JSON.stringify(r.value) : String(r.value)) },
+  ], rows, { emptyText: "No device audit was stored (host pairs have none)." });
+}
+
+function trace(run, pair) {
+  if (!pair.trace) return el("p", { class: "muted" }, "No trace was stored for this pair (record one with `aisp bench run --trace DIR`, GPU pairs only).");
+  return el("p", {}, link(`/api/v1/runs/${run}/trace?target=${encodeURIComponent(pair.target)}`, "Download the Chrome/Perfetto trace"),
+    " (open it in Perfetto or chrome://tracing).");
+}
+
+export async function render({ args, params }) {
+  const run = args[0];
+  const target = params.get("target");
+  if (!target) throw new Error("a pair page needs ?target=");
+  const pair = await getJson(`runs/${encodeURIComponent(run)}/pair`, { target, samples: 1 });
+  const sampled = (pair.variants || []).filter((v) => (v.samples_s || []).length > 0)
+    .map((v) => ({ name: v.name, samples: v.samples_s }));
+  const charts = sampled.length === 0 ? [el("p", { class: "empty" }, "No samples were stored for this pair.")]
+    : [distribution("Sample distribution", sampled), timeSeries("Per-sample time series", sampled)];
+  return {
+    title: target,
+    nodes: [
+      section(`${target} in run #${run}`, facts(pair),
+        el("p", {}, link(pageHref(`run/${run}`), `back to run #${run}`), " · ", link(pageHref("history", { target }), "history of this target"))),
+      section("Speedups", speedups(pair)),
+      section("Samples", ...charts),
+      section("Variants", variants(pair)),
+      section("Checks", checks(pair)),
+      section("Device audit", audit(pair)),
+      section("Trace", trace(run, pair)),
+    ],
+  };
+}
