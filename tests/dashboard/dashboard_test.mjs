@@ -4,7 +4,7 @@
 // form and watches its progress stream to a recorded run, and fails on any console error or
 // failed request. One screenshot per page goes to SCREENSHOT_DIR.
 // Usage: node dashboard_test.mjs CHROMIUM AISP_BINARY SOURCE_DIR WORK_DIR SCREENSHOT_DIR
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
 import puppeteer from "puppeteer-core";
@@ -17,6 +17,7 @@ if (!screenshots) {
   console.error("usage: node dashboard_test.mjs CHROMIUM AISP_BINARY SOURCE_DIR WORK_DIR SCREENSHOT_DIR");
   process.exit(2);
 }
+rmSync(screenshots, { recursive: true, force: true });  // only this run's pages
 mkdirSync(screenshots, { recursive: true });
 
 let passed = 0;
@@ -98,6 +99,8 @@ try {
 
   check(await open(`#/runs?target=${encodeURIComponent(target)}`) === "ready" && await count("#page tbody tr") === 2,
         "runs: filtering by target keeps the runs that hold it");
+  check(await open("#/runs?target=labs/host:matrix_sum") === "ready" && await count("#page tbody tr") === 1,
+        "runs: a target only the second run holds keeps that run");
   check(await open("#/runs?gpu=no-such-card") === "ready" && await count("#page tbody tr") === 0 &&
         (await page.$eval("#page", (m) => m.textContent)).includes("No run matches"), "runs: a card filter that matches nothing says so");
   check(await open("#/runs?since=2999-01-01") === "ready" && await count("#page tbody tr") === 0, "runs: a date filter applies");
@@ -136,8 +139,8 @@ try {
   await screenshot("compare");
 
   check(await open("#/roofline/2") === "ready", "the roofline page of run #2 opens");
-  check(await canvases(1) >= 1, "roofline: the SOL chart is drawn");
-  check(await count("#page tbody tr") >= 2, "roofline: every variant is listed");
+  check(await canvases(2) >= 2, "roofline: the roofline (the strided sum's FLOPs) and the SOL chart are drawn");
+  check(await count("#page tbody tr") >= 4, "roofline: every variant of both pairs is listed");
   await collectLinks();
   await screenshot("roofline");
 

@@ -1,6 +1,7 @@
-// The history the dashboard test serves: real host runs of labs/host:transpose recorded by the
-// aisp binary (as tests/integration/host_history.hpp records them), and an expectations file made
-// from the first run, so the history page has a band to draw.
+// The history the dashboard test serves: real host runs recorded by the aisp binary (as
+// tests/integration/host_history.hpp records them): labs/host:transpose, then the whole labs/host
+// group (its strided sum does FLOPs, so run #2 has a roofline), and an expectations file made from
+// the first run, so the history page has a band to draw.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -11,13 +12,13 @@ function aispRun(aisp, args) {
   execFileSync(aisp, args, { stdio: ["ignore", "pipe", "inherit"], timeout: 600000 });
 }
 
-// Two runs, about 5 s each on a CI core; returns the paths the server needs.
+// Two runs, 5 and 15 s on a CI core; returns the paths the server needs.
 export function recordHistory(aisp, sourceDir, work) {
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const db = join(work, "aisp.db");
-  for (const name of ["run1", "run2"]) {
-    aispRun(aisp, ["bench", "run", "--targets", target, "--size", "rows=1024", "--size", "cols=1024", "--max-time", "1",
+  for (const [name, targets] of [["run1", target], ["run2", "labs/host"]]) {
+    aispRun(aisp, ["bench", "run", "--targets", targets, "--size", "rows=1024", "--size", "cols=1024", "--max-time", "1",
                    "--min-time", "0.1", "--quiet", "--golden-file", join(sourceDir, "expectations", "goldens.json"),
                    "--artifacts-dir", join(work, name), "--history", db]);
   }

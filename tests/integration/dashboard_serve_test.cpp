@@ -55,7 +55,9 @@ TEST_F(dashboard_serve, static_paths_that_are_not_embedded_files_are_404_travers
     EXPECT_TRUE(answer.status == 404 || answer.status == 400) << path << ": " << answer.status;
     EXPECT_EQ(answer.raw_body.find("root:"), std::string::npos) << path;
     EXPECT_EQ(answer.raw_body.find("cmake_minimum_required"), std::string::npos) << path;
-    if (answer.status == 404) EXPECT_NE(answer.body.value("error", "").find("no such page"), std::string::npos) << path;
+    if (answer.status == 404) {
+      EXPECT_NE(answer.body.value("error", "").find("no such page"), std::string::npos) << path;
+    }
   }
   // Static files take no writes, and the API's own paths stay JSON.
   EXPECT_EQ(server.ask("POST", "/index.html").status, 404);

@@ -99,18 +99,26 @@ export function pairedBars(title, labels, [left, right], axisLabel) {
   return node;
 }
 
-// The roofline, log-log: min(peak FLOP/s, bandwidth × intensity) and the variants as points.
+// The roofline, log-log: min(peak FLOP/s, bandwidth × intensity) and the variants as points. The
+// x range spans the points and the ridge point, a factor of 16 either side.
 export function roofline(title, peakFlops, bandwidth, points) {
   const { holder, node } = figure(title, "x: arithmetic intensity (FLOP/byte), y: achieved FLOP/s; the line is the roof the measured ceilings allow.");
-  const grid = Array.from({ length: 25 }, (_, i) => 2 ** (i - 8));
+  const intensities = points.map((p) => p.intensity);
+  if (peakFlops > 0) intensities.push(peakFlops / bandwidth);
+  const low = Math.log2(Math.min(...intensities)) - 4;
+  const high = Math.log2(Math.max(...intensities)) + 4;
+  const grid = Array.from({ length: Math.ceil(high - low) + 1 }, (_, i) => 2 ** (low + i));
   const x = [...new Set([...grid, ...points.map((p) => p.intensity)])].sort((a, b) => a - b);
-  const roof = x.map((i) => Math.min(peakFlops || Infinity, (bandwidth || Infinity) * i));
+  const roof = x.map((i) => (peakFlops > 0 ? Math.min(peakFlops, bandwidth * i) : bandwidth * i));
   const pointSeries = points.map((p) => x.map((i) => (i === p.intensity ? p.flops : null)));
+  // A log axis labels its powers of ten only: uPlot ticks every 1-9 × 10^k.
+  const decades = (label) => (u, ticks) => ticks.map((t) => (Math.abs(Math.log10(t) - Math.round(Math.log10(t))) < 1e-9 ? label(t) : ""));
   draw(holder, {
     scales: { x: { time: false, distr: 3 }, y: { distr: 3 } },
-    axes: [{ label: "FLOP / byte" }, { label: "FLOP/s", values: (u, ticks) => ticks.map((t) => format.rate(t, "FLOP/s")), size: 90 }],
-    series: [{ label: "intensity" }, { label: "roof", stroke: "#57606a", width: 2 },
+    axes: [{ label: "FLOP / byte", values: decades((t) => String(Number(t.toPrecision(3)))) },
+           { label: "FLOP/s", values: decades((t) => format.rate(t, "FLOP/s")), size: 90 }],
+    series: [{ label: "intensity" }, { label: "roof", stroke: "#57606a", width: 2, points: { show: false } },
              ...points.map((p, i) => ({ label: p.label, stroke: colour(i), paths: () => null, points: { show: true, size: 9, fill: colour(i) } }))],
-  }, [x, roof.map((r) => (Number.isFinite(r) ? r : null)), ...pointSeries]);
+  }, [x, roof, ...pointSeries]);
   return node;
 }

@@ -1,6 +1,6 @@
 // Numbers arrive in SI base units (seconds, bytes, FLOPs); they get their prefixes here, at the edge.
 
-const prefixes = [[1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
+const prefixes = [[1e15, "P"], [1e12, "T"], [1e9, "G"], [1e6, "M"], [1e3, "k"], [1, ""]];
 
 function finite(x) {
   return typeof x === "number" && Number.isFinite(x);
@@ -18,7 +18,7 @@ export function seconds(x) {
 
 export function rate(x, unit) {
   if (!finite(x) || x === 0) return "—";
-  const [scale, prefix] = prefixes.find(([s]) => Math.abs(x) >= s) || [1, ""];
+  const [scale, prefix] = prefixes.find(([s]) => Math.abs(x) >= s) || [1e-3, "m"];
   return `${(x / scale).toPrecision(3)} ${prefix}${unit}`;
 }
 

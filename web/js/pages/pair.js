@@ -44,13 +44,30 @@ function variants(pair) {
   ], pair.variants || []);
 }
 
+// A check's code, with what the validity matrix says of it, fetched when the reader opens it.
+function explainedCode(code) {
+  const body = el("span", { class: "muted" }, "…");
+  const details = el("details", { class: "code" }, el("summary", {}, code), body);
+  details.addEventListener("toggle", async () => {
+    if (!details.open || body.dataset.loaded) return;
+    body.dataset.loaded = "yes";
+    try {
+      const { rows } = await getJson("validity", { query: code });
+      body.replaceChildren(...rows.map((r) => el("div", {}, `${r.issue}: ${r.protection.replaceAll("`", "")}`)));
+    } catch (error) {
+      body.textContent = error.message;
+    }
+  });
+  return details;
+}
+
 function checks(pair) {
   const rows = [...(pair.checks || [])].sort((a, b) => Number(a.passed) - Number(b.passed));
   return table([
     { title: "check", cell: (c) => c.check },
     { title: "variant", cell: (c) => c.variant || "—" },
     { title: "result", cell: (c) => badge(c.passed ? "pass" : "fail") },
-    { title: "codes", cell: (c) => (c.codes || []).join(" ") || "—" },
+    { title: "codes", cell: (c) => ((c.codes || []).length ? c.codes.map(explainedCode) : "—") },
     { title: "detail", cell: (c) => c.detail || "" },
   ], rows, { emptyText: "No check was recorded." });
 }

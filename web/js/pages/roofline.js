@@ -1,7 +1,7 @@
 // A run's roofline: each variant's achieved FLOP/s at its arithmetic intensity under the roof of
 // the ceilings it was judged against, and every variant's SOL %.
 import { getJson } from "../api.js";
-import { pairedBars, roofline } from "../charts.js";
+import { pairedBars, roofline as drawRoofline } from "../charts.js";
 import { badge, el, link, pageHref, section, table } from "../dom.js";
 import * as format from "../format.js";
 
@@ -9,16 +9,19 @@ function variantRows(data) {
   return data.pairs.flatMap((p) => p.variants.map((v) => ({ pair: p, ...v })));
 }
 
+// The roof is the memory ceiling's diagonal, flattened at the fp32 peak when one was measured
+// (a host run has a copy bandwidth but no compute ceiling).
 function rooflineChart(rows) {
   const points = rows.filter((r) => r.pair.roofline.arithmetic_intensity_flop_per_byte > 0 && r.achieved_flops_per_s > 0)
     .map((r) => ({ label: `${r.pair.target} ${r.name}`, intensity: r.pair.roofline.arithmetic_intensity_flop_per_byte,
                    flops: r.achieved_flops_per_s }));
-  const ceilings = rows[0]?.pair.roofline.ceilings || {};
-  const bandwidth = rows[0]?.pair.roofline.bandwidth_ceiling_bytes_per_s || ceilings.memory_bytes_per_s;
-  if (points.length === 0 || !(ceilings.fp32_flops_per_s > 0) || !(bandwidth > 0)) {
-    return el("p", { class: "empty" }, "No variant of this run does FLOPs against known compute and memory ceilings, so there is no roofline to draw; the SOL bars below still hold.");
+  const roofline = rows.find((r) => r.pair.roofline.bandwidth_ceiling_bytes_per_s > 0)?.pair.roofline;
+  if (points.length === 0 || !roofline) {
+    return el("p", { class: "empty" }, "No variant of this run does FLOPs against a known memory ceiling, so there is no roofline to draw; the SOL bars below still hold.");
   }
-  return roofline("Roofline (fp32 peak and the memory ceiling)", ceilings.fp32_flops_per_s, bandwidth, points);
+  const peak = roofline.ceilings?.fp32_flops_per_s || 0;
+  const title = peak > 0 ? "Roofline (the memory ceiling and the fp32 peak)" : "Roofline (the memory ceiling; no compute ceiling was measured)";
+  return drawRoofline(title, peak, roofline.bandwidth_ceiling_bytes_per_s, points);
 }
 
 export async function render({ args }) {
