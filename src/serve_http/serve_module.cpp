@@ -12,6 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "serve/host_guard.hpp"
 #include "serve/rest_api.hpp"
 #include "serve_http/dashboard_assets.hpp"
 
@@ -47,6 +48,11 @@ void serve_asset(const httplib::Request& req, httplib::Response& res) {
   }
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("Cache-Control", "no-cache");
+  // The pages load only their own embedded files and talk only to this server; no other site
+  // may frame them.
+  res.set_header("Content-Security-Policy",
+                 "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+  res.set_header("Referrer-Policy", "no-referrer");
   res.set_content(std::string(asset->bytes), std::string(asset->content_type).c_str());
 }
 
@@ -87,6 +93,12 @@ extern "C" __attribute__((visibility("default"))) int aisp_serve_main(const char
   aisp::serve::rest_api api(db, jobs_dir, token, expectations_dir);
   httplib::Server server;
   server.set_payload_max_length(max_body_bytes);
+  server.set_pre_routing_handler([bound_host = std::string(host)](const httplib::Request& req, httplib::Response& res) {
+    if (aisp::serve::host_header_allowed(req.get_header_value("Host"), bound_host)) return httplib::Server::HandlerResponse::Unhandled;
+    set_json(res, 403, {{"error", "the Host header '" + req.get_header_value("Host") + "' does not name this server (" + bound_host +
+                                      "): open the dashboard by its address (Note [DNS rebinding])"}});
+    return httplib::Server::HandlerResponse::Handled;
+  });
   const auto handler = [&api](const httplib::Request& req, httplib::Response& res) { respond(api, req, res); };
   // Handlers match in the order they were added: the event stream before the catch-all.
   server.Get(R"(/api/v1/jobs/(\d{1,9})/events)",

@@ -165,6 +165,17 @@ try {
   check(await rendered(runHref) === "ready" && await count("#page tbody tr") > 0, "jobs: the link opens the recorded run");
   await screenshot("job-run");
 
+  // A second job, cancelled from its page: the stream ends with the job's cancelled state.
+  check(await open("#/jobs") === "ready", "the start-a-run page opens again");
+  await page.type("#page input[name=targets]", "labs/host");
+  await page.$eval("#page input[name=max_time_s]", (input) => { input.value = "5"; });
+  await page.click("#page button[type=submit]");
+  await page.waitForSelector("#page button.cancel", { timeout: 10000 });
+  await page.click("#page button.cancel");
+  await page.waitForSelector("#page .outcome .warning, #page .outcome .done, #page .outcome .error", { timeout: 60000 });
+  check((await page.$eval("#page h3", (h) => h.textContent)).includes("cancelled"), "jobs: a cancelled job ends cancelled");
+  await screenshot("job-cancelled");
+
   // Every dashboard link the pages showed leads to a page that renders.
   const broken = [];
   for (const href of seenLinks) {

@@ -25,6 +25,7 @@ TEST_F(dashboard_serve, serves_the_embedded_pages_and_uplot_with_their_content_t
   EXPECT_EQ(index.status, 200);
   EXPECT_EQ(index.header("Content-Type"), "text/html; charset=utf-8");
   EXPECT_EQ(index.header("X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(index.header("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
   EXPECT_NE(index.raw_body.find("<main id=\"page\""), std::string::npos) << index.raw_body.substr(0, 300);
   EXPECT_EQ(server.ask("GET", "/index.html").raw_body, index.raw_body);
   const auto app = server.ask("GET", "/js/app.js");
@@ -59,6 +60,10 @@ TEST_F(dashboard_serve, static_paths_that_are_not_embedded_files_are_404_travers
       EXPECT_NE(answer.body.value("error", "").find("no such page"), std::string::npos) << path;
     }
   }
+  // A name a web page could point at 127.0.0.1 (DNS rebinding) gets nothing.
+  expect_error(server.ask("GET", "/api/v1/runs", "", "", "evil.example:8321"), 403, "Host header");
+  EXPECT_EQ(server.ask("GET", "/", "", "", "evil.example").raw_body.find("<main"), std::string::npos);
+  EXPECT_EQ(server.ask("GET", "/api/v1/runs", "", "", "localhost:" + std::to_string(server.port())).status, 200);
   // Static files take no writes, and the API's own paths stay JSON.
   EXPECT_EQ(server.ask("POST", "/index.html").status, 404);
   EXPECT_EQ(server.ask("GET", "/api/v1").header("Content-Type"), "application/json");

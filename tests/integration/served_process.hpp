@@ -61,7 +61,7 @@ class served {
 
   // A raw HTTP/1.1 exchange: the path goes out as written (no client-side normalization).
   http_answer ask(const std::string& method, const std::string& path, const std::string& body = "",
-                  const std::string& authorization = "") const {
+                  const std::string& authorization = "", const std::string& host = "127.0.0.1") const {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -72,7 +72,7 @@ class served {
       close(fd);
       return answer;
     }
-    std::string request = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: " +
+    std::string request = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\nContent-Length: " +
                           std::to_string(body.size()) + "\r\n";
     if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
     request += "\r\n" + body;

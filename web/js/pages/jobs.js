@@ -6,12 +6,26 @@ import { badge, el, link, pageHref, section } from "../dom.js";
 
 const tokenKey = "aisp-token";
 
-function follow(job, view) {
+function cancelButton(job, token, outcome) {
+  const button = el("button", { type: "button", class: "cancel" }, "Cancel");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    try {
+      await sendJson("DELETE", `jobs/${job.job}`, token);
+    } catch (error) {
+      outcome.replaceChildren(el("p", { class: "error" }, error.message));
+    }
+  });
+  return button;
+}
+
+function follow(job, token, view) {
   const bar = el("progress", { max: 1, value: 0 });
   const state = el("span", {}, badge("running"));
   const log = el("pre", { class: "log" });
   const outcome = el("div", { class: "outcome" });
-  view.replaceChildren(el("h3", {}, `Job ${job.job} `, state), bar, log, outcome);
+  const cancel = cancelButton(job, token, outcome);
+  view.replaceChildren(el("h3", {}, `Job ${job.job} `, state, cancel), bar, log, outcome);
   const events = new EventSource(`/api/v1/jobs/${job.job}/events`);
   events.addEventListener("progress", (event) => {
     const p = JSON.parse(event.data);
@@ -25,8 +39,13 @@ function follow(job, view) {
   });
   events.addEventListener("end", async (event) => {
     events.close();
+    cancel.remove();
     const status = JSON.parse(event.data);
     state.replaceChildren(badge(status.state), ` exit ${status.exit_code}`);
+    if (status.state === "cancelled") {
+      outcome.replaceChildren(el("p", { class: "warning" }, "The job was cancelled: nothing was recorded."));
+      return;
+    }
     bar.value = bar.max;
     const { runs } = await getJson("runs", { limit: 20 });
     const recorded = runs.find((r) => r.artifacts_dir === status.artifacts_dir);
@@ -56,7 +75,7 @@ export async function render() {
     try {
       const job = await sendJson("POST", "jobs", data.get("token"),
         { targets: data.get("targets"), verify: data.get("verify") === "on", max_time_s: Number(data.get("max_time_s") || 0) });
-      follow(job, view);
+      follow(job, data.get("token"), view);
     } catch (error) {
       message.textContent = error.message;
       message.hidden = false;
