@@ -1,6 +1,7 @@
 #include "serve/job_events.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -8,9 +9,18 @@ namespace aisp::serve {
 
 using nlohmann::json;
 
-std::string sse_frame(std::string_view event, const json& data) {
+std::string sse_frame(std::string_view event, const json& data, std::string_view id) {
   // dump() escapes newlines, so one data line always holds the whole JSON.
-  return fmt::format("event: {}\ndata: {}\n\n", event, data.dump(-1, ' ', false, json::error_handler_t::replace));
+  const auto frame = fmt::format("event: {}\ndata: {}\n\n", event, data.dump(-1, ' ', false, json::error_handler_t::replace));
+  return id.empty() ? frame : fmt::format("id: {}\n{}", id, frame);
+}
+
+job_event_cursor cursor_after(std::string_view last_event_id) {
+  job_event_cursor cursor;
+  std::size_t line = 0;
+  const auto [end, error] = std::from_chars(last_event_id.data(), last_event_id.data() + last_event_id.size(), line);
+  if (error == std::errc() && end == last_event_id.data() + last_event_id.size()) cursor.lines_sent = line;
+  return cursor;
 }
 
 std::string job_events_since(const json& status, std::size_t lines_read, job_event_cursor& cursor) {
@@ -28,8 +38,9 @@ std::string job_events_since(const json& status, std::size_t lines_read, job_eve
     const std::size_t unseen = lines_read - cursor.lines_sent;
     if (unseen > kept.size())
       frames += sse_frame("line", {{"text", fmt::format("({} lines scrolled past)", unseen - kept.size())}});
+    // kept[i] is line number lines_read - (kept.size() - i), counting from 1.
     for (std::size_t i = kept.size() - std::min(unseen, kept.size()); i < kept.size(); ++i)
-      frames += sse_frame("line", {{"text", kept[i]}});
+      frames += sse_frame("line", {{"text", kept[i]}}, std::to_string(lines_read - kept.size() + i + 1));
     cursor.lines_sent = lines_read;
   }
   if (state != "running") {

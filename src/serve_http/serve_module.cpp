@@ -59,7 +59,7 @@ void serve_asset(const httplib::Request& req, httplib::Response& res) {
 // GET /api/v1/jobs/{job}/events: text/event-stream until the job ends or the client leaves.
 void stream_job_events(aisp::serve::rest_api& api, const httplib::Request& req, httplib::Response& res) {
   const int job = std::stoi(req.matches[1].str());
-  aisp::serve::job_event_cursor cursor;
+  auto cursor = aisp::serve::cursor_after(req.get_header_value("Last-Event-ID"));
   auto first = api.job_events(job, cursor);
   if (!first) {
     set_json(res, 404, {{"error", "no job " + req.matches[1].str()}});

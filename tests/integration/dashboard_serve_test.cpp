@@ -116,6 +116,13 @@ TEST_F(dashboard_serve, streams_a_jobs_progress_as_server_sent_events_until_it_e
   const auto status = json::parse(text.substr(end + 17, text.find('\n', end + 17) - end - 17), nullptr, false);
   EXPECT_EQ(status.value("state", ""), "done") << status.dump();
   EXPECT_EQ(status["results"]["pairs"][0]["target"], "labs/host:transpose");
+  // A client that reconnects after the first line (Last-Event-ID: 1) is sent only the lines after it.
+  const auto resumed = server.ask("GET", "/api/v1/jobs/" + std::to_string(started.body["job"].get<int>()) + "/events", "", "",
+                                  "127.0.0.1", "Last-Event-ID: 1\r\n");
+  EXPECT_EQ(resumed.raw_body.find("id: 1\n"), std::string::npos) << resumed.raw_body.substr(0, 500);
+  EXPECT_NE(resumed.raw_body.find("id: "), std::string::npos) << resumed.raw_body.substr(0, 500);
+  EXPECT_NE(resumed.raw_body.find("event: end"), std::string::npos) << resumed.raw_body.substr(0, 500);
+  EXPECT_NE(text.find("id: 1\nevent: line"), std::string::npos);
   // The job's run is in the history like a CLI run: a third run beside the two copied.
   EXPECT_EQ(server.ask("GET", "/api/v1/runs").body["runs"].size(), 3u);
 }

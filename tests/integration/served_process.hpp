@@ -60,8 +60,10 @@ class served {
   [[nodiscard]] int port() const { return port_; }
 
   // A raw HTTP/1.1 exchange: the path goes out as written (no client-side normalization).
+  // `more_headers`: whole header lines, each ending in \r\n.
   http_answer ask(const std::string& method, const std::string& path, const std::string& body = "",
-                  const std::string& authorization = "", const std::string& host = "127.0.0.1") const {
+                  const std::string& authorization = "", const std::string& host = "127.0.0.1",
+                  const std::string& more_headers = "") const {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
@@ -75,7 +77,7 @@ class served {
     std::string request = method + " " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\nContent-Length: " +
                           std::to_string(body.size()) + "\r\n";
     if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
-    request += "\r\n" + body;
+    request += more_headers + "\r\n" + body;
     for (std::size_t sent = 0; sent < request.size();) {
       const auto wrote = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
       if (wrote <= 0) break;
