@@ -19,6 +19,13 @@ using nlohmann::json;
 
 using dashboard_results_api = aisp::testing::host_history_test;
 
+TEST_F(dashboard_results_api, the_runs_list_names_each_runs_git_commit) {
+  auto history = aisp::api::open_history(db());
+  const auto sha = aisp::api::show_run(history, 1)["git"].value("sha", "");
+  ASSERT_FALSE(sha.empty());
+  EXPECT_EQ(aisp::api::list_runs(history, {})[1]["git_sha"], sha);
+}
+
 TEST_F(dashboard_results_api, a_runs_roofline_gives_each_variants_achieved_rates_under_its_ceilings) {
   auto history = aisp::api::open_history(db());
   const auto roofline = aisp::api::run_roofline(history, 1);
