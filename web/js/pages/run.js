@@ -33,7 +33,8 @@ export async function render({ args }) {
   const run = await getJson(`runs/${encodeURIComponent(id)}`);
   const pairs = table([
     { title: "target", cell: (p) => link(pageHref(`pair/${id}`, { target: p.target }), p.target) },
-    { title: "status", cell: (p) => el("span", {}, badge(p.status), p.flagged ? badge("flagged") : null) },
+    { title: "status", cell: (p) => el("div", {}, badge(p.status), p.flagged ? badge("flagged") : null,
+      p.message ? el("div", { class: "muted" }, `${p.failure_kind ? `${p.failure_kind}: ` : ""}${p.message}`) : null) },
     { title: "speedup [95% CI] and verdict", cell: verdicts },
     { title: "mode", cell: (p) => p.timing_mode },
     { title: "failed checks", cell: failedChecks },
