@@ -113,7 +113,7 @@ try {
   await screenshot("run");
 
   check(await clickLink(target) === "ready", "run: the link to the pair opens it");
-  check(await canvases(2) >= 2, "pair: the distribution and time-series charts are drawn");
+  check(await canvases(4) >= 4, "pair: a distribution per variant and the time-series chart are drawn");
   const pairText = await page.$eval("#page", (m) => m.textContent);
   check(pairText.includes("Checks") && pairText.includes("Device audit") && pairText.includes("Trace"), "pair: checks, audit and trace sections");
   check(await page.$$eval("#page section", (s) => s.find((x) => x.querySelector("h2").textContent === "Checks")

@@ -43,26 +43,30 @@ export function timeSeries(title, variants) {
   return node;
 }
 
-// Each variant's samples as a histogram over shared bins (x: seconds at the bin's centre).
-export function distribution(title, variants, binCount = 40) {
-  const { holder, node } = figure(title, "How the samples spread: counts per time bin, all variants on the same bins.");
-  const all = variants.flatMap((v) => v.samples);
-  const low = Math.min(...all);
-  const high = Math.max(...all);
+// One variant's samples as a histogram on its own bins (x: seconds at the bin's centre): a
+// baseline 100x slower than its candidate would leave both in one bin each on shared ones. A
+// long tail (the slowest sample over twice the 99th percentile) would squeeze the rest into a few
+// bins: the bins then stop at the 99th percentile, and the note counts what lies past.
+export function distribution(title, samples, colourIndex, binCount = 30) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const low = sorted[0];
+  const p99 = sorted[Math.floor(0.99 * (sorted.length - 1))];
+  const high = sorted.at(-1) > 2 * p99 ? p99 : sorted.at(-1);
+  const beyond = sorted.filter((s) => s > high).length;
+  const { holder, node } = figure(title, `${sorted.length} samples${beyond ? `; ${beyond} slower than ${format.seconds(high)} left out of the bins` : ""}.`);
   const width = (high - low) / binCount || Math.abs(low) * 1e-3 || 1e-9;
   const x = Array.from({ length: binCount }, (_, i) => low + (i + 0.5) * width);
-  const counts = variants.map((v) => {
-    const bins = new Array(binCount).fill(0);
-    for (const s of v.samples) bins[Math.min(binCount - 1, Math.floor((s - low) / width))] += 1;
-    return bins;
-  });
+  const counts = new Array(binCount).fill(0);
+  for (const s of sorted) if (s <= high) counts[Math.min(binCount - 1, Math.floor((s - low) / width))] += 1;
   draw(holder, {
-    scales: { x: { time: false } },
+    height: 200,
+    legend: { show: false },
+    scales: { x: { time: false, range: () => [low - width / 2, low + (binCount + 0.5) * width] } },
     axes: [timeAxis("time per sample"), { label: "samples" }],
     series: [{ label: "time", value: (u, v) => format.seconds(v) },
-             ...variants.map((v, i) => ({ label: v.name, stroke: colour(i), fill: `${colour(i)}33`, width: 1.5,
-                                          points: { show: false }, paths: uPlot.paths.stepped({ align: 0 }) }))],
-  }, [x, ...counts]);
+             { label: "samples", stroke: colour(colourIndex), fill: `${colour(colourIndex)}55`, width: 1.5, points: { show: false },
+               paths: uPlot.paths.bars({ size: [1, Infinity], gap: 1 }) }],
+  }, [x, counts]);
   return node;
 }
 
