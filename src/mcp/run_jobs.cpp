@@ -135,6 +135,12 @@ const run_job* job_table::find(int id) const {
   return found == jobs_.end() ? nullptr : &found->second;
 }
 
+std::vector<int> job_table::ids() const {
+  std::vector<int> out;
+  for (const auto& [id, job] : jobs_) out.push_back(id);
+  return out;
+}
+
 nlohmann::json job_table::status(int id) const {
   const auto* job = find(id);
   AISP_EXPECTS(job != nullptr, fmt::format("no job {} (start one with start_run)", id));

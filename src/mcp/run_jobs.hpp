@@ -50,6 +50,8 @@ class job_table {
   // progress or state changed.
   std::vector<int> poll();
   [[nodiscard]] const run_job* find(int id) const;
+  // Every job's id, oldest first.
+  [[nodiscard]] std::vector<int> ids() const;
   // state, progress, the last lines; with the results (api::summarize_results) once it ended.
   [[nodiscard]] nlohmann::json status(int id) const;
   // SIGTERM to the job's process group; false when it is not running.

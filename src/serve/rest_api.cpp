@@ -87,6 +87,7 @@ json rest_api::routes() {
       "GET /api/v1/ceilings",
       "GET /api/v1/validity?query=",
       "POST /api/v1/jobs {targets, verify?, max_time_s?} (token)",
+      "GET /api/v1/jobs",
       "GET /api/v1/jobs/{job}",
       "GET /api/v1/jobs/{job}/events (text/event-stream)",
       "DELETE /api/v1/jobs/{job} (token)",
@@ -163,6 +164,11 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
     const mcp::run_request run{body["targets"].get<std::string>(), body.value("verify", false), body.value("max_time_s", 0.0), ""};
     const int id = jobs_.start(run);
     return {201, jobs_.status(id)};
+  }
+  if (request.method == "GET" && rest.empty()) {
+    json jobs = json::array();
+    for (const int id : jobs_.ids()) jobs.push_back(jobs_.status(id));
+    return ok({{"jobs", jobs}});
   }
   const auto parts = segments_of(rest);
   if (parts.size() != 1) throw http_error{404, "no such job path: /api/v1/jobs" + rest};

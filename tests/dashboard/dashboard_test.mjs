@@ -176,6 +176,13 @@ try {
   check((await page.$eval("#page h3", (h) => h.textContent)).includes("cancelled"), "jobs: a cancelled job ends cancelled");
   await screenshot("job-cancelled");
 
+  // Opened again, the page lists both jobs, and the first can be followed to its recorded run.
+  await open("#/runs");
+  check(await open("#/jobs") === "ready" && await count("#page button.follow") === 2, "jobs: the server's two jobs are listed");
+  await page.$$eval("#page button.follow", (buttons) => buttons.at(-1).click());  // oldest last
+  await page.waitForSelector("#page .done a", { timeout: 30000 });
+  check((await page.$eval("#page h3", (h) => h.textContent)).startsWith("Job 1"), "jobs: following an ended job shows its recorded run");
+
   // Every dashboard link the pages showed leads to a page that renders.
   const broken = [];
   for (const href of seenLinks) {

@@ -123,6 +123,11 @@ TEST_F(dashboard_serve, streams_a_jobs_progress_as_server_sent_events_until_it_e
   EXPECT_NE(resumed.raw_body.find("id: "), std::string::npos) << resumed.raw_body.substr(0, 500);
   EXPECT_NE(resumed.raw_body.find("event: end"), std::string::npos) << resumed.raw_body.substr(0, 500);
   EXPECT_NE(text.find("id: 1\nevent: line"), std::string::npos);
+  // The server lists its jobs, so a page opened later finds this one.
+  const auto jobs = server.ask("GET", "/api/v1/jobs").body["jobs"];
+  ASSERT_EQ(jobs.size(), 1u) << jobs.dump();
+  EXPECT_EQ(jobs[0]["job"], started.body["job"]);
+  EXPECT_EQ(jobs[0]["state"], "done");
   // The job's run is in the history like a CLI run: a third run beside the two copied.
   EXPECT_EQ(server.ask("GET", "/api/v1/runs").body["runs"].size(), 3u);
 }

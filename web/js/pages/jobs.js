@@ -2,7 +2,7 @@
 // GET /api/v1/jobs/{job}/events) and its result lands in the history like a CLI run's. Starting
 // needs the server's token, which stays in this tab's session storage only.
 import { getJson, sendJson } from "../api.js";
-import { badge, el, link, pageHref, section } from "../dom.js";
+import { badge, el, link, pageHref, section, table } from "../dom.js";
 
 const tokenKey = "aisp-token";
 
@@ -56,8 +56,19 @@ function follow(job, token, view) {
   events.onerror = () => { if (events.readyState === EventSource.CLOSED) state.append(" (stream closed)"); };
 }
 
+// The jobs this server started before the page opened: any of them can be followed again.
+function earlierJobs(jobs, token, view) {
+  return table([
+    { title: "job", cell: (j) => `#${j.job}` },
+    { title: "state", cell: (j) => badge(j.state) },
+    { title: "pairs", cell: (j) => `${j.pairs_done}/${j.pairs_total}`, numeric: true },
+    { title: "artifacts", cell: (j) => el("code", {}, j.artifacts_dir) },
+    { title: "", cell: (j) => el("button", { type: "button", class: "follow", onclick: () => follow(j, token(), view) }, "Follow") },
+  ], [...jobs].reverse(), { emptyText: "This server has started no job yet." });
+}
+
 export async function render() {
-  const { targets } = await getJson("targets");
+  const [{ targets }, { jobs }] = await Promise.all([getJson("targets"), getJson("jobs")]);
   const view = el("div", { class: "job" });
   const message = el("p", { class: "error", hidden: true, role: "alert" });
   const form = el("form", { class: "start" },
@@ -85,6 +96,7 @@ export async function render() {
     title: "start a run",
     nodes: [section("Start a run", el("p", { class: "muted" },
       "The server must have been started with --token; the run is recorded in its history like `aisp bench run --history`."),
-      form, message, view)],
+      form, message, view),
+      section("Jobs of this server", earlierJobs(jobs, () => form.elements.token.value, view))],
   };
 }
