@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start 2: build, then run every test. GPU tests skip, visibly, where no GPU is usable:
-# ctest lists them as skipped and the reason is printed below its summary.
+# ctest lists them as skipped and the reason is printed below its summary; so is the dashboard
+# test's where no Chromium is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
@@ -8,4 +9,7 @@ ctest --test-dir build --output-on-failure
 reason=$(build/tests/aisp_gpu_tests --gtest_filter='cold_sampler.*' 2>&1 | grep -m1 -o "no GPU: .*" || true)
 if [ -n "$reason" ]; then
   echo "GPU tests skipped: $reason"
+fi
+if [ -z "${AISP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  echo "dashboard test skipped: no Chromium found (scripts/setup.sh installs Debian's chromium)"
 fi

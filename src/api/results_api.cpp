@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
 #include "history/run_comparison.hpp"
 #include "stats/summary.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::api {
 namespace {
@@ -132,7 +134,45 @@ json show_pair(history_store& history, std::int64_t run, const std::string& targ
   }
   pair["run"] = run;
   pair["failed_checks"] = failed_checks(pair);
+  pair["trace"] = !pair_trace_path(history, run, target).empty();
   return pair;
+}
+
+std::string pair_trace_path(history_store& history, std::int64_t run, const std::string& target) {
+  const auto config = header_of(history, run).value("config", json::object());
+  const auto dir = config.is_object() ? config.value("trace_dir", "") : "";
+  if (dir.empty()) return "";
+  // Where pair_runner writes it: the folder the run was given, one file per target.
+  const auto file = std::filesystem::path(dir) / (file_safe(target) + ".trace.json");
+  return std::filesystem::is_regular_file(file) ? file.string() : "";
+}
+
+json pair_trace(history_store& history, std::int64_t run, const std::string& target) {
+  pair_in(history, run, target);  // an unknown pair says so
+  const auto path = pair_trace_path(history, run, target);
+  if (path.empty()) throw api_error(fmt::format("run {} stored no trace of '{}' (record one with bench run --trace DIR)", run, target));
+  std::ifstream in(path);
+  auto trace = json::parse(in, nullptr, false);
+  if (trace.is_discarded()) throw api_error("the trace at " + path + " is not JSON (cut short?)");
+  return trace;
+}
+
+json run_roofline(history_store& history, std::int64_t run) {
+  header_of(history, run);
+  json pairs = json::array();
+  for (const auto& pair : history.pairs_of(run)) {
+    json variants = json::array();
+    for (const auto& v : pair.value("variants", json::array())) {
+      variants.push_back({{"name", v.value("name", "")}, {"median_s", v.value("median_s", 0.0)},
+                          {"achieved_bytes_per_s", v.value("achieved_bytes_per_s", 0.0)},
+                          {"achieved_flops_per_s", v.value("achieved_flops_per_s", 0.0)},
+                          {"sol_memory_pct", v.value("sol_memory_pct", 0.0)}, {"sol_compute_pct", v.value("sol_compute_pct", 0.0)}});
+    }
+    pairs.push_back({{"target", pair.value("target", "")}, {"status", pair.value("status", "")},
+                     {"work", pair.value("work", json::object())}, {"roofline", pair.value("roofline", json::object())},
+                     {"variants", variants}});
+  }
+  return {{"run", run}, {"pairs", pairs}};
 }
 
 json compare(history_store& history, std::int64_t run_a, std::int64_t run_b) {

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -58,6 +59,23 @@ struct run_filter {
 // A target across runs, newest first: per run its status, medians and speedups, each speedup
 // marked regressed when its expectation says so.
 [[nodiscard]] nlohmann::json target_history(history_store& history, const std::string& target, int limit);
+
+// The Chrome/Perfetto trace `bench run --trace DIR` stored for a pair of a run: the file's path,
+// "" when the run stored none (show_pair says `trace: true` when there is one).
+[[nodiscard]] std::string pair_trace_path(history_store& history, std::int64_t run, const std::string& target);
+// That trace's JSON; api_error when none was stored.
+[[nodiscard]] nlohmann::json pair_trace(history_store& history, std::int64_t run, const std::string& target);
+// A run's roofline: per pair its arithmetic intensity, the ceilings it was judged against, its
+// bound and ridge point, and per variant the achieved bytes/s and FLOP/s with their SOL %.
+[[nodiscard]] nlohmann::json run_roofline(history_store& history, std::int64_t run);
+
+// --- expectations (expectation_bands.cpp) ---
+
+// What `dir`/<key>.json expects of `target` on each hardware key: {key: {variant: {speedup
+// {point, low, high}, band {low, high}, median_s, provenance}}}, the band being the speedup CI
+// widened by expectation_tolerance, inside which a run is "met". Keys without an entry are left out.
+[[nodiscard]] nlohmann::json target_expectations(const std::string& target, const std::vector<std::string>& hardware_keys,
+                                                 const std::string& dir);
 
 // --- files outside the history (run_files.cpp) ---
 

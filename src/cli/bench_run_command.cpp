@@ -224,7 +224,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
                    {"worker_timeout_s", options.worker_timeout_s}, {"judge_threads", options.judge_threads}, {"device", options.device}, {"gpus", config.gpu_lanes},
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
-                   {"audit", options.audit}, {"trace_dir", options.trace_dir}, {"l2_flush", options.l2_flush},
+                   {"audit", options.audit}, {"trace_dir", config.trace_dir}, {"l2_flush", options.l2_flush},
                    {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
   if (launch) header.config["launch_position"] = {{"rank", launch->rank}, {"size", launch->size}, {"local_rank", launch->local_rank}};
   if (config.launch) header.config["launch"] = config.launch->to_json();

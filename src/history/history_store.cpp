@@ -77,7 +77,7 @@ std::int64_t history_store::insert_run(const json& header) {
       .bind(1, header.value("started_at", ""))
       .bind(2, header.value("artifacts_dir", ""))
       .bind(3, header.value("aisp_version", ""))
-      .bind(4, header.value("git_sha", ""))
+      .bind(4, header.value("git", json::object()).value("sha", ""))  // the results document's git.sha
       .bind(5, gpu.value("name", ""))
       .bind(6, gpu.value("uuid", ""))
       .bind(7, std::int64_t{header.value("device", json::object()).value("cuda_driver_version", 0)})

@@ -112,6 +112,7 @@ std::vector<int> job_table::poll() {
         job.partial_line.erase(0, end + 1);
         read_progress(job, line);
         job.last_lines.push_back(line);
+        ++job.lines_read;
         if (job.last_lines.size() > kept_lines) job.last_lines.pop_front();
       }
     }
@@ -132,6 +133,12 @@ std::vector<int> job_table::poll() {
 const run_job* job_table::find(int id) const {
   const auto found = jobs_.find(id);
   return found == jobs_.end() ? nullptr : &found->second;
+}
+
+std::vector<int> job_table::ids() const {
+  std::vector<int> out;
+  for (const auto& [id, job] : jobs_) out.push_back(id);
+  return out;
 }
 
 nlohmann::json job_table::status(int id) const {

@@ -33,6 +33,7 @@ struct run_job {
   int pairs_total = 0;
   std::string partial_line;
   std::deque<std::string> last_lines;  // the output's last lines, for status
+  std::size_t lines_read = 0;          // every line so far: a follower sends those past its count
 };
 
 class job_table {
@@ -49,6 +50,8 @@ class job_table {
   // progress or state changed.
   std::vector<int> poll();
   [[nodiscard]] const run_job* find(int id) const;
+  // Every job's id, oldest first.
+  [[nodiscard]] std::vector<int> ids() const;
   // state, progress, the last lines; with the results (api::summarize_results) once it ended.
   [[nodiscard]] nlohmann::json status(int id) const;
   // SIGTERM to the job's process group; false when it is not running.

@@ -1,5 +1,6 @@
 #include "serve/rest_api.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <exception>
 #include <vector>
@@ -55,10 +56,23 @@ int limit_of(const rest_request& request) {
 
 rest_response ok(json body) { return {200, std::move(body)}; }
 
+// The hardware keys a target's history ran on, each once.
+std::vector<std::string> hardware_keys_of(const json& history) {
+  std::vector<std::string> keys;
+  for (const auto& run : history.value("runs", json::array())) {
+    const auto key = run.value("hardware", "");
+    if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  return keys;
+}
+
 }  // namespace
 
-rest_api::rest_api(std::string db_path, std::string jobs_dir, std::string token)
-    : db_path_(std::move(db_path)), token_(std::move(token)), jobs_(db_path_, std::move(jobs_dir)) {}
+rest_api::rest_api(std::string db_path, std::string jobs_dir, std::string token, std::string expectations_dir)
+    : db_path_(std::move(db_path)),
+      token_(std::move(token)),
+      expectations_dir_(std::move(expectations_dir)),
+      jobs_(db_path_, std::move(jobs_dir)) {}
 
 json rest_api::routes() {
   return json::array({
@@ -66,12 +80,16 @@ json rest_api::routes() {
       "GET /api/v1/runs?target=&gpu=&since=&until=&limit=",
       "GET /api/v1/runs/{run}",
       "GET /api/v1/runs/{run}/pair?target=&samples=1",
+      "GET /api/v1/runs/{run}/roofline",
+      "GET /api/v1/runs/{run}/trace?target=",
       "GET /api/v1/compare?a={run}&b={run}",
-      "GET /api/v1/history?target=&limit=",
+      "GET /api/v1/history?target=&limit= (with expectation bands)",
       "GET /api/v1/ceilings",
       "GET /api/v1/validity?query=",
       "POST /api/v1/jobs {targets, verify?, max_time_s?} (token)",
+      "GET /api/v1/jobs",
       "GET /api/v1/jobs/{job}",
+      "GET /api/v1/jobs/{job}/events (text/event-stream)",
       "DELETE /api/v1/jobs/{job} (token)",
   });
 }
@@ -115,10 +133,18 @@ rest_response rest_api::route(const rest_request& request) {
   if (resource == "runs" && parts.size() == 5 && parts[4] == "pair")
     return ok(api::show_pair(history, positive_integer(parts[3], "the run id"), parameter(request, "target", true),
                              parameter(request, "samples") == "1"));
+  if (resource == "runs" && parts.size() == 5 && parts[4] == "roofline")
+    return ok(api::run_roofline(history, positive_integer(parts[3], "the run id")));
+  if (resource == "runs" && parts.size() == 5 && parts[4] == "trace")
+    return ok(api::pair_trace(history, positive_integer(parts[3], "the run id"), parameter(request, "target", true)));
   if (resource == "compare" && parts.size() == 3)
     return ok(api::compare(history, positive_integer(parameter(request, "a", true), "a"), positive_integer(parameter(request, "b", true), "b")));
-  if (resource == "history" && parts.size() == 3)
-    return ok(api::target_history(history, parameter(request, "target", true), limit_of(request)));
+  if (resource == "history" && parts.size() == 3) {
+    const auto target = parameter(request, "target", true);
+    auto answer = api::target_history(history, target, limit_of(request));
+    answer["expectations"] = api::target_expectations(target, hardware_keys_of(answer), expectations_dir_);
+    return ok(std::move(answer));
+  }
   throw http_error{404, "no such path: " + request.path + " (GET /api/v1 lists the routes)"};
 }
 
@@ -139,6 +165,11 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
     const int id = jobs_.start(run);
     return {201, jobs_.status(id)};
   }
+  if (request.method == "GET" && rest.empty()) {
+    json jobs = json::array();
+    for (const int id : jobs_.ids()) jobs.push_back(jobs_.status(id));
+    return ok({{"jobs", jobs}});
+  }
   const auto parts = segments_of(rest);
   if (parts.size() != 1) throw http_error{404, "no such job path: /api/v1/jobs" + rest};
   const auto id = static_cast<int>(positive_integer(parts[0], "the job id"));
@@ -146,6 +177,14 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
   if (request.method == "GET") return ok(jobs_.status(id));
   if (request.method == "DELETE") return ok(jobs_.cancel_with_status(id));
   throw http_error{405, request.method + " is not allowed on a job"};
+}
+
+std::optional<std::string> rest_api::job_events(int job, job_event_cursor& cursor) {
+  std::lock_guard lock(jobs_mutex_);
+  (void)jobs_.poll();
+  const auto* found = jobs_.find(job);
+  if (found == nullptr) return std::nullopt;
+  return job_events_since(jobs_.status(job), found->lines_read, cursor);
 }
 
 }  // namespace aisp::serve

@@ -10,11 +10,13 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "mcp/run_jobs.hpp"
+#include "serve/job_events.hpp"
 
 namespace aisp::serve {
 
@@ -33,18 +35,23 @@ struct rest_response {
 
 class rest_api {
  public:
-  // `token`: "" for a read-only server.
-  rest_api(std::string db_path, std::string jobs_dir, std::string token);
+  // `token`: "" for a read-only server. `expectations_dir`: where <hardware>.json expectations
+  // live, for the history's expectation bands.
+  rest_api(std::string db_path, std::string jobs_dir, std::string token, std::string expectations_dir = "expectations");
   // Thread-safe: the HTTP server answers on several threads.
   [[nodiscard]] rest_response answer(const rest_request& request);
   // The routes, for GET /api/v1 and the docs.
   [[nodiscard]] static nlohmann::json routes();
+  // GET /api/v1/jobs/{job}/events: the server-sent events that bring `cursor` up to date (see
+  // job_events.hpp); nullopt when there is no such job. Thread-safe, never blocks.
+  [[nodiscard]] std::optional<std::string> job_events(int job, job_event_cursor& cursor);
 
  private:
   [[nodiscard]] rest_response route(const rest_request& request);
   [[nodiscard]] rest_response jobs_route(const rest_request& request, const std::string& rest);
   std::string db_path_;
   std::string token_;
+  std::string expectations_dir_;
   std::mutex jobs_mutex_;
   mcp::job_table jobs_;
 };
