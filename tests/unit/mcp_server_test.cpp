@@ -67,14 +67,15 @@ TEST(mcp_schema, names_the_first_way_arguments_break_a_schema) {
   EXPECT_EQ(aisp::mcp::schema_violation(schema, {{"run", 2}, {"target", 7}}), "argument 'target' must be a string, not 7");
 }
 
-TEST(mcp_tool_box, every_tool_declares_an_object_schema_that_refuses_unknown_arguments) {
+TEST(mcp_tool_box, every_tool_declares_object_schemas_and_refuses_unknown_arguments) {
   aisp::mcp::job_table jobs("/nonexistent/aisp.db", "/nonexistent/jobs");
   const aisp::mcp::tool_box tools("/nonexistent/aisp.db", jobs);
   const auto listing = tools.listing();
-  EXPECT_EQ(listing.size(), 12u);
+  EXPECT_EQ(listing.size(), 13u);
   for (const auto& t : listing) {
     EXPECT_EQ(t["inputSchema"]["type"], "object") << t["name"];
     EXPECT_EQ(t["inputSchema"]["additionalProperties"], false) << t["name"];
+    EXPECT_EQ(t["outputSchema"]["type"], "object") << t["name"];
     EXPECT_TRUE(tools.has(t["name"].get<std::string>()));
   }
 }
