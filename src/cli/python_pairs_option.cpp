@@ -1,7 +1,5 @@
 #include "cli/python_pairs_option.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,19 +9,13 @@
 
 #include "aisp/check.hpp"
 #include "harness/plugin_loader.hpp"
+#include "support/python_interpreter.hpp"
 #include "support/shell_quote.hpp"
 
 namespace aisp::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Debian's PyTorch imports under /usr/bin/python3, not a pyenv python3 first on PATH.
-std::string interpreter() {
-  if (const char* chosen = std::getenv("AISP_PYTHON"); chosen != nullptr && *chosen != '\0') return chosen;
-  if (access("/usr/bin/python3", X_OK) == 0) return "/usr/bin/python3";
-  return "python3";
-}
 
 // What the embedded interpreter needs from the real one: its shared libpython, prefix and path.
 constexpr const char* probe_script =
@@ -68,7 +60,7 @@ std::string prepare_python_pairs(const std::string& pair_file) {
   AISP_EXPECTS(fs::is_regular_file(package / "aisp" / "__init__.py", error),
                "--python: the aisp Python package is missing from " + package.string());
   if (std::getenv("AISP_PYTHON_LIBRARY") == nullptr) {
-    const std::string python = interpreter();
+    const std::string python = python_interpreter();
     const auto found = probe(python);
     const auto library = found.value("library", std::string());
     AISP_EXPECTS(!library.empty(), "--python: " + python + " (Python " + found.value("version", std::string("?")) +

@@ -31,6 +31,7 @@
 #include "exec_bridge/exec_process.hpp"
 #include "harness/plugin_loader.hpp"
 #include "harness/shared_host_memory.hpp"
+#include "support/python_interpreter.hpp"
 
 namespace aisp::exec {
 namespace {
@@ -41,15 +42,11 @@ namespace fs = std::filesystem;
 
 constexpr int protocol_version = 1;
 
-// A command's words, "{python}" replaced by the interpreter --python would use ($AISP_PYTHON,
-// else /usr/bin/python3, else python3 on PATH): a pair file written with it runs under the
-// Python that has the user's packages.
+// A command's words, "{python}" replaced by the interpreter --python uses: a pair file written
+// with it runs under the Python that has the user's packages.
 std::vector<std::string> expanded(std::vector<std::string> command) {
-  for (auto& word : command) {
-    if (word != "{python}") continue;
-    const char* chosen = std::getenv("AISP_PYTHON");
-    word = chosen != nullptr ? chosen : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-  }
+  for (auto& word : command)
+    if (word == "{python}") word = python_interpreter();
   return command;
 }
 
@@ -63,7 +60,7 @@ std::string setup_request(const std::string& variant, const workload& work, cons
     request["buffers"].push_back({{"name", buffers[i].name}, {"role", buffers[i].is_output ? "output" : "input"},
                                   {"dtype", dtypes[i]}, {"shape", bridge::shape_of(buffers[i], work, 1)},
                                   {"elements", elements[i]}, {"bytes", static_cast<std::size_t>(elements[i]) * element_bytes[i]},
-                                  {"fd", 10 + static_cast<int>(i)}});
+                                  {"fd", first_buffer_fd + static_cast<int>(i)}});
   }
   return request.dump();
 }

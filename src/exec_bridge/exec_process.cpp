@@ -16,8 +16,6 @@ extern char** environ;
 
 namespace aisp::exec {
 
-constexpr int first_buffer_fd = 10;
-
 bool reply_is_ok(const char* line) {
   const char* key = std::strstr(line, "\"ok\"");
   if (key == nullptr) return false;

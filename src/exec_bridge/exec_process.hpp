@@ -12,6 +12,9 @@
 
 namespace aisp::exec {
 
+// The descriptor of the first buffer a variant's process finds open (the next ones follow).
+inline constexpr int first_buffer_fd = 10;
+
 class exec_process {
  public:
   // Starts `command` (argv; argv[0] found on PATH) in `directory` with `fds` on 10, 11, ...
