@@ -50,16 +50,22 @@ std::vector<std::string> expanded(std::vector<std::string> command) {
   return command;
 }
 
+// A buffer as the process maps it: its type and length.
+struct buffer_extent {
+  dtype type;
+  std::int64_t elements;
+};
+
 // The setup request: the sizes, the variant, and each buffer on its descriptor (10, 11, ...).
 std::string setup_request(const std::string& variant, const workload& work, const std::vector<declared_buffer>& buffers,
-                          const std::vector<std::string>& dtypes, const std::vector<std::int64_t>& elements,
-                          const std::vector<std::size_t>& element_bytes) {
+                          const std::vector<buffer_extent>& extents) {
   json request = {{"op", "setup"}, {"protocol", protocol_version}, {"variant", variant}, {"sizes", bridge::sizes_of(work)}};
   request["buffers"] = json::array();
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     request["buffers"].push_back({{"name", buffers[i].name}, {"role", buffers[i].is_output ? "output" : "input"},
-                                  {"dtype", dtypes[i]}, {"shape", bridge::shape_of(buffers[i], work, 1)},
-                                  {"elements", elements[i]}, {"bytes", static_cast<std::size_t>(elements[i]) * element_bytes[i]},
+                                  {"dtype", dtype_name(extents[i].type)}, {"shape", bridge::shape_of(buffers[i], work, 1)},
+                                  {"elements", extents[i].elements},
+                                  {"bytes", static_cast<std::size_t>(extents[i].elements) * dtype_size(extents[i].type)},
                                   {"fd", first_buffer_fd + static_cast<int>(i)}});
   }
   return request.dump();
@@ -75,19 +81,15 @@ std::string setup_request(const std::string& variant, const workload& work, cons
     delete state;  // setup again: the harness moved the buffers (the new-address challenge)
     state = nullptr;
     std::vector<int> fds;
-    std::vector<std::string> dtypes;
-    std::vector<std::int64_t> elements;
-    std::vector<std::size_t> element_bytes;
+    std::vector<buffer_extent> extents;
     for (const auto& buffer : buffers) {
       const int fd = aisp_host_buffer_fd(ctx.buffer(buffer.name));
       if (fd < 0) throw std::runtime_error("buffer " + buffer.name + " is not in shared memory (Note [shared host buffers])");
       fds.push_back(fd);
-      dtypes.emplace_back(dtype_name(ctx.buffer_type(buffer.name)));
-      elements.push_back(ctx.num_elements(buffer.name));
-      element_bytes.push_back(dtype_size(ctx.buffer_type(buffer.name)));
+      extents.push_back({ctx.buffer_type(buffer.name), ctx.num_elements(buffer.name)});
     }
     state = new exec_process(command, directory, fds);
-    state->request(setup_request(name, ctx.work(), buffers, dtypes, elements, element_bytes));
+    state->request(setup_request(name, ctx.work(), buffers, extents));
   };
   v.run = [](run_context& ctx) { reinterpret_cast<exec_process*>(ctx.user_state())->run(); };
   v.teardown = [](run_context& ctx) {
@@ -120,11 +122,10 @@ void run_reference(const std::vector<std::string>& command, const std::string& d
     if (!buffer.is_output) std::memcpy(data, io.input(buffer.name).data(), count * sizeof(double));
     fds.push_back(shared_host_fd(data));
   }
-  std::vector<std::string> dtypes(buffers.size(), "f64");
-  std::vector<std::int64_t> elements(copies.counts.begin(), copies.counts.end());
-  std::vector<std::size_t> element_bytes(buffers.size(), sizeof(double));
+  std::vector<buffer_extent> extents;
+  for (const std::size_t count : copies.counts) extents.push_back({dtype::f64, static_cast<std::int64_t>(count)});
   exec_process process(command, directory, fds);
-  process.request(setup_request("reference", io.work(), buffers, dtypes, elements, element_bytes));
+  process.request(setup_request("reference", io.work(), buffers, extents));
   process.run();
   for (std::size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].is_output) std::memcpy(io.output(buffers[i].name).data(), copies.data[i], copies.counts[i] * sizeof(double));
