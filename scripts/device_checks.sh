@@ -26,7 +26,8 @@
 #           examples/python/mlp_pairs.py (eager against torch.compile, bf16) with every check,
 #           results in OUT_DIR/python.json, then the --python GPU tests (a stream escape);
 #   multigpu: issue 24 on a machine of two or more GPUs: the topology, the cheats_multi_gpu suite
-#           (OUT_DIR/multi_gpu_cheats.json) and its test, then `bench run` of ch04 (OUT_DIR/run-ch04.json);
+#           (OUT_DIR/multi_gpu_cheats.json) and its test, then `bench run --targets ch04 --gpus all`
+#           (issue 24's command; OUT_DIR/run-ch04.json);
 #   profile: issue 22: `aisp profile ncu` of TARGET... (default ch07 labs/gemm), profile.json, the
 #           CSVs and ncu's logs in OUT_DIR/profile.tgz (the .ncu-rep reports stay: they are large),
 #           then `aisp profile diff` of it;
@@ -148,11 +149,13 @@ PY
     AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" AISP_MULTI_GPU_CHEAT_RESULTS="$out/multi_gpu_cheats.json" \
       timeout 200 "$bin/aisp_gpu_tests" --gtest_filter='cheats_multi_gpu/*' 2>&1 | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|Failure|not caught|Expected|Which is" | head -n 40
     for log in /tmp/aisp_multi_gpu_cheats/*/*.rank*.log; do [ -s "$log" ] && { echo "== $log"; tail -n 3 "$log"; }; done 2>/dev/null | head -n 30
-    touch "$out/hw.txt"; "$here/device_checks.sh" "$bin" "$out" run ch04 ;;
+    touch "$out/hw.txt"; "$here/device_checks.sh" "$bin" "$out" run ch04 --gpus all ;;
   profile)
     [ $# -gt 0 ] || set -- ch07 labs/gemm
     start=$(date +%s)
-    PATH="$PATH:/usr/local/cuda/bin" "$bin/aisp" profile ncu --targets "$@" --artifacts-dir /tmp/aisp_profile > "$out/profile.log" 2>&1
+    # Under its own limit, so that what landed is still packed when it runs out.
+    PATH="$PATH:/usr/local/cuda/bin" timeout -k 5 "${PROFILE_LIMIT_S:-900}" "$bin/aisp" profile ncu --targets "$@" \
+      --artifacts-dir /tmp/aisp_profile > "$out/profile.log" 2>&1
     echo "profile ncu rc $? wall $(( $(date +%s) - start )) s"; tail -n 40 "$out/profile.log"
     (cd /tmp/aisp_profile && tar czf "$out/profile.tgz" profile.json ./*.csv ./*.ncu.log 2>/dev/null)
     "$bin/aisp" profile diff /tmp/aisp_profile > "$out/profile_diff.txt" 2>&1; head -n 60 "$out/profile_diff.txt" ;;

@@ -4,12 +4,11 @@
 // times its own f / W output columns.
 // Baseline: ncclAllGather of X (T, d), then one cuBLASLt matmul (autotuned): the link idles
 // during the matmul, the tensor cores during the all-gather.
-// Optimized: the all-gather in `chunks` chunks (each rank's rows cut alike) on a highest-priority
-// communication stream; the matmul of a chunk's rows, one cuBLASLt matmul strided-batched over
-// the W ranks' row blocks, runs as soon as its chunk arrived, while the next chunk is gathered.
+// Optimized: the rank's own shard's matmul at once, while the other W-1 shards arrive one per
+// step (grouped ncclSend/ncclRecv on a highest-priority communication stream); each shard's
+// matmul runs as soon as it arrived, while the next is in flight (Note [own shard first]).
 // Why faster: communication and compute overlap; the time tends to the longer of the two plus
-// one chunk of the other. The chunk count is part of the workload (D5), like bucketed_overlap's
-// buckets, so both variants do the same job.
+// one shard's matmul or one step's exchange.
 // Run: aisp bench run --targets ch04:allgather_gemm   (two GPUs)
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -33,12 +32,12 @@
 namespace aisp::ch04 {
 namespace {
 
-// Workload: T tokens (all ranks'), d model width, f output columns (f / W a rank), `chunks`.
+// Workload: T tokens (all ranks'), d model width, f output columns (f / W a rank).
 // Napkin math at T = 16384, d = 8192, f = 4096 on H100s (~300 GB/s NCCL bus bandwidth, ~650
 // TFLOP/s bf16): gather(X) is 256 MiB; the all-gather sends (W-1)/W of it: 128 MiB, ~0.45 ms on
 // two GPUs, 192 MiB, ~0.65 ms on four. The matmul is 2 T d f / W: 0.55 TFLOP, ~0.85 ms on two,
-// 0.27 TFLOP, ~0.42 ms on four. Serial ~1.3 ms and ~1.1 ms; overlapped in 4 chunks ~0.85 + 0.11
-// and ~0.65 + 0.1 ms: ~1.35x and ~1.4x at best, less where NCCL's kernels and the matmul contend
+// 0.27 TFLOP, ~0.42 ms on four. Serial ~1.3 ms and ~1.1 ms; shard by shard ~0.43 + 0.43 and
+// 3 x 0.22 + 0.1 ms: ~1.5x and ~1.4x at best, less where NCCL's kernels and the matmul contend
 // for SMs (Note [SM sharing] in bucketed_overlap.cu). compute / communication = f / (W-1) x
 // (300 GB/s / 650 TFLOP/s): f = 4096 puts it at ~1.9 on two GPUs and ~0.6 on four.
 constexpr std::size_t workspace_bytes = std::size_t{32} << 20;
@@ -56,28 +55,14 @@ shape shape_of(run_context& ctx) {
   shape s{ctx.param("tokens"), 0, ctx.param("d"), ctx.param("f"), 0, 0};
   const int world = ctx.world_size();
   AISP_EXPECTS(s.tokens % world == 0, "ch04:allgather_gemm needs tokens divisible by the world size");
-  // Every operand (a rank's column block of W, a chunk's rows, each batch of a chunk's matmul)
-  // starts 256-byte aligned: the alignment cuBLASLt's heuristic assumes, and the chunk plans take
-  // its first algorithm untried.
+  // Every operand (a rank's column block of W, a shard's rows, a shard's block of y) starts
+  // 256-byte aligned: the alignment cuBLASLt's heuristic assumed when the plan was autotuned.
   AISP_EXPECTS(s.f % (128 * world) == 0 && s.d % 128 == 0, "ch04:allgather_gemm needs f a multiple of 128 x world size, d of 128");
   s.rows = s.tokens / world;
   s.columns = s.f / world;
   s.first_column = s.columns * ctx.rank();
   return s;
 }
-
-// Chunk c of a rank's rows: the rows are cut as evenly as they go (sizes differ by at most one,
-// and a chunk is empty where there are fewer rows than chunks).
-struct row_range {
-  std::int64_t first = 0;
-  std::int64_t count = 0;
-};
-row_range chunk_of(std::int64_t rows, std::int64_t chunks, std::int64_t c) {
-  const std::int64_t first = rows * c / chunks;
-  return {first, rows * (c + 1) / chunks - first};
-}
-
-std::int64_t non_empty_chunks(std::int64_t rows, std::int64_t chunks) { return rows < chunks ? rows : chunks; }
 
 // Note [row-major through cuBLASLt] (tensor_parallel_mlp.cu): y = X W_block is y^T = W_block^T X^T:
 // cuBLASLt's A is W's column block (columns, d; ld f), B is X (d, tokens; ld d), D is y (columns,
@@ -115,94 +100,112 @@ void gather_then_matmul(run_context& ctx) {
          ctx.stream());
 }
 
-// Optimized. Chunk c's all-gather lands in `gathered` at W x first(c) rows, as (W, count(c), d):
-// rank q's rows of the chunk, rank after rank. Their outputs are rows q T/W + first(c) of y, W
-// blocks T/W rows apart: one matmul strided-batched over the ranks (A, W's block, at stride 0).
-// Chunk sizes differ by at most one row, so at most two plans serve every chunk.
-struct chunk_gemm {
-  std::int64_t rows = 0;
-  cublaslt_plan plan{CUBLAS_COMPUTE_32F, CUDA_R_32F};
-};
+// Optimized, Note [own shard first]: the rank's own rows need no communication, so their matmul
+// starts at once; meanwhile the W-1 other shards come in one per step, each step one grouped
+// ncclSend/ncclRecv on a highest-priority communication stream (Note [SM sharing] in
+// bucketed_overlap.cu): at step k rank r sends its shard to r+k and receives r-k's. The matmul
+// of a shard runs as soon as it arrived, while the next one is in flight.
+//
+// Note [own shard first]
+// The first version cut the all-gather into 4 chunks of every rank's rows and ran each chunk's
+// matmul strided-batched over the ranks: 1.04x on two H200s and 0.898x (slower) on four. Each
+// chunk's matmul had a quarter of the rows, and the first matmul still waited for a gather.
+// Shards as the unit keep each matmul at T/W rows and put the rank's own shard, free of the
+// link, in the first exchange's shadow. That alone gave 1.016x on two H200s: cuBLASLt's Hopper
+// kernels are persistent (a grid of one CTA an SM), so a matmul enqueued first holds every SM
+// until it ends and NCCL's kernel, high priority or not, waits for it. So the matmuls that run
+// beside an exchange are planned for `sms_for_nccl` fewer SMs (CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET;
+// only the last, alone, takes them all), and the first matmul waits for an event the
+// communication stream records just before its first exchange: enqueued first was not enough
+// (on two H200s a third of the samples still ran the two in series, the communication stream's
+// wait for the inputs letting the matmul reach the GPU first).
+constexpr int sms_for_nccl = 16;
 
-// The communication stream (highest priority: Note [SM sharing] in bucketed_overlap.cu), one event
-// per chunk gathered, one for this call's inputs, and the chunk matmuls' plans.
-struct overlap_plans {
+struct ring_plans {
   cudaStream_t comm = nullptr;
   cudaEvent_t inputs_ready = nullptr;
-  std::vector<cudaEvent_t> gathered;
-  std::vector<std::unique_ptr<chunk_gemm>> gemms;
-  explicit overlap_plans(std::size_t chunks) : gathered(chunks) {
+  cudaEvent_t exchanging = nullptr;  // the communication stream reached its first exchange
+  std::vector<cudaEvent_t> arrived;  // one per step, k = 1 .. W-1
+  cublaslt_plan beside{CUBLAS_COMPUTE_32F, CUDA_R_32F};  // a shard's matmul while an exchange runs
+  cublaslt_plan alone{CUBLAS_COMPUTE_32F, CUDA_R_32F};   // the last shard's
+  explicit ring_plans(int world) : arrived(static_cast<std::size_t>(world - 1)) {
     int least = 0;
     int greatest = 0;
     AISP_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
     AISP_CUDA_CHECK(cudaStreamCreateWithPriority(&comm, cudaStreamNonBlocking, greatest));
     AISP_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_ready, cudaEventDisableTiming));
-    for (auto& e : gathered) AISP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    AISP_CUDA_CHECK(cudaEventCreateWithFlags(&exchanging, cudaEventDisableTiming));
+    for (auto& e : arrived) AISP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  ~overlap_plans() {  // release statuses are dropped: nobody is left to tell
-    for (auto e : gathered) static_cast<void>(cudaEventDestroy(e));
+  ~ring_plans() {  // release statuses are dropped: nobody is left to tell
+    for (auto e : arrived) static_cast<void>(cudaEventDestroy(e));
+    static_cast<void>(cudaEventDestroy(exchanging));
     static_cast<void>(cudaEventDestroy(inputs_ready));
     static_cast<void>(cudaStreamDestroy(comm));
   }
-  overlap_plans(const overlap_plans&) = delete;
-  overlap_plans& operator=(const overlap_plans&) = delete;
-
-  [[nodiscard]] const cublaslt_plan& plan_for(std::int64_t rows) const {
-    for (const auto& g : gemms) {
-      if (g->rows == rows) return g->plan;
-    }
-    throw contract_error("ch04:allgather_gemm: no plan for a chunk of " + std::to_string(rows) + " rows");
-  }
+  ring_plans(const ring_plans&) = delete;
+  ring_plans& operator=(const ring_plans&) = delete;
 };
 
-void plan_chunks(run_context& ctx) {
+// One shard's matmul (rows x d times d x columns), autotuned on `sm_target` SMs (0: all of them).
+void plan_shard(run_context& ctx, cublaslt_plan& plan, std::int32_t sm_target, const std::string& what) {
   const shape s = shape_of(ctx);
-  const std::int64_t chunks = ctx.param("chunks");
-  AISP_EXPECTS(chunks >= 1, "ch04:allgather_gemm needs at least one chunk");
-  auto& plans = make_state<overlap_plans>(ctx, static_cast<std::size_t>(chunks));
-  const auto world = static_cast<std::int32_t>(ctx.world_size());
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t rows = chunk_of(s.rows, chunks, c).count;
-    bool planned = rows == 0;
-    for (const auto& g : plans.gemms) planned = planned || g->rows == rows;
-    if (planned) continue;
-    auto& gemm = *plans.gemms.emplace_back(std::make_unique<chunk_gemm>());
-    gemm.rows = rows;
-    gemm.plan.layout_a = cublaslt_plan::batched_column_major(CUDA_R_16BF, s.columns, s.d, s.f, world, 0);
-    gemm.plan.layout_b = cublaslt_plan::batched_column_major(CUDA_R_16BF, s.d, rows, s.d, world, rows * s.d);
-    gemm.plan.layout_c = cublaslt_plan::batched_column_major(CUDA_R_32F, s.columns, rows, s.columns, world, s.rows * s.columns);
-    gemm.plan.allocate_workspace(workspace_bytes);
-    // autotune_algorithm plans one matmul, not a batch: the heuristic's first choice here, against
-    // the baseline's autotuned one (a handicap for this variant, never a help).
-    gemm.plan.choose_algorithm(workspace_bytes, "a chunk's matmul of " + std::to_string(rows) + " rows a rank");
+  if (sm_target > 0) {
+    AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm_target, sizeof(sm_target)));
   }
-  ctx.note("chunk_matmul", "cuBLASLt heuristic's first algorithm, strided-batched over the ranks (autotuning plans single matmuls)");
+  plan.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, s.columns, s.d, s.f);
+  plan.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, s.d, s.rows, s.d);
+  plan.layout_c = cublaslt_plan::column_major(CUDA_R_32F, s.columns, s.rows, s.columns);
+  plan.allocate_workspace(workspace_bytes);
+  plan.autotune_algorithm(ctx, {ctx.as<const __nv_bfloat16>("w") + s.first_column, ctx.as<const __nv_bfloat16>("x"), plan.workspace,
+                                workspace_bytes},
+                          what);
 }
 
-void chunked_overlap(run_context& ctx) {
+void plan_shards(run_context& ctx) {
+  auto& plans = make_state<ring_plans>(ctx, ctx.world_size());
+  int device = 0;
+  int sms = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
+  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  plan_shard(ctx, plans.beside, sms > 2 * sms_for_nccl ? sms - sms_for_nccl : 0, "a shard's matmul beside an exchange");
+  plan_shard(ctx, plans.alone, 0, "the last shard's matmul");
+  ctx.note("sms_left_to_nccl", std::to_string(sms_for_nccl) + " of " + std::to_string(sms) + " while an exchange runs");
+}
+
+void own_shard_first(run_context& ctx) {
   const shape s = shape_of(ctx);
-  const auto& plans = state_of<overlap_plans>(ctx);
-  const auto chunks = static_cast<std::int64_t>(plans.gathered.size());
-  const auto world = static_cast<std::int64_t>(ctx.world_size());
+  const auto& plans = state_of<ring_plans>(ctx);
+  const int world = ctx.world_size();
+  const int rank = ctx.rank();
   const auto* x = ctx.as<const __nv_bfloat16>("x");
   const auto* w_block = ctx.as<const __nv_bfloat16>("w") + s.first_column;
   auto* gathered = ctx.as<__nv_bfloat16>("gathered");
   float* y = ctx.as<float>("y");
-  // The gathers start after this call's inputs, and after the last call's matmuls read `gathered`.
+  const auto shard_elements = static_cast<std::size_t>(s.rows * s.d);
+  const auto source = [&](int step) { return (rank + world - step) % world; };
+  const auto& api = nccl();
+  // The exchanges start after this call's inputs, and after the last call's matmuls read `gathered`;
+  // the first matmul after the first exchange reached the GPU (Note [own shard first]).
   AISP_CUDA_CHECK(cudaEventRecord(plans.inputs_ready, ctx.stream()));
   AISP_CUDA_CHECK(cudaStreamWaitEvent(plans.comm, plans.inputs_ready));
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const row_range r = chunk_of(s.rows, chunks, c);
-    if (r.count == 0) continue;  // more chunks than rows: no collective for an empty one (D5)
-    __nv_bfloat16* chunk = gathered + world * r.first * s.d;
-    AISP_NCCL_CHECK(nccl().all_gather(x + r.first * s.d, chunk, static_cast<std::size_t>(r.count * s.d), ncclBfloat16, nccl_comm(ctx),
-                                      plans.comm));
-    const cudaEvent_t arrived = plans.gathered[static_cast<std::size_t>(c)];
-    AISP_CUDA_CHECK(cudaEventRecord(arrived, plans.comm));
-    // The harness's stream waits for every chunk before its matmul: every byte lands inside the
+  AISP_CUDA_CHECK(cudaEventRecord(plans.exchanging, plans.comm));
+  for (int step = 1; step < world; ++step) {
+    AISP_NCCL_CHECK(api.group_start());
+    AISP_NCCL_CHECK(api.send(x, shard_elements, ncclBfloat16, (rank + step) % world, nccl_comm(ctx), plans.comm));
+    AISP_NCCL_CHECK(api.recv(gathered + source(step) * s.rows * s.d, shard_elements, ncclBfloat16, source(step), nccl_comm(ctx),
+                             plans.comm));
+    AISP_NCCL_CHECK(api.group_end());
+    AISP_CUDA_CHECK(cudaEventRecord(plans.arrived[static_cast<std::size_t>(step - 1)], plans.comm));
+  }
+  AISP_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), plans.exchanging));
+  matmul(world > 1 ? plans.beside : plans.alone, w_block, x, y + rank * s.rows * s.columns, ctx.stream());
+  for (int step = 1; step < world; ++step) {
+    // The harness's stream waits for every shard before its matmul: every byte lands inside the
     // timed window (T1), and the last wait joins the communication stream back.
-    AISP_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), arrived));
-    matmul(plans.plan_for(r.count), w_block, chunk, y + r.first * s.columns, ctx.stream());
+    AISP_CUDA_CHECK(cudaStreamWaitEvent(ctx.stream(), plans.arrived[static_cast<std::size_t>(step - 1)]));
+    matmul(step + 1 < world ? plans.beside : plans.alone, w_block, gathered + source(step) * s.rows * s.d,
+           y + source(step) * s.rows * s.columns, ctx.stream());
   }
 }
 
@@ -240,20 +243,20 @@ pair declare(int world) {
   const auto dims = [](const char* a, const char* b, std::int64_t divisor) {
     return [a, b, divisor](const workload& w) { return w.get(a) * w.get(b) / divisor; };
   };
-  const auto sizes = [world](std::int64_t rows, std::int64_t d, std::int64_t columns, std::int64_t chunks) {
-    return param_map{{"tokens", rows * world}, {"d", d}, {"f", columns * world}, {"chunks", chunks}};
+  const auto sizes = [world](std::int64_t rows, std::int64_t d, std::int64_t columns) {
+    return param_map{{"tokens", rows * world}, {"d", d}, {"f", columns * world}};
   };
   pair p(scaled_name("ch04:allgather_gemm", world));
   p.summary("sequence-parallel all-gather of bf16 tokens + column-parallel matmul over " + std::to_string(world) +
-            " GPUs: gather then matmul vs chunked overlap")
+            " GPUs: gather then matmul vs own shard first, the others overlapped as they arrive")
       .world_size(world)
       .moves_data_over(data_path::gpu_interconnect)
-      .benchmark_size({{"tokens", 16384}, {"d", 8192}, {"f", 4096}, {"chunks", 4}})
-      .validation_size(sizes(1, 128, 128, 2))  // one row a rank, two chunks: one chunk is empty
-      .validation_size(sizes(7, 256, 128, 3))   // rows not a multiple of the chunks or of any tile
-      .validation_size(sizes(37, 128, 256, 4))
-      .validation_size(sizes(130, 384, 128, 5))
-      .held_out_size(sizes(19, 256, 128, 3))
+      .benchmark_size({{"tokens", 16384}, {"d", 8192}, {"f", 4096}})
+      .validation_size(sizes(1, 128, 128))  // one row a rank
+      .validation_size(sizes(7, 256, 128))  // rows not a multiple of any tile
+      .validation_size(sizes(37, 128, 256))
+      .validation_size(sizes(130, 384, 128))
+      .held_out_size(sizes(19, 256, 128))
       .input("x", dtype::bf16, dims("tokens", "d", world), init_distribution::uniform_unit)  // this rank's rows
       .input("w", dtype::bf16, dims("d", "f", 1), init_distribution::uniform_unit)           // y > 0: no cancellation
       .same_on_every_rank("w")
@@ -274,11 +277,9 @@ pair declare(int world) {
   p.add_variant(gemm_variant("baseline", "ncclAllGather of all of X, then one cuBLASLt matmul (autotuned)", gather_then_matmul,
                              plan_whole, release_state<whole_plan>, collectives_per_call(1)))
       .add_variant(gemm_variant("optimized",
-                                "the all-gather in chunks on a high-priority stream; each chunk's matmul (batched over ranks) "
-                                "overlaps the next chunk's gather",
-                                chunked_overlap, plan_chunks, release_state<overlap_plans>, [world](const workload& w) {
-                                  return non_empty_chunks(w.get("tokens") / world, w.get("chunks"));
-                                }));
+                                "the rank's own shard's matmul at once; the other shards arrive one per step (grouped "
+                                "send/recv on a high-priority stream), each one's matmul overlapping the next exchange",
+                                own_shard_first, plan_shards, release_state<ring_plans>, collectives_per_call(world - 1)));
   return p;
 }
 
