@@ -71,12 +71,13 @@ std::string raw_metrics_argument() {
   return list;
 }
 
+constexpr const char* launched_no_kernel = "no kernel launched in the benchmark-size samples of this variant";
+
 // Why ncu gave no kernel, in one line, from its log.
 std::string no_kernel_reason(const std::string& log) {
   if (log.find("ERR_NVGPUCTRPERM") != std::string::npos)
     return "the driver does not let this user read GPU performance counters (ERR_NVGPUCTRPERM)";
-  if (log.find("No kernels were profiled") != std::string::npos || log.find("==PROF==") != std::string::npos)
-    return "no kernel launched in the benchmark-size samples of this variant";
+  if (log.find("No kernels were profiled") != std::string::npos || log.find("==PROF==") != std::string::npos) return launched_no_kernel;
   return "ncu did not run the variant (see the .ncu.log beside profile.json)";
 }
 
@@ -110,7 +111,12 @@ json profile_variant(const profile_options& options, const std::string& ncu, con
   }
   const std::string details = fs::exists(csv) ? read_text(csv) : "";
   if (details.find("\"ID\"") == std::string::npos) {
-    row["error"] = no_kernel_reason(read_text(log));
+    // A variant that verified and launched nothing (a cudaMemcpy peer: copy engines, no kernel)
+    // has no counters to give, which is not a failure of the profile.
+    const std::string reason = no_kernel_reason(read_text(log));
+    const bool copies_only = status == 0 && reason == launched_no_kernel;
+    row[copies_only ? "note" : "error"] = reason;
+    if (copies_only) row["kernels"] = json::array();
     return row;
   }
   std::vector<profile::ncu_raw_launch> raw;
@@ -141,9 +147,9 @@ void print_table(const json& pairs) {
               "bottleneck");
   for (const auto& pair : pairs) {
     for (const auto& variant : pair["variants"]) {
-      if (variant.contains("error")) {
+      if (variant.contains("error") || variant.contains("note")) {
         std::printf("%-28s %-22s %s\n", pair["target"].get<std::string>().c_str(), variant["variant"].get<std::string>().c_str(),
-                    variant["error"].get<std::string>().c_str());
+                    variant.value("error", variant.value("note", "")).c_str());
         continue;
       }
       for (const auto& kernel : variant["kernels"]) {
@@ -172,12 +178,20 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
   fs::create_directories(dir);
   json pairs = json::array();
   bool failed = false;
+  // profile.json is rewritten after every pair, "complete": false until the last: a run cut
+  // short (a time limit, a lost machine) keeps every pair it finished.
+  const auto write_document = [&](bool complete) {
+    const json document = {{"command", command_line}, {"ncu", ncu}, {"complete", complete}, {"pairs", pairs}};
+    write_json_file((dir / "profile.json").string(), document, 2);
+  };
+  std::size_t done = 0;
   for (const auto& request : requests) {
     const pair& declared = *request.declared;
     json entry = {{"target", declared.target()}, {"variants", json::array()}};
     if (declared.where() != backend::cuda || declared.gpus() != 1) {
       entry["skipped"] = declared.where() != backend::cuda ? "a host pair: no GPU kernels" : "a multi-GPU pair: not profiled yet";
       pairs.push_back(std::move(entry));
+      ++done;
       continue;
     }
     std::vector<std::string> candidates = request.candidates;
@@ -192,15 +206,16 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
       if (!options.baseline_only) runs.emplace_back(candidate, declared.target() + ":" + candidate);
     }
     for (const auto& [variant, verify_target] : runs) {
-      std::fprintf(stderr, "[profile] %s:%s under ncu\n", declared.target().c_str(), variant.c_str());
+      std::fprintf(stderr, "[profile] %zu/%zu %s:%s under ncu\n", done + 1, requests.size(), declared.target().c_str(), variant.c_str());
       auto row = profile_variant(options, ncu, declared, variant, verify_target, dir);
       failed = failed || row.contains("error");
       entry["variants"].push_back(std::move(row));
     }
     pairs.push_back(std::move(entry));
+    ++done;
+    write_document(false);
   }
-  const json document = {{"command", command_line}, {"ncu", ncu}, {"pairs", pairs}};
-  write_json_file((dir / "profile.json").string(), document, 2);
+  write_document(true);
   print_table(pairs);
   std::printf("profile: %s\n", (dir / "profile.json").string().c_str());
   return failed ? 1 : 0;
