@@ -175,11 +175,13 @@ json run_roofline(history_store& history, std::int64_t run) {
   return {{"run", run}, {"pairs", pairs}};
 }
 
-json compare(history_store& history, std::int64_t run_a, std::int64_t run_b) {
+run_comparison compare_checked(history_store& history, std::int64_t run_a, std::int64_t run_b) {
   header_of(history, run_a);
   header_of(history, run_b);
-  return to_json(compare_runs(history, run_a, run_b));
+  return compare_runs(history, run_a, run_b);
 }
+
+json compare(history_store& history, std::int64_t run_a, std::int64_t run_b) { return to_json(compare_checked(history, run_a, run_b)); }
 
 json target_history(history_store& history, const std::string& target, int limit) {
   if (target.empty()) throw api_error("target_history needs a target (e.g. labs/host:transpose)");

@@ -15,6 +15,7 @@
 
 #include "aisp/check.hpp"
 #include "history/history_store.hpp"
+#include "history/run_comparison.hpp"
 
 namespace aisp::api {
 
@@ -54,7 +55,10 @@ struct run_filter {
 // One pair of a run: its stored result (checks, device audit, roofline...) with each variant's
 // stored samples summarized (and listed, with `with_samples`).
 [[nodiscard]] nlohmann::json show_pair(history_store& history, std::int64_t run, const std::string& target, bool with_samples);
-// `bench compare-runs A B` as JSON.
+// Run B against run A, per target and variant, both ids checked (an unknown one is an api_error):
+// what `bench compare-runs` prints, and `compare` answers as JSON.
+[[nodiscard]] run_comparison compare_checked(history_store& history, std::int64_t run_a, std::int64_t run_b);
+// `bench compare-runs A B --json`.
 [[nodiscard]] nlohmann::json compare(history_store& history, std::int64_t run_a, std::int64_t run_b);
 // A target across runs, newest first: per run its status, medians and speedups, each speedup
 // marked regressed when its expectation says so.

@@ -170,8 +170,8 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
                     "pair's benchmark size: such ratios measure the difference, not the code");
   compare->add_flag("--fail-on-slower", *fail_on_slower, "exit 1 when any variant of run B is slower than in run A");
   compare->callback([=, &result] {
-    history_store store(*db);
-    const auto comparison = compare_runs(store, *run_a, *run_b);
+    auto store = api::open_history(*db);  // through the results API, as MCP's and serve's compare
+    const auto comparison = api::compare_checked(store, *run_a, *run_b);
     if (*strict && !comparison.warnings.empty()) {
       std::fprintf(stderr, "aisp: compare-runs --strict refused: %s\n", comparison.warnings.front().c_str());
       result.exit_code = 1;

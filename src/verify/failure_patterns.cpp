@@ -101,6 +101,26 @@ std::vector<int> failing_ranks(const std::vector<bool>& failing, int world_size)
   return ranks;
 }
 
+// D8: every failing rank's block fails only from some element to its end, after a correct start:
+// each rank did a prefix of its shard, as a variant that took a smaller shard than the harness
+// gave it would.
+bool ranks_did_shorter_shards(const std::vector<bool>& failing, int world_size) {
+  if (world_size <= 1 || failing.size() % static_cast<std::size_t>(world_size) != 0) return false;
+  const std::size_t per_rank = failing.size() / static_cast<std::size_t>(world_size);
+  bool any = false;
+  for (std::size_t begin = 0; begin < failing.size(); begin += per_rank) {
+    const auto first = std::find(failing.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank), true);
+    const auto offset = static_cast<std::size_t>(first - failing.begin()) - begin;
+    if (offset == per_rank) continue;  // this rank is right
+    if (offset == 0 || std::find(first, failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank), false) !=
+                           failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const workload& work,
@@ -120,6 +140,7 @@ std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const wo
   if (!spec.dims.empty()) dimension_codes(spec, work, failing, codes);
   if (const auto ranks = failing_ranks(failing, world_size); !ranks.empty() && ranks.size() < static_cast<std::size_t>(world_size))
     codes.push_back("D1");  // Note [ranks]: whole ranks wrong while others are right
+  if (ranks_did_shorter_shards(failing, world_size)) codes.push_back("D8");
   if (const auto other = sibling_format(spec.type); other && passes_as(*other, actual, expected, tol))
     codes.push_back("O8");
   if (spec.type == dtype::f32 && outcome.unwritten == 0 && outcome.nan_count == 0 && carries_half_precision(actual, expected))

@@ -1,7 +1,7 @@
 // Planted cheats of the multi-GPU rows (Note [ranks]), on host ranks: the machinery that starts
 // one worker per rank, folds their answers and verifies every rank's outputs is the same for host
 // and GPU ranks, so CI holds it without a GPU. Each rank computes y = 2x + 1 on its own shard.
-// Run: aisp_cheats bench run --targets cheats:d1_rank_returns_early cheats:d4_rank_one_lags
+// Run: aisp_cheats bench run --targets cheats:d1_rank_returns_early cheats:d4_rank_one_lags cheats:d8_ranks_shrink_their_shards
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -40,6 +40,13 @@ AISP_REGISTER(rank_pair("cheats:d4_rank_one_lags", "D4",
                           const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
                           while (std::chrono::steady_clock::now() < until) {
                           }
+                        })));
+
+// D8: every rank computes the first half of its shard only, as if the world's n were split over
+// twice the ranks (a variant sizing its shard from its own arithmetic, not from its buffers).
+AISP_REGISTER(rank_pair("cheats:d8_ranks_shrink_their_shards", "D8",
+                        cheating_variant("every rank computes the first half of its shard", [](run_context& ctx) {
+                          affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x") / 2);
                         })));
 
 }  // namespace

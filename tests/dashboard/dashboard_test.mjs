@@ -171,7 +171,10 @@ try {
   await page.$eval("#page input[name=max_time_s]", (input) => { input.value = "5"; });
   await page.click("#page button[type=submit]");
   await page.waitForSelector("#page button.cancel", { timeout: 10000 });
-  await page.click("#page button.cancel");
+  // A DOM click, not one at the button's coordinates: the page may still be laying out the job
+  // list below (one CI run's coordinate click landed beside the button and the job ran on).
+  await page.$eval("#page button.cancel", (button) => button.click());
+  check(await page.$eval("#page button.cancel", (button) => button.disabled).catch(() => true), "jobs: the cancel button was pressed");
   await page.waitForSelector("#page .outcome .warning, #page .outcome .done, #page .outcome .error", { timeout: 60000 });
   check((await page.$eval("#page h3", (h) => h.textContent)).includes("cancelled"), "jobs: a cancelled job ends cancelled");
   await screenshot("job-cancelled");
