@@ -163,7 +163,7 @@ json run_roofline(history_store& history, std::int64_t run) {
   for (const auto& pair : history.pairs_of(run)) {
     json variants = json::array();
     for (const auto& v : pair.value("variants", json::array())) {
-      variants.push_back({{"name", v.value("name", "")}, {"median_s", v.value("median_s", 0.0)},
+      variants.push_back({{"name", v.value("name", "")}, {"median_s", v.value("median_s", 0.0)}, {"math_unit", v.value("math_unit", "")},
                           {"achieved_bytes_per_s", v.value("achieved_bytes_per_s", 0.0)},
                           {"achieved_flops_per_s", v.value("achieved_flops_per_s", 0.0)},
                           {"sol_memory_pct", v.value("sol_memory_pct", 0.0)}, {"sol_compute_pct", v.value("sol_compute_pct", 0.0)}});

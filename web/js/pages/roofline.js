@@ -9,18 +9,28 @@ function variantRows(data) {
   return data.pairs.flatMap((p) => p.variants.map((v) => ({ pair: p, ...v })));
 }
 
-// The roof is the memory ceiling's diagonal, flattened at the fp32 peak when one was measured
-// (a host run has a copy bandwidth but no compute ceiling).
+// The ceilings key of a variant's math unit: bf16_tensor -> bf16_flops_per_s, fp32 -> fp32_flops_per_s.
+function peakKey(unit) {
+  return `${(unit || "fp32").replace(/_tensor$/, "")}_flops_per_s`;
+}
+
+// The roof is the memory ceiling's diagonal, flattened at the highest compute peak among the
+// plotted variants' math units (a tensor-core variant under an fp32 roof would sit above it);
+// a host run has a copy bandwidth but no compute ceiling.
 function rooflineChart(rows) {
-  const points = rows.filter((r) => r.pair.roofline.arithmetic_intensity_flop_per_byte > 0 && r.achieved_flops_per_s > 0)
+  const plotted = rows.filter((r) => r.pair.roofline.arithmetic_intensity_flop_per_byte > 0 && r.achieved_flops_per_s > 0);
+  const points = plotted
     .map((r) => ({ label: `${r.pair.target} ${r.name}`, intensity: r.pair.roofline.arithmetic_intensity_flop_per_byte,
                    flops: r.achieved_flops_per_s }));
   const roofline = rows.find((r) => r.pair.roofline.bandwidth_ceiling_bytes_per_s > 0)?.pair.roofline;
   if (points.length === 0 || !roofline) {
     return el("p", { class: "empty" }, "No variant of this run does FLOPs against a known memory ceiling, so there is no roofline to draw; the SOL bars below still hold.");
   }
-  const peak = roofline.ceilings?.fp32_flops_per_s || 0;
-  const title = peak > 0 ? "Roofline (the memory ceiling and the fp32 peak)" : "Roofline (the memory ceiling; no compute ceiling was measured)";
+  const units = [...new Set(plotted.map((r) => peakKey(r.math_unit)))].filter((key) => roofline.ceilings?.[key] > 0);
+  const unit = units.sort((a, b) => roofline.ceilings[b] - roofline.ceilings[a])[0] || "fp32_flops_per_s";
+  const peak = roofline.ceilings?.[unit] || 0;
+  const name = unit.replace(/_flops_per_s$/, "");
+  const title = peak > 0 ? `Roofline (the memory ceiling and the ${name} peak)` : "Roofline (the memory ceiling; no compute ceiling was measured)";
   return drawRoofline(title, peak, roofline.bandwidth_ceiling_bytes_per_s, points);
 }
 
