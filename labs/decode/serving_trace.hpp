@@ -1,0 +1,111 @@
+// labs/decode's workload for the serving pairs (issue 21): a seeded synthetic trace of requests
+// (Poisson arrivals, prompt and output lengths from stated distributions, prompt tokens drawn from
+// the vocabulary), the KV-cache memory a set of live sequences takes when each is given a
+// contiguous slab against pages, and the per-request latencies a schedule gives (TTFT, TPOT).
+// Host-only, header-only: the pairs' setup and reference and the unit tests share it. Every draw
+// is a splitmix64 hash of (seed, stream, index), so a trace is the same on every machine and
+// standard library (std::*_distribution is not).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "decoder_reference.hpp"
+
+namespace aisp::decode {
+
+struct trace_config {
+  int requests = 256;
+  double arrivals_per_s = 32.0;  // a Poisson process: exponential gaps of mean 1 / rate
+  int prompt_min = 64;           // prompt lengths uniform in [min, max]
+  int prompt_max = 1024;
+  int output_min = 16;  // output lengths uniform in [min, max]
+  int output_max = 512;
+  int vocab = 32000;
+  std::uint64_t seed = 1;
+};
+
+struct request {
+  int id = 0;
+  double arrival_s = 0.0;
+  int output_tokens = 0;
+  std::vector<int> prompt;
+};
+
+// A uniform draw in [0, 1) from (seed, stream, index).
+[[nodiscard]] inline double unit_draw(std::uint64_t seed, std::uint64_t stream, std::uint64_t index) {
+  return static_cast<double>(splitmix64(splitmix64(seed ^ (stream << 48)) + index) >> 11) * 0x1.0p-53;
+}
+
+// An integer uniform in [low, high].
+[[nodiscard]] inline int uniform_int(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int low, int high) {
+  const double span = static_cast<double>(high - low + 1);
+  return low + std::min(high - low, static_cast<int>(unit_draw(seed, stream, index) * span));
+}
+
+[[nodiscard]] inline std::vector<request> make_trace(const trace_config& c) {
+  if (c.requests < 1 || c.arrivals_per_s <= 0 || c.prompt_min < 1 || c.prompt_max < c.prompt_min || c.output_min < 1 ||
+      c.output_max < c.output_min || c.vocab < 2)
+    throw std::invalid_argument("a serving trace needs requests >= 1, a positive rate, 1 <= min <= max lengths and a vocabulary");
+  enum : std::uint64_t { gaps = 1, prompts = 2, outputs = 3, tokens = 4 };
+  std::vector<request> trace;
+  double clock = 0.0;
+  std::uint64_t token_index = 0;
+  for (int i = 0; i < c.requests; ++i) {
+    request r;
+    r.id = i;
+    clock += -std::log1p(-unit_draw(c.seed, gaps, static_cast<std::uint64_t>(i))) / c.arrivals_per_s;
+    r.arrival_s = clock;
+    r.output_tokens = uniform_int(c.seed, outputs, static_cast<std::uint64_t>(i), c.output_min, c.output_max);
+    r.prompt.resize(static_cast<std::size_t>(uniform_int(c.seed, prompts, static_cast<std::uint64_t>(i), c.prompt_min, c.prompt_max)));
+    for (auto& token : r.prompt) token = uniform_int(c.seed, tokens, token_index++, 0, c.vocab - 1);
+    trace.push_back(std::move(r));
+  }
+  return trace;
+}
+
+// KV-cache bytes of `tokens` positions of one sequence: K and V, every layer, every KV head.
+[[nodiscard]] inline std::int64_t kv_bytes_per_token(const decoder_config& c, int bytes_per_element) {
+  return 2LL * c.layers * c.kv_width() * bytes_per_element;
+}
+
+// What live sequences of these lengths take: each a contiguous slab of `max_tokens` positions
+// (reserved up front for the longest it may grow to), against pages of `page_tokens` positions
+// allocated as it grows. Wasted = reserved but not holding a token.
+struct kv_footprint {
+  std::int64_t used_bytes = 0;
+  std::int64_t contiguous_bytes = 0;
+  std::int64_t paged_bytes = 0;
+};
+
+[[nodiscard]] inline kv_footprint footprint(const std::vector<int>& live_lengths, int max_tokens, int page_tokens, std::int64_t bytes_per_token) {
+  kv_footprint f;
+  for (int length : live_lengths) {
+    if (length > max_tokens) throw std::invalid_argument("a sequence is longer than the contiguous slab reserved for it");
+    f.used_bytes += length * bytes_per_token;
+    f.contiguous_bytes += static_cast<std::int64_t>(max_tokens) * bytes_per_token;
+    f.paged_bytes += static_cast<std::int64_t>((length + page_tokens - 1) / page_tokens) * page_tokens * bytes_per_token;
+  }
+  return f;
+}
+
+// A request's latencies from when it arrived and when each of its output tokens was done:
+// time to first token, and time per output token after the first (0 for a single token).
+struct request_latency {
+  double ttft_s = 0.0;
+  double tpot_s = 0.0;
+};
+
+[[nodiscard]] inline request_latency latency_of(double arrival_s, const std::vector<double>& token_done_s) {
+  if (token_done_s.empty()) throw std::invalid_argument("a request with no output token has no latency");
+  request_latency l;
+  l.ttft_s = token_done_s.front() - arrival_s;
+  if (token_done_s.size() > 1)
+    l.tpot_s = (token_done_s.back() - token_done_s.front()) / static_cast<double>(token_done_s.size() - 1);
+  return l;
+}
+
+}  // namespace aisp::decode

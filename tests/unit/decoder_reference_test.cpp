@@ -1,0 +1,147 @@
+// labs/decode's fp64 model (labs/decode/decoder_reference.hpp), the truth its GPU decoder will be
+// checked against: weights from the seed alone, and each layer's math on cases with a known answer.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "../../labs/decode/decoder_reference.hpp"
+
+namespace {
+
+using aisp::decode::decoder_config;
+using aisp::decode::decoder_reference;
+using aisp::decode::tensor;
+
+double dot(const double* a, const double* b, int n) {
+  double sum = 0.0;
+  for (int i = 0; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+TEST(decoder_weights, are_a_function_of_the_seed_tensor_and_index_and_exact_in_bf16) {
+  const decoder_config c;
+  const auto a = aisp::decode::weight_matrix(c, tensor::wq, 1, c.d_model, c.q_width());
+  EXPECT_EQ(a, aisp::decode::weight_matrix(c, tensor::wq, 1, c.d_model, c.q_width()));
+  EXPECT_NE(a, aisp::decode::weight_matrix(c, tensor::wq, 0, c.d_model, c.q_width())) << "another layer";
+  EXPECT_NE(a, aisp::decode::weight_matrix(c, tensor::wk, 1, c.d_model, c.q_width())) << "another tensor";
+  decoder_config reseeded = c;
+  reseeded.seed = 2;
+  EXPECT_NE(a, aisp::decode::weight_matrix(reseeded, tensor::wq, 1, c.d_model, c.q_width())) << "another seed";
+  double sum = 0.0;
+  double largest = 0.0;
+  for (double w : a) {
+    EXPECT_EQ(static_cast<double>(aisp::decode::round_to_bf16(static_cast<float>(w))), w) << "not a bf16 value";
+    sum += w;
+    largest = std::fmax(largest, std::fabs(w));
+  }
+  const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_model));
+  EXPECT_LE(largest, bound * (1 + 1.0 / 128));  // bf16 rounding may pass the bound by half an ulp
+  EXPECT_GT(largest, 0.9 * bound);
+  EXPECT_LT(std::fabs(sum / static_cast<double>(a.size())), 0.1 * bound) << "uniform around zero";
+}
+
+TEST(decoder_weights, round_to_bf16_rounds_to_nearest_even) {
+  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f), 1.0f);
+  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.0p-8f), 1.0f);                          // a tie: to the even 1.0
+  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.0p-7f + 0x1.0p-8f), 1.0f + 0x1.0p-6f);  // a tie: up to the even
+  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.8p-8f), 1.0f + 0x1.0p-7f);              // above a tie: up
+  EXPECT_EQ(aisp::decode::round_to_bf16(-3.0f - 0x1.0p-12f), -3.0f);
+}
+
+TEST(decoder_config, the_benchmark_model_has_about_a_billion_weights) {
+  const auto c = aisp::decode::one_billion();
+  EXPECT_NEAR(static_cast<double>(c.parameters()), 1.104e9, 0.01e9);
+  EXPECT_EQ(c.heads % c.kv_heads, 0);
+}
+
+TEST(decoder_layers, rms_norm_gives_unit_root_mean_square) {
+  const auto out = aisp::decode::rms_norm({3.0, -4.0, 12.0, 0.5}, 0.0);
+  EXPECT_NEAR(dot(out.data(), out.data(), 4) / 4.0, 1.0, 1e-15);
+  EXPECT_NEAR(out[1] / out[0], -4.0 / 3.0, 1e-15) << "a scale, not a shift";
+}
+
+TEST(decoder_layers, rope_keeps_norms_and_makes_scores_depend_on_the_distance_only) {
+  const int dim = 8;
+  const std::vector<double> q0{0.3, -1.2, 0.7, 2.0, -0.4, 0.9, 1.1, -0.6};
+  const std::vector<double> k0{-0.8, 0.5, 1.4, -0.2, 0.6, -1.0, 0.3, 0.75};
+  auto rotated = [&](std::vector<double> v, int position) {
+    aisp::decode::apply_rope(v.data(), dim, position, 10000.0);
+    return v;
+  };
+  EXPECT_EQ(rotated(q0, 0), q0) << "position 0 is the identity";
+  EXPECT_NEAR(dot(rotated(q0, 37).data(), rotated(q0, 37).data(), dim), dot(q0.data(), q0.data(), dim), 1e-12);
+  const double near = dot(rotated(q0, 9).data(), rotated(k0, 4).data(), dim);
+  EXPECT_NEAR(dot(rotated(q0, 1009).data(), rotated(k0, 1004).data(), dim), near, 1e-10) << "same distance, same score";
+  EXPECT_GT(std::fabs(dot(rotated(q0, 9).data(), rotated(k0, 2).data(), dim) - near), 1e-3) << "another distance, another score";
+}
+
+TEST(decoder_layers, grouped_attention_over_one_key_returns_each_group_its_value) {
+  decoder_config c;
+  c.heads = 4;
+  c.kv_heads = 2;
+  c.head_dim = 2;
+  const std::vector<double> q{1, 2, 3, 4, 5, 6, 7, 8};
+  const std::vector<double> keys{0.5, -1, 2, 0.25};
+  const std::vector<double> values{10, 11, 20, 21};  // KV head 0, then KV head 1
+  EXPECT_EQ(aisp::decode::grouped_attention(c, q, keys, values), (std::vector<double>{10, 11, 10, 11, 20, 21, 20, 21}));
+}
+
+TEST(decoder_layers, grouped_attention_equals_multi_head_attention_on_repeated_kv_heads) {
+  decoder_config grouped;
+  grouped.heads = 4;
+  grouped.kv_heads = 2;
+  grouped.head_dim = 3;
+  decoder_config repeated = grouped;
+  repeated.kv_heads = 4;
+  std::vector<double> q(12);
+  std::vector<double> keys(5 * 6);
+  std::vector<double> values(5 * 6);
+  for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::sin(1.0 + static_cast<double>(i));
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = std::cos(0.3 * static_cast<double>(i));
+    values[i] = std::sin(0.7 * static_cast<double>(i));
+  }
+  std::vector<double> wide_keys;
+  std::vector<double> wide_values;
+  for (int j = 0; j < 5; ++j) {
+    for (int head = 0; head < 4; ++head) {  // KV head h / 2 of `grouped` for query head h
+      for (int i = 0; i < 3; ++i) {
+        wide_keys.push_back(keys[static_cast<std::size_t>(j * 6 + head / 2 * 3 + i)]);
+        wide_values.push_back(values[static_cast<std::size_t>(j * 6 + head / 2 * 3 + i)]);
+      }
+    }
+  }
+  const auto a = aisp::decode::grouped_attention(grouped, q, keys, values);
+  const auto b = aisp::decode::grouped_attention(repeated, q, wide_keys, wide_values);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-15);
+}
+
+TEST(decoder_reference, decoding_with_the_cache_equals_recomputing_the_prefix) {
+  decoder_reference model{decoder_config{}};
+  const std::vector<int> tokens{5, 17, 3, 88, 42, 42, 0, 96};
+  std::vector<double> cached;
+  for (int t : tokens) cached = model.step(t);
+  EXPECT_EQ(model.cached_tokens(), 8);
+  model.clear_cache();
+  std::vector<double> again;
+  for (int t : tokens) again = model.step(t);
+  EXPECT_EQ(cached, again);
+  for (double logit : cached) EXPECT_TRUE(std::isfinite(logit));
+}
+
+TEST(decoder_reference, greedy_decoding_is_fixed_by_the_seed_and_not_a_constant) {
+  const std::vector<int> prompt{1, 2, 3, 4};
+  decoder_reference model{decoder_config{}};
+  const auto tokens = model.greedy(prompt, 32);
+  ASSERT_EQ(tokens.size(), 32u);
+  EXPECT_EQ(model.greedy(prompt, 32), tokens);
+  EXPECT_GE(std::set<int>(tokens.begin(), tokens.end()).size(), 5u) << "a random model that repeats one token tests nothing";
+  decoder_config reseeded;
+  reseeded.seed = 7;
+  EXPECT_NE(decoder_reference{reseeded}.greedy(prompt, 32), tokens);
+}
+
+}  // namespace

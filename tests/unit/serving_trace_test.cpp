@@ -1,0 +1,81 @@
+// labs/decode's serving workload (labs/decode/serving_trace.hpp): a seeded trace whose draws follow
+// their stated distributions, KV memory contiguous against paged, and per-request latencies.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "../../labs/decode/serving_trace.hpp"
+
+namespace {
+
+using aisp::decode::trace_config;
+
+TEST(serving_trace, is_fixed_by_its_seed) {
+  const trace_config c{.requests = 64};
+  const auto a = aisp::decode::make_trace(c);
+  const auto b = aisp::decode::make_trace(c);
+  ASSERT_EQ(a.size(), 64u);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].arrival_s, b[i].arrival_s);
+    EXPECT_EQ(a[i].prompt, b[i].prompt);
+    EXPECT_EQ(a[i].output_tokens, b[i].output_tokens);
+  }
+  trace_config reseeded = c;
+  reseeded.seed = 2;
+  EXPECT_NE(aisp::decode::make_trace(reseeded)[0].prompt, a[0].prompt);
+}
+
+TEST(serving_trace, draws_follow_the_stated_distributions) {
+  const trace_config c{.requests = 4000, .arrivals_per_s = 50.0, .prompt_min = 10, .prompt_max = 30, .output_min = 5, .output_max = 9, .vocab = 100};
+  const auto trace = aisp::decode::make_trace(c);
+  double prompt_sum = 0.0;
+  double output_sum = 0.0;
+  std::vector<int> token_counts(100, 0);
+  double previous = 0.0;
+  for (const auto& r : trace) {
+    EXPECT_GT(r.arrival_s, previous) << "arrivals increase";
+    previous = r.arrival_s;
+    const auto length = static_cast<int>(r.prompt.size());
+    EXPECT_GE(length, 10);
+    EXPECT_LE(length, 30);
+    EXPECT_GE(r.output_tokens, 5);
+    EXPECT_LE(r.output_tokens, 9);
+    prompt_sum += length;
+    output_sum += r.output_tokens;
+    for (int t : r.prompt) ++token_counts.at(static_cast<std::size_t>(t));
+  }
+  const double n = static_cast<double>(trace.size());
+  EXPECT_NEAR(trace.back().arrival_s / n, 1.0 / 50.0, 0.1 / 50.0) << "mean gap of a Poisson process at 50/s";
+  EXPECT_NEAR(prompt_sum / n, 20.0, 0.5);
+  EXPECT_NEAR(output_sum / n, 7.0, 0.1);
+  EXPECT_GT(*std::min_element(token_counts.begin(), token_counts.end()), 0) << "every token of the vocabulary drawn";
+}
+
+TEST(serving_trace, refuses_impossible_settings) {
+  EXPECT_THROW((void)aisp::decode::make_trace({.requests = 0}), std::invalid_argument);
+  EXPECT_THROW((void)aisp::decode::make_trace({.prompt_min = 50, .prompt_max = 10}), std::invalid_argument);
+  EXPECT_THROW((void)aisp::decode::make_trace({.arrivals_per_s = 0.0}), std::invalid_argument);
+}
+
+TEST(kv_footprint, pages_waste_at_most_a_page_a_sequence_where_slabs_reserve_the_longest) {
+  const auto per_token = aisp::decode::kv_bytes_per_token(aisp::decode::one_billion(), 2);
+  EXPECT_EQ(per_token, 2LL * 16 * 8 * 64 * 2);  // 32 KiB a token for the 1B model in bf16
+  const auto f = aisp::decode::footprint({1, 64, 65, 700}, 2048, 64, per_token);
+  EXPECT_EQ(f.used_bytes, (1 + 64 + 65 + 700) * per_token);
+  EXPECT_EQ(f.contiguous_bytes, 4 * 2048 * per_token);
+  EXPECT_EQ(f.paged_bytes, (64 + 64 + 128 + 704) * per_token);
+  EXPECT_THROW((void)aisp::decode::footprint({4096}, 2048, 64, per_token), std::invalid_argument);
+}
+
+TEST(request_latency, is_the_first_token_then_the_mean_gap) {
+  const auto l = aisp::decode::latency_of(1.0, {1.5, 1.6, 1.8, 1.9});
+  EXPECT_DOUBLE_EQ(l.ttft_s, 0.5);
+  EXPECT_NEAR(l.tpot_s, 0.4 / 3.0, 1e-15);
+  EXPECT_DOUBLE_EQ(aisp::decode::latency_of(0.0, {0.25}).tpot_s, 0.0);
+  EXPECT_THROW((void)aisp::decode::latency_of(0.0, {}), std::invalid_argument);
+}
+
+}  // namespace
