@@ -74,6 +74,10 @@ case "$step" in
     grep -vE "^\[ *OK *\]" "$out/host_cheats.txt" | head -n 60 ;;
   run|verify)
     [ -f "$out/hw.txt" ] || "$bin/aisp" hw all > "$out/hw.txt" 2>&1
+    # --gpus: every lane's GPU judged against its own measured memory ceiling (Note [gpu lanes]).
+    if [[ " $* " == *" --gpus "* && ! -f "$out/hw-lanes.txt" ]]; then
+      for device in $(seq 1 $(( $(nvidia-smi -L | wc -l) - 1 ))); do "$bin/aisp" hw all --device "$device"; done > "$out/hw-lanes.txt" 2>&1
+    fi
     name=$(echo "$1" | tr '/:' '__')
     start=$(date +%s)
     "$bin/aisp" bench "$step" --targets "$@" --quiet --history none --artifacts-dir "/tmp/aisp_${step}_$name" \

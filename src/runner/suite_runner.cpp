@@ -189,6 +189,14 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     std::vector<device_availability> lanes;
     for (const int gpu : config.gpu_lanes) lanes.push_back(availability_of(system, gpu, nullptr));
     progress(fmt::format("[gpus] {} single-GPU pairs on {} GPUs side by side", laned.size(), config.gpu_lanes.size()));
+    // Each lane judges SOL against its own GPU's ceilings: a lane with no `aisp hw` measurement
+    // falls back to the datasheet while the others use measured ones, so the same kernel reads
+    // another SOL % on another lane. Say which lanes.
+    for (std::size_t lane = 0; lane < lanes.size(); ++lane) {
+      if (lanes[lane].absence_reason.empty() && lanes[lane].ceilings.source.starts_with("datasheet"))
+        progress(fmt::format("[ceilings] GPU {}: SOL % against the {} ceilings, none measured for it (`aisp hw --device {}`)",
+                             config.gpu_lanes[lane], lanes[lane].ceilings.source, config.gpu_lanes[lane]));
+    }
     run_on_lanes(laned.size(), config.gpu_lanes, [&](std::size_t item, int gpu) {
       run_config on_gpu = config;
       on_gpu.device = gpu;
