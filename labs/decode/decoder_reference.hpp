@@ -14,8 +14,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
+
+#include "support/counter_hash.hpp"
+#include "support/element_codec.hpp"
 
 namespace aisp::decode {
 
@@ -54,22 +56,8 @@ struct decoder_config {
 // The tensors of the model, the `tensor` of Note [weights from a counter].
 enum class tensor : std::uint32_t { embedding, wq, wk, wv, wo, w_gate, w_up, w_down, lm_head };
 
-[[nodiscard]] inline std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// Round a float to the nearest bf16 (ties to even), returned as the float it stands for.
-[[nodiscard]] inline float round_to_bf16(float value) {
-  std::uint32_t bits = 0;
-  std::memcpy(&bits, &value, sizeof bits);
-  bits += 0x7fffU + ((bits >> 16) & 1U);
-  bits &= 0xffff0000U;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
+// The nearest bf16 (ties to even), as the float it stands for: what the GPU model stores.
+[[nodiscard]] inline float round_to_bf16(float value) { return bf16_bits_to_float(float_to_bf16_bits(value)); }
 
 // Weight `index` of `which` in layer `layer` (the embedding's layer is 0), fan-in `fan_in`.
 [[nodiscard]] inline float weight_at(std::uint64_t seed, tensor which, int layer, std::uint64_t index, int fan_in) {

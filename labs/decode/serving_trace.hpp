@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "decoder_reference.hpp"
+#include "support/counter_hash.hpp"
 
 namespace aisp::decode {
 

@@ -12,21 +12,14 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "support/counter_hash.hpp"
 #include "support/element_codec.hpp"
 
 namespace aisp {
 namespace {
 
-// splitmix64: a counter-based mixer; statistically fine for test data, and trivially parallel.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 double unit_double(std::uint64_t stream_id, std::size_t index) {
-  return static_cast<double>(mix(stream_id ^ mix(index)) >> 11) * 0x1.0p-53;
+  return static_cast<double>(splitmix64(stream_id ^ splitmix64(index)) >> 11) * 0x1.0p-53;
 }
 
 // Note [released fill threads]: join() returns once the kernel cleared the thread's id, before
@@ -47,11 +40,11 @@ void wait_until_released(pid_t tid) {
 std::uint64_t buffer_stream_id(std::uint64_t seed, std::string_view buffer_name) {
   std::uint64_t hash = 1469598103934665603ull;  // FNV-1a over the name
   for (char c : buffer_name) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
-  return mix(seed ^ hash);
+  return splitmix64(seed ^ hash);
 }
 
 std::uint64_t rank_seed(std::uint64_t seed, int rank) {
-  return rank == 0 ? seed : mix(seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(rank)));
+  return rank == 0 ? seed : splitmix64(seed ^ (0xD1B54A32D192ED03ull * static_cast<std::uint64_t>(rank)));
 }
 
 namespace {
@@ -144,13 +137,13 @@ init_distribution effective_init(const buffer_spec& spec, input_values values) {
 void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes) {
   auto* out = static_cast<unsigned char*>(base);
   for (std::size_t word = 0; word * 8 < bytes; ++word) {
-    const std::uint64_t value = mix(seed ^ mix(word));
+    const std::uint64_t value = splitmix64(seed ^ splitmix64(word));
     std::memcpy(out + word * 8, &value, std::min<std::size_t>(8, bytes - word * 8));
   }
 }
 
 unsigned char random_byte(std::uint64_t seed, std::size_t index) {
-  return static_cast<unsigned char>(mix(seed ^ mix(index / 8)) >> (8 * (index % 8)));
+  return static_cast<unsigned char>(splitmix64(seed ^ splitmix64(index / 8)) >> (8 * (index % 8)));
 }
 
 std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_elements, std::size_t count) {
@@ -159,7 +152,7 @@ std::vector<std::size_t> probe_positions(std::uint64_t seed, std::size_t num_ele
   const std::size_t take = std::min(count, num_elements);
   positions.reserve(take);
   for (std::size_t j = 0; j < take; ++j) {
-    positions.push_back(take == num_elements ? j : static_cast<std::size_t>(mix(seed ^ mix(j)) % num_elements));
+    positions.push_back(take == num_elements ? j : static_cast<std::size_t>(splitmix64(seed ^ splitmix64(j)) % num_elements));
   }
   return positions;
 }
@@ -171,7 +164,7 @@ std::uint64_t hash_bytes(const unsigned char* data, std::size_t size) {
   for (; i + 8 <= size; i += 8) {
     std::uint64_t word;
     std::memcpy(&word, data + i, 8);
-    hash = mix(hash ^ word);
+    hash = splitmix64(hash ^ word);
   }
   for (; i < size; ++i) hash = (hash ^ data[i]) * 1099511628211ull;
   return hash;

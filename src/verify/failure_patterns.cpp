@@ -101,24 +101,22 @@ std::vector<int> failing_ranks(const std::vector<bool>& failing, int world_size)
   return ranks;
 }
 
-// D8: every failing rank's block fails only from some element to its end, after a correct start:
-// each rank did a prefix of its shard, as a variant that took a smaller shard than the harness
-// gave it would.
-bool ranks_did_shorter_shards(const std::vector<bool>& failing, int world_size) {
-  if (world_size <= 1 || failing.size() % static_cast<std::size_t>(world_size) != 0) return false;
-  const std::size_t per_rank = failing.size() / static_cast<std::size_t>(world_size);
-  bool any = false;
-  for (std::size_t begin = 0; begin < failing.size(); begin += per_rank) {
-    const auto first = std::find(failing.begin() + static_cast<std::ptrdiff_t>(begin),
-                                 failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank), true);
-    const auto offset = static_cast<std::size_t>(first - failing.begin()) - begin;
-    if (offset == per_rank) continue;  // this rank is right
-    if (offset == 0 || std::find(first, failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank), false) !=
-                           failing.begin() + static_cast<std::ptrdiff_t>(begin + per_rank))
-      return false;
-    any = true;
-  }
-  return any;
+// Failures in [begin, end) from some element to the end, after a correct start: the shape of
+// work done on a prefix only (O7 over a whole buffer, D8 over each rank's block).
+bool fails_as_a_tail(std::vector<bool>::const_iterator begin, std::vector<bool>::const_iterator end) {
+  const auto first = std::find(begin, end, true);
+  return first != begin && first != end && std::find(first, end, false) == end;
+}
+
+// D8: every failing rank's block fails as a tail: each rank did a prefix of its shard, as a
+// variant that took a smaller shard than the harness gave it would.
+bool ranks_did_shorter_shards(const std::vector<bool>& failing, int world_size, const std::vector<int>& ranks) {
+  if (ranks.empty()) return false;
+  const auto per_rank = static_cast<std::ptrdiff_t>(failing.size() / static_cast<std::size_t>(world_size));
+  return std::all_of(ranks.begin(), ranks.end(), [&](int r) {
+    const auto block = failing.begin() + r * per_rank;
+    return fails_as_a_tail(block, block + per_rank);
+  });
 }
 
 }  // namespace
@@ -130,17 +128,12 @@ std::vector<std::string> failure_pattern_codes(const buffer_spec& spec, const wo
   if (outcome.passed() || expected.empty()) return codes;
   if (outcome.unwritten == outcome.elements) codes.push_back("W4");
   const auto failing = failing_elements(spec.type, actual, expected, tol);
-  std::size_t first_failure = failing.size();
-  bool tail = true;
-  for (std::size_t i = 0; i < failing.size(); ++i) {
-    if (failing[i] && first_failure == failing.size()) first_failure = i;
-    if (first_failure < failing.size() && !failing[i]) tail = false;
-  }
-  if (tail && first_failure > 0 && first_failure < failing.size()) codes.push_back("O7");
+  if (fails_as_a_tail(failing.begin(), failing.end())) codes.push_back("O7");
   if (!spec.dims.empty()) dimension_codes(spec, work, failing, codes);
-  if (const auto ranks = failing_ranks(failing, world_size); !ranks.empty() && ranks.size() < static_cast<std::size_t>(world_size))
+  const auto ranks = failing_ranks(failing, world_size);
+  if (!ranks.empty() && ranks.size() < static_cast<std::size_t>(world_size))
     codes.push_back("D1");  // Note [ranks]: whole ranks wrong while others are right
-  if (ranks_did_shorter_shards(failing, world_size)) codes.push_back("D8");
+  if (ranks_did_shorter_shards(failing, world_size, ranks)) codes.push_back("D8");
   if (const auto other = sibling_format(spec.type); other && passes_as(*other, actual, expected, tol))
     codes.push_back("O8");
   if (spec.type == dtype::f32 && outcome.unwritten == 0 && outcome.nan_count == 0 && carries_half_precision(actual, expected))

@@ -42,14 +42,6 @@ TEST(decoder_weights, are_a_function_of_the_seed_tensor_and_index_and_exact_in_b
   EXPECT_LT(std::fabs(sum / static_cast<double>(a.size())), 0.1 * bound) << "uniform around zero";
 }
 
-TEST(decoder_weights, round_to_bf16_rounds_to_nearest_even) {
-  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f), 1.0f);
-  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.0p-8f), 1.0f);                          // a tie: to the even 1.0
-  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.0p-7f + 0x1.0p-8f), 1.0f + 0x1.0p-6f);  // a tie: up to the even
-  EXPECT_EQ(aisp::decode::round_to_bf16(1.0f + 0x1.8p-8f), 1.0f + 0x1.0p-7f);              // above a tie: up
-  EXPECT_EQ(aisp::decode::round_to_bf16(-3.0f - 0x1.0p-12f), -3.0f);
-}
-
 TEST(decoder_config, the_benchmark_model_has_about_a_billion_weights) {
   const auto c = aisp::decode::one_billion();
   EXPECT_NEAR(static_cast<double>(c.parameters()), 1.104e9, 0.01e9);

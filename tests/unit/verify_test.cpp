@@ -95,6 +95,14 @@ TEST(element_codec, half_and_bf16_round_trip_known_values) {
   EXPECT_EQ(aisp::half_bits_to_float(0x0001), std::ldexp(1.0f, -24)) << "smallest subnormal";
 }
 
+TEST(element_codec, bf16_rounds_to_nearest_even) {
+  const auto bf16 = [](float value) { return aisp::bf16_bits_to_float(aisp::float_to_bf16_bits(value)); };
+  EXPECT_EQ(bf16(1.0f + 0x1.0p-8f), 1.0f);                          // a tie: to the even 1.0
+  EXPECT_EQ(bf16(1.0f + 0x1.0p-7f + 0x1.0p-8f), 1.0f + 0x1.0p-6f);  // a tie: up to the even
+  EXPECT_EQ(bf16(1.0f + 0x1.8p-8f), 1.0f + 0x1.0p-7f);              // above a tie: up
+  EXPECT_EQ(bf16(-3.0f - 0x1.0p-12f), -3.0f);
+}
+
 TEST(element_codec, poison_is_recognised_for_every_dtype_and_random_values_are_not) {
   for (dtype type : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32, dtype::i64, dtype::u8}) {
     std::vector<unsigned char> bytes(4 * aisp::dtype_size(type));
