@@ -15,6 +15,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/cublas_check.hpp"
+#include "aisp/cublas_handle.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
@@ -129,16 +130,8 @@ void launch_optimized(run_context& ctx) {
 // column-major C (rows, cols; ld rows) = A^T: no copies, exactly out[c][r] = in[r][c].
 // B is the input again (same op and ld): with beta = 0 it adds nothing, and were it read,
 // x + 0 * x == x for every finite x, signed zeros included.
-struct blas_handle {
-  blas_handle() { AISP_CUBLAS_CHECK(cublasCreate(&handle)); }
-  blas_handle(const blas_handle&) = delete;
-  blas_handle& operator=(const blas_handle&) = delete;
-  ~blas_handle() { static_cast<void>(cublasDestroy(handle)); }  // nobody is left to tell
-  cublasHandle_t handle = nullptr;
-};
-
 void setup_cublas(run_context& ctx) {
-  const auto& blas = make_state<blas_handle>(ctx);
+  const auto& blas = make_state<cublas_handle>(ctx);
   AISP_CUBLAS_CHECK(cublasSetStream(blas.handle, ctx.stream()));
   // fp32 in, fp32 out, no tensor cores: the default policy, stated (W2 watches this call).
   AISP_CUBLAS_CHECK(cublasSetMathMode(blas.handle, CUBLAS_DEFAULT_MATH));
@@ -154,7 +147,7 @@ void run_cublas(run_context& ctx) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const auto* input = ctx.as<const float>("input");
-  AISP_CUBLAS_CHECK(cublasSgeam(state_of<blas_handle>(ctx).handle, CUBLAS_OP_T, CUBLAS_OP_T, m,
+  AISP_CUBLAS_CHECK(cublasSgeam(state_of<cublas_handle>(ctx).handle, CUBLAS_OP_T, CUBLAS_OP_T, m,
                                 n, &alpha, input, n, &beta, input, n, ctx.as<float>("output"),
                                 m));
 }
@@ -162,7 +155,7 @@ void run_cublas(run_context& ctx) {
 [[nodiscard]] variant cublas_peer() {
   variant peer = kit::with_state("peer_cublas",
                                  "cublasSgeam, op(A) = A^T, alpha 1, beta 0: cuBLAS's transpose",
-                                 run_cublas, setup_cublas, release_state<blas_handle>);
+                                 run_cublas, setup_cublas, release_state<cublas_handle>);
   peer.library = "cuBLAS";
   return peer;
 }

@@ -150,6 +150,13 @@ class pair {
   pair& reference(reference_fn fn);
   pair& tolerance_override(tolerance tol);
   pair& pursue(goal what);
+  // Note [items]: what one call delivers, for a throughput pair's rate ("tokens": batch x new
+  // tokens). Results then report items per second beside calls per second.
+  pair& items_per_call(std::string item, std::function<double(const workload&)> count);
+  // Note [sequential passes]: a job whose steps each need the previous step's result (a decode
+  // loop: every token needs the last) must move a buffer once per step. The declared bytes may
+  // then reach `passes` times every buffer moved once (V3), and the reason is recorded.
+  pair& sequential_passes(std::function<double(const workload&)> passes, std::string reason);
   // Note [ranks]: a multi-GPU pair. The harness starts one worker per rank, each on its own GPU
   // with its own buffers (each of the declared size), creates the NCCL communicator, starts every
   // sample of every rank together and takes the slowest rank's time; every rank's outputs are
@@ -174,6 +181,12 @@ class pair {
   [[nodiscard]] const reference_fn& reference_of() const { return reference_; }
   [[nodiscard]] const std::optional<tolerance>& tolerance_of() const { return tolerance_; }
   [[nodiscard]] goal goal_of() const { return goal_; }
+  [[nodiscard]] const std::string& item_name() const { return item_name_; }
+  // 0 where the pair declares no items.
+  [[nodiscard]] double items_at(const workload& work) const { return items_ ? items_(work) : 0.0; }
+  // 1 where the pair declares no sequential passes.
+  [[nodiscard]] double passes_at(const workload& work) const { return passes_ ? passes_(work) : 1.0; }
+  [[nodiscard]] const std::string& passes_reason() const { return passes_reason_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
@@ -212,6 +225,10 @@ class pair {
   reference_fn reference_;
   std::optional<tolerance> tolerance_;
   goal goal_ = goal::speed;
+  std::string item_name_;
+  std::function<double(const workload&)> items_;
+  std::function<double(const workload&)> passes_;
+  std::string passes_reason_;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
   bool managed_memory_ = false;

@@ -17,6 +17,8 @@ namespace aisp {
 inline constexpr std::size_t max_notes = 4;
 inline constexpr std::size_t max_note_key_chars = 40;
 inline constexpr std::size_t max_note_value_chars = 256;
+inline constexpr std::size_t max_recorded_metrics = 4;
+inline constexpr std::size_t max_recorded_values = 4096;
 
 class run_context {
  public:
@@ -36,6 +38,12 @@ class run_context {
   // a key noted again is replaced. Keys are [a-z0-9_], values printable ASCII, within the bounds
   // above; anything else is a contract_error.
   virtual void note(std::string_view key, std::string_view value) = 0;
+  // Note [recorded metrics]: what one call of run() measured of each item it served (a request's
+  // time to first token, in seconds). The judge pools a variant's values over its timed calls at
+  // the benchmark size and reports their p50 and p99 with bootstrap CIs (results.json:
+  // `variants[].recorded.<metric>`). Metric names as note keys; at most max_recorded_metrics
+  // names, max_recorded_values values a call; finite values only (else a contract_error).
+  virtual void record(std::string_view metric, double value) = 0;
 
   // Note [ranks]: a multi-GPU pair (pair::world_size) runs one worker per rank, each on its own
   // GPU with its own buffers; the harness made the NCCL communicator (an ncclComm_t) before

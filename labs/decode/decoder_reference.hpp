@@ -1,23 +1,32 @@
 // labs/decode's model and its fp64 truth (issue 21): a Llama-style decoder (RMSNorm, RoPE,
-// grouped-query attention, SwiGLU, an output head of its own) whose weights come from a seed, never from a
-// download, and a host reference that runs it in double precision with a KV cache. The GPU model
-// is checked against this layer by layer at a tiny configuration and by greedy decoding end to
-// end. Host-only, header-only: the lab's reference functions and the unit tests share it.
+// grouped-query attention, SwiGLU, an output head of its own) and a host reference that runs it in
+// double precision with a KV cache. The GPU model is checked against this at small configurations,
+// layer by layer through greedy decoding end to end. Host-only code, header-only: the pairs'
+// references and the unit tests share it; the few functions the GPU model shares are marked.
 //
-// Note [weights from a counter]
-// Every weight is a pure function of (seed, tensor, index): a splitmix64 hash of the three drawn
-// to uniform [-1, 1), scaled by 1/sqrt(fan-in) (activations keep their size through the layers),
-// then rounded to the nearest bf16. So the GPU can generate the 1B model in place, the host can
-// regenerate any tensor of it, and both hold the same bf16 values: the reference computes in
-// double on exactly the numbers the kernels read.
+// Note [weights as an input]
+// The weights are one bf16 input of the pairs (`weights`, weight_layout below), drawn by the harness
+// uniform in [-1, 1) like any input, fresh for every call: nothing can be downloaded, and a model
+// whose weights the harness draws cannot be precomputed in setup. Every matrix is applied scaled
+// by 1/sqrt(fan-in) (y = W x / sqrt(in)), so activations keep their size through the layers; the
+// embedding is used as drawn. The reference computes in double on exactly the bf16 values the
+// kernels read.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "support/counter_hash.hpp"
 #include "support/element_codec.hpp"
+
+#ifdef __CUDACC__
+#define AISP_DECODE_HOST_DEVICE __host__ __device__
+#else
+#define AISP_DECODE_HOST_DEVICE
+#endif
 
 namespace aisp::decode {
 
@@ -31,15 +40,42 @@ struct decoder_config {
   int vocab = 97;
   double rope_theta = 10000.0;
   double norm_eps = 1e-5;
-  std::uint64_t seed = 1;
 
-  [[nodiscard]] int kv_width() const { return kv_heads * head_dim; }
-  [[nodiscard]] int q_width() const { return heads * head_dim; }
-  // Weights: the embedding, the layers and the output head (the norms' gains are ones).
-  [[nodiscard]] std::int64_t parameters() const {
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE int kv_width() const { return kv_heads * head_dim; }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE int q_width() const { return heads * head_dim; }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE int qkv_width() const { return q_width() + 2 * kv_width(); }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t per_layer() const {
     const std::int64_t d = d_model;
-    const std::int64_t per_layer = d * q_width() + 2 * d * kv_width() + q_width() * d + 3 * d * ffn;
-    return 2 * static_cast<std::int64_t>(vocab) * d + layers * per_layer;
+    return static_cast<std::int64_t>(qkv_width()) * d + d * q_width() + 3 * d * ffn;
+  }
+  // Weights: the embedding, the layers and the output head (the norms' gains are ones).
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t parameters() const {
+    return 2 * static_cast<std::int64_t>(vocab) * d_model + layers * per_layer();
+  }
+};
+
+// Where each matrix sits in the `weights` input, every one (out, in) row-major as nn.Linear
+// stores it: the embedding (vocab, d_model); per layer the fused q, k, v projection (q_width +
+// 2 kv_width, d_model: q's rows, then k's, then v's), wo (d_model, q_width), the fused gate and up
+// projection (2 ffn, d_model: the gate's rows, then up's) and down (d_model, ffn); last the
+// output head (vocab, d_model).
+struct weight_layout {
+  decoder_config c;
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t embedding() const { return 0; }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t qkv(int layer) const {
+    return static_cast<std::int64_t>(c.vocab) * c.d_model + layer * c.per_layer();
+  }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t wo(int layer) const {
+    return qkv(layer) + static_cast<std::int64_t>(c.qkv_width()) * c.d_model;
+  }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t gate_up(int layer) const {
+    return wo(layer) + static_cast<std::int64_t>(c.d_model) * c.q_width();
+  }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t down(int layer) const {
+    return gate_up(layer) + 2LL * c.ffn * c.d_model;
+  }
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t head() const {
+    return static_cast<std::int64_t>(c.vocab) * c.d_model + c.layers * c.per_layer();
   }
 };
 
@@ -51,28 +87,29 @@ struct decoder_config {
 // degenerate: the residual stream still carries the last token's embedding, its own row scores
 // highest, and the model repeats it (two distinct tokens in 32 at the tiny configuration). A head
 // of its own gives sequences that a wrong kernel cannot match by accident.
-[[nodiscard]] inline decoder_config one_billion() { return {16, 2048, 32, 8, 64, 8192, 32000, 500000.0, 1e-5, 1}; }
+[[nodiscard]] inline decoder_config one_billion() { return {16, 2048, 32, 8, 64, 8192, 32000, 500000.0, 1e-5}; }
 
-// The tensors of the model, the `tensor` of Note [weights from a counter].
-enum class tensor : std::uint32_t { embedding, wq, wk, wv, wo, w_gate, w_up, w_down, lm_head };
-
-// The nearest bf16 (ties to even), as the float it stands for: what the GPU model stores.
+// The nearest bf16 (ties to even), as the float it stands for.
 [[nodiscard]] inline float round_to_bf16(float value) { return bf16_bits_to_float(float_to_bf16_bits(value)); }
 
-// Weight `index` of `which` in layer `layer` (the embedding's layer is 0), fan-in `fan_in`.
-[[nodiscard]] inline float weight_at(std::uint64_t seed, tensor which, int layer, std::uint64_t index, int fan_in) {
-  const std::uint64_t stream = splitmix64(seed ^ (static_cast<std::uint64_t>(which) << 56) ^ (static_cast<std::uint64_t>(layer) << 40));
-  const std::uint64_t draw = splitmix64(stream + index);
-  const double unit = static_cast<double>(draw >> 11) * 0x1.0p-53 * 2.0 - 1.0;  // [-1, 1)
-  return round_to_bf16(static_cast<float>(unit / std::sqrt(static_cast<double>(fan_in))));
+// Weights for host tests: uniform in [-1, 1) from a counter hash of (seed, index), rounded to
+// bf16, as the harness's draw would be (not the same values).
+[[nodiscard]] inline std::vector<double> seeded_weights(const decoder_config& c, std::uint64_t seed) {
+  std::vector<double> w(static_cast<std::size_t>(c.parameters()));
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double unit = static_cast<double>(splitmix64(splitmix64(seed) + i) >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+    w[i] = round_to_bf16(static_cast<float>(unit));
+  }
+  return w;
 }
 
-// A (rows, cols) row-major matrix of `which` as doubles: y = x W for x of `rows` entries.
-[[nodiscard]] inline std::vector<double> weight_matrix(const decoder_config& c, tensor which, int layer, int rows, int cols) {
-  std::vector<double> w(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
-  const int fan_in = which == tensor::embedding ? c.d_model : rows;
-  for (std::size_t i = 0; i < w.size(); ++i) w[i] = weight_at(c.seed, which, layer, i, fan_in);
-  return w;
+// A prompt token from a uniform draw in [0, 1): the pairs' prompts are harness-drawn inputs of
+// that distribution (fresh every call), mapped to ids in double by the GPU and the reference
+// alike; a value outside [0, 1) clamps to the nearest id.
+[[nodiscard]] AISP_DECODE_HOST_DEVICE inline int token_of_draw(double draw, int vocab) {
+  if (!(draw > 0.0)) return 0;
+  const double scaled = draw * vocab;
+  return scaled >= vocab - 1 ? vocab - 1 : static_cast<int>(scaled);
 }
 
 // x / sqrt(mean(x^2) + eps) (the gains are ones).
@@ -129,24 +166,19 @@ inline void apply_rope(double* head, int dim, int position, double theta) {
   return out;
 }
 
-// The fp64 model, its weights regenerated from the seed. For tiny configurations: the benchmark
-// model's weights would take 10 GB as doubles.
+// Note [a bf16 cache]
+// The model's definition includes its KV cache's precision: K (after RoPE) and V are stored as
+// bf16, in the reference as on the GPU, and everything else stays wide (double here, fp32 there).
+// The GPU's K and V differ from these by fp32 rounding before the bf16 rounding, so a value may
+// land one bf16 ulp apart now and then; greedy tokens agree unless two logits nearly tie.
+//
+// The fp64 model over `weights` (weight_layout, Note [weights as an input]), which it copies.
 class decoder_reference {
  public:
-  explicit decoder_reference(const decoder_config& config) : c_(config) {
-    embedding_ = weight_matrix(c_, tensor::embedding, 0, c_.vocab, c_.d_model);
-    head_ = weight_matrix(c_, tensor::lm_head, 0, c_.d_model, c_.vocab);
-    for (int l = 0; l < c_.layers; ++l) {
-      layers_.push_back({weight_matrix(c_, tensor::wq, l, c_.d_model, c_.q_width()),
-                         weight_matrix(c_, tensor::wk, l, c_.d_model, c_.kv_width()),
-                         weight_matrix(c_, tensor::wv, l, c_.d_model, c_.kv_width()),
-                         weight_matrix(c_, tensor::wo, l, c_.q_width(), c_.d_model),
-                         weight_matrix(c_, tensor::w_gate, l, c_.d_model, c_.ffn),
-                         weight_matrix(c_, tensor::w_up, l, c_.d_model, c_.ffn),
-                         weight_matrix(c_, tensor::w_down, l, c_.ffn, c_.d_model),
-                         {},
-                         {}});
-    }
+  decoder_reference(const decoder_config& config, std::span<const double> weights)
+      : c_(config), w_(weights.begin(), weights.end()), layers_(static_cast<std::size_t>(config.layers)) {
+    if (static_cast<std::int64_t>(w_.size()) != c_.parameters())
+      throw std::invalid_argument("decoder_reference: the weights do not match the configuration's parameter count");
   }
 
   [[nodiscard]] const decoder_config& config() const { return c_; }
@@ -161,29 +193,33 @@ class decoder_reference {
   // One token at the next position: its logits over the vocabulary, its K and V appended to the
   // cache of every layer.
   std::vector<double> step(int token) {
+    const weight_layout at{c_};
     const int position = cached_tokens();
-    std::vector<double> x(embedding_.begin() + static_cast<std::ptrdiff_t>(token) * c_.d_model,
-                          embedding_.begin() + static_cast<std::ptrdiff_t>(token + 1) * c_.d_model);
-    for (auto& layer : layers_) {
-      const auto h = rms_norm(x, c_.norm_eps);
-      auto q = matvec(h, layer.wq, c_.d_model, c_.q_width());
-      auto k = matvec(h, layer.wk, c_.d_model, c_.kv_width());
-      const auto v = matvec(h, layer.wv, c_.d_model, c_.kv_width());
+    const double* embedding = w_.data() + at.embedding() + static_cast<std::ptrdiff_t>(token) * c_.d_model;
+    std::vector<double> x(embedding, embedding + c_.d_model);
+    for (int l = 0; l < c_.layers; ++l) {
+      auto& cache = layers_[static_cast<std::size_t>(l)];
+      const auto qkv = apply(at.qkv(l), rms_norm(x, c_.norm_eps), c_.qkv_width());
+      std::vector<double> q(qkv.begin(), qkv.begin() + c_.q_width());
+      std::vector<double> k(qkv.begin() + c_.q_width(), qkv.begin() + c_.q_width() + c_.kv_width());
       for (int head = 0; head < c_.heads; ++head) apply_rope(q.data() + head * c_.head_dim, c_.head_dim, position, c_.rope_theta);
       for (int head = 0; head < c_.kv_heads; ++head) apply_rope(k.data() + head * c_.head_dim, c_.head_dim, position, c_.rope_theta);
-      layer.keys.insert(layer.keys.end(), k.begin(), k.end());
-      layer.values.insert(layer.values.end(), v.begin(), v.end());
-      const auto attended = grouped_attention(c_, q, layer.keys, layer.values);
-      const auto projected = matvec(attended, layer.wo, c_.q_width(), c_.d_model);
+      // The cache holds bf16, as the GPU model's does (Note [a bf16 cache]).
+      for (double value : k) cache.keys.push_back(round_to_bf16(static_cast<float>(value)));
+      for (auto v = qkv.begin() + c_.q_width() + c_.kv_width(); v != qkv.end(); ++v)
+        cache.values.push_back(round_to_bf16(static_cast<float>(*v)));
+      const auto projected = apply(at.wo(l), grouped_attention(c_, q, cache.keys, cache.values), c_.d_model);
       for (int i = 0; i < c_.d_model; ++i) x[i] += projected[i];
-      const auto g = rms_norm(x, c_.norm_eps);
-      const auto gate = matvec(g, layer.w_gate, c_.d_model, c_.ffn);
-      auto up = matvec(g, layer.w_up, c_.d_model, c_.ffn);
-      for (int i = 0; i < c_.ffn; ++i) up[i] *= gate[i] / (1.0 + std::exp(-gate[i]));  // SwiGLU: silu(gate) * up
-      const auto down = matvec(up, layer.w_down, c_.ffn, c_.d_model);
+      const auto gate_up = apply(at.gate_up(l), rms_norm(x, c_.norm_eps), 2 * c_.ffn);
+      std::vector<double> act(static_cast<std::size_t>(c_.ffn));
+      for (int i = 0; i < c_.ffn; ++i) {
+        const double gate = gate_up[static_cast<std::size_t>(i)];
+        act[static_cast<std::size_t>(i)] = gate / (1.0 + std::exp(-gate)) * gate_up[static_cast<std::size_t>(c_.ffn + i)];  // SwiGLU
+      }
+      const auto down = apply(at.down(l), act, c_.d_model);
       for (int i = 0; i < c_.d_model; ++i) x[i] += down[i];
     }
-    return matvec(rms_norm(x, c_.norm_eps), head_, c_.d_model, c_.vocab);
+    return apply(at.head(), rms_norm(x, c_.norm_eps), c_.vocab);
   }
 
   // Greedy decoding: the prompt through the cache, then `count` argmax tokens (the lowest id on a tie).
@@ -202,26 +238,27 @@ class decoder_reference {
   }
 
  private:
-  struct layer_weights {
-    std::vector<double> wq, wk, wv, wo, w_gate, w_up, w_down;
-    std::vector<double> keys, values;  // the cache: one kv_width row per position
+  struct layer_cache {
+    std::vector<double> keys, values;  // one kv_width row per position
   };
 
-  // y = x W, W (rows, cols) row-major.
-  [[nodiscard]] static std::vector<double> matvec(const std::vector<double>& x, const std::vector<double>& w, int rows, int cols) {
-    std::vector<double> y(static_cast<std::size_t>(cols), 0.0);
-    for (int r = 0; r < rows; ++r) {
-      const double xr = x[static_cast<std::size_t>(r)];
-      const double* row = w.data() + static_cast<std::size_t>(r) * cols;
-      for (int j = 0; j < cols; ++j) y[static_cast<std::size_t>(j)] += xr * row[j];
+  // y = W x / sqrt(in): W the (out, in) matrix at `offset`, in = x.size().
+  [[nodiscard]] std::vector<double> apply(std::int64_t offset, const std::vector<double>& x, int out) const {
+    const auto in = static_cast<std::ptrdiff_t>(x.size());
+    const double scale = 1.0 / std::sqrt(static_cast<double>(in));
+    std::vector<double> y(static_cast<std::size_t>(out));
+    for (int o = 0; o < out; ++o) {
+      const double* row = w_.data() + offset + o * in;
+      double sum = 0.0;
+      for (std::ptrdiff_t i = 0; i < in; ++i) sum += row[i] * x[static_cast<std::size_t>(i)];
+      y[static_cast<std::size_t>(o)] = sum * scale;
     }
     return y;
   }
 
   decoder_config c_;
-  std::vector<double> embedding_;  // (vocab, d_model)
-  std::vector<double> head_;       // (d_model, vocab)
-  std::vector<layer_weights> layers_;
+  std::vector<double> w_;
+  std::vector<layer_cache> layers_;
 };
 
 }  // namespace aisp::decode

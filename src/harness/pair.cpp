@@ -167,6 +167,18 @@ pair& pair::pursue(goal what) {
   goal_ = what;
   return *this;
 }
+pair& pair::items_per_call(std::string item, std::function<double(const workload&)> count) {
+  AISP_EXPECTS(!item.empty() && count, target_ + ": items_per_call() needs the item's name and its count per call");
+  item_name_ = std::move(item);
+  items_ = std::move(count);
+  return *this;
+}
+pair& pair::sequential_passes(std::function<double(const workload&)> passes, std::string reason) {
+  AISP_EXPECTS(passes && !reason.empty(), target_ + ": sequential_passes() needs the passes and the reason each step must move the buffers again");
+  passes_ = std::move(passes);
+  passes_reason_ = std::move(reason);
+  return *this;
+}
 pair& pair::world_size(int gpus) {
   world_size_ = gpus;
   return *this;

@@ -44,6 +44,8 @@ class variant_session::context final : public run_context {
     AISP_EXPECTS(notes_open_, "run_context::note() is for setup(): a note from run() or teardown() would be lost");
     notes_.add(key, value);
   }
+  void record(std::string_view metric, double value) override { recorded_.add(metric, value); }
+  [[nodiscard]] recorded_metrics& recorded() { return recorded_; }
   // What setup() noted; note() is refused from here on.
   [[nodiscard]] variant_notes close_notes() {
     notes_open_ = false;
@@ -60,6 +62,7 @@ class variant_session::context final : public run_context {
   void* user_state_ = nullptr;
   variant_notes notes_;
   bool notes_open_ = true;
+  recorded_metrics recorded_;
 };
 
 namespace {
@@ -341,13 +344,17 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
   std::vector<sample_record> records;
   records.reserve(static_cast<std::size_t>(plan.count));
+  static_cast<void>(context_->recorded().take());  // Note [recorded metrics]: timed calls' values only
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
     const bool verified_here = plan.verify == i;
     const std::uint64_t input_seed =
         verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
-    records.push_back(sampler_->take([&] { prepare_call(input_seed, fill); }));
+    records.push_back(sampler_->take([&] {
+      prepare_call(input_seed, fill);
+      context_->recorded().start_call();
+    }));
     if (!verified_here) continue;
     timed_call_fingerprint fingerprint;
     fingerprint.sample_index = i;
@@ -368,6 +375,11 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     verified = std::move(fingerprint);
   }
   return records;
+}
+
+recorded_values variant_session::take_recorded() {
+  AISP_EXPECTS(context_ != nullptr, "take_recorded() before load()");
+  return context_->recorded().take();
 }
 
 std::vector<double> variant_session::decoded(const buffer_store& store, const owned_buffer& buffer,

@@ -16,6 +16,7 @@
 #include "harness/buffer_store.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/rank_sync.hpp"
+#include "harness/recorded_metrics.hpp"
 #include "harness/timing.hpp"
 #include "harness/variant_notes.hpp"
 #include "verify/pattern_matches.hpp"
@@ -108,6 +109,8 @@ class variant_session {
   // Samples. Each gets fresh inputs (unless the pair fixes them) and an output fill first;
   // the one at `plan.verify` (at most one a visit) is fingerprinted and its outputs kept for probe().
   [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, std::optional<timed_call_fingerprint>& verified);
+  // Note [recorded metrics]: what the last sample()'s calls recorded through run_context::record.
+  [[nodiscard]] recorded_values take_recorded();
   // The kept outputs of the verified sample at `count` positions drawn from `positions_seed`
   // (after the call, so no variant could know them); then forgets them.
   [[nodiscard]] output_values probe(std::uint64_t positions_seed, std::size_t count);

@@ -75,6 +75,9 @@ struct variant_result {
   // Note [goals]: a latency pair's p50_s and p99_s, a throughput pair's calls_per_s, each
   // {point, low, high} with a bootstrap CI; null for a speed pair.
   nlohmann::json goal_metrics;
+  // Note [recorded metrics]: each metric's values over the timed calls at the benchmark size (in
+  // memory only: results.json keeps their p50 and p99 in goal_metrics.recorded).
+  std::map<std::string, std::vector<double>> recorded;
 };
 
 struct speedup_result {

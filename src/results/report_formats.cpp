@@ -36,7 +36,8 @@ struct row {
   int samples = 0;
   // Note [goals]: the statistic the verdict is on, and a latency or throughput pair's own figures.
   std::string statistic = "median";
-  double p50_s = 0, p99_s = 0, calls_per_s = 0;
+  double p50_s = 0, p99_s = 0, calls_per_s = 0, items_per_s = 0;
+  std::string item;  // what items_per_s counts ("tokens"); "" where the pair declares none
   std::string goal;  // "p50 1.2 ms [1.1, 1.3], p99 ..." or "1234/s [..]"; "" for a speed pair
 };
 
@@ -57,6 +58,11 @@ void read_goal(const json& pair, const json& variant, row& r) {
   if (metrics.contains("calls_per_s")) {
     r.calls_per_s = metrics["calls_per_s"].value("point", 0.0);
     r.goal = estimate_text(metrics["calls_per_s"], [](double per_s) { return fmt::format("{:.4g}", per_s); }) + " calls/s";
+  }
+  if (metrics.contains("items_per_s")) {  // Note [items]
+    r.items_per_s = metrics["items_per_s"].value("point", 0.0);
+    r.item = metrics.value("item", "items");
+    r.goal = estimate_text(metrics["items_per_s"], [](double per_s) { return fmt::format("{:.4g}", per_s); }) + " " + r.item + "/s";
   }
 }
 
@@ -189,12 +195,12 @@ std::string report_markdown(const json& results) {
 std::string report_csv(const json& results) {
   std::string csv =
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
-      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s\n";
+      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item\n";
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g}\n",
+    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{}\n",
                        csv_field(r.target), csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict,
                        r.expectation, r.gbps, r.sol, r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision),
-                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s);
+                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item));
   }
   return csv;
 }

@@ -125,7 +125,25 @@ std::string render_table(const suite_result& suite) {
       if (v.goal_metrics.contains("p99_s"))
         notes.push_back(fmt::format("{} {}: latency p50 {}, p99 {}", p.target, v.name, estimate("p50_s", format_duration),
                                     estimate("p99_s", format_duration)));
-      if (v.goal_metrics.contains("calls_per_s"))
+      if (v.goal_metrics.contains("recorded")) {  // Note [recorded metrics]
+        for (const auto& [metric, e] : v.goal_metrics["recorded"].items()) {
+          const auto show = [&](const char* key) {
+            const auto& q = e[key];
+            return fmt::format("{} [{}, {}]", format_duration(q.value("point", 0.0)), format_duration(q.value("low", 0.0)),
+                               format_duration(q.value("high", 0.0)));
+          };
+          std::string line = fmt::format("{} {}: {} p50 {}, p99 {} ({} values)", p.target, v.name, metric, show("p50"), show("p99"),
+                                         e.value("count", 0));
+          if (e.contains("p99_ratio"))
+            line += fmt::format(", baseline p99 / this {:.3f}x [{:.3f}, {:.3f}]", e["p99_ratio"].value("point", 0.0),
+                                e["p99_ratio"].value("low", 0.0), e["p99_ratio"].value("high", 0.0));
+          notes.push_back(std::move(line));
+        }
+      }
+      if (v.goal_metrics.contains("items_per_s"))
+        notes.push_back(fmt::format("{} {}: throughput {} {}", p.target, v.name, estimate("items_per_s", rate_text),
+                                    v.goal_metrics.value("item", "items")));
+      else if (v.goal_metrics.contains("calls_per_s"))
         notes.push_back(fmt::format("{} {}: throughput {} calls", p.target, v.name, estimate("calls_per_s", rate_text)));
     }
     if (with_peer && base != nullptr && base->vs_peer)

@@ -32,7 +32,7 @@ stats::ratio_estimate statistic_ratio(const verdict_statistic& statistic, std::s
   return stats::bootstrap_quantile_ratio(numerator, denominator, statistic.quantile, config);
 }
 
-void record_goal_metrics(const pair& declared, std::span<const double> durations, variant_result& variant,
+void record_goal_metrics(const pair& declared, const workload& work, std::span<const double> durations, variant_result& variant,
                          const stats::bootstrap_config& config) {
   if (durations.empty()) return;
   if (declared.goal_of() == goal::latency) {
@@ -41,7 +41,32 @@ void record_goal_metrics(const pair& declared, std::span<const double> durations
   } else if (declared.goal_of() == goal::throughput) {
     // Calls per second: the median's CI turned over (a shorter call is a higher rate).
     const auto median = stats::bootstrap_quantile(durations, 0.5, config);
-    variant.goal_metrics = {{"calls_per_s", {{"point", 1.0 / median.point}, {"low", 1.0 / median.high}, {"high", 1.0 / median.low}}}};
+    const auto rate = [&](double per_call) {
+      return nlohmann::json{{"point", per_call / median.point}, {"low", per_call / median.high}, {"high", per_call / median.low}};
+    };
+    variant.goal_metrics = {{"calls_per_s", rate(1.0)}};
+    // Note [items]: what a call delivers, at the size the durations were measured at.
+    if (const double items = declared.items_at(work); items > 0) {
+      variant.goal_metrics["items_per_s"] = rate(items);
+      variant.goal_metrics["item"] = declared.item_name();
+    }
+  }
+}
+
+void record_recorded_metrics(std::span<variant_result* const> variants, const variant_result& baseline,
+                             const stats::bootstrap_config& config) {
+  for (variant_result* variant : variants) {
+    for (const auto& [metric, values] : variant->recorded) {
+      if (values.empty()) continue;
+      nlohmann::json entry = {{"count", values.size()},
+                              {"p50", estimate_json(stats::bootstrap_quantile(values, 0.5, config))},
+                              {"p99", estimate_json(stats::bootstrap_quantile(values, 0.99, config))}};
+      const auto base = baseline.recorded.find(metric);
+      if (variant != &baseline && base != baseline.recorded.end() && !base->second.empty())
+        entry["p99_ratio"] = estimate_json(stats::bootstrap_quantile_ratio(base->second, values, 0.99, config));
+      if (variant->goal_metrics.is_null()) variant->goal_metrics = nlohmann::json::object();
+      variant->goal_metrics["recorded"][metric] = std::move(entry);
+    }
   }
 }
 

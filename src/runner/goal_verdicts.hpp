@@ -4,7 +4,8 @@
 // from the baseline and its twin at the same percentile), and each variant reports p50 and p99
 // with CIs; a p99 needs at least 100 samples a variant, so the stopping rule asks for them.
 // throughput: the verdict is the median's (a ratio of medians is the ratio of throughputs), and
-// each variant reports calls per second with the CI of its median turned over.
+// each variant reports calls per second with the CI of its median turned over, and items per
+// second where the pair declares what a call delivers (Note [items]: tokens, requests).
 #pragma once
 
 #include <cstddef>
@@ -31,8 +32,15 @@ struct verdict_statistic {
 [[nodiscard]] stats::ratio_estimate statistic_ratio(const verdict_statistic& statistic, std::span<const double> numerator,
                                                     std::span<const double> denominator, const stats::bootstrap_config& config);
 
-// Fills `variant.goal_metrics` from its per-call `durations` (null for speed and memory pairs).
-void record_goal_metrics(const pair& declared, std::span<const double> durations, variant_result& variant,
+// Fills `variant.goal_metrics` from its per-call `durations` at `work` (null for speed and memory
+// pairs); a throughput pair that declares items per call also gets their rate.
+void record_goal_metrics(const pair& declared, const workload& work, std::span<const double> durations, variant_result& variant,
                          const stats::bootstrap_config& config);
+
+// Note [recorded metrics]: each variant's recorded values, their p50 and p99 with bootstrap CIs
+// into goal_metrics.recorded.<metric>, and for every variant but the baseline the baseline's p99
+// over the variant's (p99_ratio: above 1, the variant's tail is shorter).
+void record_recorded_metrics(std::span<variant_result* const> variants, const variant_result& baseline,
+                             const stats::bootstrap_config& config);
 
 }  // namespace aisp

@@ -134,7 +134,10 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
   const auto statistic = statistic_for(declared);
   result.goal = goal_name(declared.goal_of());
   result.verdict_statistic = statistic.name;
-  for (auto& slot : slots) record_goal_metrics(declared, durations_of(slot), slot.result, bootstrap);
+  for (auto& slot : slots) record_goal_metrics(declared, result.benchmark, durations_of(slot), slot.result, bootstrap);
+  std::vector<variant_result*> measured;
+  for (auto& slot : slots) measured.push_back(&slot.result);
+  record_recorded_metrics(measured, baseline->result, bootstrap);
   result.noise = statistic_ratio(statistic, baseline_times, durations_of(*twin), bootstrap);
   result.noise_floor = stats::noise_floor_of(*result.noise);
   for (const auto& slot : slots) {
@@ -181,12 +184,16 @@ void mark_verification(pair_result& result, std::vector<variant_slot>& slots, co
   }
 }
 
-// V3: the declared minimum bytes can never exceed every buffer moved once.
+// V3: the declared minimum bytes can never exceed every buffer moved once, or once a step for a
+// pair whose steps depend on each other (Note [sequential passes]: the passes and why are stated).
 void check_declared_work(const pair& declared, const workload& benchmark, const work_amount& work,
                          std::vector<check_result>& checks) {
   const double buffer_bytes = declared.buffer_bytes(benchmark);
-  add_check(checks, verify::checks::declared_work, "baseline", work.bytes <= buffer_bytes * 1.001,
-            fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}", work.bytes, buffer_bytes));
+  const double passes = declared.passes_at(benchmark);
+  const std::string passes_note =
+      declared.passes_reason().empty() ? "" : fmt::format(" x {:.0f} sequential passes ({})", passes, declared.passes_reason());
+  add_check(checks, verify::checks::declared_work, "baseline", passes >= 1.0 && work.bytes <= buffer_bytes * passes * 1.001,
+            fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}{}", work.bytes, buffer_bytes, passes_note));
 }
 
 // E4: the pair's workers and the judge's copies must fit in what is free, before any worker

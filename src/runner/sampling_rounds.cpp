@@ -176,6 +176,11 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
+  const auto recorded = reply.value("recorded", nlohmann::json::object());  // Note [recorded metrics]
+  for (const auto& [metric, values] : recorded.items()) {
+    auto& pooled = slot.result.recorded[metric];
+    for (const auto& value : values) pooled.push_back(value.get<double>());
+  }
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
   // The audit's own bookkeeping faults in audited visits: only timed visits count (M6), and its
   // buffer thread runs only there (Note [worker CPU time]).

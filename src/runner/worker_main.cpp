@@ -251,6 +251,7 @@ class worker {
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s}}}};
+    if (auto recorded = session_->take_recorded(); !recorded.empty()) reply["recorded"] = std::move(recorded);  // Note [recorded metrics]
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {
       json audits = json::array();

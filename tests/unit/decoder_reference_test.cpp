@@ -1,8 +1,10 @@
 // labs/decode's fp64 model (labs/decode/decoder_reference.hpp), the truth its GPU decoder will be
-// checked against: weights from the seed alone, and each layer's math on cases with a known answer.
+// checked against: the weights' layout, and each layer's math on cases with a known answer.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
 #include <set>
 #include <vector>
 
@@ -12,7 +14,6 @@ namespace {
 
 using aisp::decode::decoder_config;
 using aisp::decode::decoder_reference;
-using aisp::decode::tensor;
 
 double dot(const double* a, const double* b, int n) {
   double sum = 0.0;
@@ -20,26 +21,25 @@ double dot(const double* a, const double* b, int n) {
   return sum;
 }
 
-TEST(decoder_weights, are_a_function_of_the_seed_tensor_and_index_and_exact_in_bf16) {
+TEST(decoder_weights, lie_end_to_end_in_the_layout_with_nothing_left_over) {
   const decoder_config c;
-  const auto a = aisp::decode::weight_matrix(c, tensor::wq, 1, c.d_model, c.q_width());
-  EXPECT_EQ(a, aisp::decode::weight_matrix(c, tensor::wq, 1, c.d_model, c.q_width()));
-  EXPECT_NE(a, aisp::decode::weight_matrix(c, tensor::wq, 0, c.d_model, c.q_width())) << "another layer";
-  EXPECT_NE(a, aisp::decode::weight_matrix(c, tensor::wk, 1, c.d_model, c.q_width())) << "another tensor";
-  decoder_config reseeded = c;
-  reseeded.seed = 2;
-  EXPECT_NE(a, aisp::decode::weight_matrix(reseeded, tensor::wq, 1, c.d_model, c.q_width())) << "another seed";
-  double sum = 0.0;
-  double largest = 0.0;
-  for (double w : a) {
-    EXPECT_EQ(static_cast<double>(aisp::decode::round_to_bf16(static_cast<float>(w))), w) << "not a bf16 value";
-    sum += w;
-    largest = std::fmax(largest, std::fabs(w));
-  }
-  const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_model));
-  EXPECT_LE(largest, bound * (1 + 1.0 / 128));  // bf16 rounding may pass the bound by half an ulp
-  EXPECT_GT(largest, 0.9 * bound);
-  EXPECT_LT(std::fabs(sum / static_cast<double>(a.size())), 0.1 * bound) << "uniform around zero";
+  const aisp::decode::weight_layout at{c};
+  EXPECT_EQ(at.qkv(0), static_cast<std::int64_t>(c.vocab) * c.d_model);
+  EXPECT_EQ(at.qkv(1) - at.qkv(0), c.per_layer());
+  EXPECT_EQ(at.down(0) + static_cast<std::int64_t>(c.d_model) * c.ffn, at.qkv(1)) << "down is a layer's last matrix";
+  EXPECT_EQ(at.head() + static_cast<std::int64_t>(c.vocab) * c.d_model, c.parameters()) << "the head is the last";
+  const auto w = aisp::decode::seeded_weights(c, 3);
+  EXPECT_EQ(static_cast<std::int64_t>(w.size()), c.parameters());
+  for (double v : w) EXPECT_EQ(static_cast<double>(aisp::decode::round_to_bf16(static_cast<float>(v))), v) << "not a bf16 value";
+}
+
+TEST(decoder_prompts, map_uniform_draws_to_every_id_and_clamp_the_rest) {
+  EXPECT_EQ(aisp::decode::token_of_draw(0.0, 97), 0);
+  EXPECT_EQ(aisp::decode::token_of_draw(0.5, 97), 48);
+  EXPECT_EQ(aisp::decode::token_of_draw(0.9999999, 97), 96);
+  EXPECT_EQ(aisp::decode::token_of_draw(1.5, 97), 96);
+  EXPECT_EQ(aisp::decode::token_of_draw(-2.0, 97), 0);
+  EXPECT_EQ(aisp::decode::token_of_draw(std::nan(""), 97), 0);
 }
 
 TEST(decoder_config, the_benchmark_model_has_about_a_billion_weights) {
@@ -112,7 +112,8 @@ TEST(decoder_layers, grouped_attention_equals_multi_head_attention_on_repeated_k
 }
 
 TEST(decoder_reference, decoding_with_the_cache_equals_recomputing_the_prefix) {
-  decoder_reference model{decoder_config{}};
+  const decoder_config c;
+  decoder_reference model{c, aisp::decode::seeded_weights(c, 1)};
   const std::vector<int> tokens{5, 17, 3, 88, 42, 42, 0, 96};
   std::vector<double> cached;
   for (int t : tokens) cached = model.step(t);
@@ -124,16 +125,16 @@ TEST(decoder_reference, decoding_with_the_cache_equals_recomputing_the_prefix) {
   for (double logit : cached) EXPECT_TRUE(std::isfinite(logit));
 }
 
-TEST(decoder_reference, greedy_decoding_is_fixed_by_the_seed_and_not_a_constant) {
+TEST(decoder_reference, greedy_decoding_is_fixed_by_the_weights_and_not_a_constant) {
   const std::vector<int> prompt{1, 2, 3, 4};
-  decoder_reference model{decoder_config{}};
+  const decoder_config c;
+  decoder_reference model{c, aisp::decode::seeded_weights(c, 1)};
   const auto tokens = model.greedy(prompt, 32);
   ASSERT_EQ(tokens.size(), 32u);
   EXPECT_EQ(model.greedy(prompt, 32), tokens);
   EXPECT_GE(std::set<int>(tokens.begin(), tokens.end()).size(), 5u) << "a random model that repeats one token tests nothing";
-  decoder_config reseeded;
-  reseeded.seed = 7;
-  EXPECT_NE(decoder_reference{reseeded}.greedy(prompt, 32), tokens);
+  EXPECT_NE((decoder_reference{c, aisp::decode::seeded_weights(c, 7)}.greedy(prompt, 32)), tokens);
+  EXPECT_THROW((decoder_reference{c, std::vector<double>(5)}), std::invalid_argument) << "weights of another model";
 }
 
 }  // namespace

@@ -1,0 +1,300 @@
+// labs/decode's GPU decoder, kernel by kernel (issue 21): the model of decoder_reference.hpp with
+// bf16 weights (an input: Note [weights as an input]) and a bf16 KV cache, fp32 activations and fp32 accumulation. A launch processes
+// `rows`: tokens, each of some sequence (its cache slot) at some position, so one set of kernels
+// serves a prefill (a prompt's positions), a decode step (a position of each live sequence), a
+// recomputed prefix and a continuous batch alike.
+//
+// Note [batch-invariant rows]
+// Every kernel computes a row exactly the same whatever else is in the launch: a row's sums run in
+// one fixed order (a matvec: lane l takes chunks l, l + 32, ... of k, eight products each in order,
+// then one xor-shuffle tree; attention: a fixed block shape over the row's own positions), never
+// split by how many rows there are. So two schedulers that batch the same requests differently
+// produce the same tokens bit for bit, which is what lets the serving pairs verify a scheduler by
+// its tokens (a scheduler that drops or shortens a request cannot match), and what makes the
+// KV cache's tokens equal to a recomputed prefix's. cuBLAS picks kernels by shape, and its rows
+// change with their batch-mates: it would not give this. The price is that the matvec is the
+// one kernel for every batch size: at decode it streams weights (the job), at a long prefill it
+// is an fp32 SIMT matmul, far from the tensor cores.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aisp/check.hpp"
+#include "decoder_reference.hpp"
+
+namespace aisp::decode {
+namespace {
+
+constexpr int matvec_warps = 4;  // output features a block: one a warp
+constexpr int row_block_threads = 256;
+constexpr int attention_threads = 128;
+
+// Where each processed row belongs; device arrays of the launch's row count.
+struct row_meta {
+  const int* token;
+  const int* slot;
+  const int* position;
+};
+
+// The model's shape as the kernels need it.
+struct model_dims {
+  int d_model, heads, kv_heads, head_dim, ffn, vocab, layers;
+  int max_len;  // positions a cache slot holds
+  [[nodiscard]] __host__ __device__ int q_width() const { return heads * head_dim; }
+  [[nodiscard]] __host__ __device__ int kv_width() const { return kv_heads * head_dim; }
+  [[nodiscard]] __host__ __device__ int qkv_width() const { return q_width() + 2 * kv_width(); }
+  // Element offset of (slot, layer, position) in a cache of (slots, layers, max_len, kv_width).
+  [[nodiscard]] __host__ __device__ std::int64_t cache_offset(int slot, int layer, int position) const {
+    return ((static_cast<std::int64_t>(slot) * layers + layer) * max_len + position) * kv_width();
+  }
+};
+
+// ---- the row kernels ----
+
+__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
+  uint4 v;  // weights are read once a step: keep them out of L1, where x lives
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(address));
+  return v;
+}
+
+__device__ __forceinline__ float warp_sum(float value) {
+  for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
+  return value;
+}
+
+// Sum over a block of row_block_threads or attention_threads, in one fixed order; every thread
+// gets the total. `shared` holds a float per warp.
+__device__ float block_sum(float value, float* shared) {
+  value = warp_sum(value);
+  const int warps = static_cast<int>(blockDim.x) / 32;
+  __syncthreads();  // `shared` may still be read by a previous call
+  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
+  __syncthreads();
+  float total = 0.0f;
+  for (int w = 0; w < warps; ++w) total += shared[w];
+  return total;
+}
+
+__device__ float block_max(float value, float* shared) {
+  for (int offset = 16; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
+  __syncthreads();
+  float largest = shared[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x) / 32; ++w) largest = fmaxf(largest, shared[w]);
+  return largest;
+}
+
+// x[r, :] = embedding[token[r], :]
+__global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows, float* x, int d_model) {
+  const int token = rows.token[blockIdx.x];
+  for (int i = static_cast<int>(threadIdx.x); i < d_model; i += static_cast<int>(blockDim.x))
+    x[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __bfloat162float(embedding[static_cast<std::int64_t>(token) * d_model + i]);
+}
+
+// out[i, :] = x[src, :] / sqrt(mean(x[src, :]^2) + eps), src = gather ? gather[i] : i (the gains are ones).
+__global__ void __launch_bounds__(row_block_threads) rms_norm_rows_kernel(const float* x, float* out, int d_model, const int* gather,
+                                                                          float eps) {
+  __shared__ float partial[row_block_threads / 32];
+  const std::int64_t src = gather != nullptr ? gather[blockIdx.x] : blockIdx.x;
+  const float* row = x + src * d_model;
+  float square = 0.0f;
+  for (int i = static_cast<int>(threadIdx.x); i < d_model; i += row_block_threads) square = fmaf(row[i], row[i], square);
+  const float scale = 1.0f / sqrtf(block_sum(square, partial) / static_cast<float>(d_model) + eps);
+  for (int i = static_cast<int>(threadIdx.x); i < d_model; i += row_block_threads)
+    out[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = row[i] * scale;
+}
+
+// y[r, n] = (accumulate ? y[r, n] : 0) + sum_k x[r, k] w[n, k] / sqrt(k) (Note [weights as an
+// input]): w (n_out, k) bf16, x (rows, k) fp32, k % 8 == 0. A warp owns Features output features
+// and RowsPerPass rows of x (Note [batch-invariant rows]: a row's sum is the same whatever the
+// two are); each x chunk a lane loads serves the Features weight chunks. blockIdx.x runs over
+// the passes, so blocks reading the same weights are scheduled together and share them in L2.
+template <int RowsPerPass, int Features>
+__global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x,
+                                                                        float* __restrict__ y, int n_out, int k, int rows, int ldy,
+                                                                        bool accumulate) {
+  const int first_n = (static_cast<int>(blockIdx.y) * matvec_warps + static_cast<int>(threadIdx.x) / 32) * Features;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int first_row = static_cast<int>(blockIdx.x) * RowsPerPass;
+  if (first_n >= n_out) return;
+  const float scale = 1.0f / sqrtf(static_cast<float>(k));
+  float acc[Features][RowsPerPass] = {};
+  const int chunks = k / 8;
+  // One feature (a decode step): eight chunks a lane in flight; more features: each x load
+  // already serves several weight chunks.
+#pragma unroll(Features == 1 ? 8 : 2)
+  for (int c = lane; c < chunks; c += 32) {
+    float weight[Features][8];
+#pragma unroll
+    for (int f = 0; f < Features; ++f) {
+      const int n = min(first_n + f, n_out - 1);  // a missing feature rereads the last row, and is not stored
+      const uint4 packed = load_streaming(reinterpret_cast<const uint4*>(w + static_cast<std::int64_t>(n) * k) + c);
+      const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&packed);
+#pragma unroll
+      for (int p = 0; p < 4; ++p) {
+        const float2 two = __bfloat1622float2(pairs[p]);
+        weight[f][2 * p] = two.x;
+        weight[f][2 * p + 1] = two.y;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RowsPerPass; ++r) {
+      if (first_row + r >= rows) break;
+      const auto* x_chunk = reinterpret_cast<const float4*>(x + static_cast<std::int64_t>(first_row + r) * k) + 2 * c;
+      const float4 a = x_chunk[0];
+      const float4 b = x_chunk[1];
+      const float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int f = 0; f < Features; ++f) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) acc[f][r] = fmaf(weight[f][e], values[e], acc[f][r]);
+      }
+    }
+  }
+#pragma unroll
+  for (int f = 0; f < Features; ++f) {
+#pragma unroll
+    for (int r = 0; r < RowsPerPass; ++r) {
+      // Rounded intrinsics: a plain `*out + sum * scale` may be contracted into an FMA in one
+      // instantiation and not in another, and the rows would differ by batch size.
+      const float total = __fmul_rn(warp_sum(acc[f][r]), scale);
+      if (lane == 0 && first_row + r < rows && first_n + f < n_out) {
+        float* out = y + static_cast<std::int64_t>(first_row + r) * ldy + first_n + f;
+        *out = accumulate ? __fadd_rn(*out, total) : total;
+      }
+    }
+  }
+}
+
+// Rotate each row's query and key heads (RoPE at its position, half-split pairs, angles in
+// double as the reference takes them), then store its K and V as bf16 in its slot's cache.
+// qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads.
+__global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
+                                      int layer, double theta) {
+  const int r = static_cast<int>(blockIdx.x);
+  const int position = rows.position[r];
+  float* row = qkv + static_cast<std::int64_t>(r) * m.qkv_width();
+  const int half = m.head_dim / 2;
+  const int rotations = (m.heads + m.kv_heads) * half;  // the k heads follow the q heads
+  for (int p = static_cast<int>(threadIdx.x); p < rotations; p += static_cast<int>(blockDim.x)) {
+    float* head = row + (p / half) * m.head_dim;
+    const int i = p % half;
+    const double angle = position * pow(theta, -2.0 * i / m.head_dim);
+    double sine = 0;
+    double cosine = 0;
+    sincos(angle, &sine, &cosine);
+    const double a = head[i];
+    const double b = head[i + half];
+    head[i] = static_cast<float>(a * cosine - b * sine);
+    head[i + half] = static_cast<float>(a * sine + b * cosine);
+  }
+  __syncthreads();
+  const std::int64_t at = m.cache_offset(rows.slot[r], layer, position);
+  for (int e = static_cast<int>(threadIdx.x); e < m.kv_width(); e += static_cast<int>(blockDim.x)) {
+    k_cache[at + e] = __float2bfloat16_rn(row[m.q_width() + e]);
+    v_cache[at + e] = __float2bfloat16_rn(row[m.q_width() + m.kv_width() + e]);
+  }
+}
+
+// attended[r, head] = softmax_j(q . k_j / sqrt(head_dim)) v_j over positions 0..position(r) of
+// the row's slot at `layer`; query head h reads KV head h / (heads / kv_heads). A block a (row,
+// head); dynamic shared memory: max_len scores and head_dim floats of q.
+__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, const __nv_bfloat16* k_cache,
+                                                                           const __nv_bfloat16* v_cache, float* attended, model_dims m,
+                                                                           int layer) {
+  extern __shared__ float scores[];
+  __shared__ float partial[attention_threads / 32];
+  const int r = static_cast<int>(blockIdx.x);
+  const int head = static_cast<int>(blockIdx.y);
+  const int keys = rows.position[r] + 1;
+  float* q = scores + m.max_len;
+  const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
+  for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
+  __syncthreads();
+  const int kv_head = head / (m.heads / m.kv_heads);
+  const std::int64_t base = m.cache_offset(rows.slot[r], layer, 0) + kv_head * m.head_dim;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
+  for (int j = static_cast<int>(threadIdx.x) / 32; j < keys; j += attention_threads / 32) {
+    const __nv_bfloat16* key = k_cache + base + static_cast<std::int64_t>(j) * m.kv_width();
+    float dot = 0.0f;
+    for (int i = lane; i < m.head_dim; i += 32) dot = fmaf(q[i], __bfloat162float(key[i]), dot);
+    dot = warp_sum(dot);
+    if (lane == 0) scores[j] = dot * scale;
+  }
+  __syncthreads();
+  float largest = -INFINITY;
+  for (int j = static_cast<int>(threadIdx.x); j < keys; j += attention_threads) largest = fmaxf(largest, scores[j]);
+  largest = block_max(largest, partial);
+  float total = 0.0f;
+  for (int j = static_cast<int>(threadIdx.x); j < keys; j += attention_threads) {
+    scores[j] = __expf(scores[j] - largest);
+    total += scores[j];
+  }
+  total = block_sum(total, partial);  // its barriers also publish the exponentials
+  // Thread t sums dim t % head_dim over positions part, part + parts, ...; the parts meet in q.
+  const int parts = attention_threads / m.head_dim;
+  const int dim = static_cast<int>(threadIdx.x) % m.head_dim;
+  const int part = static_cast<int>(threadIdx.x) / m.head_dim;
+  float sum = 0.0f;
+  if (part < parts) {
+    for (int j = part; j < keys; j += parts) sum = fmaf(scores[j], __bfloat162float(v_cache[base + static_cast<std::int64_t>(j) * m.kv_width() + dim]), sum);
+  }
+  __syncthreads();
+  float* by_part = scores;  // the scores are spent
+  if (part < parts) by_part[part * m.head_dim + dim] = sum;
+  __syncthreads();
+  if (part == 0) {
+    float value = 0.0f;
+    for (int p = 0; p < parts; ++p) value += by_part[p * m.head_dim + dim];
+    attended[static_cast<std::int64_t>(r) * m.q_width() + head * m.head_dim + dim] = value / total;
+  }
+}
+
+// act[r, i] = silu(gate[r, i]) * up[r, i]; gate_up (rows, 2 ffn): the gate, then up.
+__global__ void swiglu_rows_kernel(const float* gate_up, float* act, int ffn) {
+  const float* row = gate_up + static_cast<std::int64_t>(blockIdx.x) * 2 * ffn;
+  for (int i = static_cast<int>(threadIdx.x); i < ffn; i += static_cast<int>(blockDim.x)) {
+    const float gate = row[i];
+    act[static_cast<std::int64_t>(blockIdx.x) * ffn + i] = gate / (1.0f + expf(-gate)) * row[ffn + i];
+  }
+}
+
+// next[s] = argmax of logits[s, :], the lowest id on a tie (as the reference's greedy).
+__global__ void __launch_bounds__(row_block_threads) argmax_rows_kernel(const float* logits, int vocab, int* next) {
+  __shared__ float best_value[row_block_threads];
+  __shared__ int best_id[row_block_threads];
+  const float* row = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;
+  float value = -INFINITY;
+  int id = vocab;
+  for (int t = static_cast<int>(threadIdx.x); t < vocab; t += row_block_threads) {
+    if (row[t] > value || id == vocab) {
+      value = row[t];
+      id = t;
+    }
+  }
+  best_value[threadIdx.x] = value;
+  best_id[threadIdx.x] = id;
+  __syncthreads();
+  for (int stride = row_block_threads / 2; stride > 0; stride /= 2) {
+    if (static_cast<int>(threadIdx.x) < stride) {
+      const float other = best_value[threadIdx.x + stride];
+      const int other_id = best_id[threadIdx.x + stride];
+      if (other > best_value[threadIdx.x] || (other == best_value[threadIdx.x] && other_id < best_id[threadIdx.x])) {
+        best_value[threadIdx.x] = other;
+        best_id[threadIdx.x] = other_id;
+      }
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) next[blockIdx.x] = best_id[0] < vocab ? best_id[0] : 0;
+}
+
+}  // namespace
+}  // namespace aisp::decode

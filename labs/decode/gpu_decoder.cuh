@@ -1,0 +1,150 @@
+// labs/decode's model on the GPU: the scratch of a launch of up to `max_rows` rows, the KV cache of
+// `slots` sequences of up to `max_len` positions, and forward(): the rows through every layer of
+// the model whose weights it is given (weight_layout), then the logits and the greedy token of the
+// rows asked for. Built in a variant's setup(); every launch on the stream it is given, checked.
+// Kernels: decoder_kernels.cuh.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
+#include "decoder_kernels.cuh"
+
+namespace aisp::decode {
+namespace {
+
+// The row metadata a launch reads, device arrays the decode loops fill.
+struct row_buffers {
+  int* token;
+  int* slot;
+  int* position;
+  [[nodiscard]] row_meta meta() const { return {token, slot, position}; }
+};
+
+class gpu_decoder {
+ public:
+  gpu_decoder(const decoder_config& config, int max_rows, int slots, int max_len)
+      : c_(config),
+        dims_{config.d_model, config.heads, config.kv_heads, config.head_dim, config.ffn, config.vocab, config.layers, max_len},
+        max_rows_(max_rows) {
+    AISP_EXPECTS(c_.d_model % 8 == 0 && c_.ffn % 8 == 0 && c_.q_width() % 8 == 0 && c_.heads % c_.kv_heads == 0 &&
+                     c_.head_dim % 2 == 0 && c_.head_dim <= attention_threads,
+                 "labs/decode's kernels need d_model, ffn and the query width multiples of 8, heads a multiple of kv_heads "
+                 "and an even head_dim of at most 128");
+    const std::int64_t d = c_.d_model;
+    const std::int64_t rows = max_rows;
+    x_ = float_array(rows * d);
+    normed_ = float_array(rows * d);
+    qkv_ = float_array(rows * dims_.qkv_width());
+    attended_ = float_array(rows * c_.q_width());
+    gate_up_ = float_array(rows * 2 * c_.ffn);
+    act_ = float_array(rows * c_.ffn);
+    logits_ = float_array(rows * c_.vocab);
+    const std::int64_t cache = static_cast<std::int64_t>(slots) * c_.layers * max_len * c_.kv_width();
+    k_cache_ = bf16_array(cache);
+    v_cache_ = bf16_array(cache);
+    rows_ = {int_array(rows), int_array(rows), int_array(rows)};
+    gather_ = int_array(rows);
+    next_ = int_array(rows);
+    const int attention_smem = attention_shared_bytes();
+    AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
+  }
+
+  [[nodiscard]] const decoder_config& config() const { return c_; }
+  [[nodiscard]] const model_dims& dims() const { return dims_; }
+  [[nodiscard]] int max_rows() const { return max_rows_; }
+  // Row metadata and picked rows for the loops of decode_loops.cuh; next(): forward()'s picks.
+  [[nodiscard]] const row_buffers& rows() const { return rows_; }
+  [[nodiscard]] int* gather() const { return gather_; }
+  [[nodiscard]] int* next() const { return next_; }
+  // The last forward()'s logits, (picks, vocab) fp32: for the layer-by-layer test against the reference.
+  [[nodiscard]] const float* logits() const { return logits_; }
+  // `count` rows of `meta` through the model, their K and V into the cache; then the greedy token
+  // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null.
+  void forward(const __nv_bfloat16* weights, const row_meta& meta, int count, const int* gather, int picks, cudaStream_t stream) const {
+    AISP_EXPECTS(count >= 1 && count <= max_rows_ && picks >= 1 && picks <= count, "labs/decode: a launch of 1 to max_rows rows");
+    const auto grid_rows = static_cast<unsigned>(count);
+    const weight_layout at{c_};
+    embed_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(weights + at.embedding(), meta, x_, c_.d_model);
+    AISP_CHECK_LAUNCH();
+    const auto eps = static_cast<float>(c_.norm_eps);
+    for (int l = 0; l < c_.layers; ++l) {
+      rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
+      AISP_CHECK_LAUNCH();
+      matvec(weights + at.qkv(l), normed_, qkv_, dims_.qkv_width(), c_.d_model, count, false, stream);
+      rope_and_cache_kernel<<<grid_rows, row_block_threads, 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l, c_.rope_theta);
+      AISP_CHECK_LAUNCH();
+      attention_rows_kernel<<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
+          qkv_, meta, k_cache_, v_cache_, attended_, dims_, l);
+      AISP_CHECK_LAUNCH();
+      matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, stream);
+      rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
+      AISP_CHECK_LAUNCH();
+      matvec(weights + at.gate_up(l), normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, false, stream);
+      swiglu_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
+      AISP_CHECK_LAUNCH();
+      matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, stream);
+    }
+    rms_norm_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
+    AISP_CHECK_LAUNCH();
+    matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, stream);
+    argmax_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(logits_, c_.vocab, next_);
+    AISP_CHECK_LAUNCH();
+  }
+
+ private:
+  [[nodiscard]] int attention_shared_bytes() const {
+    return static_cast<int>((static_cast<std::size_t>(std::max(dims_.max_len, attention_threads)) + c_.head_dim) * sizeof(float));
+  }
+
+  // The rows of a pass: 1 at a decode step of one sequence (a warp a feature: the most loads in
+  // flight), more where rows share the weights (two features a warp: each x load serves both).
+  void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, cudaStream_t stream) const {
+    const auto launch = [&](auto kernel, int per_pass, int features) {
+      const int warps = (n_out + features - 1) / features;
+      kernel<<<dim3(static_cast<unsigned>((rows + per_pass - 1) / per_pass), static_cast<unsigned>((warps + matvec_warps - 1) / matvec_warps)),
+               matvec_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, n_out, accumulate);
+      AISP_CHECK_LAUNCH();
+    };
+    if (rows == 1) {
+      launch(matvec_rows_kernel<1, 1>, 1, 1);
+    } else if (rows <= 4) {
+      launch(matvec_rows_kernel<4, 2>, 4, 2);
+    } else if (rows <= 8) {
+      launch(matvec_rows_kernel<8, 2>, 8, 2);
+    } else {
+      launch(matvec_rows_kernel<16, 2>, 16, 2);
+    }
+  }
+
+  template <class T>
+  T* array(std::int64_t count) {
+    arrays_.push_back(std::make_unique<device_scratch>(static_cast<std::size_t>(count) * sizeof(T)));
+    return static_cast<T*>(arrays_.back()->data());
+  }
+  __nv_bfloat16* bf16_array(std::int64_t count) { return array<__nv_bfloat16>(count); }
+  float* float_array(std::int64_t count) { return array<float>(count); }
+  int* int_array(std::int64_t count) { return array<int>(count); }
+
+  decoder_config c_;
+  model_dims dims_;
+  int max_rows_;
+  std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model
+  float *x_ = nullptr, *normed_ = nullptr, *qkv_ = nullptr, *attended_ = nullptr, *gate_up_ = nullptr, *act_ = nullptr, *logits_ = nullptr;
+  __nv_bfloat16 *k_cache_ = nullptr, *v_cache_ = nullptr;
+  row_buffers rows_{};
+  int* gather_ = nullptr;
+  int* next_ = nullptr;
+};
+
+}  // namespace
+}  // namespace aisp::decode

@@ -1,0 +1,178 @@
+// labs/decode's serving schedulers (issue 21): which rows each model launch runs while a trace of
+// requests arrives. Host-only and clock-free: the caller says what time it is and when a launch
+// finished, so the unit tests drive it with a fake clock and the GPU pair with the real one.
+//
+// Static batching (the baseline): when idle, take every arrived request up to `slots` as a
+// batch, prefill it, and decode it until its last member is done; requests that arrive meanwhile
+// wait for the whole batch. Continuous batching (iteration-level scheduling, as Orca and vLLM):
+// before every step, admit arrived requests into free slots and prefill them; a finished request
+// frees its slot at once. Either way a prefill launch stalls the decode of the others.
+// Nothing allocates after construction (a serving call is timed, and the harness counts a timed
+// call's allocations: M1): reset() starts the trace again in the same storage.
+#pragma once
+
+#include <cstddef>
+#include <stdexcept>
+#include <vector>
+
+namespace aisp::decode {
+
+enum class batching : unsigned char { static_batches, continuous };
+
+struct request_shape {
+  double arrival_s = 0;
+  int prompt_tokens = 1;
+  int output_tokens = 1;
+};
+
+// One model launch: its rows (request, cache slot, position), and the rows whose greedy token is
+// that request's output number `pick_index`.
+struct serving_launch {
+  std::vector<int> row_request, row_slot, row_position;
+  std::vector<int> pick_row, pick_request, pick_index;
+  [[nodiscard]] int rows() const { return static_cast<int>(row_request.size()); }
+  [[nodiscard]] int picks() const { return static_cast<int>(pick_row.size()); }
+};
+
+class serving_scheduler {
+ public:
+  serving_scheduler(std::vector<request_shape> requests, int slots, batching policy)
+      : requests_(std::move(requests)), state_(requests_.size()), policy_(policy), slots_(slots) {
+    if (slots < 1) throw std::invalid_argument("a scheduler needs at least one slot");
+    std::size_t most_rows = static_cast<std::size_t>(slots);
+    for (std::size_t r = 0; r < requests_.size(); ++r) {
+      if (requests_[r].prompt_tokens < 1 || requests_[r].output_tokens < 1)
+        throw std::invalid_argument("every request needs a prompt token and an output token");
+      state_[r].token_done_s.reserve(static_cast<std::size_t>(requests_[r].output_tokens));
+      most_rows += static_cast<std::size_t>(requests_[r].prompt_tokens);
+    }
+    for (auto* list : {&free_slots_, &active_, &members_, &unfinished_}) list->reserve(requests_.size() + static_cast<std::size_t>(slots));
+    for (auto* list : {&launch_.row_request, &launch_.row_slot, &launch_.row_position, &launch_.pick_row, &launch_.pick_request,
+                       &launch_.pick_index})
+      list->reserve(most_rows);
+    reset();
+  }
+
+  // Every request pending again, nothing run yet.
+  void reset() {
+    free_slots_.clear();
+    for (int s = slots_ - 1; s >= 0; --s) free_slots_.push_back(s);  // slot 0 is taken first
+    for (auto& s : state_) {
+      s.slot = -1;
+      s.produced = 0;
+      s.token_done_s.clear();
+    }
+    active_.clear();
+    members_.clear();
+    next_pending_ = 0;
+    finished_ = 0;
+  }
+
+  [[nodiscard]] bool done() const { return finished_ == requests_.size(); }
+  [[nodiscard]] bool has_pending() const { return next_pending_ < requests_.size(); }
+  // The arrival a scheduler with nothing to run waits for (call only while has_pending()).
+  [[nodiscard]] double next_arrival_s() const { return requests_[next_pending_].arrival_s; }
+
+  // The launch to run at `now_s` (valid until the next call), or null: nothing until the next arrival.
+  [[nodiscard]] const serving_launch* next(double now_s) {
+    if (policy_ == batching::continuous || active_.empty()) admit(now_s);
+    for (auto* list : {&launch_.row_request, &launch_.row_slot, &launch_.row_position, &launch_.pick_row, &launch_.pick_request,
+                       &launch_.pick_index})
+      list->clear();
+    for (int r : active_) {  // prefill first: new requests' prompts in one launch
+      if (state_[static_cast<std::size_t>(r)].produced == 0) add_prompt(launch_, r);
+    }
+    if (launch_.rows() == 0) {
+      for (int r : active_) add_decode_row(launch_, r);
+    }
+    return launch_.rows() == 0 ? nullptr : &launch_;
+  }
+
+  // `launch` finished at `now_s`: each pick is its request's next token, done then.
+  void completed(const serving_launch& launch, double now_s) {
+    for (int i = 0; i < launch.picks(); ++i) {
+      auto& s = state_[static_cast<std::size_t>(launch.pick_request[static_cast<std::size_t>(i)])];
+      ++s.produced;
+      s.token_done_s.push_back(now_s);
+    }
+    unfinished_.clear();
+    for (int r : active_) {
+      if (state_[static_cast<std::size_t>(r)].produced < requests_[static_cast<std::size_t>(r)].output_tokens) {
+        unfinished_.push_back(r);
+      } else if (policy_ == batching::continuous) {
+        retire(r);  // its slot is free for the next step
+      }
+    }
+    active_.swap(unfinished_);
+    if (policy_ == batching::static_batches && active_.empty()) {  // the batch ends with its last member
+      for (int r : members_) retire(r);
+      members_.clear();
+    }
+  }
+
+  // When each of request r's tokens was done.
+  [[nodiscard]] const std::vector<double>& token_times(int r) const { return state_[static_cast<std::size_t>(r)].token_done_s; }
+  [[nodiscard]] const request_shape& request(int r) const { return requests_[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] int requests() const { return static_cast<int>(requests_.size()); }
+
+ private:
+  struct request_state {
+    int slot = -1;
+    int produced = 0;
+    std::vector<double> token_done_s;
+  };
+
+  void admit(double now_s) {
+    while (has_pending() && !free_slots_.empty() && requests_[next_pending_].arrival_s <= now_s) {
+      const int r = static_cast<int>(next_pending_++);
+      state_[static_cast<std::size_t>(r)].slot = free_slots_.back();
+      free_slots_.pop_back();
+      active_.push_back(r);
+      if (policy_ == batching::static_batches) members_.push_back(r);
+    }
+  }
+
+  void retire(int r) {
+    free_slots_.push_back(state_[static_cast<std::size_t>(r)].slot);
+    ++finished_;
+  }
+
+  void add_prompt(serving_launch& launch, int r) {
+    const int slot = state_[static_cast<std::size_t>(r)].slot;
+    const int length = requests_[static_cast<std::size_t>(r)].prompt_tokens;
+    for (int p = 0; p < length; ++p) add_row(launch, r, slot, p);
+    add_pick(launch, launch.rows() - 1, r, 0);
+  }
+
+  void add_decode_row(serving_launch& launch, int r) {
+    const auto& s = state_[static_cast<std::size_t>(r)];
+    const int position = requests_[static_cast<std::size_t>(r)].prompt_tokens + s.produced - 1;  // feeds its last token
+    add_row(launch, r, s.slot, position);
+    add_pick(launch, launch.rows() - 1, r, s.produced);
+  }
+
+  static void add_row(serving_launch& launch, int r, int slot, int position) {
+    launch.row_request.push_back(r);
+    launch.row_slot.push_back(slot);
+    launch.row_position.push_back(position);
+  }
+  static void add_pick(serving_launch& launch, int row, int r, int index) {
+    launch.pick_row.push_back(row);
+    launch.pick_request.push_back(r);
+    launch.pick_index.push_back(index);
+  }
+
+  std::vector<request_shape> requests_;
+  std::vector<request_state> state_;
+  batching policy_;
+  int slots_;
+  std::vector<int> free_slots_;
+  std::size_t next_pending_ = 0;  // requests arrive in order: those before this one are admitted
+  std::vector<int> active_;       // requests in the running set with tokens still to make
+  std::vector<int> members_;      // static batching: the batch, finished members included, until it ends
+  std::vector<int> unfinished_;   // completed()'s scratch
+  serving_launch launch_;
+  std::size_t finished_ = 0;
+};
+
+}  // namespace aisp::decode

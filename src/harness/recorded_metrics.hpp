@@ -1,0 +1,34 @@
+// Note [recorded metrics]: what run() measured of each item a call served (run_context::record),
+// kept by the worker per call and pooled by the judge over a variant's timed calls.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace aisp {
+
+using recorded_values = std::map<std::string, std::vector<double>, std::less<>>;
+
+class recorded_metrics {
+ public:
+  // Appends to `metric`; contract_error for a malformed name, a non-finite value, or more than
+  // the bounds of aisp/run_context.hpp allow in one call.
+  void add(std::string_view metric, double value);
+  // A new call begins, outside the timed window: the per-call bound counts from here, and every
+  // metric seen so far gets room for a call's values, so that add() does not allocate inside
+  // run() (the harness counts a timed call's allocations against the variant: M1).
+  void start_call();
+  // Everything recorded since the last take (metrics that got values), then forgotten; the
+  // metrics' names and storage are kept.
+  [[nodiscard]] recorded_values take();
+
+ private:
+  recorded_values values_;
+  std::size_t this_call_ = 0;
+};
+
+}  // namespace aisp
