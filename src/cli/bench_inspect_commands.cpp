@@ -70,10 +70,13 @@ json audit_pair(const pair& p) {
   if (validation.empty()) gaps.push_back("no validation size");
   if (held_out.empty()) gaps.push_back("no held-out size (V8)");
   if (work.bytes <= 0 && work.flops <= 0) gaps.push_back("no declared work");
-  if (work.bytes > buffer_bytes * 1.001) gaps.push_back("declared bytes exceed the buffers (V3)");
+  // Note [sequential passes]: a pair whose steps depend on each other may move its buffers once a step.
+  if (work.bytes > buffer_bytes * p.passes_at(bench) * 1.001) gaps.push_back("declared bytes exceed the buffers (V3)");
   return {{"target", p.target()}, {"backend", backend_name(p)}, {"reference", static_cast<bool>(p.reference_of())},
           {"validation_sizes", validation}, {"held_out_sizes", held_out}, {"benchmark_size", bench.describe()},
           {"declared_bytes", work.bytes}, {"declared_flops", work.flops}, {"buffer_bytes", buffer_bytes},
+          {"sequential_passes", p.passes_reason().empty() ? json(nullptr)
+                                                          : json{{"passes", p.passes_at(bench)}, {"reason", p.passes_reason()}}},
           {"tolerances", tolerances}, {"variants", variants}, {"exact_math", p.is_exact_math()},
           // Note [fresh calls]: null unless the pair keeps its inputs fixed, with the reason.
           {"fixed_inputs", p.has_fixed_inputs() ? json(p.fixed_inputs_reason()) : json(nullptr)},

@@ -46,8 +46,9 @@ void dimension_codes(const buffer_spec& spec, const workload& work, const std::v
     }
     if (!any) return;
     const auto& dim = spec.dims[axis];
-    if (upper_half_only && dim == "batch") codes.push_back("W5");
-    if (upper_half_only && (dim == "seq" || dim == "sequence")) codes.push_back("W6");
+    // A served trace's requests are its batch and each request's tokens its sequence (labs/decode).
+    if (upper_half_only && (dim == "batch" || dim == "requests")) codes.push_back("W5");
+    if (upper_half_only && (dim == "seq" || dim == "sequence" || dim == "new_tokens" || dim == "output_max")) codes.push_back("W6");
     if (odd_only && is_spatial(dim)) codes.push_back("W7");
   }
 }

@@ -223,7 +223,12 @@ TEST(audit, finds_every_registered_pair_compliant) {
     EXPECT_TRUE(pair["compliant"].get<bool>()) << pair.dump();
     EXPECT_TRUE(pair["reference"].get<bool>());
     EXPECT_FALSE(pair["held_out_sizes"].empty());
-    EXPECT_LE(pair["declared_bytes"].get<double>(), pair["buffer_bytes"].get<double>() * 1.001);
+    // Note [sequential passes]: a decode loop may move its buffers once a step, and says why.
+    const double passes = pair["sequential_passes"].is_null() ? 1.0 : pair["sequential_passes"]["passes"].get<double>();
+    EXPECT_LE(pair["declared_bytes"].get<double>(), pair["buffer_bytes"].get<double>() * passes * 1.001);
+    if (!pair["sequential_passes"].is_null()) {
+      EXPECT_FALSE(pair["sequential_passes"]["reason"].get<std::string>().empty());
+    }
   }
 }
 

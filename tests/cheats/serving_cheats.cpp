@@ -1,0 +1,130 @@
+// Planted cheats of a serving scheduler (issue 21): labs/decode's schedulers
+// (labs/decode/serving_scheduler.hpp) run a toy model on the host, whose output is each request's
+// greedy tokens (requests, output_max) as in labs/decode:continuous_batching. The honest baseline
+// batches statically; each cheat batches continuously and serves less: a scheduler that drops the
+// requests arriving last shows as a shrunken batch (W5), one that stops every request at half its
+// tokens as a truncated sequence (W6): the tokens are checked like any output.
+// Run: aisp_cheats bench run --targets cheats:w5_serving_drops_requests cheats:w6_serving_shortens_outputs
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../../labs/decode/decoder_reference.hpp"
+#include "../../labs/decode/serving_scheduler.hpp"
+#include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
+#include "aisp/run_context.hpp"
+#include "aisp/variant_state.hpp"
+#include "fixture_kit.hpp"
+
+namespace aisp::cheats {
+namespace {
+
+constexpr int toy_vocab = 97;
+
+// The toy model: token i of a request follows from its prompt's ids and its token i - 1.
+[[nodiscard]] int toy_token(int prompt_sum, int index, int previous) { return (prompt_sum * 31 + index * 7 + previous) % toy_vocab; }
+
+[[nodiscard]] int prompt_sum(const float* draws, std::size_t row, std::size_t prompt) {
+  int sum = 0;
+  for (std::size_t p = 0; p < prompt; ++p) sum += decode::token_of_draw(draws[row * prompt + p], toy_vocab);
+  return sum;
+}
+
+// Requests arrive 1 ms apart; every one has the whole prompt and output width.
+[[nodiscard]] std::vector<decode::request_shape> toy_trace(const run_context& ctx, int served, int output_tokens) {
+  std::vector<decode::request_shape> trace;
+  for (int r = 0; r < served; ++r) trace.push_back({1e-3 * r, static_cast<int>(ctx.param("prompt_max")), output_tokens});
+  return trace;
+}
+
+// The scheduler a variant serves with, made in setup(): run() allocates nothing (M1), as in
+// labs/decode:continuous_batching.
+template <decode::batching Policy, bool DropsLate, bool Shortens>
+void setup_server(run_context& ctx) {
+  const auto requests = static_cast<int>(ctx.param("requests"));
+  const auto width = static_cast<int>(ctx.param("output_max"));
+  make_state<decode::serving_scheduler>(ctx, toy_trace(ctx, DropsLate ? requests - requests / 2 : requests, Shortens ? width - width / 2 : width),
+                                        4, Policy);
+}
+
+// Serves what the variant's scheduler admits on a fake clock; every token slot it does not
+// serve holds -1.
+void serve(run_context& ctx) {
+  const auto prompt = static_cast<std::size_t>(ctx.param("prompt_max"));
+  const auto width = static_cast<std::size_t>(ctx.param("output_max"));
+  const float* draws = ctx.as<const float>("prompt");
+  int* tokens = ctx.as<int>("tokens");
+  for (std::size_t i = 0; i < static_cast<std::size_t>(ctx.param("requests")) * width; ++i) tokens[i] = -1;
+  auto& scheduler = state_of<decode::serving_scheduler>(ctx);
+  scheduler.reset();
+  double now = 0;
+  while (!scheduler.done()) {
+    const auto* launch = scheduler.next(now);
+    if (launch == nullptr) {
+      now = scheduler.next_arrival_s();
+      continue;
+    }
+    for (int i = 0; i < launch->picks(); ++i) {
+      const auto r = static_cast<std::size_t>(launch->pick_request[static_cast<std::size_t>(i)]);
+      const auto index = static_cast<std::size_t>(launch->pick_index[static_cast<std::size_t>(i)]);
+      const int previous = index == 0 ? 0 : tokens[r * width + index - 1];
+      tokens[r * width + index] = toy_token(prompt_sum(draws, r, prompt), static_cast<int>(index), previous);
+    }
+    now += 1e-3;
+    scheduler.completed(*launch, now);
+  }
+}
+
+// ---- baseline: static batches of every request to its last token ----
+// ---- W5: the requests that arrive in the second half are never admitted ----
+// ---- W6: every request is retired after half its tokens ----
+
+void toy_reference(reference_io& io) {
+  const auto requests = static_cast<std::size_t>(io.param("requests"));
+  const auto prompt = static_cast<std::size_t>(io.param("prompt_max"));
+  const auto width = static_cast<std::size_t>(io.param("output_max"));
+  const auto draws = io.input("prompt");
+  const auto tokens = io.output("tokens");
+  for (std::size_t r = 0; r < requests; ++r) {
+    int sum = 0;
+    for (std::size_t p = 0; p < prompt; ++p) sum += decode::token_of_draw(draws[r * prompt + p], toy_vocab);
+    int previous = 0;
+    for (std::size_t i = 0; i < width; ++i) {
+      previous = (sum * 31 + static_cast<int>(i) * 7 + previous) % toy_vocab;
+      tokens[r * width + i] = previous;
+    }
+  }
+}
+
+[[nodiscard]] pair serving_pair(const std::string& target, const std::string& code, const std::string& what, stage_fn cheat_setup) {
+  return pair(target)
+      .summary("a serving scheduler's greedy tokens, (requests, output_max), -1 where a request has no token")
+      .on(backend::host)
+      .benchmark_size({{"requests", 256}, {"prompt_max", 16}, {"output_max", 64}})
+      .validation_size({{"requests", 2}, {"prompt_max", 3}, {"output_max", 4}})
+      .validation_size({{"requests", 7}, {"prompt_max", 5}, {"output_max", 9}})
+      .held_out_size({{"requests", 5}, {"prompt_max", 4}, {"output_max", 6}})
+      .input("prompt", dtype::f32, std::vector<std::string>{"requests", "prompt_max"}, init_distribution::uniform_unit)
+      .output("tokens", dtype::i32, {"requests", "output_max"})
+      .work([](const workload& w) {
+        return work_amount{.bytes = 4.0 * static_cast<double>(w.get("requests") * (w.get("prompt_max") + w.get("output_max"))), .flops = 0};
+      })
+      .reference(toy_reference)
+      .tag("cheat:" + code)
+      .add_variant(kit::with_state("baseline", "static batches of 4 arrived requests, each decoded to its last token", serve,
+                                   setup_server<decode::batching::static_batches, false, false>,
+                                   release_state<decode::serving_scheduler>))
+      .add_variant(kit::with_state("optimized", what, serve, std::move(cheat_setup), release_state<decode::serving_scheduler>));
+}
+
+}  // namespace
+}  // namespace aisp::cheats
+
+AISP_REGISTER(aisp::cheats::serving_pair("cheats:w5_serving_drops_requests", "W5",
+                                         "continuous batching that never admits the requests arriving in the second half",
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous, true, false>));
+AISP_REGISTER(aisp::cheats::serving_pair("cheats:w6_serving_shortens_outputs", "W6",
+                                         "continuous batching that retires every request after half its tokens",
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous, false, true>));
