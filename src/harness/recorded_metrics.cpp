@@ -31,11 +31,10 @@ void recorded_metrics::add(std::string_view metric, double value) {
   known->second.push_back(value);
 }
 
-void recorded_metrics::start_call() {
-  this_call_ = 0;
-  // Room for another call: rarely needed (a new metric starts with room for 16 calls, and take()
-  // keeps the storage), so this allocates almost never, and never inside run().
+void recorded_metrics::prepare(bool keep) {
   for (auto& [name, values] : values_) {
+    if (!keep) values.clear();  // the storage stays
+    // Rarely needed: a new metric starts with room for 16 calls, and clearing keeps the storage.
     if (values.capacity() - values.size() < max_recorded_values) values.reserve(2 * values.capacity() + max_recorded_values);
   }
 }

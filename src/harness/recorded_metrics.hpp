@@ -18,10 +18,13 @@ class recorded_metrics {
   // Appends to `metric`; contract_error for a malformed name, a non-finite value, or more than
   // the bounds of aisp/run_context.hpp allow in one call.
   void add(std::string_view metric, double value);
-  // A new call begins, outside the timed window: the per-call bound counts from here, and every
-  // metric seen so far gets room for a call's values, so that add() does not allocate inside
-  // run() (the harness counts a timed call's allocations against the variant: M1).
-  void start_call();
+  // A call of run() begins: the per-call bound counts from here. Never allocates.
+  void begin_call() { this_call_ = 0; }
+  // Before a call, outside the timed window: unless `keep` (the calls of one request of timed
+  // samples), the values so far are dropped; every metric seen gets room for a call's values, so
+  // that add() does not allocate inside run() (the harness counts a timed call's allocations
+  // against the variant: M1).
+  void prepare(bool keep);
   // Everything recorded since the last take (metrics that got values), then forgotten; the
   // metrics' names and storage are kept.
   [[nodiscard]] recorded_values take();

@@ -207,6 +207,7 @@ void variant_session::prepare_timed_path() {
   sampler_->prepare(
       [this, range = benchmark_size_ ? "aisp_benchmark_size_" + variant_.name : std::string()] {
         if (!range.empty()) nvtxRangePushA(range.c_str());
+        context_->recorded().begin_call();
         variant_.run(*context_);
         if (!range.empty()) nvtxRangePop();
       },
@@ -232,6 +233,7 @@ void variant_session::prepare_call(std::uint64_t input_seed, const output_fill& 
   keep_unchecked_launch_error();
   if (!pair_.has_fixed_inputs()) buffers_->refresh_inputs(input_seed, stream_);
   buffers_->fill_outputs(fill, stream_);
+  context_->recorded().prepare(sampling_);  // Note [recorded metrics]
 }
 
 std::string variant_session::access_policy_in_force() const {
@@ -310,6 +312,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
       prepare_call(call_seed(input_base, static_cast<std::uint64_t>(report.warmup_calls)),
                    fill_for_call(fill_base, static_cast<std::uint64_t>(report.warmup_calls)));
       call_timer.start();
+      context_->recorded().begin_call();
       variant_.run(*context_);
       call_timer.stop();
       if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -345,16 +348,14 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   std::vector<sample_record> records;
   records.reserve(static_cast<std::size_t>(plan.count));
   static_cast<void>(context_->recorded().take());  // Note [recorded metrics]: timed calls' values only
+  sampling_ = true;
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
     const bool verified_here = plan.verify == i;
     const std::uint64_t input_seed =
         verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
-    records.push_back(sampler_->take([&] {
-      prepare_call(input_seed, fill);
-      context_->recorded().start_call();
-    }));
+    records.push_back(sampler_->take([&] { prepare_call(input_seed, fill); }));
     if (!verified_here) continue;
     timed_call_fingerprint fingerprint;
     fingerprint.sample_index = i;
@@ -374,6 +375,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     kept_ = true;
     verified = std::move(fingerprint);
   }
+  sampling_ = false;
   return records;
 }
 

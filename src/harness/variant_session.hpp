@@ -169,6 +169,7 @@ class variant_session {
   // so keeping them faults in no new pages during sampling (M6).
   std::unique_ptr<buffer_store> kept_outputs_;
   bool kept_ = false;
+  bool sampling_ = false;  // inside sample(): the calls' recorded values are kept (Note [recorded metrics])
   bool benchmark_size_ = false;  // the last load() was the benchmark size (Note [profiling one size])
   std::size_t initial_set_aside_ = 0;     // the context's persisting-L2 set-aside before any pair code
   std::string unchecked_launch_error_;    // a failed launch of run() found before the harness's own (X8)

@@ -268,6 +268,31 @@ void check_speed_of_light(const pair& declared, pair_result& result, std::vector
   }
 }
 
+// W12, Note [recorded metrics]: a variant whose slowest served item waited far longer than the
+// baseline's slowest (its worst recorded latency over 1.5x the baseline's worst, any metric)
+// starved an item, however good its throughput or median.
+constexpr double starved_item_factor = 1.5;
+
+void check_latency_tails(std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  const variant_slot* baseline = nullptr;
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::baseline) baseline = &slot;
+  }
+  if (baseline == nullptr) return;
+  for (const auto& slot : slots) {
+    if (&slot == baseline) continue;
+    for (const auto& [metric, values] : slot.result.recorded) {
+      const auto base = baseline->result.recorded.find(metric);
+      if (values.empty() || base == baseline->result.recorded.end() || base->second.empty()) continue;
+      const double worst = *std::max_element(values.begin(), values.end());
+      const double base_worst = *std::max_element(base->second.begin(), base->second.end());
+      add_check(checks, verify::checks::latency_tail, slot.label, worst <= starved_item_factor * base_worst,
+                fmt::format("{}: the worst of {} recorded values is {:.4g}, the baseline's worst {:.4g} ({:.2f}x; at most {}x)", metric,
+                            values.size(), worst, base_worst, base_worst > 0 ? worst / base_worst : 0.0, starved_item_factor));
+    }
+  }
+}
+
 // The benchmark size: load, sample interleaved, energy window, the full-size comparison with the
 // baseline, the sampling and timeline checks and SOL.
 void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vector<variant_slot>& slots,
@@ -299,6 +324,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
+  if (!config.verify_only) check_latency_tails(slots, result.checks);
   phases.lap("checks");
 }
 

@@ -131,6 +131,9 @@ inline const check_kind traffic{"traffic", {"W3"}, "a call moved fewer bytes tha
 inline const check_kind memory_fit{"memory-fit", {"E4"}, "the workload does not fit in the memory that is free"};
 inline const check_kind unified_memory{"unified-memory", {"C10"}, "undeclared managed memory, or its migrations inside the sample"};
 inline const check_kind kernel_choice{"kernel-choice", {"K6"}, "the kernels chosen per call changed between samples (tuning while timed)"};
+// Note [recorded metrics]: a served item (a request's first token) that waited far longer than
+// the baseline's slowest: a scheduler that starves one request to speed up the rest.
+inline const check_kind latency_tail{"latency-tail", {"W12"}, "a served item waited far longer than the baseline's slowest (starved)"};
 // Note [ranks]: a sample is the slowest rank's; a variant whose ranks' times drift far apart
 // (rank 0 fast, another slow) is flagged, since only the slowest rank's time says what it costs.
 inline const check_kind rank_skew{"rank-skew", {"D4"}, "the ranks' sample times differ far more than the baseline's"};

@@ -3,8 +3,10 @@
 // greedy tokens (requests, output_max) as in labs/decode:continuous_batching. The honest baseline
 // batches statically; each cheat batches continuously and serves less: a scheduler that drops the
 // requests arriving last shows as a shrunken batch (W5), one that stops every request at half its
-// tokens as a truncated sequence (W6): the tokens are checked like any output.
+// tokens as a truncated sequence (W6): the tokens are checked like any output. One that holds a
+// request back with every token right is caught by the recorded times to first token (W12).
 // Run: aisp_cheats bench run --targets cheats:w5_serving_drops_requests cheats:w6_serving_shortens_outputs
+//      cheats:w12_serving_starves_a_request
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -32,32 +34,52 @@ constexpr int toy_vocab = 97;
   return sum;
 }
 
-// Requests arrive 1 ms apart; every one has the whole prompt and output width.
-[[nodiscard]] std::vector<decode::request_shape> toy_trace(const run_context& ctx, int served, int output_tokens) {
-  std::vector<decode::request_shape> trace;
-  for (int r = 0; r < served; ++r) trace.push_back({1e-3 * r, static_cast<int>(ctx.param("prompt_max")), output_tokens});
-  return trace;
+// Requests arrive 20 ms apart, each with the whole prompt width; a launch takes 1 ms of the fake
+// clock, so an honest scheduler is never behind and every first token comes soon after its arrival.
+constexpr double arrival_gap_s = 20e-3;
+constexpr double launch_s = 1e-3;
+
+// A variant's scheduler and which request each of its ids serves, made in setup(): run()
+// allocates nothing (M1), as in labs/decode:continuous_batching.
+struct toy_server {
+  decode::serving_scheduler scheduler;
+  std::vector<int> request_of;  // scheduler id -> request
+};
+
+[[nodiscard]] decode::request_shape shape_at(const run_context& ctx, double arrival_s, int output_tokens) {
+  return {arrival_s, static_cast<int>(ctx.param("prompt_max")), output_tokens};
 }
 
-// The scheduler a variant serves with, made in setup(): run() allocates nothing (M1), as in
-// labs/decode:continuous_batching.
-template <decode::batching Policy, bool DropsLate, bool Shortens>
+enum class cheat : unsigned char { none, drops_late_requests, shortens_outputs, starves_the_first };
+
+template <decode::batching Policy, cheat Cheat>
 void setup_server(run_context& ctx) {
   const auto requests = static_cast<int>(ctx.param("requests"));
   const auto width = static_cast<int>(ctx.param("output_max"));
-  make_state<decode::serving_scheduler>(ctx, toy_trace(ctx, DropsLate ? requests - requests / 2 : requests, Shortens ? width - width / 2 : width),
-                                        4, Policy);
+  const int served = Cheat == cheat::drops_late_requests ? requests - requests / 2 : requests;
+  const int output_tokens = Cheat == cheat::shortens_outputs ? width - width / 2 : width;
+  std::vector<decode::request_shape> trace;
+  std::vector<int> request_of;
+  for (int r = 0; r < served; ++r) {
+    // W12: request 0 is kept back until the last request has arrived (and waits behind it).
+    const int request = Cheat == cheat::starves_the_first ? (r + 1) % served : r;
+    const double admitted_s = Cheat == cheat::starves_the_first && request == 0 ? arrival_gap_s * (served - 1) : arrival_gap_s * request;
+    trace.push_back(shape_at(ctx, admitted_s, output_tokens));
+    request_of.push_back(request);
+  }
+  make_state<toy_server>(ctx, decode::serving_scheduler(std::move(trace), 4, Policy), std::move(request_of));
 }
 
-// Serves what the variant's scheduler admits on a fake clock; every token slot it does not
-// serve holds -1.
+// Serves what the variant's scheduler admits on the fake clock and records each request's time
+// to first token from its real arrival; every token slot it does not serve holds -1.
 void serve(run_context& ctx) {
   const auto prompt = static_cast<std::size_t>(ctx.param("prompt_max"));
   const auto width = static_cast<std::size_t>(ctx.param("output_max"));
   const float* draws = ctx.as<const float>("prompt");
   int* tokens = ctx.as<int>("tokens");
   for (std::size_t i = 0; i < static_cast<std::size_t>(ctx.param("requests")) * width; ++i) tokens[i] = -1;
-  auto& scheduler = state_of<decode::serving_scheduler>(ctx);
+  auto& server = state_of<toy_server>(ctx);
+  auto& scheduler = server.scheduler;
   scheduler.reset();
   double now = 0;
   while (!scheduler.done()) {
@@ -67,19 +89,17 @@ void serve(run_context& ctx) {
       continue;
     }
     for (int i = 0; i < launch->picks(); ++i) {
-      const auto r = static_cast<std::size_t>(launch->pick_request[static_cast<std::size_t>(i)]);
+      const auto r = static_cast<std::size_t>(server.request_of[static_cast<std::size_t>(launch->pick_request[static_cast<std::size_t>(i)])]);
       const auto index = static_cast<std::size_t>(launch->pick_index[static_cast<std::size_t>(i)]);
       const int previous = index == 0 ? 0 : tokens[r * width + index - 1];
       tokens[r * width + index] = toy_token(prompt_sum(draws, r, prompt), static_cast<int>(index), previous);
     }
-    now += 1e-3;
+    now += launch_s;
     scheduler.completed(*launch, now);
   }
+  for (int id = 0; id < scheduler.requests(); ++id)
+    ctx.record("ttft_s", scheduler.token_times(id).front() - arrival_gap_s * server.request_of[static_cast<std::size_t>(id)]);
 }
-
-// ---- baseline: static batches of every request to its last token ----
-// ---- W5: the requests that arrive in the second half are never admitted ----
-// ---- W6: every request is retired after half its tokens ----
 
 void toy_reference(reference_io& io) {
   const auto requests = static_cast<std::size_t>(io.param("requests"));
@@ -114,9 +134,8 @@ void toy_reference(reference_io& io) {
       .reference(toy_reference)
       .tag("cheat:" + code)
       .add_variant(kit::with_state("baseline", "static batches of 4 arrived requests, each decoded to its last token", serve,
-                                   setup_server<decode::batching::static_batches, false, false>,
-                                   release_state<decode::serving_scheduler>))
-      .add_variant(kit::with_state("optimized", what, serve, std::move(cheat_setup), release_state<decode::serving_scheduler>));
+                                   setup_server<decode::batching::static_batches, cheat::none>, release_state<toy_server>))
+      .add_variant(kit::with_state("optimized", what, serve, std::move(cheat_setup), release_state<toy_server>));
 }
 
 }  // namespace
@@ -124,7 +143,13 @@ void toy_reference(reference_io& io) {
 
 AISP_REGISTER(aisp::cheats::serving_pair("cheats:w5_serving_drops_requests", "W5",
                                          "continuous batching that never admits the requests arriving in the second half",
-                                         aisp::cheats::setup_server<aisp::decode::batching::continuous, true, false>));
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous,
+                                                                    aisp::cheats::cheat::drops_late_requests>));
 AISP_REGISTER(aisp::cheats::serving_pair("cheats:w6_serving_shortens_outputs", "W6",
                                          "continuous batching that retires every request after half its tokens",
-                                         aisp::cheats::setup_server<aisp::decode::batching::continuous, false, true>));
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous,
+                                                                    aisp::cheats::cheat::shortens_outputs>));
+AISP_REGISTER(aisp::cheats::serving_pair("cheats:w12_serving_starves_a_request", "W12",
+                                         "continuous batching that holds the first request back until every other has arrived",
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous,
+                                                                    aisp::cheats::cheat::starves_the_first>));

@@ -73,7 +73,7 @@ namespace {
 
 TEST(recorded_metrics, keep_each_metrics_values_until_taken) {
   aisp::recorded_metrics recorded;
-  recorded.start_call();
+  recorded.begin_call();
   recorded.add("ttft_s", 0.25);
   recorded.add("ttft_s", 0.5);
   recorded.add("tpot_s", 0.01);
@@ -85,7 +85,7 @@ TEST(recorded_metrics, keep_each_metrics_values_until_taken) {
 
 TEST(recorded_metrics, refuse_bad_names_values_and_floods) {
   aisp::recorded_metrics recorded;
-  recorded.start_call();
+  recorded.begin_call();
   EXPECT_THROW(recorded.add("TTFT", 1.0), aisp::contract_error);
   EXPECT_THROW(recorded.add("", 1.0), aisp::contract_error);
   EXPECT_THROW(recorded.add("ttft_s", std::nan("")), aisp::contract_error);
@@ -93,8 +93,11 @@ TEST(recorded_metrics, refuse_bad_names_values_and_floods) {
   EXPECT_THROW(recorded.add("e", 1.0), aisp::contract_error) << "a fifth metric";
   for (std::size_t i = 4; i < aisp::max_recorded_values; ++i) recorded.add("a", 1.0);
   EXPECT_THROW(recorded.add("a", 1.0), aisp::contract_error) << "one call over the bound";
-  recorded.start_call();
+  recorded.prepare(true);
+  recorded.begin_call();
   EXPECT_NO_THROW(recorded.add("a", 1.0)) << "the bound is per call";
+  recorded.prepare(false);
+  EXPECT_TRUE(recorded.take().empty()) << "a call outside the timed samples drops what came before";
 }
 
 TEST(recorded_metrics, are_summarized_as_p50_and_p99_with_the_baselines_tail_ratio) {
