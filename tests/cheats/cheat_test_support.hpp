@@ -46,7 +46,7 @@ inline const std::vector<std::string>& validity_codes() {
   static const std::vector<std::string> codes{
       "T1", "T2", "T3", "T4", "T5", "T6", "T7",
       "O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8", "O9", "O10",
-      "W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11",
+      "W1", "W2", "W3", "W4", "W5", "W6", "W7", "W8", "W9", "W10", "W11", "W12",
       "L1", "L2", "L3", "L4", "L5", "L6", "L7",
       "M1", "M2", "M3", "M4", "M5", "M6", "M7",
       "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "C10",
