@@ -31,6 +31,7 @@
 #include "aisp/device_scratch.hpp"
 #include "aisp/hopper_ptx.cuh"
 #include "aisp/launch_shape.hpp"
+#include "aisp/cublas_handle.hpp"
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/tensor_map_encoder.hpp"
@@ -397,11 +398,6 @@ void run_grouped(run_context& ctx) {
 // live in device memory, written in setup() for the buffers' addresses (setup runs again when
 // the harness moves them).
 struct grouped_peer {
-  grouped_peer() { AISP_CUBLAS_CHECK(cublasCreate(&handle)); }
-  grouped_peer(const grouped_peer&) = delete;
-  grouped_peer& operator=(const grouped_peer&) = delete;
-  ~grouped_peer() { static_cast<void>(cublasDestroy(handle)); }  // nobody is left to tell
-  cublasHandle_t handle = nullptr;
   std::vector<cublasOperation_t> transa;
   std::vector<cublasOperation_t> transb;
   std::vector<int> m;
@@ -415,6 +411,7 @@ struct grouped_peer {
   std::vector<float> beta;
   std::unique_ptr<device_scratch> pointers;  // [A pointers | B pointers | C pointers], one per group
   std::unique_ptr<device_scratch> workspace;
+  cublas_handle blas;  // last: destroyed first, before the workspace it was given
 };
 
 // The device arrays of A, B and C pointers of every group, C from `y`.
@@ -437,7 +434,7 @@ void enqueue_grouped_peer(const grouped_peer& peer) {
   const auto groups = static_cast<int>(peer.m.size());
   auto* const* arrays = static_cast<void* const*>(peer.pointers->data());
   AISP_CUBLAS_CHECK(cublasGemmGroupedBatchedEx(
-      peer.handle, peer.transa.data(), peer.transb.data(), peer.m.data(), peer.n.data(), peer.k.data(),
+      peer.blas.handle, peer.transa.data(), peer.transb.data(), peer.m.data(), peer.n.data(), peer.k.data(),
       peer.alpha.data(), arrays, CUDA_R_16BF, peer.lda.data(), arrays + groups, CUDA_R_16BF, peer.ldb.data(),
       peer.beta.data(), arrays + 2 * groups, CUDA_R_16BF, peer.ldc.data(), groups, peer.group_size.data(),
       CUBLAS_COMPUTE_32F));
@@ -447,10 +444,10 @@ void setup_grouped_peer(run_context& ctx) {
   const problem p = problem_of(ctx);
   const expert_rows layout = expert_layout(p.experts, p.rows);
   auto& peer = make_state<grouped_peer>(ctx);
-  AISP_CUBLAS_CHECK(cublasSetStream(peer.handle, ctx.stream()));
-  AISP_CUBLAS_CHECK(cublasSetMathMode(peer.handle, CUBLAS_DEFAULT_MATH));  // stated, not changed (W2)
+  AISP_CUBLAS_CHECK(cublasSetStream(peer.blas.handle, ctx.stream()));
+  AISP_CUBLAS_CHECK(cublasSetMathMode(peer.blas.handle, CUBLAS_DEFAULT_MATH));  // stated, not changed (W2)
   peer.workspace = std::make_unique<device_scratch>(cublas_workspace_bytes);
-  AISP_CUBLAS_CHECK(cublasSetWorkspace(peer.handle, peer.workspace->data(), cublas_workspace_bytes));
+  AISP_CUBLAS_CHECK(cublasSetWorkspace(peer.blas.handle, peer.workspace->data(), cublas_workspace_bytes));
   std::vector<int> experts;
   for (int e = 0; e < p.experts; ++e) {
     const int rows = layout.count(static_cast<std::size_t>(e));

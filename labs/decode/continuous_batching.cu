@@ -213,7 +213,7 @@ void serving_reference(reference_io& io) {
   const auto c = config_of(w.get("model"));
   double rows = 0;
   for (const auto& s : shapes_of(w)) rows += s.prompt_tokens + s.output_tokens - 1;
-  const double matmul_weights = static_cast<double>(c.parameters() - static_cast<std::int64_t>(c.vocab) * c.d_model);
+  const auto matmul_weights = static_cast<double>(c.matmul_parameters());
   return {.bytes = static_cast<double>(c.parameters()) * 2.0 * longest_output(w), .flops = 2.0 * matmul_weights * rows};
 }
 

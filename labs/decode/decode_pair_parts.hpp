@@ -55,7 +55,7 @@ inline void greedy_tokens_reference(reference_io& io) {
   const double prompt = static_cast<double>(w.get("prompt"));
   const double new_tokens = static_cast<double>(w.get("new_tokens"));
   const double rows = batch * (prompt + new_tokens - 1);
-  const double matmul_weights = static_cast<double>(c.parameters() - static_cast<std::int64_t>(c.vocab) * c.d_model);
+  const auto matmul_weights = static_cast<double>(c.matmul_parameters());
   const double context = prompt + new_tokens - 1;
   const double attended = batch * context * (context + 1) / 2;  // (row, key) pairs: each row sees the keys up to it
   work_amount work;

@@ -48,6 +48,10 @@ struct decoder_config {
     const std::int64_t d = d_model;
     return static_cast<std::int64_t>(qkv_width()) * d + d * q_width() + 3 * d * ffn;
   }
+  // Weights a processed row multiplies (all but the embedding, which is a lookup): 2 FLOPs each.
+  [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t matmul_parameters() const {
+    return static_cast<std::int64_t>(vocab) * d_model + layers * per_layer();
+  }
   // Weights: the embedding, the layers and the output head (the norms' gains are ones).
   [[nodiscard]] AISP_DECODE_HOST_DEVICE std::int64_t parameters() const {
     return 2 * static_cast<std::int64_t>(vocab) * d_model + layers * per_layer();
