@@ -5,11 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
-ctest --test-dir build --output-on-failure
+status=0
+ctest --test-dir build --output-on-failure || status=$?
 reason=$(build/tests/aisp_gpu_tests --gtest_filter='cold_sampler.*' 2>&1 | grep -m1 -o "no GPU: .*" || true)
 if [ -n "$reason" ]; then
   echo "GPU tests skipped: $reason"
 fi
 if [ -z "${AISP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   echo "dashboard test skipped: no Chromium found (scripts/setup.sh installs Debian's chromium)"
+fi
+if [ "$status" -ne 0 ]; then
+  scripts/failure_digest.sh
+  exit "$status"
 fi

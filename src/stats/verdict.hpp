@@ -28,8 +28,9 @@ struct verdict_config {
 // Note [disturbed noise floor]: the twin runs the baseline's own code, so its ratio to the
 // baseline should be 1 within its CI. A floor far wider than the pair's own CIs (a systematic
 // gap between two workers of the same code: one of them was slowed, sped up, or placed apart)
-// says the workers were not measured alike, and no speedup of that run can be trusted however
-// tight its CI. Non-empty: why the verdict is inconclusive.
+// says the workers were not measured alike, and no speedup inside that disturbance can be
+// trusted however tight its CI; one beyond its square (the candidate's worker sped up by it and
+// the baseline's slowed by it) still can. Non-empty: why the verdict is inconclusive.
 [[nodiscard]] std::string disturbed_noise_reason(const ratio_estimate& baseline_vs_itself, const ratio_estimate& speedup);
 
 // With floor = max(noise_floor, min_effect):

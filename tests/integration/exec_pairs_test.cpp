@@ -48,7 +48,7 @@ TEST(exec_pairs, the_tutorial_pair_is_judged_faster_with_every_check_passing) {
   bool faster = false;
   for (const auto& speedup : judged_pair.pair.value("speedups", json::array()))
     faster = faster || speedup.value("verdict", "") == "faster";
-  EXPECT_TRUE(faster) << judged_pair.pair.dump(1).substr(0, 3000);
+  EXPECT_TRUE(faster) << "speedups: " << judged_pair.pair.value("speedups", json::array()).dump();
 }
 
 TEST(exec_cheats, a_cached_output_is_caught) {

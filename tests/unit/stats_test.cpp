@@ -507,6 +507,14 @@ TEST(disturbed_noise_reason, an_honest_floor_or_wide_cis_leave_the_verdict_to_th
   EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.3, 1.28, 1.32}, {2.0, 1.8, 2.2}), "");
 }
 
+TEST(disturbed_noise_reason, an_effect_beyond_the_disturbance_squared_stands) {
+  // A twin 15% apart with tight CIs, and a 300x speedup: no disturbance of that size explains it.
+  EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.15, 1.14, 1.16}, {300, 290, 310}), "");
+  EXPECT_EQ(aisp::stats::disturbed_noise_reason({1.15, 1.14, 1.16}, {0.004, 0.0039, 0.0041}), "");
+  // 1.16^2 = 1.35: a speedup whose CI reaches under it stays untrusted.
+  EXPECT_NE(aisp::stats::disturbed_noise_reason({1.15, 1.14, 1.16}, {1.3, 1.29, 1.31}), "");
+}
+
 }  // namespace
 
 TEST(median_of, is_the_middle_element_or_zero_when_empty) {
