@@ -157,6 +157,11 @@ class pair {
   // loop: every token needs the last) must move a buffer once per step. The declared bytes may
   // then reach `passes` times every buffer moved once (V3), and the reason is recorded.
   pair& sequential_passes(std::function<double(const workload&)> passes, std::string reason);
+  // Note [judged by a recorded metric]: the verdict compares the `quantile` of a value run()
+  // records (run_context::record: a request's time per output token) instead of the call time:
+  // the baseline's over the variant's, lower is better, with the baseline's twin as the noise
+  // floor at the same quantile. `why` says what the pair is for, and is recorded.
+  pair& judge_by_recorded(std::string metric, double quantile, std::string why);
   // Note [ranks]: a multi-GPU pair. The harness starts one worker per rank, each on its own GPU
   // with its own buffers (each of the declared size), creates the NCCL communicator, starts every
   // sample of every rank together and takes the slowest rank's time; every rank's outputs are
@@ -187,6 +192,10 @@ class pair {
   // 1 where the pair declares no sequential passes.
   [[nodiscard]] double passes_at(const workload& work) const { return passes_ ? passes_(work) : 1.0; }
   [[nodiscard]] const std::string& passes_reason() const { return passes_reason_; }
+  // "" where the verdict is on the call time.
+  [[nodiscard]] const std::string& judged_metric() const { return judged_metric_; }
+  [[nodiscard]] double judged_quantile() const { return judged_quantile_; }
+  [[nodiscard]] const std::string& judged_reason() const { return judged_reason_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
@@ -229,6 +238,9 @@ class pair {
   std::function<double(const workload&)> items_;
   std::function<double(const workload&)> passes_;
   std::string passes_reason_;
+  std::string judged_metric_;
+  double judged_quantile_ = 0.5;
+  std::string judged_reason_;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
   bool managed_memory_ = false;

@@ -6,11 +6,15 @@
 // batch, prefill it, and decode it until its last member is done; requests that arrive meanwhile
 // wait for the whole batch. Continuous batching (iteration-level scheduling, as Orca and vLLM):
 // before every step, admit arrived requests into free slots and prefill them; a finished request
-// frees its slot at once. Either way a prefill launch stalls the decode of the others.
+// frees its slot at once. Either way a prefill launch stalls the decode of the others, unless
+// the continuous scheduler is given a token budget (chunked prefill, as Sarathi-Serve and vLLM):
+// then every launch carries each running request's decode row and fills the rest of the budget
+// with prompt chunks, in order of admission, so a long prompt no longer stalls the decodes.
 // Nothing allocates after construction (a serving call is timed, and the harness counts a timed
 // call's allocations: M1): reset() starts the trace again in the same storage.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <stdexcept>
 #include <vector>
@@ -36,9 +40,13 @@ struct serving_launch {
 
 class serving_scheduler {
  public:
-  serving_scheduler(std::vector<request_shape> requests, int slots, batching policy)
-      : requests_(std::move(requests)), state_(requests_.size()), policy_(policy), slots_(slots) {
+  // `chunk_tokens` > 0 (continuous only): the rows a launch may hold, decode rows included; a
+  // launch always takes at least one prompt row while a prompt is unfinished, so prefill moves on.
+  serving_scheduler(std::vector<request_shape> requests, int slots, batching policy, int chunk_tokens = 0)
+      : requests_(std::move(requests)), state_(requests_.size()), policy_(policy), slots_(slots), chunk_tokens_(chunk_tokens) {
     if (slots < 1) throw std::invalid_argument("a scheduler needs at least one slot");
+    if (chunk_tokens < 0 || (chunk_tokens > 0 && policy != batching::continuous))
+      throw std::invalid_argument("a prefill chunk is a positive token budget of continuous batching");
     std::size_t most_rows = static_cast<std::size_t>(slots);
     for (std::size_t r = 0; r < requests_.size(); ++r) {
       if (requests_[r].prompt_tokens < 1 || requests_[r].output_tokens < 1)
@@ -59,6 +67,7 @@ class serving_scheduler {
     for (int s = slots_ - 1; s >= 0; --s) free_slots_.push_back(s);  // slot 0 is taken first
     for (auto& s : state_) {
       s.slot = -1;
+      s.prefilled = 0;
       s.produced = 0;
       s.token_done_s.clear();
     }
@@ -79,17 +88,26 @@ class serving_scheduler {
     for (auto* list : {&launch_.row_request, &launch_.row_slot, &launch_.row_position, &launch_.pick_row, &launch_.pick_request,
                        &launch_.pick_index})
       list->clear();
-    for (int r : active_) {  // prefill first: new requests' prompts in one launch
-      if (state_[static_cast<std::size_t>(r)].produced == 0) add_prompt(launch_, r);
-    }
-    if (launch_.rows() == 0) {
-      for (int r : active_) add_decode_row(launch_, r);
+    if (chunk_tokens_ > 0) {
+      add_decodes_and_chunks();
+    } else {
+      for (int r : active_) {  // prefill first: new requests' prompts in one launch
+        if (prefilling(r)) add_prompt_rows(launch_, r, prompt_of(r));
+      }
+      if (launch_.rows() == 0) {
+        for (int r : active_) add_decode_row(launch_, r);
+      }
     }
     return launch_.rows() == 0 ? nullptr : &launch_;
   }
 
   // `launch` finished at `now_s`: each pick is its request's next token, done then.
   void completed(const serving_launch& launch, double now_s) {
+    for (int i = 0; i < launch.rows(); ++i) {  // the prompt positions now in the cache
+      auto& s = state_[static_cast<std::size_t>(launch.row_request[static_cast<std::size_t>(i)])];
+      s.prefilled = std::max(s.prefilled, std::min(launch.row_position[static_cast<std::size_t>(i)] + 1,
+                                                   prompt_of(launch.row_request[static_cast<std::size_t>(i)])));
+    }
     for (int i = 0; i < launch.picks(); ++i) {
       auto& s = state_[static_cast<std::size_t>(launch.pick_request[static_cast<std::size_t>(i)])];
       ++s.produced;
@@ -118,6 +136,7 @@ class serving_scheduler {
  private:
   struct request_state {
     int slot = -1;
+    int prefilled = 0;  // prompt positions in the cache
     int produced = 0;
     std::vector<double> token_done_s;
   };
@@ -137,11 +156,29 @@ class serving_scheduler {
     ++finished_;
   }
 
-  void add_prompt(serving_launch& launch, int r) {
-    const int slot = state_[static_cast<std::size_t>(r)].slot;
-    const int length = requests_[static_cast<std::size_t>(r)].prompt_tokens;
-    for (int p = 0; p < length; ++p) add_row(launch, r, slot, p);
-    add_pick(launch, launch.rows() - 1, r, 0);
+  [[nodiscard]] int prompt_of(int r) const { return requests_[static_cast<std::size_t>(r)].prompt_tokens; }
+  [[nodiscard]] bool prefilling(int r) const { return state_[static_cast<std::size_t>(r)].prefilled < prompt_of(r); }
+
+  // Request r's next prompt positions up to `end`; the prompt's last one picks its first token.
+  void add_prompt_rows(serving_launch& launch, int r, int end) {
+    const auto& s = state_[static_cast<std::size_t>(r)];
+    for (int p = s.prefilled; p < end; ++p) add_row(launch, r, s.slot, p);
+    if (end == prompt_of(r)) add_pick(launch, launch.rows() - 1, r, 0);
+  }
+
+  // Chunked prefill: every decode row, then prompt chunks in admission order up to the budget.
+  void add_decodes_and_chunks() {
+    for (int r : active_) {
+      if (!prefilling(r)) add_decode_row(launch_, r);
+    }
+    int budget = std::max(chunk_tokens_ - launch_.rows(), 1);
+    for (int r : active_) {
+      if (budget == 0) break;
+      if (!prefilling(r)) continue;
+      const int end = std::min(prompt_of(r), state_[static_cast<std::size_t>(r)].prefilled + budget);
+      budget -= end - state_[static_cast<std::size_t>(r)].prefilled;
+      add_prompt_rows(launch_, r, end);
+    }
   }
 
   void add_decode_row(serving_launch& launch, int r) {
@@ -166,6 +203,7 @@ class serving_scheduler {
   std::vector<request_state> state_;
   batching policy_;
   int slots_;
+  int chunk_tokens_;  // 0: whole prompts, stalling the decodes
   std::vector<int> free_slots_;
   std::size_t next_pending_ = 0;  // requests arrive in order: those before this one are admitted
   std::vector<int> active_;       // requests in the running set with tokens still to make
@@ -174,5 +212,23 @@ class serving_scheduler {
   serving_launch launch_;
   std::size_t finished_ = 0;
 };
+
+// The whole trace on a modeled clock, from the start: `run(launch)` does a launch's work and
+// returns what it cost; the launch is done that long after it began. (The GPU pair plans on a
+// modeled clock but takes each launch's end from the real one: Note [planned schedule].)
+template <class Run>
+void run_to_end(serving_scheduler& scheduler, Run run) {
+  scheduler.reset();
+  double now_s = 0;
+  while (!scheduler.done()) {
+    const serving_launch* launch = scheduler.next(now_s);
+    if (launch == nullptr) {
+      now_s = scheduler.next_arrival_s();
+      continue;
+    }
+    now_s += run(*launch);
+    scheduler.completed(*launch, now_s);
+  }
+}
 
 }  // namespace aisp::decode

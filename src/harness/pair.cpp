@@ -179,6 +179,14 @@ pair& pair::sequential_passes(std::function<double(const workload&)> passes, std
   passes_reason_ = std::move(reason);
   return *this;
 }
+pair& pair::judge_by_recorded(std::string metric, double quantile, std::string why) {
+  AISP_EXPECTS(!metric.empty() && !why.empty(), target_ + ": judge_by_recorded() needs the metric and why the pair is judged by it");
+  AISP_EXPECTS(quantile > 0 && quantile < 1, target_ + ": judge_by_recorded() needs a quantile inside (0, 1), e.g. 0.99");
+  judged_metric_ = std::move(metric);
+  judged_quantile_ = quantile;
+  judged_reason_ = std::move(why);
+  return *this;
+}
 pair& pair::world_size(int gpus) {
   world_size_ = gpus;
   return *this;

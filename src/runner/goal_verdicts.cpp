@@ -1,5 +1,6 @@
 #include "runner/goal_verdicts.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace aisp {
@@ -22,7 +23,11 @@ std::string goal_name(goal what) {
 }
 
 verdict_statistic statistic_for(const pair& declared) {
-  if (declared.goal_of() == goal::latency) return {0.99, "p99"};
+  if (!declared.judged_metric().empty()) {
+    const double percent = 100 * declared.judged_quantile();
+    return {declared.judged_quantile(), fmt::format("{} p{:g}", declared.judged_metric(), percent), declared.judged_metric()};
+  }
+  if (declared.goal_of() == goal::latency) return {0.99, "p99", ""};
   return {};
 }
 

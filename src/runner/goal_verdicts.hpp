@@ -6,6 +6,13 @@
 // throughput: the verdict is the median's (a ratio of medians is the ratio of throughputs), and
 // each variant reports calls per second with the CI of its median turned over, and items per
 // second where the pair declares what a call delivers (Note [items]: tokens, requests).
+//
+// Note [judged by a recorded metric]
+// A serving pair whose point is a latency tail (chunked prefill: the time per output token at
+// p99) is judged on the values run() records (pair::judge_by_recorded), pooled over the timed
+// calls: the baseline's quantile over the variant's, with its bootstrap CI, against the noise
+// floor of the baseline's twin at the same quantile, and with the same bands as every verdict.
+// The statistic is named "<metric> p<q>"; fewer than 100 values a variant is inconclusive.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +30,7 @@ inline constexpr std::size_t latency_min_samples = 100;
 struct verdict_statistic {
   double quantile = 0.5;
   std::string name = "median";
+  std::string recorded_metric;  // Note [judged by a recorded metric]: "" for the call time
 };
 
 [[nodiscard]] std::string goal_name(goal what);

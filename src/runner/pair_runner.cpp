@@ -120,6 +120,22 @@ void record_peer_ratios(std::vector<variant_slot>& slots, const stats::bootstrap
   }
 }
 
+// What the verdict compares for a slot: its per-call times, or the values its run() recorded under
+// the metric the pair is judged by (Note [judged by a recorded metric]).
+std::vector<double> judged_values(const verdict_statistic& statistic, const variant_slot& slot) {
+  if (statistic.recorded_metric.empty()) return durations_of(slot);
+  const auto found = slot.result.recorded.find(statistic.recorded_metric);
+  return found == slot.result.recorded.end() ? std::vector<double>{} : found->second;
+}
+
+// Why a pair judged by a recorded metric has no verdict yet: too few values in some variant.
+std::string too_few_recorded(const verdict_statistic& statistic, std::size_t fewest) {
+  if (statistic.recorded_metric.empty() || fewest >= latency_min_samples) return "";
+  return fmt::format("the verdict is on {}, which needs at least {} recorded values a variant, and one had {}: give the pair more time "
+                     "(--max-time)",
+                     statistic.name, latency_min_samples, fewest);
+}
+
 void decide_verdicts(const pair& declared, pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
   const variant_slot* baseline = nullptr;
   const variant_slot* twin = nullptr;
@@ -127,29 +143,34 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
     if (slot.role == slot_role::baseline) baseline = &slot;
     if (slot.role == slot_role::noise_twin) twin = &slot;
   }
-  const auto baseline_times = durations_of(*baseline);
   stats::bootstrap_config bootstrap;
   bootstrap.seed = config.seed;
   // Note [goals]: the statistic the verdict compares, and the goal's own figures per variant.
   const auto statistic = statistic_for(declared);
   result.goal = goal_name(declared.goal_of());
   result.verdict_statistic = statistic.name;
+  result.verdict_statistic_why = declared.judged_reason();
   for (auto& slot : slots) record_goal_metrics(declared, result.benchmark, durations_of(slot), slot.result, bootstrap);
   std::vector<variant_result*> measured;
   for (auto& slot : slots) measured.push_back(&slot.result);
   record_recorded_metrics(measured, baseline->result, bootstrap);
-  result.noise = statistic_ratio(statistic, baseline_times, durations_of(*twin), bootstrap);
-  result.noise_floor = stats::noise_floor_of(*result.noise);
+  const auto baseline_values = judged_values(statistic, *baseline);
+  const auto twin_values = judged_values(statistic, *twin);
+  const bool judgeable = !baseline_values.empty() && !twin_values.empty();
+  if (judgeable) result.noise = statistic_ratio(statistic, baseline_values, twin_values, bootstrap);
+  result.noise_floor = judgeable ? stats::noise_floor_of(*result.noise) : 0.0;
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate) continue;
     speedup_result speedup;
     speedup.variant = slot.label;
-    speedup.speedup = statistic_ratio(statistic, baseline_times, durations_of(slot), bootstrap);
+    const auto values = judged_values(statistic, slot);
+    if (judgeable && !values.empty()) speedup.speedup = statistic_ratio(statistic, baseline_values, values, bootstrap);
     const bool gated = config.phase == verify_phase::gate;
     const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
     const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
                          baseline->result.samples.size() < config.stopping.min_samples;
-    speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
+    speedup.verdict_reason = too_few_recorded(statistic, std::min({values.size(), baseline_values.size(), twin_values.size()}));
+    if (speedup.verdict_reason.empty()) speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
     const std::size_t fewest = std::min(slot.result.samples.size(), baseline->result.samples.size());
     if (declared.goal_of() == goal::latency && fewest < latency_min_samples && speedup.verdict_reason.empty())
       speedup.verdict_reason = fmt::format("a p99 needs at least {} samples a variant, and one had {}: give the pair more time (--max-time)",

@@ -80,23 +80,15 @@ void serve(run_context& ctx) {
   for (std::size_t i = 0; i < static_cast<std::size_t>(ctx.param("requests")) * width; ++i) tokens[i] = -1;
   auto& server = state_of<toy_server>(ctx);
   auto& scheduler = server.scheduler;
-  scheduler.reset();
-  double now = 0;
-  while (!scheduler.done()) {
-    const auto* launch = scheduler.next(now);
-    if (launch == nullptr) {
-      now = scheduler.next_arrival_s();
-      continue;
-    }
-    for (int i = 0; i < launch->picks(); ++i) {
-      const auto r = static_cast<std::size_t>(server.request_of[static_cast<std::size_t>(launch->pick_request[static_cast<std::size_t>(i)])]);
-      const auto index = static_cast<std::size_t>(launch->pick_index[static_cast<std::size_t>(i)]);
+  decode::run_to_end(scheduler, [&](const decode::serving_launch& launch) {
+    for (int i = 0; i < launch.picks(); ++i) {
+      const auto r = static_cast<std::size_t>(server.request_of[static_cast<std::size_t>(launch.pick_request[static_cast<std::size_t>(i)])]);
+      const auto index = static_cast<std::size_t>(launch.pick_index[static_cast<std::size_t>(i)]);
       const int previous = index == 0 ? 0 : tokens[r * width + index - 1];
       tokens[r * width + index] = toy_token(prompt_sum(draws, r, prompt), static_cast<int>(index), previous);
     }
-    now += launch_s;
-    scheduler.completed(*launch, now);
-  }
+    return launch_s;
+  });
   for (int id = 0; id < scheduler.requests(); ++id)
     ctx.record("ttft_s", scheduler.token_times(id).front() - arrival_gap_s * server.request_of[static_cast<std::size_t>(id)]);
 }

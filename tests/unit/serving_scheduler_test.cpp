@@ -2,6 +2,7 @@
 // launch runs, when slots free, and that both policies give every request all its tokens.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "../../labs/decode/serving_scheduler.hpp"
@@ -15,17 +16,10 @@ using aisp::decode::serving_scheduler;
 // Runs the scheduler to the end, each launch taking `step_s`; returns the launches' row counts.
 std::vector<int> drive(serving_scheduler& s, double step_s) {
   std::vector<int> rows;
-  double now = 0;
-  while (!s.done()) {
-    const auto* launch = s.next(now);
-    if (launch == nullptr) {
-      now = s.next_arrival_s();
-      continue;
-    }
-    rows.push_back(launch->rows());
-    now += step_s;
-    s.completed(*launch, now);
-  }
+  aisp::decode::run_to_end(s, [&](const aisp::decode::serving_launch& launch) {
+    rows.push_back(launch.rows());
+    return step_s;
+  });
   return rows;
 }
 
@@ -103,6 +97,96 @@ TEST(serving_scheduler, replays_the_same_launches_after_a_reset) {
 TEST(serving_scheduler, refuses_no_slots_and_empty_requests) {
   EXPECT_THROW(serving_scheduler({{0.0, 1, 1}}, 0, batching::continuous), std::invalid_argument);
   EXPECT_THROW(serving_scheduler({{0.0, 0, 1}}, 1, batching::continuous), std::invalid_argument);
+  EXPECT_THROW(serving_scheduler({{0.0, 1, 1}}, 1, batching::static_batches, 8), std::invalid_argument);
+  EXPECT_THROW(serving_scheduler({{0.0, 1, 1}}, 1, batching::continuous, -1), std::invalid_argument);
+}
+
+// Every (request, position) a run feeds, in launch order: each prompt position once, then each
+// produced token but the last at the position after the one before.
+std::vector<std::vector<int>> positions_fed(serving_scheduler& s, double step_s) {
+  std::vector<std::vector<int>> fed(static_cast<std::size_t>(s.requests()));
+  aisp::decode::run_to_end(s, [&](const aisp::decode::serving_launch& launch) {
+    for (int i = 0; i < launch.rows(); ++i)
+      fed[static_cast<std::size_t>(launch.row_request[static_cast<std::size_t>(i)])].push_back(launch.row_position[static_cast<std::size_t>(i)]);
+    return step_s;
+  });
+  return fed;
+}
+
+std::vector<request_shape> long_and_short_prompts() {
+  std::vector<request_shape> trace;
+  for (int i = 0; i < 10; ++i) trace.push_back({0.003 * i, i % 3 == 0 ? 37 : 3 + i, 2 + (i * 5) % 9});
+  return trace;
+}
+
+TEST(serving_scheduler, every_policy_feeds_each_position_once_in_order) {
+  const auto trace = long_and_short_prompts();
+  for (const int chunk : {0, 1, 8, 64}) {
+    for (const auto policy : {batching::static_batches, batching::continuous}) {
+      if (chunk > 0 && policy == batching::static_batches) continue;
+      serving_scheduler s(trace, 3, policy, chunk);
+      const auto fed = positions_fed(s, 0.001);
+      for (std::size_t r = 0; r < trace.size(); ++r) {
+        std::vector<int> expected(static_cast<std::size_t>(trace[r].prompt_tokens + trace[r].output_tokens - 1));
+        for (std::size_t p = 0; p < expected.size(); ++p) expected[p] = static_cast<int>(p);
+        EXPECT_EQ(fed[r], expected) << "request " << r << ", chunk " << chunk;
+        EXPECT_EQ(static_cast<int>(s.token_times(static_cast<int>(r)).size()), trace[r].output_tokens);
+      }
+    }
+  }
+}
+
+TEST(serving_scheduler, chunked_prefill_keeps_the_decodes_in_every_launch_within_the_budget) {
+  // Request 0 decodes while request 1's 40-token prompt arrives: with a budget of 8, each launch
+  // carries request 0's decode row and 7 of the prompt's rows; without, the prompt stalls it.
+  const std::vector<request_shape> trace{{0.0, 2, 12}, {0.002, 40, 3}};
+  serving_scheduler chunked(trace, 2, batching::continuous, 8);
+  double now = 0;
+  const auto* first = chunked.next(now);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->rows(), 2) << "request 0's prompt: 2 rows, within the budget";
+  chunked.completed(*first, now += 0.003);
+  const auto* second = chunked.next(now);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->row_request, (std::vector<int>{0, 1, 1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(second->row_position[1], 0);
+  EXPECT_EQ(second->picks(), 1) << "request 1's prompt is not done: only request 0 picks";
+  int launches_with_a_decode = 1;
+  for (chunked.completed(*second, now += 0.001); !chunked.done(); now += 0.001) {
+    const auto* launch = chunked.next(now);
+    ASSERT_NE(launch, nullptr);
+    EXPECT_LE(launch->rows(), 8);
+    launches_with_a_decode += launch->row_request.front() == 0 ? 1 : 0;
+    chunked.completed(*launch, now + 0.001);
+  }
+  EXPECT_EQ(launches_with_a_decode, 11) << "request 0's 11 decode rows, none stalled";
+
+  serving_scheduler stalling(trace, 2, batching::continuous);
+  const auto* prompt_0 = stalling.next(0.0);
+  stalling.completed(*prompt_0, 0.003);
+  const auto* stall = stalling.next(0.003);
+  ASSERT_NE(stall, nullptr);
+  EXPECT_EQ(stall->rows(), 40) << "the whole prompt, and no decode row";
+}
+
+TEST(serving_scheduler, chunked_prefill_shortens_the_longest_gap_between_a_requests_tokens) {
+  // On the GPU pair's modeled clock (a launch costs a step a 16 rows: Note [planned schedule]),
+  // the worst time between two tokens of a request is the prompts admitted together without
+  // chunks, one step with a budget of 16.
+  std::vector<request_shape> trace;
+  for (int i = 0; i < 12; ++i) trace.push_back({0.002 * i, i % 3 == 0 ? 64 : 5 + i, 24});
+  const auto worst_gap = [&](int chunk) {
+    serving_scheduler s(trace, 6, batching::continuous, chunk);
+    aisp::decode::run_to_end(s, [](const aisp::decode::serving_launch& launch) { return 1e-3 * ((launch.rows() + 15) / 16); });
+    double worst = 0;
+    for (int r = 0; r < s.requests(); ++r) {
+      const auto& times = s.token_times(r);
+      for (std::size_t i = 1; i < times.size(); ++i) worst = std::max(worst, times[i] - times[i - 1]);
+    }
+    return worst;
+  };
+  EXPECT_NEAR(worst_gap(16), 1e-3, 1e-9);
+  EXPECT_GE(worst_gap(0), 4e-3);
 }
 
 }  // namespace

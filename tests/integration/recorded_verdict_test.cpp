@@ -1,0 +1,61 @@
+// Note [judged by a recorded metric], end to end through a plugin (tests/plugins/recorded_verdict.cpp):
+// a host serving pair on a modeled clock is judged by its requests' TPOT p99, not by its call
+// time, and a variant that records nothing leaves the pair without a verdict, saying why.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+json judged(const std::string& target) {
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_recorded_verdict_" + std::to_string(::getpid()))).string();
+  const auto run = aisp::testing::run_command(aisp::testing::aisp_binary() + " bench run --plugin " + aisp::testing::test_plugin_dir() +
+                                              "/librecorded_verdict.so --targets " + target +
+                                              " --max-time 1 --history none --quiet --artifacts-dir " + dir);
+  const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"), nullptr, false);
+  std::filesystem::remove_all(dir);
+  if (results.is_discarded() || !results.contains("pairs") || results["pairs"].empty()) {
+    ADD_FAILURE() << "no results for " << target << ":\n" << run.output;
+    return json::object();
+  }
+  return results["pairs"][0];
+}
+
+TEST(recorded_verdict, chunked_prefill_is_judged_faster_on_its_tpot_p99) {
+  const auto pair = judged("plugin_serving:chunked_prefill");
+  ASSERT_TRUE(pair.contains("speedups")) << pair.dump(1);
+  EXPECT_EQ(pair.value("status", ""), "pass") << pair.value("checks", json()).dump(1);
+  EXPECT_EQ(pair.value("verdict_statistic", ""), "tpot_s p99");
+  EXPECT_NE(pair.value("verdict_statistic_why", "").find("time per output token"), std::string::npos) << pair.dump(1);
+  const auto& speedup = pair["speedups"][0];
+  EXPECT_EQ(speedup.value("verdict", ""), "faster") << pair["speedups"].dump();
+  // The modeled clock is the same in the baseline and its twin: the TPOTs are too.
+  EXPECT_NEAR(pair["noise"].value("point", 0.0), 1.0, 1e-12) << pair["noise"].dump();
+  // The speedup is the TPOT p99 ratio that goal_metrics.recorded reports for the variant.
+  double recorded_ratio = 0;
+  for (const auto& v : pair["variants"]) {
+    if (v.value("name", "") == "optimized") recorded_ratio = v["goal_metrics"]["recorded"]["tpot_s"]["p99_ratio"].value("point", 0.0);
+  }
+  EXPECT_NEAR(speedup["speedup"].value("point", 0.0), recorded_ratio, 1e-9) << pair["speedups"].dump();
+  EXPECT_GT(recorded_ratio, 1.2) << "1.26 on this trace: the modeled clock makes it the same on every machine";
+}
+
+TEST(recorded_verdict, a_variant_that_records_nothing_leaves_the_pair_inconclusive_with_the_reason) {
+  const auto pair = judged("plugin_serving:unrecorded");
+  ASSERT_TRUE(pair.contains("speedups")) << pair.dump(1);
+  const auto& speedup = pair["speedups"][0];
+  EXPECT_EQ(speedup.value("verdict", ""), "inconclusive") << pair["speedups"].dump();
+  EXPECT_NE(speedup.value("verdict_reason", "").find("tpot_s p99, which needs at least 100 recorded values"), std::string::npos)
+      << speedup.dump();
+}
+
+}  // namespace
