@@ -133,6 +133,11 @@ class pair {
   // flushed before each batch (the batch's first call is cold, the rest find the L2 warm). The
   // reason says why the calls are short and why a warm L2 is fair (results: timing_mode_reason).
   pair& short_calls(std::string reason);
+  // Note [data-dependent launches]: how many kernels a call launches depends on its inputs
+  // (speculative decoding: the rounds depend on how many draft tokens are accepted). K6 then
+  // asks every audited sample for the same kernels, not the same counts, and the count of
+  // device operations a call may vary; the reason is recorded.
+  pair& data_dependent_launches(std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
   // Managed (unified) memory is refused unless declared: its migrations are work the timed
@@ -204,6 +209,7 @@ class pair {
   [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }
   [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
   [[nodiscard]] const std::string& short_calls_reason() const { return short_calls_reason_; }
+  [[nodiscard]] const std::string& data_dependent_launches_reason() const { return data_dependent_launches_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
@@ -249,6 +255,7 @@ class pair {
   std::string needed_why_;
   std::string fixed_inputs_reason_;
   std::string short_calls_reason_;
+  std::string data_dependent_launches_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;

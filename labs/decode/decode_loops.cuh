@@ -77,18 +77,20 @@ constexpr int bookkeeping_threads = 256;
 
 // The prompt's positions of every sequence in one launch, then token 0, and the rows set for the
 // first decode step.
-void prefill(const gpu_decoder& model, const __nv_bfloat16* weights, const decode_job& job, cudaStream_t stream) {
+void prefill(const gpu_decoder& model, const __nv_bfloat16* weights, const decode_job& job, cudaStream_t stream,
+             const layer_plan& plan = {}) {
   const int rows = job.batch * job.prompt;
   prefix_rows_kernel<<<blocks_for(rows), bookkeeping_threads, 0, stream>>>(job, job.prompt, model.config().vocab, model.rows(), model.gather());
   AISP_CHECK_LAUNCH();
-  model.forward(weights, model.rows().meta(), rows, model.gather(), job.batch, stream);
+  model.forward(weights, model.rows().meta(), rows, model.gather(), job.batch, stream, plan);
   take_tokens_kernel<<<blocks_for(job.batch), bookkeeping_threads, 0, stream>>>(job, job.prompt, model.next(), model.rows());
   AISP_CHECK_LAUNCH();
 }
 
 // One position of every sequence through the model, reading the earlier ones from the cache.
-void cached_step(const gpu_decoder& model, const __nv_bfloat16* weights, const decode_job& job, cudaStream_t stream) {
-  model.forward(weights, model.rows().meta(), job.batch, nullptr, job.batch, stream);
+void cached_step(const gpu_decoder& model, const __nv_bfloat16* weights, const decode_job& job, cudaStream_t stream,
+                 const layer_plan& plan = {}) {
+  model.forward(weights, model.rows().meta(), job.batch, nullptr, job.batch, stream, plan);
   advance_rows_kernel<<<blocks_for(job.batch), bookkeeping_threads, 0, stream>>>(job, model.next(), model.rows());
   AISP_CHECK_LAUNCH();
 }

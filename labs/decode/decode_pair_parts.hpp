@@ -64,24 +64,30 @@ inline void greedy_tokens_reference(reference_io& io) {
   return work;
 }
 
-// The contract both greedy-decoding pairs share; the validation sizes cover one and several
-// sequences, one-token prompts, odd lengths and both small models.
-inline pair& with_greedy_decode_contract(pair& p) {
+// What every greedy-decoding pair declares but its sizes and reference: the weights and the
+// prompts in, the tokens out, the work, a pass a token, and tokens a second as the goal.
+inline pair& with_greedy_decode_buffers(pair& p) {
   const auto weights = [](const workload& w) { return config_of(w.get("model")).parameters(); };
   return p.on(backend::cuda)
-      .validation_size({{"model", 0}, {"batch", 1}, {"prompt", 1}, {"new_tokens", 7}})
-      .validation_size({{"model", 0}, {"batch", 3}, {"prompt", 5}, {"new_tokens", 9}})
-      .validation_size({{"model", 1}, {"batch", 2}, {"prompt", 7}, {"new_tokens", 33}})
-      .held_out_size({{"model", 1}, {"batch", 2}, {"prompt", 11}, {"new_tokens", 17}})
       .input("weights", dtype::bf16, weights)
       .input("prompt", dtype::f32, std::vector<std::string>{"batch", "prompt"}, init_distribution::uniform_unit)
       .output("tokens", dtype::i32, {"batch", "new_tokens"})
-      .reference(greedy_tokens_reference)
       .work(greedy_decode_work)
       .sequential_passes([](const workload& w) { return static_cast<double>(w.get("new_tokens")); },
                          "each token needs the previous one, so every step reads the weights again")
       .pursue(goal::throughput)
       .items_per_call("tokens", [](const workload& w) { return static_cast<double>(w.get("batch") * w.get("new_tokens")); });
+}
+
+// The contract of the plain greedy-decoding pairs; the validation sizes cover one and several
+// sequences, one-token prompts, odd lengths and both small models.
+inline pair& with_greedy_decode_contract(pair& p) {
+  return with_greedy_decode_buffers(p)
+      .reference(greedy_tokens_reference)
+      .validation_size({{"model", 0}, {"batch", 1}, {"prompt", 1}, {"new_tokens", 7}})
+      .validation_size({{"model", 0}, {"batch", 3}, {"prompt", 5}, {"new_tokens", 9}})
+      .validation_size({{"model", 1}, {"batch", 2}, {"prompt", 7}, {"new_tokens", 33}})
+      .held_out_size({{"model", 1}, {"batch", 2}, {"prompt", 11}, {"new_tokens", 17}});
 }
 
 }  // namespace aisp::decode

@@ -110,20 +110,21 @@ __global__ void __launch_bounds__(row_block_threads) rms_norm_rows_kernel(const 
     out[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = row[i] * scale;
 }
 
-// y[r, n] = (accumulate ? y[r, n] : 0) + sum_k x[r, k] w[n, k] / sqrt(k) (Note [weights as an
-// input]): w (n_out, k) bf16, x (rows, k) fp32, k % 8 == 0. A warp owns Features output features
+// y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note [weights
+// as an input]; output_scale a power of two, Note [controlled acceptance]): w (n_out, k) bf16, x (rows, k) fp32, k % 8 == 0. A warp owns Features output features
 // and RowsPerPass rows of x (Note [batch-invariant rows]: a row's sum is the same whatever the
 // two are); each x chunk a lane loads serves the Features weight chunks. blockIdx.x runs over
 // the passes, so blocks reading the same weights are scheduled together and share them in L2.
 template <int RowsPerPass, int Features>
 __global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x,
                                                                         float* __restrict__ y, int n_out, int k, int rows, int ldy,
-                                                                        bool accumulate) {
+                                                                        bool accumulate, float output_scale) {
   const int first_n = (static_cast<int>(blockIdx.y) * matvec_warps + static_cast<int>(threadIdx.x) / 32) * Features;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int first_row = static_cast<int>(blockIdx.x) * RowsPerPass;
   if (first_n >= n_out) return;
-  const float scale = 1.0f / sqrtf(static_cast<float>(k));
+  // A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
+  const float scale = output_scale / sqrtf(static_cast<float>(k));
   float acc[Features][RowsPerPass] = {};
   const int chunks = k / 8;
   // One feature (a decode step): eight chunks a lane in flight; more features: each x load

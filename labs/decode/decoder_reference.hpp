@@ -194,6 +194,16 @@ class decoder_reference {
     }
   }
 
+  // Note [controlled acceptance]: speculative decoding's target. Its draft is the model's first
+  // layers (with the final norm and the head), so how often the two agree depends on how much
+  // the later layers change the residual stream; scaling their outputs (attention's and the
+  // MLP's) by `scale` sets it: 0 makes the target the draft (every draft token accepted), 1 the
+  // plain model. A power of two, so the GPU's fp32 rounding is scaled exactly too.
+  void scale_late_layers(int from, double scale) {
+    scaled_from_ = from;
+    late_scale_ = scale;
+  }
+
   // One token at the next position: its logits over the vocabulary, its K and V appended to the
   // cache of every layer.
   std::vector<double> step(int token) {
@@ -203,6 +213,7 @@ class decoder_reference {
     std::vector<double> x(embedding, embedding + c_.d_model);
     for (int l = 0; l < c_.layers; ++l) {
       auto& cache = layers_[static_cast<std::size_t>(l)];
+      const double residual_scale = l >= scaled_from_ ? late_scale_ : 1.0;
       const auto qkv = apply(at.qkv(l), rms_norm(x, c_.norm_eps), c_.qkv_width());
       std::vector<double> q(qkv.begin(), qkv.begin() + c_.q_width());
       std::vector<double> k(qkv.begin() + c_.q_width(), qkv.begin() + c_.q_width() + c_.kv_width());
@@ -213,7 +224,7 @@ class decoder_reference {
       for (auto v = qkv.begin() + c_.q_width() + c_.kv_width(); v != qkv.end(); ++v)
         cache.values.push_back(round_to_bf16(static_cast<float>(*v)));
       const auto projected = apply(at.wo(l), grouped_attention(c_, q, cache.keys, cache.values), c_.d_model);
-      for (int i = 0; i < c_.d_model; ++i) x[i] += projected[i];
+      for (int i = 0; i < c_.d_model; ++i) x[i] += residual_scale * projected[i];
       const auto gate_up = apply(at.gate_up(l), rms_norm(x, c_.norm_eps), 2 * c_.ffn);
       std::vector<double> act(static_cast<std::size_t>(c_.ffn));
       for (int i = 0; i < c_.ffn; ++i) {
@@ -221,7 +232,7 @@ class decoder_reference {
         act[static_cast<std::size_t>(i)] = gate / (1.0 + std::exp(-gate)) * gate_up[static_cast<std::size_t>(c_.ffn + i)];  // SwiGLU
       }
       const auto down = apply(at.down(l), act, c_.d_model);
-      for (int i = 0; i < c_.d_model; ++i) x[i] += down[i];
+      for (int i = 0; i < c_.d_model; ++i) x[i] += residual_scale * down[i];
     }
     return apply(at.head(), rms_norm(x, c_.norm_eps), c_.vocab);
   }
@@ -263,6 +274,8 @@ class decoder_reference {
   decoder_config c_;
   std::vector<double> w_;
   std::vector<layer_cache> layers_;
+  int scaled_from_ = 0;
+  double late_scale_ = 1.0;
 };
 
 }  // namespace aisp::decode

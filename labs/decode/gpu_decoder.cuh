@@ -29,6 +29,15 @@ struct row_buffers {
   [[nodiscard]] row_meta meta() const { return {token, slot, position}; }
 };
 
+// Which layers a launch runs and how the late ones add to the residual stream (Note [controlled
+// acceptance]): speculative decoding's draft is the first `layers`; its target scales the
+// output of layers from `scaled_from` on by `late_scale`. The default: the whole plain model.
+struct layer_plan {
+  int layers = -1;  // -1: every layer
+  int scaled_from = 0;
+  float late_scale = 1.0f;
+};
+
 class gpu_decoder {
  public:
   gpu_decoder(const decoder_config& config, int max_rows, int slots, int max_len)
@@ -70,33 +79,37 @@ class gpu_decoder {
   [[nodiscard]] const float* logits() const { return logits_; }
   // `count` rows of `meta` through the model, their K and V into the cache; then the greedy token
   // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null.
-  void forward(const __nv_bfloat16* weights, const row_meta& meta, int count, const int* gather, int picks, cudaStream_t stream) const {
+  void forward(const __nv_bfloat16* weights, const row_meta& meta, int count, const int* gather, int picks, cudaStream_t stream,
+               const layer_plan& plan = {}) const {
     AISP_EXPECTS(count >= 1 && count <= max_rows_ && picks >= 1 && picks <= count, "labs/decode: a launch of 1 to max_rows rows");
+    const int layers = plan.layers < 0 ? c_.layers : plan.layers;
+    AISP_EXPECTS(layers >= 1 && layers <= c_.layers, "labs/decode: a launch runs 1 to every layer");
     const auto grid_rows = static_cast<unsigned>(count);
     const weight_layout at{c_};
     embed_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(weights + at.embedding(), meta, x_, c_.d_model);
     AISP_CHECK_LAUNCH();
     const auto eps = static_cast<float>(c_.norm_eps);
-    for (int l = 0; l < c_.layers; ++l) {
+    for (int l = 0; l < layers; ++l) {
+      const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
       rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
       AISP_CHECK_LAUNCH();
-      matvec(weights + at.qkv(l), normed_, qkv_, dims_.qkv_width(), c_.d_model, count, false, stream);
+      matvec(weights + at.qkv(l), normed_, qkv_, dims_.qkv_width(), c_.d_model, count, false, 1.0f, stream);
       rope_and_cache_kernel<<<grid_rows, row_block_threads, 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l, c_.rope_theta);
       AISP_CHECK_LAUNCH();
       attention_rows_kernel<<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
           qkv_, meta, k_cache_, v_cache_, attended_, dims_, l);
       AISP_CHECK_LAUNCH();
-      matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, stream);
+      matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
       rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
       AISP_CHECK_LAUNCH();
-      matvec(weights + at.gate_up(l), normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, false, stream);
+      matvec(weights + at.gate_up(l), normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, false, 1.0f, stream);
       swiglu_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
       AISP_CHECK_LAUNCH();
-      matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, stream);
+      matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     rms_norm_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
     AISP_CHECK_LAUNCH();
-    matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, stream);
+    matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
     argmax_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(logits_, c_.vocab, next_);
     AISP_CHECK_LAUNCH();
   }
@@ -108,11 +121,12 @@ class gpu_decoder {
 
   // The rows of a pass: 1 at a decode step of one sequence (a warp a feature: the most loads in
   // flight), more where rows share the weights (two features a warp: each x load serves both).
-  void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, cudaStream_t stream) const {
+  void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
+              cudaStream_t stream) const {
     const auto launch = [&](auto kernel, int per_pass, int features) {
       const int warps = (n_out + features - 1) / features;
       kernel<<<dim3(static_cast<unsigned>((rows + per_pass - 1) / per_pass), static_cast<unsigned>((warps + matvec_warps - 1) / matvec_warps)),
-               matvec_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, n_out, accumulate);
+               matvec_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, n_out, accumulate, output_scale);
       AISP_CHECK_LAUNCH();
     };
     if (rows == 1) {

@@ -117,6 +117,11 @@ pair& pair::fixed_inputs(std::string reason) {
   return *this;
 }
 
+pair& pair::data_dependent_launches(std::string reason) {
+  AISP_EXPECTS(!reason.empty(), target_ + ": data_dependent_launches() needs the reason a call's launches depend on its inputs");
+  data_dependent_launches_reason_ = std::move(reason);
+  return *this;
+}
 pair& pair::short_calls(std::string reason) {
   AISP_EXPECTS(!reason.empty(), target_ + ": short_calls() needs the reason its calls are short and a warm L2 is fair");
   short_calls_reason_ = std::move(reason);

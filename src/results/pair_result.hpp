@@ -103,6 +103,7 @@ struct pair_result {
   std::string goal = "speed";          // what the pair pursues: speed | memory | throughput | latency
   std::string verdict_statistic = "median";  // what speedups compare: median, or p99 for a latency pair
   std::string verdict_statistic_why;         // Note [judged by a recorded metric]: the pair's reason
+  std::string data_dependent_launches;       // Note [data-dependent launches]: the pair's reason, or ""
   std::optional<stats::ratio_estimate> noise;  // baseline vs itself
   double noise_floor = 0;
   std::vector<speedup_result> speedups;

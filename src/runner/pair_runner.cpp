@@ -150,6 +150,7 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
   result.goal = goal_name(declared.goal_of());
   result.verdict_statistic = statistic.name;
   result.verdict_statistic_why = declared.judged_reason();
+  result.data_dependent_launches = declared.data_dependent_launches_reason();
   for (auto& slot : slots) record_goal_metrics(declared, result.benchmark, durations_of(slot), slot.result, bootstrap);
   std::vector<variant_result*> measured;
   for (auto& slot : slots) measured.push_back(&slot.result);

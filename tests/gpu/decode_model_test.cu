@@ -14,6 +14,7 @@
 
 #include "../../labs/decode/decode_loops.cuh"
 #include "../../labs/decode/decode_pair_parts.hpp"
+#include "../../labs/decode/speculation.hpp"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "gpu_guard.hpp"
@@ -34,7 +35,8 @@ class decode_model : public ::testing::Test {
   }
 
   // Greedy tokens (batch, new_tokens) from the GPU: cached, or recomputing the prefix each token.
-  std::vector<int> gpu_tokens(bool cached, std::vector<float>* first_logits = nullptr, std::vector<float>* last_logits = nullptr) {
+  std::vector<int> gpu_tokens(bool cached, std::vector<float>* first_logits = nullptr, std::vector<float>* last_logits = nullptr,
+                              const aisp::decode::layer_plan& plan = {}) {
     std::vector<std::uint16_t> bits;
     for (double w : weights_) bits.push_back(aisp::float_to_bf16_bits(static_cast<float>(w)));
     aisp::device_scratch weights(bits.size() * 2);
@@ -45,14 +47,14 @@ class decode_model : public ::testing::Test {
     const aisp::decode::decode_job job{static_cast<const float*>(draws.data()), static_cast<int*>(tokens.data()), batch, prompt, new_tokens};
     const aisp::decode::gpu_decoder model(config_, batch * (prompt + new_tokens - 1), batch, prompt + new_tokens);
     const auto* w = static_cast<const __nv_bfloat16*>(weights.data());
-    aisp::decode::prefill(model, w, job, nullptr);
+    aisp::decode::prefill(model, w, job, nullptr, plan);
     if (first_logits != nullptr) {
       first_logits->resize(static_cast<std::size_t>(batch * config_.vocab));
       AISP_CUDA_CHECK(cudaMemcpy(first_logits->data(), model.logits(), first_logits->size() * sizeof(float), cudaMemcpyDeviceToHost));
     }
     for (int i = 1; i < new_tokens; ++i) {
       if (cached) {
-        aisp::decode::cached_step(model, w, job, nullptr);
+        aisp::decode::cached_step(model, w, job, nullptr, plan);
       } else {
         aisp::decode::recomputed_step(model, w, job, i, nullptr);
       }
@@ -72,8 +74,9 @@ class decode_model : public ::testing::Test {
     return ids;
   }
 
-  std::vector<int> reference_tokens() const {
+  std::vector<int> reference_tokens(int scaled_from = 0, double late_scale = 1.0) const {
     aisp::decode::decoder_reference model{config_, weights_};
+    model.scale_late_layers(scaled_from, late_scale);
     std::vector<int> out;
     for (int b = 0; b < batch; ++b) {
       const auto tokens = model.greedy(prompt_of(b), new_tokens);
@@ -109,6 +112,16 @@ TEST_F(decode_model, prefill_logits_match_the_fp64_reference) {
 TEST_F(decode_model, greedy_tokens_match_the_reference_for_33_steps) {
   const auto gpu = gpu_tokens(true);
   EXPECT_EQ(gpu, reference_tokens());
+}
+
+// Note [controlled acceptance]: speculative decoding's target, its late layer scaled by 2^-3,
+// decodes as the fp64 reference scaled alike; and its scale changes the tokens.
+TEST_F(decode_model, a_target_with_scaled_late_layers_decodes_as_the_scaled_reference) {
+  const int from = aisp::decode::draft_layers(config_.layers);
+  const auto scaled = gpu_tokens(true, nullptr, nullptr, {-1, from, 0.125f});
+  EXPECT_EQ(scaled, reference_tokens(from, 0.125));
+  EXPECT_NE(scaled, gpu_tokens(true));
+  EXPECT_EQ(gpu_tokens(true, nullptr, nullptr, {-1, from, 1.0f}), gpu_tokens(true)) << "a scale of 1 changes no bit";
 }
 
 TEST_F(decode_model, a_changed_weight_changes_both_alike) {

@@ -36,11 +36,15 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   const auto dir = fresh_dir("host");
   const auto json_path = dir + "/copy.json";
   aisp::testing::command_result run;
-  for (int attempt = 0; attempt < 3; ++attempt) {  // while the machine is too noisy for a verdict (all_speedups_faster)
+  // Retaken while the machine is too noisy: no verdict yet (all_speedups_faster), or only checks a
+  // busy machine fails (a host ceiling measured while the cores were busy: speed-of-light).
+  for (int attempt = 0; attempt < 3; ++attempt) {
     std::filesystem::remove_all(dir);
     run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 3 --min-time 0.2 --golden-file " +
                       std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + " --json " + json_path);
-    if (run.exit_code != 0 || aisp::testing::all_speedups_faster(dir + "/results.json")) break;
+    const bool noisy = run.exit_code == 0 ? !aisp::testing::all_speedups_faster(dir + "/results.json")
+                                          : aisp::testing::failed_only_load_sensitive(dir + "/results.json");
+    if (!noisy) break;
   }
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("labs/host:matrix_sum"), std::string::npos) << run.output;

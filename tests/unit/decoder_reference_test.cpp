@@ -2,13 +2,16 @@
 // checked against: the weights' layout, and each layer's math on cases with a known answer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <set>
 #include <vector>
 
+#include "../../labs/decode/decode_pair_parts.hpp"
 #include "../../labs/decode/decoder_reference.hpp"
+#include "../../labs/decode/speculation.hpp"
 
 namespace {
 
@@ -135,6 +138,51 @@ TEST(decoder_reference, greedy_decoding_is_fixed_by_the_weights_and_not_a_consta
   EXPECT_GE(std::set<int>(tokens.begin(), tokens.end()).size(), 5u) << "a random model that repeats one token tests nothing";
   EXPECT_NE((decoder_reference{c, aisp::decode::seeded_weights(c, 7)}.greedy(prompt, 32)), tokens);
   EXPECT_THROW((decoder_reference{c, std::vector<double>(5)}), std::invalid_argument) << "weights of another model";
+}
+
+TEST(speculation, accepts_the_drafts_up_to_the_first_the_target_disagrees_with) {
+  using aisp::decode::accepted_drafts;
+  // proposal: the last token, then the drafts; verified: the target's token after each.
+  EXPECT_EQ(accepted_drafts(std::vector<int>{7, 1, 2, 3}, std::vector<int>{1, 2, 3, 9}), 3) << "all, and the target's next";
+  EXPECT_EQ(accepted_drafts(std::vector<int>{7, 1, 2, 3}, std::vector<int>{1, 5, 3, 9}), 1) << "a later match counts for nothing";
+  EXPECT_EQ(accepted_drafts(std::vector<int>{7, 1, 2, 3}, std::vector<int>{4, 2, 3, 9}), 0);
+  EXPECT_EQ(accepted_drafts(std::vector<int>{7}, std::vector<int>{4}), 0) << "no drafts: the target's token alone";
+  EXPECT_THROW(static_cast<void>(accepted_drafts(std::vector<int>{7, 1}, std::vector<int>{1})), std::exception);
+  EXPECT_EQ(aisp::decode::draft_layers(16), 4);
+  EXPECT_EQ(aisp::decode::draft_layers(2), 1);
+  EXPECT_EQ(aisp::decode::late_scale_of(3), 0.125);
+}
+
+// Note [controlled acceptance]: along the target's own greedy tokens, how often the draft (the
+// target with its late layers silenced) picks the token the target picks.
+double draft_agreement(int shift) {
+  const auto c = aisp::decode::small_model();
+  const auto weights = aisp::decode::seeded_weights(c, 5);
+  decoder_reference target{c, weights};
+  decoder_reference draft{c, weights};
+  const int from = aisp::decode::draft_layers(c.layers);
+  target.scale_late_layers(from, aisp::decode::late_scale_of(shift));
+  draft.scale_late_layers(from, 0.0);
+  const auto argmax = [](const std::vector<double>& logits) {
+    return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  };
+  int token = 3, agreed = 0;
+  constexpr int steps = 48;
+  for (int i = 0; i < steps; ++i) {
+    const int next = argmax(target.step(token));
+    agreed += argmax(draft.step(token)) == next ? 1 : 0;
+    token = next;
+  }
+  return static_cast<double>(agreed) / steps;
+}
+
+TEST(speculation, a_smaller_late_scale_makes_the_draft_agree_more_often) {
+  const double plain = draft_agreement(0), middling = draft_agreement(3), close = draft_agreement(6);
+  // The small model (2 layers, a 1-layer draft), 2026-11-28: 0.65, 0.96 and 1.00.
+  EXPECT_LT(plain, middling);
+  EXPECT_LE(middling, close);
+  EXPECT_LT(plain, 0.8) << "the plain model's later layer changes many tokens";
+  EXPECT_GT(close, 0.9);
 }
 
 }  // namespace

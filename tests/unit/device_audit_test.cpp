@@ -313,6 +313,27 @@ TEST_F(timeline_checks_test, kernel_choice_is_compared_rank_by_rank) {
   EXPECT_TRUE(has(codes(), "K6"));
 }
 
+// Note [data-dependent launches]: the counts may vary with the inputs, the kernels may not.
+TEST_F(timeline_checks_test, data_dependent_launches_may_vary_their_counts_but_not_their_kernels) {
+  window_audit few;
+  few.kernels = 12;
+  few.kernel_names = {"draft", "verify"};
+  few.kernel_launches = {{"draft", 8}, {"verify", 4}};
+  window_audit many = few;
+  many.kernels = 30;
+  many.kernel_launches = {{"draft", 24}, {"verify", 6}};
+  add(few);
+  add(many);
+  EXPECT_TRUE(has(codes(), "K6")) << "declared nothing: the counts must hold";
+  declared_.data_dependent_launches("rounds depend on the accepted drafts");
+  EXPECT_FALSE(has(codes(), "K6"));
+  window_audit retuned = few;
+  retuned.kernel_names = {"draft", "verify_other_tile"};
+  retuned.kernel_launches = {{"draft", 8}, {"verify_other_tile", 4}};
+  add(retuned);
+  EXPECT_TRUE(has(codes(), "K6")) << "another kernel is still a change";
+}
+
 // D5: the bucket layout measured is the one the workload names.
 TEST_F(timeline_checks_test, a_multi_gpu_variant_must_run_the_collectives_its_workload_declares) {
   declared_.world_size(2);
