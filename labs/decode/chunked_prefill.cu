@@ -3,7 +3,7 @@
 // Sarathi-Serve and vLLM): every launch carries each running request's decode row and fills up to
 // `chunk` rows with prompt chunks, in order of admission (serving_scheduler.hpp).
 // Why: a 128-token prompt is 8 weight passes, and a decode that waits for it (or for several
-// admitted at once) makes a long gap between two of its tokens; a chunk of 64 rows is 4 passes
+// admitted at once) makes a long gap between two of its tokens; a launch of 32 rows is 2 passes
 // at most, so no decode waits longer. The pair is judged by what it is for, each request's time
 // per output token at p99 (Note [judged by a recorded metric]); the throughput and the TTFT are
 // reported beside it. Every request's greedy tokens are checked against the fp64 reference and
@@ -21,9 +21,9 @@ namespace {
   pair declared("labs/decode:chunked_prefill");
   with_serving_contract(declared)
       .summary("serving a Poisson trace of 16 requests with prompts up to 128 tokens in 8 slots: prefill that stalls the decodes "
-               "against chunks of 64 rows mixed with them")
+               "against chunks of 32 rows mixed with them")
       .benchmark_size({{"model", 2}, {"requests", 16}, {"rate", 40}, {"prompt_max", 128}, {"output_max", 64}, {"slots", 8},
-                       {"step_us", 1000}, {"chunk", 64}})
+                       {"step_us", 1000}, {"chunk", 32}})
       .validation_size({{"model", 0}, {"requests", 1}, {"rate", 1000}, {"prompt_max", 9}, {"output_max", 5}, {"slots", 1},
                         {"step_us", 50}, {"chunk", 2}})
       .validation_size({{"model", 0}, {"requests", 7}, {"rate", 2000}, {"prompt_max", 13}, {"output_max", 12}, {"slots", 3},
