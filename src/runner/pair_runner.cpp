@@ -128,12 +128,14 @@ std::vector<double> judged_values(const verdict_statistic& statistic, const vari
   return found == slot.result.recorded.end() ? std::vector<double>{} : found->second;
 }
 
-// Why a pair judged by a recorded metric has no verdict yet: too few values in some variant.
-std::string too_few_recorded(const verdict_statistic& statistic, std::size_t fewest) {
-  if (statistic.recorded_metric.empty() || fewest >= latency_min_samples) return "";
-  return fmt::format("the verdict is on {}, which needs at least {} recorded values a variant, and one had {}: give the pair more time "
-                     "(--max-time)",
-                     statistic.name, latency_min_samples, fewest);
+// Why a verdict on a tail (a latency pair's p99, or a recorded metric's quantile: Note [judged by
+// a recorded metric]) has no verdict yet: too few values in some variant. "" = enough.
+std::string too_few_for_a_tail(const pair& declared, const verdict_statistic& statistic, std::size_t fewest) {
+  const bool tail = declared.goal_of() == goal::latency || !statistic.recorded_metric.empty();
+  if (!tail || fewest >= latency_min_samples) return "";
+  const char* what = statistic.recorded_metric.empty() ? "samples" : "recorded values";
+  return fmt::format("the verdict is on {}, which needs at least {} {} a variant, and one had {}: give the pair more time (--max-time)",
+                     statistic.name, latency_min_samples, what, fewest);
 }
 
 void decide_verdicts(const pair& declared, pair_result& result, std::vector<variant_slot>& slots, const run_config& config) {
@@ -170,12 +172,9 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
     const bool invalid = gated && (!slot.result.verified || !baseline->result.verified);
     const bool too_few = slot.result.samples.size() < config.stopping.min_samples ||
                          baseline->result.samples.size() < config.stopping.min_samples;
-    speedup.verdict_reason = too_few_recorded(statistic, std::min({values.size(), baseline_values.size(), twin_values.size()}));
+    speedup.verdict_reason =
+        too_few_for_a_tail(declared, statistic, std::min({values.size(), baseline_values.size(), twin_values.size()}));
     if (speedup.verdict_reason.empty()) speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
-    const std::size_t fewest = std::min(slot.result.samples.size(), baseline->result.samples.size());
-    if (declared.goal_of() == goal::latency && fewest < latency_min_samples && speedup.verdict_reason.empty())
-      speedup.verdict_reason = fmt::format("a p99 needs at least {} samples a variant, and one had {}: give the pair more time (--max-time)",
-                                           latency_min_samples, fewest);
     speedup.verdict = invalid  ? "invalid"
                       : too_few || !speedup.verdict_reason.empty()
                           ? "inconclusive"
