@@ -41,7 +41,8 @@ class run_context {
   // Note [recorded metrics]: what one call of run() measured of each item it served (a request's
   // time to first token, in seconds). The judge pools a variant's values over its timed calls at
   // the benchmark size and reports their p50 and p99 with bootstrap CIs (results.json:
-  // `variants[].recorded.<metric>`). Metric names as note keys; at most max_recorded_metrics
+  // `variants[].recorded.<metric>`), and their mean. A name ending in `_s` is a time in seconds;
+  // any other is a count (`accepted_drafts`). Metric names as note keys; at most max_recorded_metrics
   // names, max_recorded_values values a call; finite values only (else a contract_error).
   virtual void record(std::string_view metric, double value) = 0;
 

@@ -9,7 +9,7 @@
 // reported beside it. Every request's greedy tokens are checked against the fp64 reference and
 // the baseline's, bit for bit (Note [batch-invariant rows]): a chunk's rows give the tokens the
 // whole prompt gives.
-// Not yet run on a GPU (2026-11-28: no device time was left); see README.
+// H200 (2026-11-29): see README.
 // Run: aisp bench run --targets labs/decode:chunked_prefill
 #include "aisp/pair_kit.hpp"
 #include "serving_pair_parts.cuh"

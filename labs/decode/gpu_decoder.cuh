@@ -78,10 +78,12 @@ class gpu_decoder {
   // The last forward()'s logits, (picks, vocab) fp32: for the layer-by-layer test against the reference.
   [[nodiscard]] const float* logits() const { return logits_; }
   // `count` rows of `meta` through the model, their K and V into the cache; then the greedy token
-  // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null.
+  // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null. A
+  // launch of prompt chunks that completes no prompt picks none: it only fills the cache.
   void forward(const __nv_bfloat16* weights, const row_meta& meta, int count, const int* gather, int picks, cudaStream_t stream,
                const layer_plan& plan = {}) const {
-    AISP_EXPECTS(count >= 1 && count <= max_rows_ && picks >= 1 && picks <= count, "labs/decode: a launch of 1 to max_rows rows");
+    AISP_EXPECTS(count >= 1 && count <= max_rows_ && picks >= 0 && picks <= count,
+                 "labs/decode: a launch of 1 to max_rows rows, picking at most as many");
     const int layers = plan.layers < 0 ? c_.layers : plan.layers;
     AISP_EXPECTS(layers >= 1 && layers <= c_.layers, "labs/decode: a launch runs 1 to every layer");
     const auto grid_rows = static_cast<unsigned>(count);
@@ -107,6 +109,7 @@ class gpu_decoder {
       AISP_CHECK_LAUNCH();
       matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
+    if (picks == 0) return;
     rms_norm_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
     AISP_CHECK_LAUNCH();
     matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);

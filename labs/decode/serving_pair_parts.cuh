@@ -168,6 +168,7 @@ class serving_state {
     AISP_CHECK_LAUNCH();
     const row_meta meta{device_array(token_array), device_array(slot_array), device_array(position_array)};
     model_.forward(weights, meta, launch.rows(), device_array(pick_row_array), launch.picks(), stream);
+    if (launch.picks() == 0) return;  // prompt chunks that complete no prompt
     emit_tokens_kernel<<<serving_blocks(launch.picks()), serving_threads, 0, stream>>>(
         model_.next(), device_array(pick_request_array), device_array(pick_index_array), launch.picks(), tokens, output_max_);
     AISP_CHECK_LAUNCH();

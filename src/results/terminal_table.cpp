@@ -76,6 +76,10 @@ std::string format_duration(double seconds) {
   return fmt::format("{:.3f} s", seconds);
 }
 
+std::string format_recorded(std::string_view metric, double value) {
+  return metric.ends_with("_s") ? format_duration(value) : fmt::format("{:.4g}", value);
+}
+
 std::string render_table(const suite_result& suite) {
   std::vector<row> rows = {{"target", "variant", "baseline", "candidate", "speedup [95% CI]",
                             "verdict", "verified", "GB/s base→cand (SOL)"}};
@@ -129,10 +133,11 @@ std::string render_table(const suite_result& suite) {
         for (const auto& [metric, e] : v.goal_metrics["recorded"].items()) {
           const auto show = [&](const char* key) {
             const auto& q = e[key];
-            return fmt::format("{} [{}, {}]", format_duration(q.value("point", 0.0)), format_duration(q.value("low", 0.0)),
-                               format_duration(q.value("high", 0.0)));
+            return fmt::format("{} [{}, {}]", format_recorded(metric, q.value("point", 0.0)), format_recorded(metric, q.value("low", 0.0)),
+                               format_recorded(metric, q.value("high", 0.0)));
           };
-          std::string line = fmt::format("{} {}: {} p50 {}, p99 {} ({} values)", p.target, v.name, metric, show("p50"), show("p99"),
+          std::string line = fmt::format("{} {}: {}{} p50 {}, p99 {} ({} values)", p.target, v.name, metric,
+                                         e.contains("mean") ? " mean " + show("mean") + "," : "", show("p50"), show("p99"),
                                          e.value("count", 0));
           if (e.contains("p99_ratio"))
             line += fmt::format(", baseline p99 / this {:.3f}x [{:.3f}, {:.3f}]", e["p99_ratio"].value("point", 0.0),

@@ -64,6 +64,7 @@ void record_recorded_metrics(std::span<variant_result* const> variants, const va
     for (const auto& [metric, values] : variant->recorded) {
       if (values.empty()) continue;
       nlohmann::json entry = {{"count", values.size()},
+                              {"mean", estimate_json(stats::bootstrap_mean(values, config))},
                               {"p50", estimate_json(stats::bootstrap_quantile(values, 0.5, config))},
                               {"p99", estimate_json(stats::bootstrap_quantile(values, 0.99, config))}};
       const auto base = baseline.recorded.find(metric);

@@ -35,6 +35,14 @@ class resampler {
     return (lower + upper) / 2;
   }
 
+  // The mean of one resample.
+  double resample_mean(std::mt19937_64& rng) {
+    draw(rng);
+    double sum = 0;
+    for (std::size_t rank = 0; rank < sorted_.size(); ++rank) sum += counts_[rank] * sorted_[rank];
+    return sum / static_cast<double>(sorted_.size());
+  }
+
   // The type-7 quantile q of one resample (quantile_of_sorted's definition).
   double resample_quantile(std::mt19937_64& rng, double q) {
     draw(rng);
@@ -124,6 +132,20 @@ ratio_estimate bootstrap_quantile(std::span<const double> samples, double q, con
   std::mt19937_64 rng(config.seed);
   std::vector<double> values(static_cast<std::size_t>(config.resamples));
   for (double& value : values) value = side.resample_quantile(rng, q);
+  set_bounds(estimate, values, config.confidence);
+  return estimate;
+}
+
+ratio_estimate bootstrap_mean(std::span<const double> samples, const bootstrap_config& config) {
+  expect_valid(samples, samples, config);
+  resampler side(samples);
+  ratio_estimate estimate;
+  double sum = 0;
+  for (const double value : samples) sum += value;
+  estimate.point = sum / static_cast<double>(samples.size());
+  std::mt19937_64 rng(config.seed);
+  std::vector<double> values(static_cast<std::size_t>(config.resamples));
+  for (double& value : values) value = side.resample_mean(rng);
   set_bounds(estimate, values, config.confidence);
   return estimate;
 }

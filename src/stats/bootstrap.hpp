@@ -35,4 +35,8 @@ struct bootstrap_config {
 [[nodiscard]] ratio_estimate bootstrap_quantile(std::span<const double> samples, double q,
                                                 const bootstrap_config& config = {});
 
+// One side's mean with its percentile-bootstrap CI (a recorded count's average, e.g. the drafts
+// a speculative round accepts).
+[[nodiscard]] ratio_estimate bootstrap_mean(std::span<const double> samples, const bootstrap_config& config = {});
+
 }  // namespace aisp::stats

@@ -35,8 +35,9 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
   if (!minimums_met || samples.empty()) {
     // The pair's share never cuts a variant below its minimum sample count: a sibling that
     // hogs the CPUs (a spinning helper thread) would otherwise fail an honest baseline's
-    // sample-count (S5) on a loaded 2-core machine. Only its own time can (CI, 2026-11-28).
-    const bool own_out_of_time = own_s >= config_.max_time_s;
+    // sample-count (S5) on a loaded 2-core machine. Only its own time can (CI, 2026-11-28),
+    // and below the minimum only at the later ceiling (Note [long calls]).
+    const bool own_out_of_time = own_s >= std::max(config_.max_time_s, config_.min_samples_ceiling_s);
     if (samples.size() < config_.min_samples ? own_out_of_time : out_of_time) decided_ = stop_reason::timed_out;
     return decided_;
   }

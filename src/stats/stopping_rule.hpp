@@ -14,6 +14,11 @@
 // 2-10% where 15 s gave 2-4%; the smallest of those pairs' speedups is 1.7x, so no verdict can
 // move. `bench run` stops at 5 s; `--max-time 15` buys the tighter interval. Each variant's
 // stop reason is reported.
+// Note [long calls]: a call of over max_time_s / min_samples (0.5 s at the defaults: a serving
+// trace) cannot reach the minimum sample count by the ceiling, and failed S5 at the defaults
+// (labs/decode:continuous_batching's 1.3 s calls got 7-9 samples at --max-time 12, H200,
+// 2026-11-29). Too few samples void a verdict; a few more seconds do not, so below the minimum a
+// variant samples on until min_samples_ceiling_s (30 s: calls up to ~2.5 s) before it times out.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +32,8 @@ struct stopping_config {
   double min_time_s = 0.25;              // sampling time spent on the variant (Note [sampling floor])
   double target_rel_half_width = 0.005;  // CI half-width / median
   double max_time_s = 5.0;  // Note [sampling ceiling]
+  // Note [long calls]: below min_samples a variant stops only here (or at max_time_s, if later).
+  double min_samples_ceiling_s = 30.0;
   double confidence = 0.95;
   // Stalled: after the samples doubled, the half-width is still above this fraction of what
   // it was (an ideal 1/sqrt(2) shrink would give 0.71).

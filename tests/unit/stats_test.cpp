@@ -363,13 +363,21 @@ TEST(stopping_rule, the_charged_time_does_not_cut_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};
   EXPECT_EQ(rule.update(few, 0.6, quick_config().max_time_s), stop_reason::keep_going);
-  EXPECT_EQ(rule.update(few, quick_config().max_time_s, quick_config().max_time_s), stop_reason::timed_out);
+  const double ceiling = quick_config().min_samples_ceiling_s;
+  EXPECT_EQ(rule.update(few, ceiling, ceiling), stop_reason::timed_out);
+}
+
+// Note [long calls]: 1.3 s calls reach the minimum count past max_time_s, before the later ceiling.
+TEST(stopping_rule, samples_on_past_the_maximum_time_to_the_minimum_count) {
+  stopping_rule rule(quick_config());
+  EXPECT_EQ(rule.update(std::vector<double>(9, 1.3), 16.0), stop_reason::keep_going);
+  EXPECT_EQ(rule.update(even_grid(10, 1.3, 0.5), 17.3), stop_reason::timed_out);  // the minimum met, past max_time_s
 }
 
 TEST(stopping_rule, times_out_even_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};
-  EXPECT_EQ(rule.update(few, 16.0), stop_reason::timed_out);
+  EXPECT_EQ(rule.update(few, quick_config().min_samples_ceiling_s), stop_reason::timed_out);
 }
 
 TEST(stopping_rule, prefers_converged_over_timed_out) {
