@@ -127,8 +127,9 @@ __global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __
   const float scale = output_scale / sqrtf(static_cast<float>(k));
   float acc[Features][RowsPerPass] = {};
   const int chunks = k / 8;
-  // One feature (a decode step): eight chunks a lane in flight; more features: each x load
-  // already serves several weight chunks.
+  // One feature (a decode step): eight chunks a lane in flight (sixteen was slower: the
+  // 2048-feature projections, wo and down, went from 1.85 to 1.63 TB/s, ncu, H200, 2026-11-29);
+  // more features: each x load already serves several weight chunks.
 #pragma unroll(Features == 1 ? 8 : 2)
   for (int c = lane; c < chunks; c += 32) {
     float weight[Features][8];
@@ -175,31 +176,38 @@ __global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __
 
 // Rotate each row's query and key heads (RoPE at its position, half-split pairs, angles in
 // double as the reference takes them), then store its K and V as bf16 in its slot's cache.
-// qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads.
+// qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads. A block a (row, head) of
+// head_dim / 2 threads, one pair each: one block a row once took 10.6 us a layer at batch 1,
+// 10% of the step (ncu, H200, 2026-11-29); every value is computed as it was, bit for bit.
 __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
                                       int layer, double theta) {
   const int r = static_cast<int>(blockIdx.x);
-  const int position = rows.position[r];
-  float* row = qkv + static_cast<std::int64_t>(r) * m.qkv_width();
+  const int h = static_cast<int>(blockIdx.y);  // q heads, then k heads, then v heads
+  const int i = static_cast<int>(threadIdx.x);
   const int half = m.head_dim / 2;
-  const int rotations = (m.heads + m.kv_heads) * half;  // the k heads follow the q heads
-  for (int p = static_cast<int>(threadIdx.x); p < rotations; p += static_cast<int>(blockDim.x)) {
-    float* head = row + (p / half) * m.head_dim;
-    const int i = p % half;
-    const double angle = position * pow(theta, -2.0 * i / m.head_dim);
-    double sine = 0;
-    double cosine = 0;
-    sincos(angle, &sine, &cosine);
-    const double a = head[i];
-    const double b = head[i + half];
-    head[i] = static_cast<float>(a * cosine - b * sine);
-    head[i + half] = static_cast<float>(a * sine + b * cosine);
-  }
-  __syncthreads();
+  const int position = rows.position[r];
+  float* head = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + static_cast<std::int64_t>(h) * m.head_dim;
   const std::int64_t at = m.cache_offset(rows.slot[r], layer, position);
-  for (int e = static_cast<int>(threadIdx.x); e < m.kv_width(); e += static_cast<int>(blockDim.x)) {
-    k_cache[at + e] = __float2bfloat16_rn(row[m.q_width() + e]);
-    v_cache[at + e] = __float2bfloat16_rn(row[m.q_width() + m.kv_width() + e]);
+  if (h >= m.heads + m.kv_heads) {  // a v head: stored as it is
+    const std::int64_t e = static_cast<std::int64_t>(h - m.heads - m.kv_heads) * m.head_dim + i;
+    v_cache[at + e] = __float2bfloat16_rn(head[i]);
+    v_cache[at + e + half] = __float2bfloat16_rn(head[i + half]);
+    return;
+  }
+  const double angle = position * pow(theta, -2.0 * i / m.head_dim);
+  double sine = 0;
+  double cosine = 0;
+  sincos(angle, &sine, &cosine);
+  const double a = head[i];
+  const double b = head[i + half];
+  const auto low = static_cast<float>(a * cosine - b * sine);
+  const auto high = static_cast<float>(a * sine + b * cosine);
+  head[i] = low;
+  head[i + half] = high;
+  if (h >= m.heads) {  // a k head: its rotated values into the cache
+    const std::int64_t e = static_cast<std::int64_t>(h - m.heads) * m.head_dim + i;
+    k_cache[at + e] = __float2bfloat16_rn(low);
+    k_cache[at + e + half] = __float2bfloat16_rn(high);
   }
 }
 
@@ -258,13 +266,15 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   }
 }
 
-// act[r, i] = silu(gate[r, i]) * up[r, i]; gate_up (rows, 2 ffn): the gate, then up.
+// act[r, i] = silu(gate[r, i]) * up[r, i]; gate_up (rows, 2 ffn): the gate, then up. Blocks
+// (row, a block's span of i): one block a row looped over 8192 values with a load's latency
+// each, 26.8 us a layer at batch 1, a quarter of the step (ncu, H200, 2026-11-29).
 __global__ void swiglu_rows_kernel(const float* gate_up, float* act, int ffn) {
   const float* row = gate_up + static_cast<std::int64_t>(blockIdx.x) * 2 * ffn;
-  for (int i = static_cast<int>(threadIdx.x); i < ffn; i += static_cast<int>(blockDim.x)) {
-    const float gate = row[i];
-    act[static_cast<std::int64_t>(blockIdx.x) * ffn + i] = gate / (1.0f + expf(-gate)) * row[ffn + i];
-  }
+  const int i = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
+  if (i >= ffn) return;
+  const float gate = row[i];
+  act[static_cast<std::int64_t>(blockIdx.x) * ffn + i] = gate / (1.0f + expf(-gate)) * row[ffn + i];
 }
 
 // next[s] = argmax of logits[s, :], the lowest id on a tie (as the reference's greedy).

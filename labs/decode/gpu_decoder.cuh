@@ -96,7 +96,9 @@ class gpu_decoder {
       rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
       AISP_CHECK_LAUNCH();
       matvec(weights + at.qkv(l), normed_, qkv_, dims_.qkv_width(), c_.d_model, count, false, 1.0f, stream);
-      rope_and_cache_kernel<<<grid_rows, row_block_threads, 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l, c_.rope_theta);
+      const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
+      rope_and_cache_kernel<<<heads_of_rows, static_cast<unsigned>(c_.head_dim / 2), 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l,
+                                                                                                   c_.rope_theta);
       AISP_CHECK_LAUNCH();
       attention_rows_kernel<<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
           qkv_, meta, k_cache_, v_cache_, attended_, dims_, l);
@@ -105,7 +107,8 @@ class gpu_decoder {
       rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
       AISP_CHECK_LAUNCH();
       matvec(weights + at.gate_up(l), normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, false, 1.0f, stream);
-      swiglu_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
+      const dim3 spans_of_rows(grid_rows, static_cast<unsigned>((c_.ffn + row_block_threads - 1) / row_block_threads));
+      swiglu_rows_kernel<<<spans_of_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
       AISP_CHECK_LAUNCH();
       matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
