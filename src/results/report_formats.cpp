@@ -39,6 +39,12 @@ struct row {
   double p50_s = 0, p99_s = 0, calls_per_s = 0, items_per_s = 0;
   std::string item;  // what items_per_s counts ("tokens"); "" where the pair declares none
   std::string goal;  // "p50 1.2 ms [1.1, 1.3], p99 ..." or "1234/s [..]"; "" for a speed pair
+  // Note [recorded metrics]: "ttft_s p50 .. [..], p99 .. [..]; tpot_s ..."; "" where none.
+  std::string recorded;
+  [[nodiscard]] std::string goal_cell() const {
+    if (recorded.empty()) return goal.empty() ? "—" : goal;
+    return goal.empty() ? recorded : goal + "; " + recorded;
+  }
 };
 
 // A goal metric's "point [low, high]", each shown by `show`.
@@ -58,6 +64,13 @@ void read_goal(const json& pair, const json& variant, row& r) {
   if (metrics.contains("calls_per_s")) {
     r.calls_per_s = metrics["calls_per_s"].value("point", 0.0);
     r.goal = estimate_text(metrics["calls_per_s"], [](double per_s) { return fmt::format("{:.4g}", per_s); }) + " calls/s";
+  }
+  if (metrics.contains("recorded")) {
+    for (const auto& [metric, e] : metrics["recorded"].items()) {
+      const auto show = [&metric](double value) { return format_recorded(metric, value); };
+      r.recorded += fmt::format("{}{} p50 {}, p99 {}", r.recorded.empty() ? "" : "; ", metric, estimate_text(e["p50"], show),
+                                estimate_text(e["p99"], show));
+    }
   }
   if (metrics.contains("items_per_s")) {  // Note [items]
     r.items_per_s = metrics["items_per_s"].value("point", 0.0);
@@ -184,8 +197,7 @@ std::string report_markdown(const json& results) {
   for (const auto& r : rows_of(results)) {
     md += fmt::format("| {} | {}{} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} | {} |\n", r.target, r.variant,
                       r.precision.empty() ? "" : " *", r.status, r.median_us, speedup_cell(r), r.verdict.empty() ? "—" : r.verdict,
-                      r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), r.samples,
-                      r.goal.empty() ? "—" : r.goal);
+                      r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), r.samples, r.goal_cell());
     if (!r.precision.empty()) precision_notes += fmt::format("- {} {}: declared precision change: {}\n", r.target, r.variant, r.precision);
   }
   if (!precision_notes.empty()) md += "\n\\* " + std::string("declared precision changes, verified with their own tolerance:\n\n") + precision_notes;
@@ -195,12 +207,12 @@ std::string report_markdown(const json& results) {
 std::string report_csv(const json& results) {
   std::string csv =
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
-      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item\n";
+      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item,recorded\n";
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{}\n",
+    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
                        csv_field(r.target), csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict,
                        r.expectation, r.gbps, r.sol, r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision),
-                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item));
+                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item), csv_field(r.recorded));
   }
   return csv;
 }
@@ -218,7 +230,7 @@ std::string report_html(const json& results) {
     html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td>"
                         "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                         xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us, speedup_cell(r), r.verdict,
-                        r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision), xml_escaped(r.goal));
+                        r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision), xml_escaped(r.goal_cell()));
   }
   html += "</table>\n<h2>Sample distributions</h2>\n";
   for (const auto& p : results.value("pairs", json::array())) {

@@ -36,8 +36,12 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
     // The pair's share never cuts a variant below its minimum sample count: a sibling that
     // hogs the CPUs (a spinning helper thread) would otherwise fail an honest baseline's
     // sample-count (S5) on a loaded 2-core machine. Only its own time can (CI, 2026-11-28),
-    // and below the minimum only at the later ceiling (Note [long calls]).
-    const bool own_out_of_time = own_s >= std::max(config_.max_time_s, config_.min_samples_ceiling_s);
+    // and below the minimum, where the minimum is within reach, only at the later ceiling
+    // (Note [long calls]).
+    const double ceiling_s = config_.max_time_s * std::max(1.0, config_.short_of_samples_factor);
+    const double per_sample_s = samples.empty() ? ceiling_s : own_s / static_cast<double>(samples.size());
+    const double reach_s = per_sample_s * static_cast<double>(config_.min_samples);
+    const bool own_out_of_time = own_s >= (reach_s <= ceiling_s ? ceiling_s : config_.max_time_s);
     if (samples.size() < config_.min_samples ? own_out_of_time : out_of_time) decided_ = stop_reason::timed_out;
     return decided_;
   }

@@ -18,7 +18,11 @@
 // trace) cannot reach the minimum sample count by the ceiling, and failed S5 at the defaults
 // (labs/decode:continuous_batching's 1.3 s calls got 7-9 samples at --max-time 12, H200,
 // 2026-11-29). Too few samples void a verdict; a few more seconds do not, so below the minimum a
-// variant samples on until min_samples_ceiling_s (30 s: calls up to ~2.5 s) before it times out.
+// variant whose pace reaches the minimum by short_of_samples_factor x max_time_s (30 s at the
+// default: calls up to ~2.5 s) samples on to it. One that cannot reach it stops at max_time_s
+// as before, with too few samples (S5): a 0.4 s call at --max-time 0.3
+// (cheats:s5_too_few_samples: when every variant below the minimum sampled on, it reached 10
+// samples with the extra verified visits), and no time spent on a variant that will fail anyway.
 #pragma once
 
 #include <cstddef>
@@ -32,8 +36,9 @@ struct stopping_config {
   double min_time_s = 0.25;              // sampling time spent on the variant (Note [sampling floor])
   double target_rel_half_width = 0.005;  // CI half-width / median
   double max_time_s = 5.0;  // Note [sampling ceiling]
-  // Note [long calls]: below min_samples a variant stops only here (or at max_time_s, if later).
-  double min_samples_ceiling_s = 30.0;
+  // Note [long calls]: below min_samples, a variant on pace to reach it stops only at this many
+  // times max_time_s.
+  double short_of_samples_factor = 6.0;
   double confidence = 0.95;
   // Stalled: after the samples doubled, the half-width is still above this fraction of what
   // it was (an ideal 1/sqrt(2) shrink would give 0.71).

@@ -270,6 +270,19 @@ TEST(bootstrap_quantile, brackets_the_sample_quantile) {
   EXPECT_LT(p99.low, p99.high);
 }
 
+// A recorded count's mean (accepted drafts a round): the point is the plain mean, and the CI
+// is about the standard error wide (n = 1000 draws of 0..4: sd ~1.4, a 95% CI of ~+-0.09).
+TEST(bootstrap_mean, gives_the_mean_and_a_standard_error_wide_interval) {
+  std::vector<double> counts;
+  for (int i = 0; i < 1000; ++i) counts.push_back(static_cast<double>((i * 7) % 5));
+  const ratio_estimate mean = bootstrap_mean(counts);
+  EXPECT_DOUBLE_EQ(mean.point, 2.0);
+  EXPECT_LT(mean.low, 2.0);
+  EXPECT_GT(mean.high, 2.0);
+  EXPECT_NEAR(mean.high - mean.low, 2 * 1.96 * std::sqrt(2.0 / 1000), 0.03);
+  EXPECT_THROW((void)bootstrap_mean({}), contract_error);
+}
+
 TEST(bootstrap_median_ratio, throws_contract_error_on_an_empty_side) {
   const std::vector<double> some = {1, 2, 3};
   EXPECT_THROW((void)bootstrap_median_ratio({}, some), contract_error);
@@ -363,7 +376,7 @@ TEST(stopping_rule, the_charged_time_does_not_cut_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};
   EXPECT_EQ(rule.update(few, 0.6, quick_config().max_time_s), stop_reason::keep_going);
-  const double ceiling = quick_config().min_samples_ceiling_s;
+  const double ceiling = quick_config().max_time_s * quick_config().short_of_samples_factor;
   EXPECT_EQ(rule.update(few, ceiling, ceiling), stop_reason::timed_out);
 }
 
@@ -374,10 +387,18 @@ TEST(stopping_rule, samples_on_past_the_maximum_time_to_the_minimum_count) {
   EXPECT_EQ(rule.update(even_grid(10, 1.3, 0.5), 17.3), stop_reason::timed_out);  // the minimum met, past max_time_s
 }
 
+// ... but one whose pace cannot reach the minimum by the later ceiling stops at max_time_s.
+TEST(stopping_rule, a_variant_that_cannot_reach_the_minimum_stops_at_the_maximum_time) {
+  stopping_rule hopeless(quick_config());
+  EXPECT_EQ(hopeless.update(std::vector<double>(1, 15.0), 15.0), stop_reason::timed_out);  // 150 s to 10 samples
+  stopping_rule on_pace(quick_config());
+  EXPECT_EQ(on_pace.update(std::vector<double>(2, 7.5), 15.0), stop_reason::keep_going);  // 75 s, within 90
+}
+
 TEST(stopping_rule, times_out_even_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};
-  EXPECT_EQ(rule.update(few, quick_config().min_samples_ceiling_s), stop_reason::timed_out);
+  EXPECT_EQ(rule.update(few, quick_config().max_time_s * quick_config().short_of_samples_factor), stop_reason::timed_out);
 }
 
 TEST(stopping_rule, prefers_converged_over_timed_out) {

@@ -148,6 +148,27 @@ TEST(goal_reports, a_latency_pair_shows_its_percentiles_and_statistic_in_every_r
   EXPECT_NE(html.find("p50 1.000 ms"), std::string::npos) << html.substr(0, 3000);
 }
 
+// Issue 21: a serving pair's recorded TTFT/TPOT (and counts) reach every report, not only results.json.
+TEST(goal_reports, recorded_metrics_show_their_percentiles_in_every_report_format) {
+  auto suite = suite_with_peer();
+  const auto estimate = [](double point) { return nlohmann::json{{"point", point}, {"low", 0.9 * point}, {"high", 1.1 * point}}; };
+  suite.pairs[0].variants[1].goal_metrics = {
+      {"items_per_s", estimate(1500)},
+      {"item", "tokens"},
+      {"recorded",
+       {{"tpot_s", {{"count", 24}, {"mean", estimate(2e-3)}, {"p50", estimate(2e-3)}, {"p99", estimate(3e-3)}}},
+        {"accepted_drafts", {{"count", 40}, {"mean", estimate(2.5)}, {"p50", estimate(2)}, {"p99", estimate(4)}}}}}};
+  const auto document = aisp::to_json(suite);
+  const auto md = aisp::report_markdown(document);
+  EXPECT_NE(md.find("tokens/s"), std::string::npos) << md;
+  EXPECT_NE(md.find("tpot_s p50 2.000 ms"), std::string::npos) << md;
+  EXPECT_NE(md.find("accepted_drafts p50 2 [1.8, 2.2], p99 4"), std::string::npos) << md;
+  const auto csv = aisp::report_csv(document);
+  EXPECT_NE(csv.find(",item,recorded\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("p99 3.000 ms [2.700 ms, 3.300 ms]"), std::string::npos) << csv;
+  EXPECT_NE(aisp::report_html(document).find("tpot_s p50 2.000 ms"), std::string::npos);
+}
+
 }  // namespace
 
 namespace {
@@ -172,4 +193,12 @@ TEST(speed_of_light_column, shows_the_special_function_share_beside_the_memory_s
   EXPECT_NE(table.find("(50%, SFU 77%)"), std::string::npos) << table;
   optimized.sol_special_function = 0;
   EXPECT_EQ(aisp::render_table(suite).find("SFU"), std::string::npos) << "no SFU share where the pair declares none";
+}
+
+// Note [recorded metrics]: a metric named `*_s` is a time; any other is a count, and printed as one.
+TEST(recorded_metric_format, prints_seconds_as_durations_and_counts_as_numbers) {
+  EXPECT_EQ(aisp::format_recorded("tpot_s", 0.0025), aisp::format_duration(0.0025));
+  EXPECT_EQ(aisp::format_recorded("accepted_drafts", 2.5), "2.5");
+  EXPECT_EQ(aisp::format_recorded("accepted_drafts", 0.04233), "0.04233");
+  EXPECT_EQ(aisp::format_recorded("accepted_drafts", 4), "4");
 }
