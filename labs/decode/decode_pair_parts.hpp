@@ -28,15 +28,15 @@ namespace aisp::decode {
   return model == 1 ? small_model() : one_billion();
 }
 
-// The fp64 truth: each sequence's prompt through decoder_reference, then its greedy tokens.
-inline void greedy_tokens_reference(reference_io& io) {
+// Each sequence's prompt through `model` (the pair's fp64 truth), then its greedy tokens into
+// the `tokens` output.
+inline void write_greedy_tokens(reference_io& io, decoder_reference& model) {
   const auto c = config_of(io.param("model"));
   const auto batch = static_cast<int>(io.param("batch"));
   const auto prompt = static_cast<int>(io.param("prompt"));
   const auto new_tokens = static_cast<int>(io.param("new_tokens"));
   const auto draws = io.input("prompt");
   const auto tokens = io.output("tokens");
-  decoder_reference model{c, io.input("weights")};
   for (int b = 0; b < batch; ++b) {
     std::vector<int> ids(static_cast<std::size_t>(prompt));
     for (int p = 0; p < prompt; ++p) ids[static_cast<std::size_t>(p)] = token_of_draw(draws[static_cast<std::size_t>(b * prompt + p)], c.vocab);
@@ -45,11 +45,17 @@ inline void greedy_tokens_reference(reference_io& io) {
   }
 }
 
-// Fewest bytes a decode moves: the weights once for the prompt and once a later token (each token
-// needs the last: Note [sequential passes]). The cache's reads are left out: it is the model's
+// The fp64 truth of the plain model.
+inline void greedy_tokens_reference(reference_io& io) {
+  decoder_reference model{config_of(io.param("model")), io.input("weights")};
+  write_greedy_tokens(io, model);
+}
+
+// Fewest bytes a decode moves: the weights once a pass, `passes` of them (Note [sequential
+// passes]; plain decoding: once for the prompt and once a later token, each needing the last). The cache's reads are left out: it is the model's
 // scratch, not a declared buffer, and at these sizes under 1% of the weights' bytes. FLOPs: 2 a
 // weight a processed row with a cache (the embedding is a lookup), and attention's two products.
-[[nodiscard]] inline work_amount greedy_decode_work(const workload& w) {
+[[nodiscard]] inline work_amount decode_work(const workload& w, double passes) {
   const auto c = config_of(w.get("model"));
   const double batch = static_cast<double>(w.get("batch"));
   const double prompt = static_cast<double>(w.get("prompt"));
@@ -59,9 +65,13 @@ inline void greedy_tokens_reference(reference_io& io) {
   const double context = prompt + new_tokens - 1;
   const double attended = batch * context * (context + 1) / 2;  // (row, key) pairs: each row sees the keys up to it
   work_amount work;
-  work.bytes = static_cast<double>(c.parameters()) * 2.0 * new_tokens;
+  work.bytes = static_cast<double>(c.parameters()) * 2.0 * passes;
   work.flops = 2.0 * matmul_weights * rows + attended * c.layers * 4.0 * c.q_width();
   return work;
+}
+// Plain decoding: a pass a token.
+[[nodiscard]] inline work_amount greedy_decode_work(const workload& w) {
+  return decode_work(w, static_cast<double>(w.get("new_tokens")));
 }
 
 // What every greedy-decoding pair declares but its sizes and reference: the weights and the

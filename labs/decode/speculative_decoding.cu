@@ -162,28 +162,14 @@ void run_plain(run_context& ctx) {
   return 1.0 + std::ceil(later / static_cast<double>(w.get("drafts") + 1));
 }
 
-[[nodiscard]] work_amount speculative_work(const workload& w) {
-  work_amount work = greedy_decode_work(w);
-  work.bytes = static_cast<double>(config_of(w.get("model")).parameters()) * 2.0 * speculative_passes(w);
-  return work;
-}
+[[nodiscard]] work_amount speculative_work(const workload& w) { return decode_work(w, speculative_passes(w)); }
 
 // The fp64 truth: the scaled target's greedy tokens.
 void speculative_reference(reference_io& io) {
   const auto c = config_of(io.param("model"));
-  const auto batch = static_cast<std::size_t>(io.param("batch"));
-  const auto prompt = static_cast<std::size_t>(io.param("prompt"));
-  const auto new_tokens = static_cast<int>(io.param("new_tokens"));
-  const auto draws = io.input("prompt");
-  const auto tokens = io.output("tokens");
   decoder_reference model{c, io.input("weights")};
   model.scale_late_layers(draft_layers(c.layers), late_scale_of(io.param("late_shift")));
-  for (std::size_t b = 0; b < batch; ++b) {
-    std::vector<int> ids(prompt);
-    for (std::size_t p = 0; p < prompt; ++p) ids[p] = token_of_draw(draws[b * prompt + p], c.vocab);
-    const auto out = model.greedy(ids, new_tokens);
-    for (std::size_t i = 0; i < out.size(); ++i) tokens[b * static_cast<std::size_t>(new_tokens) + i] = out[i];
-  }
+  write_greedy_tokens(io, model);
 }
 
 [[nodiscard]] pair speculative_pair(std::int64_t shift, const std::string& rate) {

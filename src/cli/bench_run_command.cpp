@@ -363,7 +363,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
       "a verdict that never claims more than the measured noise floor (baseline vs itself). Exit 1 if anything failed.");
   auto options = std::make_shared<run_options>();
   add_shared_options(*run, *options);
-  run->add_option("--max-time", options->max_time_s, "seconds of sampling per variant before giving up on the CI target (default 5; 15 for nvbench's patience); a variant still short of --min-samples samples on to 6x this (30 s: calls of over 0.5 s)")
+  run->add_option("--max-time", options->max_time_s, "seconds of sampling per variant before giving up on the CI target (default 5; 15 for nvbench's patience); a variant short of --min-samples whose pace reaches it by 6x this samples on (calls of 0.5-2.5 s at the default)")
       ->check(positive_number);
   run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant (visits, fills and flushes included) before stopping may be considered (default 0.25)")
       ->check(non_negative_number);

@@ -13,6 +13,10 @@ namespace aisp {
 
 using recorded_values = std::map<std::string, std::vector<double>, std::less<>>;
 
+// A metric named `*_s` is a time in seconds (a latency, which W12 compares and reports print as
+// durations); any other is a count (`accepted_drafts`).
+[[nodiscard]] inline bool is_time_metric(std::string_view metric) { return metric.ends_with("_s"); }
+
 class recorded_metrics {
  public:
   // Appends to `metric`; contract_error for a malformed name, a non-finite value, or more than

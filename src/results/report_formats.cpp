@@ -66,11 +66,8 @@ void read_goal(const json& pair, const json& variant, row& r) {
     r.goal = estimate_text(metrics["calls_per_s"], [](double per_s) { return fmt::format("{:.4g}", per_s); }) + " calls/s";
   }
   if (metrics.contains("recorded")) {
-    for (const auto& [metric, e] : metrics["recorded"].items()) {
-      const auto show = [&metric](double value) { return format_recorded(metric, value); };
-      r.recorded += fmt::format("{}{} p50 {}, p99 {}", r.recorded.empty() ? "" : "; ", metric, estimate_text(e["p50"], show),
-                                estimate_text(e["p99"], show));
-    }
+    for (const auto& [metric, e] : metrics["recorded"].items())
+      r.recorded += fmt::format("{}{} {}", r.recorded.empty() ? "" : "; ", metric, recorded_estimates(metric, e));
   }
   if (metrics.contains("items_per_s")) {  // Note [items]
     r.items_per_s = metrics["items_per_s"].value("point", 0.0);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/recorded_metrics.hpp"
 #include "support/readable_error.hpp"
 
 namespace aisp {
@@ -77,7 +78,16 @@ std::string format_duration(double seconds) {
 }
 
 std::string format_recorded(std::string_view metric, double value) {
-  return metric.ends_with("_s") ? format_duration(value) : fmt::format("{:.4g}", value);
+  return is_time_metric(metric) ? format_duration(value) : fmt::format("{:.4g}", value);
+}
+
+std::string recorded_estimates(std::string_view metric, const nlohmann::json& entry) {
+  const auto show = [&](const char* key) {
+    const auto& q = entry[key];
+    return fmt::format("{} [{}, {}]", format_recorded(metric, q.value("point", 0.0)), format_recorded(metric, q.value("low", 0.0)),
+                       format_recorded(metric, q.value("high", 0.0)));
+  };
+  return fmt::format("{}p50 {}, p99 {}", entry.contains("mean") ? "mean " + show("mean") + ", " : "", show("p50"), show("p99"));
 }
 
 std::string render_table(const suite_result& suite) {
@@ -131,14 +141,8 @@ std::string render_table(const suite_result& suite) {
                                     estimate("p99_s", format_duration)));
       if (v.goal_metrics.contains("recorded")) {  // Note [recorded metrics]
         for (const auto& [metric, e] : v.goal_metrics["recorded"].items()) {
-          const auto show = [&](const char* key) {
-            const auto& q = e[key];
-            return fmt::format("{} [{}, {}]", format_recorded(metric, q.value("point", 0.0)), format_recorded(metric, q.value("low", 0.0)),
-                               format_recorded(metric, q.value("high", 0.0)));
-          };
-          std::string line = fmt::format("{} {}: {}{} p50 {}, p99 {} ({} values)", p.target, v.name, metric,
-                                         e.contains("mean") ? " mean " + show("mean") + "," : "", show("p50"), show("p99"),
-                                         e.value("count", 0));
+          std::string line =
+              fmt::format("{} {}: {} {} ({} values)", p.target, v.name, metric, recorded_estimates(metric, e), e.value("count", 0));
           if (e.contains("p99_ratio"))
             line += fmt::format(", baseline p99 / this {:.3f}x [{:.3f}, {:.3f}]", e["p99_ratio"].value("point", 0.0),
                                 e["p99_ratio"].value("low", 0.0), e["p99_ratio"].value("high", 0.0));

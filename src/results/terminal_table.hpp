@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "results/pair_result.hpp"
 
 namespace aisp {
@@ -14,5 +16,8 @@ namespace aisp {
 // A recorded metric's value (Note [recorded metrics]): a name ending in `_s` is a time in
 // seconds; any other is a count, printed as a number.
 [[nodiscard]] std::string format_recorded(std::string_view metric, double value);
+// A recorded metric's estimates in goal_metrics.recorded: "mean 2.1 ms [2.0 ms, 2.2 ms], p50 ...,
+// p99 ..." (the mean where the entry has one). The terminal table and every report show this.
+[[nodiscard]] std::string recorded_estimates(std::string_view metric, const nlohmann::json& entry);
 
 }  // namespace aisp

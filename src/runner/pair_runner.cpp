@@ -12,6 +12,7 @@
 #include "audit/build_flags.hpp"
 #include "audit/timeline_json.hpp"
 #include "harness/plugin_loader.hpp"
+#include "harness/recorded_metrics.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
 #include "runner/judge_checks.hpp"
@@ -304,7 +305,7 @@ void check_latency_tails(std::vector<variant_slot>& slots, std::vector<check_res
   for (const auto& slot : slots) {
     if (&slot == baseline) continue;
     for (const auto& [metric, values] : slot.result.recorded) {
-      if (!metric.ends_with("_s")) continue;
+      if (!is_time_metric(metric)) continue;
       const auto base = baseline->result.recorded.find(metric);
       if (values.empty() || base == baseline->result.recorded.end() || base->second.empty()) continue;
       const double worst = *std::max_element(values.begin(), values.end());

@@ -8,6 +8,7 @@
 #include "aisp/pair.hpp"
 #include "results/report_formats.hpp"
 #include "results/result_json.hpp"
+#include "harness/recorded_metrics.hpp"
 #include "results/terminal_table.hpp"
 #include "verify/tolerance.hpp"
 
@@ -161,12 +162,12 @@ TEST(goal_reports, recorded_metrics_show_their_percentiles_in_every_report_forma
   const auto document = aisp::to_json(suite);
   const auto md = aisp::report_markdown(document);
   EXPECT_NE(md.find("tokens/s"), std::string::npos) << md;
-  EXPECT_NE(md.find("tpot_s p50 2.000 ms"), std::string::npos) << md;
-  EXPECT_NE(md.find("accepted_drafts p50 2 [1.8, 2.2], p99 4"), std::string::npos) << md;
+  EXPECT_NE(md.find("tpot_s mean 2.000 ms [1.800 ms, 2.200 ms], p50 2.000 ms"), std::string::npos) << md;
+  EXPECT_NE(md.find("accepted_drafts mean 2.5 [2.25, 2.75], p50 2 [1.8, 2.2], p99 4"), std::string::npos) << md;
   const auto csv = aisp::report_csv(document);
   EXPECT_NE(csv.find(",item,recorded\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("p99 3.000 ms [2.700 ms, 3.300 ms]"), std::string::npos) << csv;
-  EXPECT_NE(aisp::report_html(document).find("tpot_s p50 2.000 ms"), std::string::npos);
+  EXPECT_NE(aisp::report_html(document).find("tpot_s mean 2.000 ms"), std::string::npos);
 }
 
 }  // namespace
@@ -201,4 +202,6 @@ TEST(recorded_metric_format, prints_seconds_as_durations_and_counts_as_numbers) 
   EXPECT_EQ(aisp::format_recorded("accepted_drafts", 2.5), "2.5");
   EXPECT_EQ(aisp::format_recorded("accepted_drafts", 0.04233), "0.04233");
   EXPECT_EQ(aisp::format_recorded("accepted_drafts", 4), "4");
+  EXPECT_TRUE(aisp::is_time_metric("ttft_s"));
+  EXPECT_FALSE(aisp::is_time_metric("accepted_drafts"));
 }
