@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "support/warm_heap.hpp"
+
 namespace aisp {
 namespace {
 
@@ -44,7 +46,9 @@ memory_need host_memory_need(const pair& declared, const workload& work, int wor
   // A host pair's workers hold their buffers in host memory; a CUDA pair's only what the judge
   // reads back. Either way the judge holds the baseline's outputs and one candidate's.
   const bool host_buffers = declared.where() == backend::host;
-  memory_need need{"host", host_buffers ? 2 * bytes.all + bytes.outputs : bytes.outputs, workers, 0, available_bytes};
+  // A host pair's worker also keeps a warmed heap (Note [warm heap]).
+  const std::uint64_t per_worker = host_buffers ? 2 * bytes.all + bytes.outputs + warm_heap_default_bytes : bytes.outputs;
+  memory_need need{"host", per_worker, workers, 0, available_bytes};
   need.needed = need.per_worker * static_cast<std::uint64_t>(workers) + 2 * bytes.outputs;
   return need;
 }
@@ -53,7 +57,7 @@ std::string memory_fit_problem(const memory_need& need) {
   if (!need.available) return "";
   const auto headroom = std::max(headroom_bytes, static_cast<std::uint64_t>(headroom_fraction * static_cast<double>(*need.available)));
   if (need.needed + headroom <= *need.available) return "";
-  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers, a moved copy, an output snapshot) "
+  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers, a moved copy, an output snapshot; a host pair's warmed heap) "
                      "need {}, and {} is free; choose a smaller --size",
                      need.where, need.workers, gib(need.per_worker), gib(need.needed), gib(*need.available));
 }

@@ -32,6 +32,7 @@
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
 #include "runner/worker_sandbox.hpp"
+#include "support/warm_heap.hpp"
 
 namespace aisp {
 namespace {
@@ -339,11 +340,14 @@ class worker {
     } else if (recorder_ != nullptr) {
       unified_memory = "off: the pair declares no managed memory, so any managed allocation fails";
     }
+    // Note [warm heap]: a host pair's temporaries reuse touched pages, not the harness's growth.
+    const std::size_t warmed = declared->where() == backend::host ? warm_host_heap() : 0;
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
-            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory}};
+            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory},
+            {"warm_heap_bytes", warmed}};
   }
 
   sandbox_state sandboxed_;
