@@ -93,9 +93,7 @@ class gpu_decoder {
     const auto eps = static_cast<float>(c_.norm_eps);
     for (int l = 0; l < layers; ++l) {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
-      rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
-      AISP_CHECK_LAUNCH();
-      matvec(weights + at.qkv(l), normed_, qkv_, dims_.qkv_width(), c_.d_model, count, false, 1.0f, stream);
+      launch_normed_matvec(weights + at.qkv(l), x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
       const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
       rope_and_cache_kernel<<<heads_of_rows, static_cast<unsigned>(c_.head_dim / 2), 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l,
                                                                                                    c_.rope_theta);
@@ -104,16 +102,14 @@ class gpu_decoder {
           qkv_, meta, k_cache_, v_cache_, attended_, dims_, l);
       AISP_CHECK_LAUNCH();
       matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
-      rms_norm_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, nullptr, eps);
-      AISP_CHECK_LAUNCH();
-      matvec(weights + at.gate_up(l), normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, false, 1.0f, stream);
+      launch_normed_matvec(weights + at.gate_up(l), x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
       const dim3 spans_of_rows(grid_rows, static_cast<unsigned>((c_.ffn + row_block_threads - 1) / row_block_threads));
       swiglu_rows_kernel<<<spans_of_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
       AISP_CHECK_LAUNCH();
       matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;
-    rms_norm_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
+    rms_norm_rows_kernel<<<static_cast<unsigned>(picks), norm_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
     AISP_CHECK_LAUNCH();
     matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
     argmax_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(logits_, c_.vocab, next_);
@@ -125,25 +121,9 @@ class gpu_decoder {
     return static_cast<int>((static_cast<std::size_t>(std::max(dims_.max_len, attention_threads)) + c_.head_dim) * sizeof(float));
   }
 
-  // The rows of a pass: 1 at a decode step of one sequence (a warp a feature: the most loads in
-  // flight), more where rows share the weights (two features a warp: each x load serves both).
   void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
               cudaStream_t stream) const {
-    const auto launch = [&](auto kernel, int per_pass, int features) {
-      const int warps = (n_out + features - 1) / features;
-      kernel<<<dim3(static_cast<unsigned>((rows + per_pass - 1) / per_pass), static_cast<unsigned>((warps + matvec_warps - 1) / matvec_warps)),
-               matvec_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, n_out, accumulate, output_scale);
-      AISP_CHECK_LAUNCH();
-    };
-    if (rows == 1) {
-      launch(matvec_rows_kernel<1, 1>, 1, 1);
-    } else if (rows <= 4) {
-      launch(matvec_rows_kernel<4, 2>, 4, 2);
-    } else if (rows <= 8) {
-      launch(matvec_rows_kernel<8, 2>, 8, 2);
-    } else {
-      launch(matvec_rows_kernel<16, 2>, 16, 2);
-    }
+    launch_matvec(w, x, y, n_out, k, rows, accumulate, output_scale, stream);
   }
 
   template <class T>

@@ -20,6 +20,10 @@
 namespace aisp {
 namespace {
 
+// Note [audited visits] (cupti_recorder.hpp): the first visit and one in this many after it run
+// under the device audit.
+constexpr int audited_one_in = 3;
+
 // Note [visit length]: each variant visits for about one of its own samples (or visit_target_s
 // if longer), every variant once a round, in A B B A order. When every visit lasted as long as
 // the slowest variant's sample, a 0.27 s baseline made all eight workers of ch09:sgemm visit
@@ -134,9 +138,8 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
       request["verify_seed"] = state.input_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
     }
   }
-  // Note [audited visits] (cupti_recorder.hpp): the first visit and about one in three after it
-  // run under the device audit; their samples are checked, not timed.
-  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || chooser() % 3 == 0);
+  // Note [audited visits]: their samples are checked, not timed.
+  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || chooser() % audited_one_in == 0);
   request["audit"] = audited;
   ++slot.visits;
   const auto read_at = std::chrono::steady_clock::now();
@@ -253,6 +256,17 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
   }
 }
 
+// Note [long calls] (stopping_rule.hpp): the own time one more sample will cost: a timed visit's
+// cost a sample, plus the audited visits' share (one in audited_one_in visits: half an audited
+// visit a timed one). 0 before the first timed sample: the rule then judges by its own pace.
+double next_sample_cost_s(const variant_slot& slot) {
+  const auto samples = static_cast<double>(slot.result.samples.size());
+  if (slot.costs.timed_visits == 0 || samples == 0) return 0;
+  double visit_s = slot.costs.timed_request_s / slot.costs.timed_visits;
+  if (slot.costs.audited_visits > 0) visit_s += slot.costs.audited_request_s / slot.costs.audited_visits / (audited_one_in - 1);
+  return visit_s / (samples / slot.costs.timed_visits);
+}
+
 std::vector<double> durations_of(const variant_slot& slot) {
   std::vector<double> values;
   values.reserve(slot.result.samples.size());
@@ -277,7 +291,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     const double share_s = share_of_pair_s(slots);
     for (auto& slot : slots) {
       if (slot.stopped == stats::stop_reason::keep_going) {
-        slot.stopped = slot.rule.update(durations_of(slot), slot.result.sampling_s, share_s);
+        slot.stopped = slot.rule.update(durations_of(slot), slot.result.sampling_s, share_s, next_sample_cost_s(slot));
         if (slot.stopped != stats::stop_reason::keep_going) {
           slot.result.stop_reason = std::string(stats::stop_reason_name(slot.stopped));
         }

@@ -26,7 +26,7 @@ stopping_rule::stopping_rule(stopping_config config) : config_(config) {
   AISP_EXPECTS(config_.stall_ratio > 0, "stall ratio must be positive");
 }
 
-stop_reason stopping_rule::update(std::span<const double> samples, double own_s, double charged_s) {
+stop_reason stopping_rule::update(std::span<const double> samples, double own_s, double charged_s, double next_sample_s) {
   if (decided_ != stop_reason::keep_going) return decided_;
 
   const bool out_of_time = std::max(own_s, charged_s) >= config_.max_time_s;
@@ -39,8 +39,10 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
     // and below the minimum, where the minimum is within reach, only at the later ceiling
     // (Note [long calls]).
     const double ceiling_s = config_.max_time_s * std::max(1.0, config_.short_of_samples_factor);
-    const double per_sample_s = samples.empty() ? ceiling_s : own_s / static_cast<double>(samples.size());
-    const double reach_s = per_sample_s * static_cast<double>(config_.min_samples);
+    const double n = static_cast<double>(samples.size());
+    const double reach_s = next_sample_s > 0 ? own_s + next_sample_s * (static_cast<double>(config_.min_samples) - n)
+                           : samples.empty() ? 2 * ceiling_s  // no pace yet: out of reach until a sample says otherwise
+                                             : own_s / n * static_cast<double>(config_.min_samples);
     const bool own_out_of_time = own_s >= (reach_s <= ceiling_s ? ceiling_s : config_.max_time_s);
     if (samples.size() < config_.min_samples ? own_out_of_time : out_of_time) decided_ = stop_reason::timed_out;
     return decided_;

@@ -23,6 +23,12 @@
 // as before, with too few samples (S5): a 0.4 s call at --max-time 0.3
 // (cheats:s5_too_few_samples: when every variant below the minimum sampled on, it reached 10
 // samples with the extra verified visits), and no time spent on a variant that will fail anyway.
+// The pace is what the remaining samples will cost: own time so far plus (min_samples - n) x
+// next_sample_s. Own time divided by the samples misjudged it: a third of a CUDA pair's visits
+// run under the device audit and yield no sample (Note [audited visits]), so early on, a 1.2 s
+// call's pace read 3-4 s a sample and continuous_batching stopped at 6-8 samples again (H200
+// GPU-435786a2, 2026-11-29). The caller passes a timed sample's cost with its share of the
+// audited visits.
 #pragma once
 
 #include <cstddef>
@@ -57,8 +63,10 @@ class stopping_rule {
   // returns anything but keep_going, it keeps returning that.
   stop_reason update(std::span<const double> samples, double elapsed_s) { return update(samples, elapsed_s, elapsed_s); }
   // The minimum time is met on the variant's own sampling time; the limit on `charged_s` (at
-  // least its own: Note [visit length] in sampling_rounds.cpp).
-  stop_reason update(std::span<const double> samples, double own_s, double charged_s);
+  // least its own: Note [visit length] in sampling_rounds.cpp). `next_sample_s`, where the
+  // caller knows it (> 0), is the own time one more sample will cost, visits that yield no
+  // samples included (Note [long calls]); else the pace so far, own_s per sample.
+  stop_reason update(std::span<const double> samples, double own_s, double charged_s, double next_sample_s = 0);
   [[nodiscard]] double last_rel_half_width() const { return last_rel_half_width_; }
   [[nodiscard]] const stopping_config& config() const { return config_; }
 

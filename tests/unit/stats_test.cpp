@@ -395,6 +395,20 @@ TEST(stopping_rule, a_variant_that_cannot_reach_the_minimum_stops_at_the_maximum
   EXPECT_EQ(on_pace.update(std::vector<double>(2, 7.5), 15.0), stop_reason::keep_going);  // 75 s, within 90
 }
 
+// Note [long calls]: visits that yield no sample (the device audit's) must not read as a slow
+// pace: with the next sample's cost known, 4 s samples after 30 s of own time are on pace.
+TEST(stopping_rule, the_pace_is_the_next_samples_cost_where_the_caller_knows_it) {
+  const std::vector<double> two(2, 4.0);
+  stopping_rule by_own_pace(quick_config());
+  const double own = 30.0;  // two timed visits and several audited ones
+  ASSERT_GT(own / 2 * 10, quick_config().max_time_s * quick_config().short_of_samples_factor);
+  EXPECT_EQ(by_own_pace.update(two, own, own), stop_reason::timed_out);
+  stopping_rule by_next_cost(quick_config());
+  EXPECT_EQ(by_next_cost.update(two, own, own, 5.0), stop_reason::keep_going);  // 30 + 8 x 5 = 70 s, within 90
+  stopping_rule out_of_reach(quick_config());
+  EXPECT_EQ(out_of_reach.update(two, own, own, 10.0), stop_reason::timed_out);  // 30 + 80 s
+}
+
 TEST(stopping_rule, times_out_even_below_the_minimum_samples) {
   stopping_rule rule(quick_config());
   const std::vector<double> few = {1.0, 1.1, 0.9};

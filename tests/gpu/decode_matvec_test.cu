@@ -1,0 +1,138 @@
+// labs/decode's matvec (Note [split order] in labs/decode/decoder_kernels.cuh): one row through
+// the split kernel (a warp two splits) gives the bits the rows kernel gives that row inside a
+// batch, at the benchmark model's k (2048: two splits, one warp; 8192: eight, four warps), a
+// ragged last split (3000), more splits than a split block holds (9216: nine; 17408: seventeen;
+// the rows kernel alone) and one split (1000); and every sum is the fp64 dot product to fp32
+// accuracy.
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "../../labs/decode/decoder_kernels.cuh"
+#include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
+#include "gpu_guard.hpp"
+#include "support/element_codec.hpp"
+
+namespace {
+
+constexpr int n_out = 37;  // 10 split blocks of four features, the last one short, at k = 2048
+constexpr int batch = 5;   // the rows kernel of up to 8 rows a pass, two features a warp
+
+// Deterministic values in [-1, 1), none zero.
+float draw(std::uint64_t i) {
+  const double unit = std::fmod(0.6180339887498949 * static_cast<double>(i + 1) * static_cast<double>(i % 7919 + 3), 1.0);
+  return static_cast<float>(2.0 * unit - 1.0) + 1e-3f;
+}
+
+std::vector<float> to_host(const aisp::device_scratch& d, std::size_t count) {
+  std::vector<float> out(count);
+  AISP_CUDA_CHECK(cudaMemcpy(out.data(), d.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+class decode_matvec : public ::testing::TestWithParam<int> {};
+
+TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp64_sum) {
+  AISP_REQUIRE_GPU();
+  const int k = GetParam();
+  std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
+  std::vector<double> w_values(w_bits.size());
+  for (std::size_t i = 0; i < w_bits.size(); ++i) {
+    w_bits[i] = aisp::float_to_bf16_bits(draw(i));
+    const std::uint32_t widened = static_cast<std::uint32_t>(w_bits[i]) << 16;
+    float value = 0.0f;
+    std::memcpy(&value, &widened, sizeof(value));
+    w_values[i] = value;
+  }
+  std::vector<float> x(static_cast<std::size_t>(batch) * k);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = draw(i + 1000003);
+  std::vector<float> y_start(static_cast<std::size_t>(batch) * n_out);
+  for (std::size_t i = 0; i < y_start.size(); ++i) y_start[i] = draw(i + 7000001);
+
+  aisp::device_scratch w(w_bits.size() * 2);
+  aisp::device_scratch x_d(x.size() * sizeof(float));
+  aisp::device_scratch batched(y_start.size() * sizeof(float));
+  aisp::device_scratch alone(y_start.size() * sizeof(float));
+  AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(x_d.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  for (const bool accumulate : {false, true}) {
+    AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+    AISP_CUDA_CHECK(cudaMemcpy(alone.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+    aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, batch,
+                                accumulate, 0.5f, nullptr);
+    for (int r = 0; r < batch; ++r) {
+      aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()) + static_cast<std::size_t>(r) * k,
+                                  static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, accumulate, 0.5f,
+                                  nullptr);
+    }
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto together = to_host(batched, y_start.size());
+    const auto single = to_host(alone, y_start.size());
+    EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
+        << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a batch";
+    for (int r = 0; r < batch; ++r) {
+      for (int n = 0; n < n_out; ++n) {
+        double sum = 0.0;
+        double magnitude = 0.0;
+        for (int i = 0; i < k; ++i) {
+          const double product = w_values[static_cast<std::size_t>(n) * k + i] * x[static_cast<std::size_t>(r) * k + i];
+          sum += product;
+          magnitude += std::fabs(product);
+        }
+        const double expected = (accumulate ? y_start[static_cast<std::size_t>(r) * n_out + n] : 0.0) + 0.5 * sum / std::sqrt(k);
+        // fp32 sums of up to ~300 products a lane, then trees and splits: far under 1e-5 of the
+        // products' magnitudes; 1e-6 for the rounded add to y.
+        const double bound = 1e-5 * 0.5 * magnitude / std::sqrt(k) + 1e-6;
+        EXPECT_NEAR(single[static_cast<std::size_t>(r) * n_out + n], expected, bound) << "k = " << k << ", row " << r << ", feature " << n;
+      }
+    }
+  }
+}
+
+// Note [folded norm]: one row with the norm folded into the split matvec gives the bits of the
+// norm kernel followed by the matvec, which a batch runs.
+TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_matvec) {
+  AISP_REQUIRE_GPU();
+  const int k = GetParam();
+  std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
+  for (std::size_t i = 0; i < w_bits.size(); ++i) w_bits[i] = aisp::float_to_bf16_bits(draw(i + 11));
+  std::vector<float> x(static_cast<std::size_t>(batch) * k);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 3.0f * draw(i + 500009);  // a residual stream, not unit-sized
+  aisp::device_scratch w(w_bits.size() * 2);
+  aisp::device_scratch x_d(x.size() * sizeof(float));
+  aisp::device_scratch normed(x.size() * sizeof(float));
+  aisp::device_scratch batched(static_cast<std::size_t>(batch) * n_out * sizeof(float));
+  aisp::device_scratch alone(static_cast<std::size_t>(batch) * n_out * sizeof(float));
+  AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(x_d.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  const auto* x_rows = static_cast<const float*>(x_d.data());
+  constexpr float eps = 1e-5f;
+  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(normed.data()), static_cast<float*>(batched.data()), n_out, k, batch,
+                                     eps, nullptr);
+  for (int r = 0; r < batch; ++r) {
+    aisp::decode::launch_normed_matvec(w_d, x_rows + static_cast<std::size_t>(r) * k, static_cast<float*>(normed.data()),
+                                       static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, eps, nullptr);
+  }
+  AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto together = to_host(batched, static_cast<std::size_t>(batch) * n_out);
+  const auto single = to_host(alone, together.size());
+  EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
+      << "k = " << k << ": the folded norm differs from the norm kernel and the matvec";
+  double largest = 0.0;
+  for (float v : single) largest = std::max(largest, static_cast<double>(std::fabs(v)));
+  EXPECT_GT(largest, 0.05) << "outputs of a normalized row are O(1): a folded norm that zeroed x would pass the bitwise check only with the rows' path broken alike";
+}
+
+INSTANTIATE_TEST_SUITE_P(split_counts, decode_matvec, ::testing::Values(1000, 2048, 3000, 8192, 9216, 17408));
+
+}  // namespace
