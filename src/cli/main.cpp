@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "aisp/check.hpp"
 #include "cli/commands.hpp"
@@ -78,6 +79,11 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const aisp::contract_error& error) {
     std::fprintf(stderr, "aisp: error: %s\n", shown(error.what()).c_str());
+    return 2;
+  } catch (const nlohmann::json::exception& error) {
+    // A JSON file (results, history export, expectations) whose values are not the types aisp
+    // wrote: a bad input, said in one line.
+    std::fprintf(stderr, "aisp: error: a JSON input is not as aisp writes it: %s\n", aisp::without_json_prefix(error.what()).c_str());
     return 2;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "aisp: error: %s\n", shown(error.what()).c_str());

@@ -138,7 +138,7 @@ json to_json(const pair_result& result) {
 json to_json(const suite_result& suite) {
   json pairs = json::array();
   for (const auto& p : suite.pairs) pairs.push_back(to_json(p));
-  return {{"schema", "aisp.bench.run"},
+  return {{"schema", results_schema},
           {"schema_version", result_schema_version},
           {"aisp_version", suite.aisp_version},
           {"git", {{"sha", AISP_GIT_SHA}, {"dirty", AISP_GIT_DIRTY}}},
@@ -158,6 +158,39 @@ nlohmann::json primary_gpu(const nlohmann::json& results) {
   return gpus.empty() ? nlohmann::json::object() : gpus[0];
 }
 
+namespace {
+
+// What a reader of a results document relies on, checked once where the document is read: a
+// file edited by hand or written by something else fails here with where it differs, instead of
+// as a JSON type error deep in a report, a roofline or a merge.
+std::string results_shape_problem(const nlohmann::json& document) {
+  if (!document.is_object()) return "the document is not a JSON object";
+  if (document.contains("schema") && document["schema"] != results_schema) {
+    return "its schema is " + document["schema"].dump() + ", not \"" + std::string(results_schema) + "\"";
+  }
+  if (!document.contains("pairs") || !document["pairs"].is_array()) return "it has no \"pairs\" array";
+  const auto& pairs = document["pairs"];
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto& pair = pairs[i];
+    const std::string at = "pairs[" + std::to_string(i) + "]";
+    if (!pair.is_object()) return at + " is not an object";
+    if (!pair.contains("target") || !pair["target"].is_string()) return at + ".target is not a string";
+    for (const char* list : {"variants", "speedups", "checks"}) {
+      if (pair.contains(list) && !pair[list].is_array()) return at + "." + list + " is not an array";
+    }
+    if (!pair.contains("variants")) continue;
+    for (std::size_t v = 0; v < pair["variants"].size(); ++v) {
+      const auto& variant = pair["variants"][v];
+      if (!variant.is_object() || !variant.contains("name") || !variant["name"].is_string()) {
+        return at + ".variants[" + std::to_string(v) + "] has no name";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 nlohmann::json read_results_document(const std::string& run) {
   std::filesystem::path file = run;
   if (std::filesystem::is_directory(file)) file /= "results.json";
@@ -166,6 +199,8 @@ nlohmann::json read_results_document(const std::string& run) {
   auto document = nlohmann::json::parse(in, nullptr, false);
   AISP_EXPECTS(!document.is_discarded() && document.is_object() && document.contains("pairs"),
                file.string() + " is not a complete results document (truncated or not aisp's)");
+  const std::string problem = results_shape_problem(document);
+  AISP_EXPECTS(problem.empty(), file.string() + " is not a results document as aisp writes it: " + problem);
   return document;
 }
 

@@ -16,4 +16,9 @@ std::string without_source_locations(std::string_view what) {
   return text;
 }
 
+std::string without_json_prefix(std::string_view what) {
+  static const std::regex tag(R"(^\[json\.exception\.[\w.]+\] )");
+  return std::regex_replace(std::string(what), tag, "");
+}
+
 }  // namespace aisp

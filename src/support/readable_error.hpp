@@ -12,4 +12,8 @@ namespace aisp {
 // follows each message they started.
 [[nodiscard]] std::string without_source_locations(std::string_view what);
 
+// A JSON library error's text without its "[json.exception.type_error.302] " tag: "type must be
+// string, but is number".
+[[nodiscard]] std::string without_json_prefix(std::string_view what);
+
 }  // namespace aisp

@@ -11,6 +11,12 @@ TEST(without_source_locations, keeps_the_message_alone) {
             "unknown target 'ch99:nope' (groups: ch07)");
 }
 
+TEST(without_json_prefix, leaves_what_the_json_library_says_without_its_tag) {
+  EXPECT_EQ(without_json_prefix("[json.exception.type_error.302] type must be string, but is number"),
+            "type must be string, but is number");
+  EXPECT_EQ(without_json_prefix("no tag here"), "no tag here");
+}
+
 TEST(without_source_locations, strips_nested_locations_and_their_expressions) {
   const std::string nested =
       "/w/src/cli/bench_inspect_commands.cpp:139: 1 pair(s) break the benchmark contract: /w/src/harness/pair.cpp:213: "
