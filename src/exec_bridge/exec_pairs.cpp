@@ -173,17 +173,25 @@ std::string register_exec_pairs() {
     try {
       std::ifstream in(file);
       if (!in) throw std::runtime_error("cannot read it");
-      const json declared = json::parse(in);
+      const json declared = json::parse(in, nullptr, false);
+      if (declared.is_discarded()) throw std::runtime_error("it is not valid JSON (cut short, or not a pair file)");
+      if (!declared.is_object()) throw std::runtime_error("it is not a JSON object (docs/tutorial.md, \"A program in any language\")");
       const int version = declared.value("protocol", 0);
       if (version != protocol_version)
         throw std::runtime_error("it speaks executable protocol " + std::to_string(version) + ", this aisp speaks " +
                                  std::to_string(protocol_version) + " (\"protocol\": 1)");
+      if (!declared.contains("pairs") || !declared["pairs"].is_array()) throw std::runtime_error("its \"pairs\" is not a list of pairs");
       const std::string directory = fs::path(file).parent_path().string();
       for (const auto& p : declared.at("pairs")) {
         auto made = exec_pair(p, directory);
         made.validate();
         registry::instance().add(std::move(made));
       }
+    } catch (const json::exception& error) {
+      // A field of the wrong type or a missing one: what the JSON library says, without its tag.
+      const std::string what = error.what();
+      const auto tag_end = what.find("] ");
+      return file + ": " + (what.rfind("[json.exception.", 0) == 0 && tag_end != std::string::npos ? what.substr(tag_end + 2) : what);
     } catch (const std::exception& error) {
       return file + ": " + error.what();
     }

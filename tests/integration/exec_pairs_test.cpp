@@ -77,6 +77,8 @@ TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   const std::string cases[] = {
       write("version.json", R"({"protocol": 2, "pairs": []})"),
       write("malformed.json", R"({"protocol": 1, "pairs": [)"),
+      write("pairs_not_a_list.json", R"({"protocol": 1, "pairs": 5})"),
+      write("not_an_object.json", R"([1, 2])"),
       write("no_reference.json", R"({"protocol": 1, "pairs": [{"target": "x:y", "sizes": {"benchmark": {"n": 4}, "validation": [{"n": 1}]},
         "buffers": [{"name": "x", "role": "input", "dtype": "f32", "dims": ["n"]}], "work": {"bytes": [[4, "n"]]}, "variants": []}]})"),
       (dir / "missing.json").string(),
