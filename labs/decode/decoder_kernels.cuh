@@ -233,6 +233,12 @@ __global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __
 // memory and the feature's first lane adds them in split order. Needs matvec_splits(k) <= 2 x
 // matvec_split_block_warps.
 constexpr int matvec_splits_a_warp = 2;
+// The warps a feature takes in matvec_split_kernel, and the features a block of them holds.
+[[nodiscard]] __host__ __device__ inline int matvec_warps_a_feature(int k) {
+  return (matvec_splits(k) + matvec_splits_a_warp - 1) / matvec_splits_a_warp;
+}
+[[nodiscard]] __host__ __device__ inline int matvec_block_features(int k) { return matvec_split_block_warps / matvec_warps_a_feature(k); }
+
 template <bool FoldNorm>
 __global__ void __launch_bounds__(matvec_split_block_warps * 32) matvec_split_kernel(const __nv_bfloat16* __restrict__ w,
                                                                                      const float* __restrict__ x, float* __restrict__ y,
@@ -248,8 +254,8 @@ __global__ void __launch_bounds__(matvec_split_block_warps * 32) matvec_split_ke
     x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
   }
   const int splits = matvec_splits(k);
-  const int warps_a_feature = (splits + matvec_splits_a_warp - 1) / matvec_splits_a_warp;
-  const int block_features = matvec_split_block_warps / warps_a_feature;
+  const int warps_a_feature = matvec_warps_a_feature(k);
+  const int block_features = matvec_block_features(k);
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int local_feature = warp / warps_a_feature;
@@ -300,13 +306,13 @@ __global__ void __launch_bounds__(matvec_split_block_warps * 32) matvec_split_ke
 
 // Where one row's matvec runs as matvec_split_kernel: its splits fit a block.
 [[nodiscard]] inline bool one_row_splits_fit(int k, int rows) {
-  return rows == 1 && (matvec_splits(k) + matvec_splits_a_warp - 1) / matvec_splits_a_warp <= matvec_split_block_warps;
+  return rows == 1 && matvec_warps_a_feature(k) <= matvec_split_block_warps;
 }
 
 template <bool FoldNorm>
 void launch_split_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale,
                          float eps, cudaStream_t stream) {
-  const int block_features = matvec_split_block_warps / ((matvec_splits(k) + matvec_splits_a_warp - 1) / matvec_splits_a_warp);
+  const int block_features = matvec_block_features(k);
   matvec_split_kernel<FoldNorm><<<static_cast<unsigned>((n_out + block_features - 1) / block_features), matvec_split_block_warps * 32, 0,
                                   stream>>>(w, x, y, n_out, k, accumulate, output_scale, eps);
   AISP_CHECK_LAUNCH();

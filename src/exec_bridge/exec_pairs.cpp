@@ -32,6 +32,7 @@
 #include "harness/plugin_loader.hpp"
 #include "harness/shared_host_memory.hpp"
 #include "support/python_interpreter.hpp"
+#include "support/readable_error.hpp"
 
 namespace aisp::exec {
 namespace {
@@ -188,10 +189,7 @@ std::string register_exec_pairs() {
         registry::instance().add(std::move(made));
       }
     } catch (const json::exception& error) {
-      // A field of the wrong type or a missing one: what the JSON library says, without its tag.
-      const std::string what = error.what();
-      const auto tag_end = what.find("] ");
-      return file + ": " + (what.rfind("[json.exception.", 0) == 0 && tag_end != std::string::npos ? what.substr(tag_end + 2) : what);
+      return file + ": " + without_json_prefix(error.what());  // a field of the wrong type, or a missing one
     } catch (const std::exception& error) {
       return file + ": " + error.what();
     }

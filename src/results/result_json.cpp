@@ -160,15 +160,14 @@ nlohmann::json primary_gpu(const nlohmann::json& results) {
 
 namespace {
 
-// What a reader of a results document relies on, checked once where the document is read: a
-// file edited by hand or written by something else fails here with where it differs, instead of
-// as a JSON type error deep in a report, a roofline or a merge.
+// What a reader of a results document relies on beyond being an object with "pairs" (checked
+// first): a file edited by hand or written by something else fails where it is read, saying where
+// it differs, instead of as a JSON type error deep in a report, a roofline or a merge.
 std::string results_shape_problem(const nlohmann::json& document) {
-  if (!document.is_object()) return "the document is not a JSON object";
   if (document.contains("schema") && document["schema"] != results_schema) {
     return "its schema is " + document["schema"].dump() + ", not \"" + std::string(results_schema) + "\"";
   }
-  if (!document.contains("pairs") || !document["pairs"].is_array()) return "it has no \"pairs\" array";
+  if (!document["pairs"].is_array()) return "its \"pairs\" is not an array";
   const auto& pairs = document["pairs"];
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const auto& pair = pairs[i];

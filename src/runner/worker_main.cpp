@@ -341,13 +341,12 @@ class worker {
       unified_memory = "off: the pair declares no managed memory, so any managed allocation fails";
     }
     // Note [warm heap]: a host pair's temporaries reuse touched pages, not the harness's growth.
-    const std::size_t warmed = declared->where() == backend::host ? warm_host_heap() : 0;
+    if (declared->where() == backend::host) (void)warm_host_heap();
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
-            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory},
-            {"warm_heap_bytes", warmed}};
+            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory}};
   }
 
   sandbox_state sandboxed_;
