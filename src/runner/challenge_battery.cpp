@@ -11,6 +11,7 @@
 #include "runner/worker_protocol.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
+#include "support/spread_positions.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/pattern_matches.hpp"
 #include "verify/tolerance.hpp"
@@ -49,13 +50,28 @@ double stored_value(dtype type, double value) {
   return load_as_double(type, element.data(), 0);
 }
 
+// The shape the jitter positions spread over: the declared dims (outermost first) when they
+// account for every element, else one flat axis; the ranks of a per-rank input are the outermost.
+std::vector<std::int64_t> jitter_extents(const judge_scope& scope, const workload& work, const buffer_spec& spec) {
+  const std::int64_t elements = spec.num_elements(work);
+  std::vector<std::int64_t> extents;
+  if (!spec.same_on_every_rank && scope.declared.gpus() > 1) extents.push_back(scope.declared.gpus());
+  std::int64_t product = 1;
+  for (const auto& dim : spec.dims) product *= work.get(dim);
+  if (!spec.dims.empty() && product == elements) {
+    for (const auto& dim : spec.dims) extents.push_back(work.get(dim));
+  } else {
+    extents.push_back(elements);
+  }
+  return extents;
+}
+
 void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload& work, const buffer_spec& spec,
                    verify::reference_inputs& inputs) {
   // Note [ranks]: positions over every rank's elements (the rank group routes each write).
-  const auto count = static_cast<std::size_t>(spec.num_elements(work)) *
-                     static_cast<std::size_t>(spec.same_on_every_rank ? 1 : scope.declared.gpus());
-  const auto positions = probe_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name), count,
-                                         static_cast<std::size_t>(jitter_positions));
+  // Note [spread positions]: spread over every axis of the buffer's declared shape.
+  const auto positions = spread_positions(challenge_seed(scope.config, 7) ^ buffer_stream_id(0, spec.name),
+                                          jitter_extents(scope, work, spec), static_cast<std::size_t>(jitter_positions));
   // Every perturbation is known before the first is tried: their references start now, on other
   // cores, while the worker runs the calls.
   auto values = verify::generate_inputs(scope.declared, work, inputs).at(spec.name);

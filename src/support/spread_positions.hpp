@@ -1,0 +1,21 @@
+// Note [spread positions]: where a challenge perturbs a buffer. Positions drawn independently at
+// random all land in one half of a row with probability 2^(1-count): a kernel that reads half of
+// each row then looked like one that reads all of it, or none of it (1 run in 128 at 8 positions,
+// seen in CI). Here the positions form a Latin hypercube over the buffer's shape: along every
+// axis, position k lies in its own 1/count-th of the axis's range, with the axes' strata paired
+// by independent random permutations. Whatever fraction of any one axis a kernel skips, the
+// positions hit it in proportion; which elements they are stays unpredictable to the kernel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace aisp {
+
+// `count` distinct row-major positions over a buffer of shape `extents` (outermost first), or
+// every position when the buffer has no more than `count` elements.
+[[nodiscard]] std::vector<std::size_t> spread_positions(std::uint64_t seed, const std::vector<std::int64_t>& extents,
+                                                        std::size_t count);
+
+}  // namespace aisp

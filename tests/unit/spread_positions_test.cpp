@@ -1,0 +1,53 @@
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "support/spread_positions.hpp"
+
+namespace {
+
+using aisp::spread_positions;
+
+TEST(spread_positions, are_distinct_in_range_and_as_many_as_asked) {
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    const auto positions = spread_positions(seed, {7, 4096}, 8);
+    ASSERT_EQ(positions.size(), 8u);
+    EXPECT_EQ(std::set<std::size_t>(positions.begin(), positions.end()).size(), 8u);
+    for (const std::size_t p : positions) EXPECT_LT(p, 7u * 4096u);
+  }
+}
+
+// The fault of Note [spread positions]: a kernel that reads half of each row. Every seed puts
+// as many positions in each half of the row as in the other, and some in each half of the rows.
+TEST(spread_positions, hit_every_half_of_every_axis_for_every_seed) {
+  for (std::uint64_t seed = 0; seed < 1000; ++seed) {
+    int second_half_of_row = 0;
+    int lower_rows = 0;
+    for (const std::size_t p : spread_positions(seed, {7, 4096}, 8)) {
+      second_half_of_row += p % 4096 >= 2048 ? 1 : 0;
+      lower_rows += p / 4096 >= 4 ? 1 : 0;
+    }
+    EXPECT_EQ(second_half_of_row, 4) << "seed " << seed;
+    EXPECT_GT(lower_rows, 0) << "seed " << seed;
+    EXPECT_LT(lower_rows, 8) << "seed " << seed;
+  }
+}
+
+TEST(spread_positions, take_every_element_of_a_buffer_no_larger_than_the_count) {
+  EXPECT_EQ(spread_positions(3, {2, 3}, 8), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(spread_positions(3, {0, 5}, 8).empty());
+}
+
+TEST(spread_positions, stay_distinct_when_an_axis_is_shorter_than_the_count) {
+  const auto positions = spread_positions(11, {3, 65}, 8);
+  EXPECT_EQ(positions.size(), 8u);
+  EXPECT_EQ(std::set<std::size_t>(positions.begin(), positions.end()).size(), positions.size());
+}
+
+TEST(spread_positions, differ_from_seed_to_seed) {
+  EXPECT_EQ(spread_positions(5, {1 << 20}, 8), spread_positions(5, {1 << 20}, 8));
+  EXPECT_NE(spread_positions(5, {1 << 20}, 8), spread_positions(6, {1 << 20}, 8));
+}
+
+}  // namespace
