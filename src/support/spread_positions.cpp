@@ -22,12 +22,19 @@ std::vector<std::size_t> shuffled(std::uint64_t seed, std::uint64_t stream, std:
   return order;
 }
 
-// A coordinate in stratum `stratum` of `strata` along an axis of `extent` elements.
-std::int64_t coordinate(std::int64_t extent, std::size_t stratum, std::size_t strata, std::uint64_t random) {
+// A coordinate in stratum `stratum` of `strata` along an axis of `extent` elements, congruent to
+// `residue` mod 4 where the stratum is wide enough to hold every residue.
+std::int64_t coordinate(std::int64_t extent, std::size_t stratum, std::size_t strata, std::size_t residue,
+                        std::uint64_t random) {
   const auto low = static_cast<std::int64_t>(static_cast<double>(stratum) * static_cast<double>(extent) / static_cast<double>(strata));
   const auto high = static_cast<std::int64_t>(static_cast<double>(stratum + 1) * static_cast<double>(extent) / static_cast<double>(strata));
   const std::int64_t width = std::max<std::int64_t>(1, high - low);
-  return std::min(extent - 1, low + static_cast<std::int64_t>(random % static_cast<std::uint64_t>(width)));
+  if (width < 8) return std::min(extent - 1, low + static_cast<std::int64_t>(random % static_cast<std::uint64_t>(width)));
+  // A random group of four inside the stratum, then the element of the asked residue in it.
+  const std::int64_t first_group = (low + 3) / 4;
+  const std::int64_t groups = high / 4 - first_group;
+  const std::int64_t group = first_group + static_cast<std::int64_t>(random % static_cast<std::uint64_t>(groups));
+  return group * 4 + static_cast<std::int64_t>(residue);
 }
 
 }  // namespace
@@ -43,8 +50,15 @@ std::vector<std::size_t> spread_positions(std::uint64_t seed, const std::vector<
     std::iota(positions.begin(), positions.end(), std::size_t{0});
     return positions;
   }
-  std::vector<std::vector<std::size_t>> strata;  // strata[axis][k]: the stratum of position k
-  for (std::size_t axis = 0; axis < extents.size(); ++axis) strata.push_back(shuffled(seed, axis, count));
+  // strata[axis][k]: the stratum of position k along the axis; residues[axis][k] % 4: its
+  // coordinate's residue mod 4, so that a kernel that reads 2 of every 4 elements (a 2:4 sparsity
+  // assumption) or every other one is hit in proportion too.
+  std::vector<std::vector<std::size_t>> strata;
+  std::vector<std::vector<std::size_t>> residues;
+  for (std::size_t axis = 0; axis < extents.size(); ++axis) {
+    strata.push_back(shuffled(seed, axis, count));
+    residues.push_back(shuffled(seed, 2 * extents.size() + axis, count));
+  }
   std::set<std::size_t> taken;
   // Axes shorter than `count` repeat coordinates, so two positions can coincide: a coincidence
   // draws again within the same strata, a few times, before the position is left out.
@@ -55,7 +69,7 @@ std::vector<std::size_t> spread_positions(std::uint64_t seed, const std::vector<
       for (std::size_t axis = 0; axis < extents.size(); ++axis) {
         const std::uint64_t random = draw(seed, extents.size() + axis, k * attempts + attempt);
         flat = flat * static_cast<std::size_t>(extents[axis]) +
-               static_cast<std::size_t>(coordinate(extents[axis], strata[axis][k], count, random));
+               static_cast<std::size_t>(coordinate(extents[axis], strata[axis][k], count, residues[axis][k] % 4, random));
       }
       if (taken.insert(flat).second) {
         positions.push_back(flat);

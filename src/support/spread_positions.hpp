@@ -3,8 +3,10 @@
 // each row then looked like one that reads all of it, or none of it (1 run in 128 at 8 positions,
 // seen in CI). Here the positions form a Latin hypercube over the buffer's shape: along every
 // axis, position k lies in its own 1/count-th of the axis's range, with the axes' strata paired
-// by independent random permutations. Whatever fraction of any one axis a kernel skips, the
-// positions hit it in proportion; which elements they are stays unpredictable to the kernel.
+// by independent random permutations, and the coordinates' residues mod 4 are balanced the same
+// way. Whatever contiguous part of any one axis a kernel skips, and whichever residues mod 4 (2:4
+// sparsity, every other element), the positions hit it in proportion; which elements they are
+// stays unpredictable to the kernel.
 #pragma once
 
 #include <cstddef>

@@ -76,6 +76,27 @@ void half_row_sums(run_context& ctx) {
   }
 }
 
+// ---- W8, structured: row sums that read two of every four elements (a 2:4 sparsity assumption) ----
+void two_of_four_row_sums(run_context& ctx) {
+  const auto rows = static_cast<std::size_t>(ctx.param("rows"));
+  const auto cols = static_cast<std::size_t>(ctx.param("cols"));
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t r = 0; r < rows; ++r) {
+    double total = 0.0;
+    for (std::size_t c = 0; c < cols; ++c) total += c % 4 < 2 ? x[r * cols + c] : 0.0;
+    y[r] = static_cast<float>(total);
+  }
+}
+
+[[nodiscard]] pair structured_sparse_assumed_pair() {
+  return row_sum_declaration("cheats:w8_two_of_four_read", "W8", init_distribution::uniform_unit)
+      .summary(cheat_summary("W8", "row sums that read two of every four elements"))
+      .add_variant("baseline", "honest loop: fp64 sum of each whole row", row_sums)
+      .add_variant("optimized", "reads elements 0 and 1 of every four, as if the rows were 2:4 sparse",
+                   two_of_four_row_sums);
+}
+
 [[nodiscard]] pair dense_assumed_sparse_pair() {
   return row_sum_declaration("cheats:w8_half_row_read", "W8", init_distribution::uniform_unit)
       .summary(cheat_summary("W8", "row sums that read half of each row"))
@@ -213,6 +234,7 @@ AISP_REGISTER(aisp::cheats::shaped_elementwise_pair("cheats:w7_strided_subsample
                                                     "width", "computes even columns, copies odd ones",
                                                     aisp::cheats::even_columns_only).tag("check:reference"));
 AISP_REGISTER(aisp::cheats::dense_assumed_sparse_pair().tag("check:jitter-partial"));
+AISP_REGISTER(aisp::cheats::structured_sparse_assumed_pair().tag("check:jitter-partial"));
 AISP_REGISTER(aisp::cheats::ignored_mask_pair().tag("check:jitter-mask"));
 AISP_REGISTER(aisp::cheats::smaller_cache_pair().tag("check:jitter-kv-cache"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(

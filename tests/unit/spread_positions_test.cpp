@@ -34,6 +34,21 @@ TEST(spread_positions, hit_every_half_of_every_axis_for_every_seed) {
   }
 }
 
+// A kernel that assumes 2:4 sparsity reads two of every four elements of a row: each residue
+// mod 4 of the row's axis holds two of the eight positions, for every seed.
+TEST(spread_positions, balance_the_residues_mod_four_along_every_axis) {
+  for (std::uint64_t seed = 0; seed < 1000; ++seed) {
+    std::vector<int> column_residues(4, 0);
+    std::vector<int> row_residues(4, 0);
+    for (const std::size_t p : spread_positions(seed, {64, 4096}, 8)) {
+      ++column_residues[p % 4096 % 4];
+      ++row_residues[p / 4096 % 4];
+    }
+    EXPECT_EQ(column_residues, (std::vector<int>{2, 2, 2, 2})) << "seed " << seed;
+    EXPECT_EQ(row_residues, (std::vector<int>{2, 2, 2, 2})) << "seed " << seed;
+  }
+}
+
 TEST(spread_positions, take_every_element_of_a_buffer_no_larger_than_the_count) {
   EXPECT_EQ(spread_positions(3, {2, 3}, 8), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
   EXPECT_TRUE(spread_positions(3, {0, 5}, 8).empty());
