@@ -52,6 +52,26 @@ struct model_dims {
   }
 };
 
+// Note [paged cache]: a cache of pages (pages, layers, page_tokens, kv_width), where slot s's
+// position p lives in page table[s * pages_per_slot + p / page_tokens] (kv_pages.hpp keeps the
+// table). The kernels take the cache's layout as a template argument: contiguous_cache is the
+// layout above, with the arithmetic it always had; paged_cache reads the table.
+struct contiguous_cache {
+  [[nodiscard]] __device__ std::int64_t offset(const model_dims& m, int slot, int layer, int position) const {
+    return m.cache_offset(slot, layer, position);
+  }
+};
+
+struct paged_cache {
+  const int* table;
+  int page_tokens;
+  int pages_per_slot;
+  [[nodiscard]] __device__ std::int64_t offset(const model_dims& m, int slot, int layer, int position) const {
+    const int page = table[slot * pages_per_slot + position / page_tokens];
+    return ((static_cast<std::int64_t>(page) * m.layers + layer) * page_tokens + position % page_tokens) * m.kv_width();
+  }
+};
+
 // ---- the row kernels ----
 
 __device__ __forceinline__ uint4 load_streaming(const uint4* address) {
@@ -365,15 +385,16 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
 // qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads. A block a (row, head) of
 // head_dim / 2 threads, one pair each: one block a row once took 10.6 us a layer at batch 1,
 // 10% of the step (ncu, H200, 2026-11-29); every value is computed as it was, bit for bit.
+template <class Cache>
 __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
-                                      int layer, double theta) {
+                                      Cache cache, int layer, double theta) {
   const int r = static_cast<int>(blockIdx.x);
   const int h = static_cast<int>(blockIdx.y);  // q heads, then k heads, then v heads
   const int i = static_cast<int>(threadIdx.x);
   const int half = m.head_dim / 2;
   const int position = rows.position[r];
   float* head = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + static_cast<std::int64_t>(h) * m.head_dim;
-  const std::int64_t at = m.cache_offset(rows.slot[r], layer, position);
+  const std::int64_t at = cache.offset(m, rows.slot[r], layer, position);
   if (h >= m.heads + m.kv_heads) {  // a v head: stored as it is
     const std::int64_t e = static_cast<std::int64_t>(h - m.heads - m.kv_heads) * m.head_dim + i;
     v_cache[at + e] = __float2bfloat16_rn(head[i]);
@@ -400,9 +421,10 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
 // attended[r, head] = softmax_j(q . k_j / sqrt(head_dim)) v_j over positions 0..position(r) of
 // the row's slot at `layer`; query head h reads KV head h / (heads / kv_heads). A block a (row,
 // head); dynamic shared memory: max_len scores and head_dim floats of q.
+template <class Cache>
 __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, const __nv_bfloat16* k_cache,
                                                                            const __nv_bfloat16* v_cache, float* attended, model_dims m,
-                                                                           int layer) {
+                                                                           Cache cache, int layer) {
   extern __shared__ float scores[];
   __shared__ float partial[attention_threads / 32];
   const int r = static_cast<int>(blockIdx.x);
@@ -413,11 +435,12 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
   __syncthreads();
   const int kv_head = head / (m.heads / m.kv_heads);
-  const std::int64_t base = m.cache_offset(rows.slot[r], layer, 0) + kv_head * m.head_dim;
+  const int slot = rows.slot[r];
+  const int head_offset = kv_head * m.head_dim;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
   for (int j = static_cast<int>(threadIdx.x) / 32; j < keys; j += attention_threads / 32) {
-    const __nv_bfloat16* key = k_cache + base + static_cast<std::int64_t>(j) * m.kv_width();
+    const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j) + head_offset;
     float dot = 0.0f;
     for (int i = lane; i < m.head_dim; i += 32) dot = fmaf(q[i], __bfloat162float(key[i]), dot);
     dot = warp_sum(dot);
@@ -439,7 +462,7 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   const int part = static_cast<int>(threadIdx.x) / m.head_dim;
   float sum = 0.0f;
   if (part < parts) {
-    for (int j = part; j < keys; j += parts) sum = fmaf(scores[j], __bfloat162float(v_cache[base + static_cast<std::int64_t>(j) * m.kv_width() + dim]), sum);
+    for (int j = part; j < keys; j += parts) sum = fmaf(scores[j], __bfloat162float(v_cache[cache.offset(m, slot, layer, j) + head_offset + dim]), sum);
   }
   __syncthreads();
   float* by_part = scores;  // the scores are spent

@@ -1,5 +1,6 @@
 // labs/decode's model on the GPU: the scratch of a launch of up to `max_rows` rows, the KV cache of
-// `slots` sequences of up to `max_len` positions, and forward(): the rows through every layer of
+// `slots` sequences of up to `max_len` positions (a slab a slot, or a pool of pages that a block
+// table gives the slots: Note [paged cache]), and forward(): the rows through every layer of
 // the model whose weights it is given (weight_layout), then the logits and the greedy token of the
 // rows asked for. Built in a variant's setup(); every launch on the stream it is given, checked.
 // Kernels: decoder_kernels.cuh.
@@ -12,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -38,12 +40,19 @@ struct layer_plan {
   float late_scale = 1.0f;
 };
 
+// Note [paged cache]: the cache as `pages` pages of `page_tokens` positions.
+struct paged_layout {
+  int pages = 0;
+  int page_tokens = 0;
+};
+
 class gpu_decoder {
  public:
-  gpu_decoder(const decoder_config& config, int max_rows, int slots, int max_len)
+  gpu_decoder(const decoder_config& config, int max_rows, int slots, int max_len, std::optional<paged_layout> paged = std::nullopt)
       : c_(config),
         dims_{config.d_model, config.heads, config.kv_heads, config.head_dim, config.ffn, config.vocab, config.layers, max_len},
-        max_rows_(max_rows) {
+        max_rows_(max_rows),
+        paged_(paged) {
     AISP_EXPECTS(c_.d_model % 8 == 0 && c_.ffn % 8 == 0 && c_.q_width() % 8 == 0 && c_.heads % c_.kv_heads == 0 &&
                      c_.head_dim % 2 == 0 && c_.head_dim <= attention_threads,
                  "labs/decode's kernels need d_model, ffn and the query width multiples of 8, heads a multiple of kv_heads "
@@ -57,7 +66,13 @@ class gpu_decoder {
     gate_up_ = float_array(rows * 2 * c_.ffn);
     act_ = float_array(rows * c_.ffn);
     logits_ = float_array(rows * c_.vocab);
-    const std::int64_t cache = static_cast<std::int64_t>(slots) * c_.layers * max_len * c_.kv_width();
+    AISP_EXPECTS(!paged || (paged->pages >= 1 && paged->page_tokens >= 1), "labs/decode: a paged cache needs pages of at least one position");
+    const std::int64_t cache = paged ? static_cast<std::int64_t>(paged->pages) * c_.layers * paged->page_tokens * c_.kv_width()
+                                     : static_cast<std::int64_t>(slots) * c_.layers * max_len * c_.kv_width();
+    if (paged) {
+      pages_per_slot_ = (max_len + paged->page_tokens - 1) / paged->page_tokens;
+      table_ = int_array(static_cast<std::int64_t>(slots) * pages_per_slot_);
+    }
     k_cache_ = bf16_array(cache);
     v_cache_ = bf16_array(cache);
     rows_ = {int_array(rows), int_array(rows), int_array(rows)};
@@ -65,7 +80,8 @@ class gpu_decoder {
     next_ = int_array(rows);
     const int attention_smem = attention_shared_bytes();
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<contiguous_cache>, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<paged_cache>, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
   }
 
   [[nodiscard]] const decoder_config& config() const { return c_; }
@@ -75,6 +91,9 @@ class gpu_decoder {
   [[nodiscard]] const row_buffers& rows() const { return rows_; }
   [[nodiscard]] int* gather() const { return gather_; }
   [[nodiscard]] int* next() const { return next_; }
+  // A paged cache's block table (slots x pages_per_slot, as kv_page_pool::table()): the caller
+  // copies the pool's table here, on the launch's stream, before a launch that reads it.
+  [[nodiscard]] int* block_table() const { return table_; }
   // The last forward()'s logits, (picks, vocab) fp32: for the layer-by-layer test against the reference.
   [[nodiscard]] const float* logits() const { return logits_; }
   // `count` rows of `meta` through the model, their K and V into the cache; then the greedy token
@@ -94,13 +113,11 @@ class gpu_decoder {
     for (int l = 0; l < layers; ++l) {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
       launch_normed_matvec(weights + at.qkv(l), x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
-      const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
-      rope_and_cache_kernel<<<heads_of_rows, static_cast<unsigned>(c_.head_dim / 2), 0, stream>>>(qkv_, meta, k_cache_, v_cache_, dims_, l,
-                                                                                                   c_.rope_theta);
-      AISP_CHECK_LAUNCH();
-      attention_rows_kernel<<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
-          qkv_, meta, k_cache_, v_cache_, attended_, dims_, l);
-      AISP_CHECK_LAUNCH();
+      if (paged_) {
+        rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, stream);
+      } else {
+        rope_and_attention(meta, grid_rows, l, contiguous_cache{}, stream);
+      }
       matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
       launch_normed_matvec(weights + at.gate_up(l), x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
       const dim3 spans_of_rows(grid_rows, static_cast<unsigned>((c_.ffn + row_block_threads - 1) / row_block_threads));
@@ -121,6 +138,18 @@ class gpu_decoder {
     return static_cast<int>((static_cast<std::size_t>(std::max(dims_.max_len, attention_threads)) + c_.head_dim) * sizeof(float));
   }
 
+  // Layer l's RoPE and cache append, then its attention, over a cache of layout Cache.
+  template <class Cache>
+  void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
+    const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
+    rope_and_cache_kernel<Cache><<<heads_of_rows, static_cast<unsigned>(c_.head_dim / 2), 0, stream>>>(qkv_, meta, k_cache_, v_cache_,
+                                                                                                        dims_, cache, l, c_.rope_theta);
+    AISP_CHECK_LAUNCH();
+    attention_rows_kernel<Cache><<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
+        qkv_, meta, k_cache_, v_cache_, attended_, dims_, cache, l);
+    AISP_CHECK_LAUNCH();
+  }
+
   void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
               cudaStream_t stream) const {
     launch_matvec(w, x, y, n_out, k, rows, accumulate, output_scale, stream);
@@ -138,12 +167,15 @@ class gpu_decoder {
   decoder_config c_;
   model_dims dims_;
   int max_rows_;
+  std::optional<paged_layout> paged_;
+  int pages_per_slot_ = 0;
   std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model
   float *x_ = nullptr, *normed_ = nullptr, *qkv_ = nullptr, *attended_ = nullptr, *gate_up_ = nullptr, *act_ = nullptr, *logits_ = nullptr;
   __nv_bfloat16 *k_cache_ = nullptr, *v_cache_ = nullptr;
   row_buffers rows_{};
   int* gather_ = nullptr;
   int* next_ = nullptr;
+  int* table_ = nullptr;  // a paged cache's block table
 };
 
 }  // namespace

@@ -6,7 +6,8 @@
 // Workload parameters: `model` (0 tiny, 1 small, 2 the 1B model), `requests` of a Poisson trace
 // arriving at `rate` a second, prompts up to `prompt_max` and outputs up to `output_max` tokens
 // (each uniform from a quarter of the maximum), `slots` sequences in the cache, `step_us` the
-// planned cost of a weight pass, and (chunked prefill only) `chunk` rows a launch.
+// planned cost of a weight pass, (chunked prefill only) `chunk` rows a launch, and (paged_kv_cache
+// only) `kv_pages` pages of `page` positions for the whole cache.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,30 +31,10 @@
 #include "gpu_decoder.cuh"
 #include "serving_scheduler.hpp"
 #include "serving_trace.hpp"
+#include "serving_workload.hpp"
 
 namespace aisp::decode {
 namespace {
-
-// ---- the trace (workload parameters -> requests) ----
-// Lengths uniform in [max / 4, max]; the trace's own prompt tokens are not used: the prompts are
-// the `prompt` input, fresh every call (request r reads row r, its first prompt_tokens draws).
-[[nodiscard]] trace_config trace_of(const workload& w) {
-  trace_config c;
-  c.requests = static_cast<int>(w.get("requests"));
-  c.arrivals_per_s = static_cast<double>(w.get("rate"));
-  c.prompt_max = static_cast<int>(w.get("prompt_max"));
-  c.prompt_min = std::max(1, c.prompt_max / 4);
-  c.output_max = static_cast<int>(w.get("output_max"));
-  c.output_min = std::max(1, c.output_max / 4);
-  c.vocab = 2;  // unused: no trace prompt token is read
-  return c;
-}
-
-[[nodiscard]] std::vector<request_shape> shapes_of(const workload& w) {
-  std::vector<request_shape> shapes;
-  for (const auto& r : make_trace(trace_of(w))) shapes.push_back({r.arrival_s, static_cast<int>(r.prompt.size()), r.output_tokens});
-  return shapes;
-}
 
 // ---- the device side of a launch ----
 // Rows' tokens from their request and position: the prompt's draw, or a token already made.
@@ -85,16 +67,23 @@ constexpr int rows_per_weight_pass = 16;  // the matvec's rows a pass (gpu_decod
 // row, picked request, pick index; then the rows' tokens, made on the device.
 enum meta_array : int { request_array, slot_array, position_array, pick_row_array, pick_request_array, pick_index_array, token_array, arrays };
 
+// The most rows a launch takes: every slot's prompt; with a page pool, every prefix the pool holds
+// (a preempted sequence recomputes its prompt and the tokens it made).
+[[nodiscard]] int most_rows(int slots, int prompt_max, int output_max, const std::optional<paged_layout>& paged) {
+  if (!paged) return std::max(slots * prompt_max, slots);
+  return std::max(slots, std::min(slots * (prompt_max + output_max), paged->pages * paged->page_tokens));
+}
+
 class serving_state {
  public:
-  serving_state(const workload& w, int slots)
+  serving_state(const workload& w, int slots, std::optional<paged_layout> paged = std::nullopt)
       : shapes_(shapes_of(w)),
         step_s_(static_cast<double>(w.get("step_us")) * 1e-6),
         prompt_max_(static_cast<int>(w.get("prompt_max"))),
         output_max_(static_cast<int>(w.get("output_max"))),
-        max_rows_(std::max(slots * prompt_max_, slots)),
+        max_rows_(most_rows(slots, prompt_max_, output_max_, paged)),
         slots_(slots),
-        model_(config_of(w.get("model")), max_rows_, slots, prompt_max_ + output_max_),
+        model_(config_of(w.get("model")), max_rows_, slots, prompt_max_ + output_max_, paged),
         meta_(static_cast<std::size_t>(arrays) * static_cast<std::size_t>(max_rows_) * sizeof(int)),
         prompt_tokens_(shapes_.size() * sizeof(int)),
         staging_(static_cast<std::size_t>(token_array) * static_cast<std::size_t>(max_rows_)) {
@@ -131,6 +120,12 @@ class serving_state {
       double arrived_s = 0;
       for (int r : launch->row_request) arrived_s = std::max(arrived_s, shapes_[static_cast<std::size_t>(r)].arrival_s);
       if (const double wait_s = arrived_s - now_s(); wait_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait_s));
+      if (const kv_page_pool* pool = scheduler.pool()) {  // the block table this launch reads, and what the pool holds
+        AISP_CUDA_CHECK(cudaMemcpyAsync(model_.block_table(), pool->table().data(), pool->table().size() * sizeof(int),
+                                        cudaMemcpyHostToDevice, ctx.stream()));
+        ctx.record("sequences", scheduler.running());
+        ctx.record("kv_unused_tokens", static_cast<double>(pool->reserved_tokens() - pool->used_tokens()));
+      }
       run_launch(*launch, weights, draws, tokens, ctx.stream());
       AISP_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // the tokens are out: a server streams them now
       scheduler.completed(*launch, now_s());
@@ -236,10 +231,13 @@ template <batching Policy, bool Chunked = false>
 void setup_serving(run_context& ctx) {
   make_state<serving_variant>(ctx, ctx.work(), Policy, Chunked ? static_cast<int>(ctx.param("chunk")) : 0);
 }
-void run_serving(run_context& ctx) {
-  auto& v = state_of<serving_variant>(ctx);
+// A variant's call: its trace served by its scheduler (Variant: a state and a scheduler).
+template <class Variant>
+void serve_variant(run_context& ctx) {
+  auto& v = state_of<Variant>(ctx);
   v.state.serve(ctx, v.scheduler);
 }
+void run_serving(run_context& ctx) { serve_variant<serving_variant>(ctx); }
 
 
 // The contract both serving pairs share: the weights and the trace's prompts in, each request's

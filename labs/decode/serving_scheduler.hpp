@@ -10,14 +10,22 @@
 // the continuous scheduler is given a token budget (chunked prefill, as Sarathi-Serve and vLLM):
 // then every launch carries each running request's decode row and fills the rest of the budget
 // with prompt chunks, in order of admission, so a long prompt no longer stalls the decodes.
+// Given a KV page pool (kv_pages.hpp; continuous batching, whole prompts), a request is admitted
+// only where the pool holds its prefix, and each decode step first gives every running sequence
+// room for its next position; where the pool has none left, the sequence admitted last is
+// preempted (as vLLM does): its pages go back, and it is admitted again later to recompute its
+// prompt and the tokens it made so far in one prefill, whose last row picks its next token.
 // Nothing allocates after construction (a serving call is timed, and the harness counts a timed
 // call's allocations: M1): reset() starts the trace again in the same storage.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <vector>
+
+#include "kv_pages.hpp"
 
 namespace aisp::decode {
 
@@ -54,10 +62,24 @@ class serving_scheduler {
       state_[r].token_done_s.reserve(static_cast<std::size_t>(requests_[r].output_tokens));
       most_rows += static_cast<std::size_t>(requests_[r].prompt_tokens);
     }
-    for (auto* list : {&free_slots_, &active_, &members_, &unfinished_}) list->reserve(requests_.size() + static_cast<std::size_t>(slots));
+    for (auto* list : {&free_slots_, &active_, &members_, &unfinished_, &requeued_})
+      list->reserve(requests_.size() + static_cast<std::size_t>(slots));
     for (auto* list : {&launch_.row_request, &launch_.row_slot, &launch_.row_position, &launch_.pick_row, &launch_.pick_request,
                        &launch_.pick_index})
       list->reserve(most_rows);
+    reset();
+  }
+
+  // Continuous batching of whole prompts whose KV memory comes from `pool` (its slots are the
+  // scheduler's).
+  serving_scheduler(std::vector<request_shape> requests, kv_page_pool pool)
+      : serving_scheduler(std::move(requests), pool.slots(), batching::continuous) {
+    for (const auto& r : requests_) {
+      if (r.prompt_tokens + r.output_tokens > pool.pages_per_slot() * pool.page_tokens())
+        throw std::invalid_argument("a request is longer than the KV page pool's longest sequence");
+    }
+    if (pool.pages() < pool.pages_per_slot()) throw std::invalid_argument("the KV page pool cannot hold its longest sequence");
+    pool_.emplace(std::move(pool));
     reset();
   }
 
@@ -68,17 +90,26 @@ class serving_scheduler {
     for (auto& s : state_) {
       s.slot = -1;
       s.prefilled = 0;
+      s.prefix = requests_[static_cast<std::size_t>(&s - state_.data())].prompt_tokens;
       s.produced = 0;
       s.token_done_s.clear();
     }
     active_.clear();
     members_.clear();
+    requeued_.clear();
     next_pending_ = 0;
     finished_ = 0;
+    preemptions_ = 0;
+    if (pool_) pool_->reset();
   }
 
   [[nodiscard]] bool done() const { return finished_ == requests_.size(); }
   [[nodiscard]] bool has_pending() const { return next_pending_ < requests_.size(); }
+  // The KV page pool (null without one), and how many times a sequence was preempted since reset().
+  [[nodiscard]] const kv_page_pool* pool() const { return pool_ ? &*pool_ : nullptr; }
+  [[nodiscard]] int preemptions() const { return preemptions_; }
+  // Sequences holding a place in the cache (running, or admitted and prefilling).
+  [[nodiscard]] int running() const { return static_cast<int>(active_.size()); }
   // The arrival a scheduler with nothing to run waits for (call only while has_pending()).
   [[nodiscard]] double next_arrival_s() const { return requests_[next_pending_].arrival_s; }
 
@@ -92,9 +123,10 @@ class serving_scheduler {
       add_decodes_and_chunks();
     } else {
       for (int r : active_) {  // prefill first: new requests' prompts in one launch
-        if (prefilling(r)) add_prompt_rows(launch_, r, prompt_of(r));
+        if (prefilling(r)) add_prompt_rows(launch_, r, state_[static_cast<std::size_t>(r)].prefix);
       }
       if (launch_.rows() == 0) {
+        make_room();
         for (int r : active_) add_decode_row(launch_, r);
       }
     }
@@ -105,8 +137,7 @@ class serving_scheduler {
   void completed(const serving_launch& launch, double now_s) {
     for (int i = 0; i < launch.rows(); ++i) {  // the prompt positions now in the cache
       auto& s = state_[static_cast<std::size_t>(launch.row_request[static_cast<std::size_t>(i)])];
-      s.prefilled = std::max(s.prefilled, std::min(launch.row_position[static_cast<std::size_t>(i)] + 1,
-                                                   prompt_of(launch.row_request[static_cast<std::size_t>(i)])));
+      s.prefilled = std::max(s.prefilled, std::min(launch.row_position[static_cast<std::size_t>(i)] + 1, s.prefix));
     }
     for (int i = 0; i < launch.picks(); ++i) {
       auto& s = state_[static_cast<std::size_t>(launch.pick_request[static_cast<std::size_t>(i)])];
@@ -136,15 +167,32 @@ class serving_scheduler {
  private:
   struct request_state {
     int slot = -1;
-    int prefilled = 0;  // prompt positions in the cache
+    int prefix = 0;     // positions its prefill fills: the prompt, and after a preemption the tokens made too
+    int prefilled = 0;  // prefix positions in the cache
     int produced = 0;
     std::vector<double> token_done_s;
   };
 
+  // Preempted requests first, in arrival order, then new arrivals; each while a slot is free and
+  // the pool (if any) holds its prefix and a page to spare (a watermark against thrashing).
   void admit(double now_s) {
-    while (has_pending() && !free_slots_.empty() && requests_[next_pending_].arrival_s <= now_s) {
-      const int r = static_cast<int>(next_pending_++);
-      state_[static_cast<std::size_t>(r)].slot = free_slots_.back();
+    while (!free_slots_.empty()) {
+      const bool again = !requeued_.empty();
+      if (!again && !(has_pending() && requests_[next_pending_].arrival_s <= now_s)) return;
+      const int r = again ? requeued_.front() : static_cast<int>(next_pending_);
+      auto& s = state_[static_cast<std::size_t>(r)];
+      s.prefix = prompt_of(r) + s.produced;
+      if (pool_) {
+        const int longest = pool_->pages_per_slot() * pool_->page_tokens();
+        if (!pool_->can_hold(free_slots_.back(), std::min(s.prefix + pool_->page_tokens(), longest))) return;
+        pool_->hold(free_slots_.back(), s.prefix);
+      }
+      if (again) {
+        requeued_.erase(requeued_.begin());
+      } else {
+        ++next_pending_;
+      }
+      s.slot = free_slots_.back();
       free_slots_.pop_back();
       active_.push_back(r);
       if (policy_ == batching::static_batches) members_.push_back(r);
@@ -152,18 +200,51 @@ class serving_scheduler {
   }
 
   void retire(int r) {
-    free_slots_.push_back(state_[static_cast<std::size_t>(r)].slot);
+    release_slot(r);
     ++finished_;
   }
 
-  [[nodiscard]] int prompt_of(int r) const { return requests_[static_cast<std::size_t>(r)].prompt_tokens; }
-  [[nodiscard]] bool prefilling(int r) const { return state_[static_cast<std::size_t>(r)].prefilled < prompt_of(r); }
+  void release_slot(int r) {
+    auto& s = state_[static_cast<std::size_t>(r)];
+    if (pool_) pool_->release(s.slot);
+    free_slots_.push_back(s.slot);
+    s.slot = -1;
+  }
 
-  // Request r's next prompt positions up to `end`; the prompt's last one picks its first token.
+  // Before a decode step: every running sequence gets room for the position it writes; where the
+  // pool has no page left, the sequence admitted last gives its pages back and waits to recompute.
+  void make_room() {
+    if (!pool_) return;
+    for (std::size_t i = 0; i < active_.size(); ++i) {
+      const int r = active_[i];
+      const int tokens = prompt_of(r) + state_[static_cast<std::size_t>(r)].produced;  // through its decode row's position
+      while (!pool_->hold(state_[static_cast<std::size_t>(r)].slot, tokens)) {
+        const int victim = active_.back();
+        preempt(victim);
+        if (victim == r) break;
+      }
+    }
+  }
+
+  void preempt(int r) {
+    release_slot(r);
+    auto& s = state_[static_cast<std::size_t>(r)];
+    s.prefilled = 0;
+    active_.pop_back();
+    requeued_.insert(std::upper_bound(requeued_.begin(), requeued_.end(), r), r);  // ids are in arrival order
+    ++preemptions_;
+  }
+
+  [[nodiscard]] int prompt_of(int r) const { return requests_[static_cast<std::size_t>(r)].prompt_tokens; }
+  [[nodiscard]] bool prefilling(int r) const {
+    return state_[static_cast<std::size_t>(r)].prefilled < state_[static_cast<std::size_t>(r)].prefix;
+  }
+
+  // Request r's next prefix positions up to `end`; the prefix's last one picks its next token.
   void add_prompt_rows(serving_launch& launch, int r, int end) {
     const auto& s = state_[static_cast<std::size_t>(r)];
     for (int p = s.prefilled; p < end; ++p) add_row(launch, r, s.slot, p);
-    if (end == prompt_of(r)) add_pick(launch, launch.rows() - 1, r, 0);
+    if (end == s.prefix) add_pick(launch, launch.rows() - 1, r, s.produced);
   }
 
   // Chunked prefill: every decode row, then prompt chunks in admission order up to the budget.
@@ -175,7 +256,7 @@ class serving_scheduler {
     for (int r : active_) {
       if (budget == 0) break;
       if (!prefilling(r)) continue;
-      const int end = std::min(prompt_of(r), state_[static_cast<std::size_t>(r)].prefilled + budget);
+      const int end = std::min(state_[static_cast<std::size_t>(r)].prefix, state_[static_cast<std::size_t>(r)].prefilled + budget);
       budget -= end - state_[static_cast<std::size_t>(r)].prefilled;
       add_prompt_rows(launch_, r, end);
     }
@@ -209,8 +290,11 @@ class serving_scheduler {
   std::vector<int> active_;       // requests in the running set with tokens still to make
   std::vector<int> members_;      // static batching: the batch, finished members included, until it ends
   std::vector<int> unfinished_;   // completed()'s scratch
+  std::vector<int> requeued_;     // preempted requests waiting to be admitted again, in arrival order
   serving_launch launch_;
   std::size_t finished_ = 0;
+  std::optional<kv_page_pool> pool_;
+  int preemptions_ = 0;
 };
 
 // The whole trace on a modeled clock, from the start: `run(launch)` does a launch's work and

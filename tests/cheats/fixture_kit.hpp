@@ -202,19 +202,25 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
   return declared;
 }
 
-// Row sums with fp64 accumulation and one rounding to fp32 per row, of each input element as
-// `read` leaves it (the identity for the honest sum; a narrower float for a precision cheat).
-template <float (*read)(float)>
-void row_sums_of(run_context& ctx) {
+// Row sums with fp64 accumulation and one rounding to fp32 per row, of what `element(row, c,
+// cols)` makes of column c of each row (the element itself for the honest sum).
+template <class Element>
+void row_sums_by(run_context& ctx, Element element) {
   const auto rows = static_cast<std::size_t>(ctx.param("rows"));
   const auto cols = static_cast<std::size_t>(ctx.param("cols"));
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
   for (std::size_t r = 0; r < rows; ++r) {
     double total = 0.0;
-    for (std::size_t c = 0; c < cols; ++c) total += read(x[r * cols + c]);
+    for (std::size_t c = 0; c < cols; ++c) total += element(x + r * cols, c, cols);
     y[r] = static_cast<float>(total);
   }
+}
+
+// Row sums of each input element as `read` leaves it (a narrower float for a precision cheat).
+template <float (*read)(float)>
+void row_sums_of(run_context& ctx) {
+  row_sums_by(ctx, [](const float* row, std::size_t c, std::size_t) { return read(row[c]); });
 }
 
 [[nodiscard]] inline float as_is(float value) { return value; }

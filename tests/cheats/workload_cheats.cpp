@@ -64,29 +64,12 @@ void even_columns_only(run_context& ctx) {
 
 // ---- W8: row sums that read the first half of each row and assume the rest is zero ----
 void half_row_sums(run_context& ctx) {
-  const auto rows = static_cast<std::size_t>(ctx.param("rows"));
-  const auto cols = static_cast<std::size_t>(ctx.param("cols"));
-  const std::size_t read = cols - cols / 2;
-  const float* x = ctx.as<const float>("x");
-  float* y = ctx.as<float>("y");
-  for (std::size_t r = 0; r < rows; ++r) {
-    double total = 0.0;
-    for (std::size_t c = 0; c < read; ++c) total += x[r * cols + c];
-    y[r] = static_cast<float>(total);
-  }
+  row_sums_by(ctx, [](const float* row, std::size_t c, std::size_t cols) { return c < cols - cols / 2 ? row[c] : 0.0f; });
 }
 
 // ---- W8, structured: row sums that read two of every four elements (a 2:4 sparsity assumption) ----
 void two_of_four_row_sums(run_context& ctx) {
-  const auto rows = static_cast<std::size_t>(ctx.param("rows"));
-  const auto cols = static_cast<std::size_t>(ctx.param("cols"));
-  const float* x = ctx.as<const float>("x");
-  float* y = ctx.as<float>("y");
-  for (std::size_t r = 0; r < rows; ++r) {
-    double total = 0.0;
-    for (std::size_t c = 0; c < cols; ++c) total += c % 4 < 2 ? x[r * cols + c] : 0.0;
-    y[r] = static_cast<float>(total);
-  }
+  row_sums_by(ctx, [](const float* row, std::size_t c, std::size_t) { return c % 4 < 2 ? row[c] : 0.0f; });
 }
 
 [[nodiscard]] pair structured_sparse_assumed_pair() {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "../../labs/decode/decode_loops.cuh"
@@ -45,7 +46,16 @@ class decode_model : public ::testing::Test {
     AISP_CUDA_CHECK(cudaMemcpy(weights.data(), bits.data(), bits.size() * 2, cudaMemcpyHostToDevice));
     AISP_CUDA_CHECK(cudaMemcpy(draws.data(), draws_.data(), draws_.size() * sizeof(float), cudaMemcpyHostToDevice));
     const aisp::decode::decode_job job{static_cast<const float*>(draws.data()), static_cast<int*>(tokens.data()), batch, prompt, new_tokens};
-    const aisp::decode::gpu_decoder model(config_, batch * (prompt + new_tokens - 1), batch, prompt + new_tokens);
+    const int max_len = prompt + new_tokens;
+    const aisp::decode::gpu_decoder model(config_, batch * (max_len - 1), batch, max_len, paged_);
+    if (paged_) {  // Note [paged cache]: the sequences' pages interleaved and in reverse order
+      const int per_slot = (max_len + paged_->page_tokens - 1) / paged_->page_tokens;
+      std::vector<int> table(static_cast<std::size_t>(batch * per_slot));
+      for (int s = 0; s < batch; ++s) {
+        for (int i = 0; i < per_slot; ++i) table[static_cast<std::size_t>(s * per_slot + i)] = paged_->pages - 1 - (i * batch + s);
+      }
+      AISP_CUDA_CHECK(cudaMemcpy(model.block_table(), table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
+    }
     const auto* w = static_cast<const __nv_bfloat16*>(weights.data());
     aisp::decode::prefill(model, w, job, nullptr, plan);
     if (first_logits != nullptr) {
@@ -86,6 +96,7 @@ class decode_model : public ::testing::Test {
   }
 
   int batch = 2;
+  std::optional<aisp::decode::paged_layout> paged_;
   decoder_config config_ = aisp::decode::small_model();
   std::vector<double> weights_;
   std::vector<float> draws_;
@@ -153,6 +164,18 @@ TEST_F(decode_model, a_sequence_decodes_alike_alone_and_in_a_batch_to_the_last_b
 
 TEST_F(decode_model, recomputing_the_prefix_gives_the_cached_tokens_bit_for_bit) {
   EXPECT_EQ(gpu_tokens(false), gpu_tokens(true));
+}
+
+// Note [paged cache]: K and V found through a block table (pages of 3 positions, so pages end
+// mid-sequence and at no power of two) give the contiguous cache's logits to the last bit.
+TEST_F(decode_model, a_paged_cache_decodes_as_the_contiguous_one_to_the_last_bit) {
+  std::vector<float> slab_first, slab_last, paged_first, paged_last;
+  const auto contiguous = gpu_tokens(true, &slab_first, &slab_last);
+  paged_ = aisp::decode::paged_layout{2 * ((prompt + new_tokens + 2) / 3) + 5, 3};
+  const auto paged = gpu_tokens(true, &paged_first, &paged_last);
+  EXPECT_EQ(paged, contiguous);
+  EXPECT_EQ(paged_first, slab_first) << "after the prefill";
+  EXPECT_EQ(paged_last, slab_last) << "after the last step";
 }
 
 }  // namespace
