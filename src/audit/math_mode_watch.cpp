@@ -2,14 +2,13 @@
 // down-converting compute type switched on behind the pair's back). CUPTI sees CUDA calls, not
 // cuBLAS's; so the executable defines the entry points that choose a precision itself. Every
 // call from the binary's own code binds to these; each notes what it asked for and forwards to
-// the real function (the next definition in load order: libcublas / libcublasLt). Binaries that
-// never call cuBLAS never reach this.
-#include <dlfcn.h>
-
+// the real function, in the library Note [lazy cuBLAS] loads on first use. Binaries that never
+// call cuBLAS never reach this.
 #include <cstdint>
 #include <string>
 
 #include "audit/library_precision.hpp"
+#include "support/cublas_library.hpp"
 
 namespace aisp {
 void note_math_mode_change();
@@ -40,15 +39,15 @@ const char* reduced_compute_type(int compute) {
 }
 
 template <class Fn>
-Fn real(const char* name) {
-  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+Fn real(aisp::cublas_library library, const char* name) {
+  return reinterpret_cast<Fn>(aisp::cublas_entry(library, name));
 }
 
 }  // namespace
 
 extern "C" int cublasSetMathMode(void* handle, int mode) {
   using fn = int (*)(void*, int);
-  static const auto forward = real<fn>("cublasSetMathMode");
+  static const auto forward = real<fn>(aisp::cublas_library::blas, "cublasSetMathMode");
   aisp::note_math_mode_change();
   if (const char* what = reduced_math_mode(mode)) aisp::note_library_precision(what);
   return forward != nullptr ? forward(handle, mode) : not_initialized;
@@ -56,7 +55,7 @@ extern "C" int cublasSetMathMode(void* handle, int mode) {
 
 extern "C" int cublasLtMatmulDescCreate(void** desc, int compute, int scale_type) {
   using fn = int (*)(void**, int, int);
-  static const auto forward = real<fn>("cublasLtMatmulDescCreate");
+  static const auto forward = real<fn>(aisp::cublas_library::blas_lt, "cublasLtMatmulDescCreate");
   if (const char* what = reduced_compute_type(compute)) aisp::note_library_precision(std::string("cublasLtMatmulDescCreate(") + what + ")");
   return forward != nullptr ? forward(desc, compute, scale_type) : not_initialized;
 }
@@ -66,7 +65,7 @@ extern "C" int cublasGemmEx(void* handle, int transa, int transb, int m, int n, 
                             int ldc, int compute, int algo) {
   using fn = int (*)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
                      const void*, void*, int, int, int, int);
-  static const auto forward = real<fn>("cublasGemmEx");
+  static const auto forward = real<fn>(aisp::cublas_library::blas, "cublasGemmEx");
   if (const char* what = reduced_compute_type(compute)) aisp::note_library_precision(std::string("cublasGemmEx(") + what + ")");
   return forward != nullptr ? forward(handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c, c_type, ldc,
                                       compute, algo)

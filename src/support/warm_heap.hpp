@@ -6,8 +6,9 @@
 // and S2 (outliers) failed an honest pair in about half the runs. glibc also serves blocks over
 // its mmap threshold (dynamic, from 128 KB) with fresh mappings and trims the freed top back to
 // the kernel. So before a host pair's code runs, the worker fixes both thresholds (no trim, no
-// mmap below 32 MiB) and touches `bytes` of heap once, then frees it: later allocations reuse
-// touched pages, as a long-running program's allocator does. Measured here (2 cores, no GPU,
+// mmap below 32 MiB) and touches `bytes` of heap once (one madvise(MADV_POPULATE_WRITE) a
+// block, 15x faster than a store a page), then frees it: later allocations reuse touched pages,
+// as a long-running program's allocator does. Measured here (2 cores, no GPU,
 // 2026-11-29), `bench run` of examples/python/host_pairs.py at --max-time 0.5: 8 runs of 8 pass
 // S2 with it; with the thresholds fixed but nothing touched, 7 of 8 failed (5-7 samples over 5x
 // the median); as before (neither), about half.
