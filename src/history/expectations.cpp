@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "aisp/check.hpp"
 #include "history/history_store.hpp"
 #include "support/json_file.hpp"
 
@@ -15,9 +16,9 @@ json load_expectations(const std::string& path, const std::string& hardware) {
   if (!in) return {{"schema", "aisp.expectations"}, {"schema_version", 1}, {"hardware", hardware}, {"entries", json::object()}};
   auto document = json::parse(in, nullptr, false);
   if (document.is_discarded() || !document.is_object() || !document.contains("entries") || !document["entries"].is_object())
-    throw history_error("expectations file " + path + " is malformed (want an object with \"entries\")");
+    throw contract_error("expectations file " + path + " is malformed (want an object with \"entries\")");
   if (document.value("hardware", hardware) != hardware)
-    throw history_error("expectations file " + path + " is for " + document.value("hardware", "?") + ", not " + hardware);
+    throw contract_error("expectations file " + path + " is for " + document.value("hardware", "?") + ", not " + hardware);
   return document;
 }
 

@@ -2,6 +2,7 @@
 
 #include "results/time_breakdown.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -163,6 +164,30 @@ namespace {
 // What a reader of a results document relies on beyond being an object with "pairs" (checked
 // first): a file edited by hand or written by something else fails where it is read, saying where
 // it differs, instead of as a JSON type error deep in a report, a roofline or a merge.
+// A field whose name says it holds a measurement: a number, null (JSON's NaN), or a list or an
+// object (a CI: low, point, high) of those.
+bool is_measurement_name(const std::string& key) {
+  for (const char* suffix : {"_s", "_pct", "_j", "_w", "_mhz", "_count", "_bytes", "_samples", "cv"}) {
+    if (key.ends_with(suffix)) return true;
+  }
+  return key == "outliers" || key == "calls_per_sample" || key == "speedup";
+}
+
+bool is_measurement(const nlohmann::json& value) {
+  const auto scalar = [](const nlohmann::json& v) { return v.is_number() || v.is_null(); };
+  if (scalar(value)) return true;
+  if (!value.is_array() && !value.is_object()) return false;
+  return std::all_of(value.begin(), value.end(), scalar);
+}
+
+// The first measurement field of `object` that holds something else, as "key", or "".
+std::string bad_measurement(const nlohmann::json& object) {
+  for (const auto& [key, value] : object.items()) {
+    if (is_measurement_name(key) && !is_measurement(value)) return key;
+  }
+  return "";
+}
+
 std::string results_shape_problem(const nlohmann::json& document) {
   if (document.contains("schema") && document["schema"] != results_schema) {
     return "its schema is " + document["schema"].dump() + ", not \"" + std::string(results_schema) + "\"";
@@ -182,6 +207,16 @@ std::string results_shape_problem(const nlohmann::json& document) {
       const auto& variant = pair["variants"][v];
       if (!variant.is_object() || !variant.contains("name") || !variant["name"].is_string()) {
         return at + ".variants[" + std::to_string(v) + "] has no name";
+      }
+      if (const auto key = bad_measurement(variant); !key.empty()) {
+        return at + ".variants[" + std::to_string(v) + "]." + key + " is not a number (or a list of numbers)";
+      }
+    }
+    for (std::size_t i_s = 0; pair.contains("speedups") && i_s < pair["speedups"].size(); ++i_s) {
+      const auto& speedup = pair["speedups"][i_s];
+      if (!speedup.is_object()) return at + ".speedups[" + std::to_string(i_s) + "] is not an object";
+      if (const auto key = bad_measurement(speedup); !key.empty()) {
+        return at + ".speedups[" + std::to_string(i_s) + "]." + key + " is not a number (or a list of numbers)";
       }
     }
   }

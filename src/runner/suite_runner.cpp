@@ -101,6 +101,9 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   // The history records the run as it goes: each finished pair in one transaction, so a run
   // killed mid-suite keeps what it finished. A database that fails mid-run costs the history,
   // never the results (results.json is written regardless).
+  // A malformed expectations file is refused before the history records a run.
+  const nlohmann::json expectations =
+      config.expectations_file.empty() ? nlohmann::json(nullptr) : load_expectations(config.expectations_file, hardware_key_of(to_json(suite)));
   std::unique_ptr<history_store> history;
   std::int64_t run_id = 0;
   if (!outputs.history_db.empty()) {
@@ -116,8 +119,6 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
       history.reset();
     }
   };
-  const nlohmann::json expectations =
-      config.expectations_file.empty() ? nlohmann::json(nullptr) : load_expectations(config.expectations_file, hardware_key_of(to_json(suite)));
   // Without a GPU every CUDA pair is skipped for the same reason: one line says so.
   std::size_t skipped_gpu = 0;
   for (const auto& r : requests) skipped_gpu += r.declared->where() == backend::cuda && !device.absence_reason.empty();

@@ -193,8 +193,19 @@ TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   EXPECT_NE(truncated.output.find("not a complete results document"), std::string::npos) << truncated.output;
   { std::ofstream(dir + "/bad.json") << "[1, 2"; }
   const auto expectations = run_command(aisp() + " bench expectations --hardware host --file " + dir + "/bad.json");
-  EXPECT_NE(expectations.exit_code, 0);
+  EXPECT_EQ(expectations.exit_code, 2) << "a bad input, as every other";
   EXPECT_NE(expectations.output.find("malformed"), std::string::npos) << expectations.output;
+  // bench run refuses it before the history records a run.
+  const auto run = run_command(aisp() + " bench run --targets labs/host:transpose --quiet --expectations " + dir +
+                               "/bad.json --artifacts-dir " + dir + "/run --history " + dir + "/aisp.db");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/aisp.db")) << "no run recorded, not even begun";
+  // A results document whose measurement is text is refused where it is merged, saying where.
+  std::filesystem::create_directories(dir + "/texty");
+  { std::ofstream(dir + "/texty/results.json") << R"({"pairs": [{"target": "x", "variants": [{"name": "baseline", "median_s": "1 ms"}]}]})"; }
+  const auto merge = run_command(aisp() + " bench merge " + dir + "/texty --db " + dir + "/merged.db");
+  EXPECT_EQ(merge.exit_code, 2) << merge.output;
+  EXPECT_NE(merge.output.find("pairs[0].variants[0].median_s is not a number"), std::string::npos) << merge.output;
 }
 
 TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stays_consistent) {

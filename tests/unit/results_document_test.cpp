@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +63,28 @@ TEST(results_document, lists_that_are_not_lists_and_unnamed_variants_are_refused
   auto unnamed = a_run();
   unnamed["pairs"][0]["variants"][1].erase("name");
   EXPECT_NE(refusal("unnamed", unnamed).find("pairs[0].variants[1] has no name"), std::string::npos);
+}
+
+// A measurement that is text (a hand-edited file, another tool's) would be merged into the history
+// as if it were a run, or stop a report on a JSON type error.
+TEST(results_document, measurements_that_are_not_numbers_are_refused_with_where) {
+  auto with_times = a_run();
+  auto& variant = with_times["pairs"][0]["variants"][0];
+  variant["median_s"] = 1.5e-3;
+  variant["samples_s"] = {1.4e-3, nullptr, 1.6e-3};
+  variant["median_ci_s"] = {{"low", 1.4e-3}, {"point", 1.5e-3}, {"high", 1.6e-3}};
+  variant["sample_count"] = 3;
+  with_times["pairs"][0]["speedups"] = {{{"variant", "optimized"}, {"speedup", {{"low", 1.1}, {"point", 1.2}, {"high", 1.3}}}}};
+  EXPECT_EQ(refusal("times", with_times), "");
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"median_s", "1.5 ms"}, {"samples_s", {"a", "b"}}, {"sample_count", "3"}, {"median_ci_s", {{"low", "x"}}}}) {
+    auto document = with_times;
+    document["pairs"][0]["variants"][0][key] = bad;
+    EXPECT_NE(refusal(key, document).find("pairs[0].variants[0]." + key + " is not a number"), std::string::npos) << key;
+  }
+  auto bad_speedup = with_times;
+  bad_speedup["pairs"][0]["speedups"][0]["speedup"]["point"] = "fast";
+  EXPECT_NE(refusal("speedup", bad_speedup).find("pairs[0].speedups[0].speedup is not a number"), std::string::npos);
 }
 
 TEST(results_document, another_schema_is_refused) {
