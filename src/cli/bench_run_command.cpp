@@ -52,7 +52,7 @@ struct run_options {
   std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
   double max_time_s = 5;  // Note [sampling ceiling] in stopping_rule.hpp
   double min_time_s = 0.25;  // Note [sampling floor] in src/stats/stopping_rule.hpp
-  std::size_t min_samples = 10;
+  std::size_t min_samples = stats::least_samples_for_a_verdict;
   double target_ci = 0.005;
   double min_effect = 0.01;
   double worker_timeout_s = 60;
@@ -98,6 +98,11 @@ run_config make_config(const run_options& options) {
   config.seed = options.seed.value_or(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
   config.stopping.max_time_s = options.max_time_s;
   config.stopping.min_time_s = std::min(options.min_time_s, options.max_time_s);
+  // S5: a verdict's CI comes from at least this many samples a variant, whatever is asked.
+  AISP_EXPECTS(options.min_samples >= stats::least_samples_for_a_verdict,
+               fmt::format("--min-samples {}: a speedup needs at least {} samples a variant (S5: a CI from fewer claims more than "
+                           "it measured); for slow calls raise --max-time instead",
+                           options.min_samples, stats::least_samples_for_a_verdict));
   config.stopping.min_samples = options.min_samples;
   config.stopping.target_rel_half_width = options.target_ci;
   config.verdicts.min_effect = options.min_effect;
@@ -367,7 +372,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
       ->check(positive_number);
   run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant (visits, fills and flushes included) before stopping may be considered (default 0.25)")
       ->check(non_negative_number);
-  run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default 10)");
+  run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default and least 10: S5)");
   run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
       ->check(positive_number);
   run->add_option("--min-effect", options->min_effect,

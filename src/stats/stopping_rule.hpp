@@ -37,8 +37,12 @@
 
 namespace aisp::stats {
 
+// S5: the fewest samples a variant gives a verdict's CI; `bench run --min-samples` may raise it,
+// never lower it (a CI from 3 samples claims more than it measured).
+inline constexpr std::size_t least_samples_for_a_verdict = 10;
+
 struct stopping_config {
-  std::size_t min_samples = 10;
+  std::size_t min_samples = least_samples_for_a_verdict;
   double min_time_s = 0.25;              // sampling time spent on the variant (Note [sampling floor])
   double target_rel_half_width = 0.005;  // CI half-width / median
   double max_time_s = 5.0;  // Note [sampling ceiling]

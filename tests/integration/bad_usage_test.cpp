@@ -46,6 +46,7 @@ const std::vector<bad_case> cases{
     {"bench run --targets labs/host --verify-phase quarantine --quarantine-file /", "is a directory"},
     {"bench run --targets labs/host --mode lukewarm", "lukewarm"},
     {"bench run --targets labs/host --max-time -1", "--max-time: wants a number above 0, not '-1'"},
+    {"bench run --targets labs/host --min-samples 3", "a speedup needs at least 10 samples a variant (S5"},
     {"bench run --targets labs/host --energy-window x", "--energy-window: wants a number from 0 to 60"},
     {"hw all --device -1", "wants a number of 0 or more"},
     {"bench verify --targets ch99:nothing", "unknown target"},
