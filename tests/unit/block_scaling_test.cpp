@@ -1,0 +1,103 @@
+// ch19's host model of fp8 scaling (chapters/ch19/block_scaling.hpp): per-tensor against per-block
+// e4m3 scales, on data shaped like a transformer layer's (rows of very different norms, a few
+// outlier channels) and on plain data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../../chapters/ch19/block_scaling.hpp"
+#include "support/counter_hash.hpp"
+
+namespace {
+
+using aisp::ch19::quantize;
+using aisp::ch19::quantized_product_error;
+
+// A standard normal draw from (seed, index), Box-Muller on two counter draws.
+double normal(std::uint64_t seed, std::uint64_t index) {
+  const auto unit = [&](std::uint64_t salt) {
+    return (static_cast<double>(aisp::splitmix64(seed ^ aisp::splitmix64(2 * index + salt)) >> 11) + 0.5) * 0x1.0p-53;
+  };
+  return std::sqrt(-2.0 * std::log(unit(0))) * std::cos(6.283185307179586 * unit(1));
+}
+
+// 2^u for u uniform in [-span, span]: magnitudes spread over 2 span binary orders.
+double log_uniform(std::uint64_t seed, std::uint64_t index, double span) {
+  return std::exp2(span * (2.0 * (static_cast<double>(aisp::splitmix64(seed ^ index) >> 11) * 0x1.0p-53) - 1.0));
+}
+
+constexpr int m = 64, n = 256, k = 512;
+
+// Activations (m x k): rows (tokens) of norms spread over 2^-3..2^3, two of them "massive
+// activations" 2,000 times larger (a few tokens, such as the first, carry activations
+// 1,000-10,000x the rest in LLMs: Sun et al., 2024), and channels 7, 100, 301 and 444 four
+// times the rest (outlier features).
+std::vector<double> activations(bool shaped) {
+  std::vector<double> a(static_cast<std::size_t>(m) * k);
+  for (int i = 0; i < m; ++i) {
+    const double massive = shaped && (i == 0 || i == 37) ? 2000.0 : 1.0;
+    const double row = shaped ? log_uniform(11, static_cast<std::uint64_t>(i), 3.0) * massive : 1.0;
+    for (int p = 0; p < k; ++p) {
+      const bool outlier = shaped && (p == 7 || p == 100 || p == 301 || p == 444);
+      a[static_cast<std::size_t>(i) * k + static_cast<std::size_t>(p)] = normal(1, static_cast<std::uint64_t>(i) * k + static_cast<std::uint64_t>(p)) * row * (outlier ? 4.0 : 1.0);
+    }
+  }
+  return a;
+}
+
+// Weights (n x k): N(0, 1/k), each output row its own scale over 2^-2..2^2.
+std::vector<double> weights(bool shaped) {
+  std::vector<double> b(static_cast<std::size_t>(n) * k);
+  for (int j = 0; j < n; ++j) {
+    const double row = shaped ? log_uniform(12, static_cast<std::uint64_t>(j), 2.0) : 1.0;
+    for (int p = 0; p < k; ++p)
+      b[static_cast<std::size_t>(j) * k + static_cast<std::size_t>(p)] = normal(2, static_cast<std::uint64_t>(j) * k + static_cast<std::uint64_t>(p)) * row / std::sqrt(double{k});
+  }
+  return b;
+}
+
+TEST(block_scaling, each_blocks_largest_value_maps_to_e4m3s_largest) {
+  const std::vector<double> x{0.5, -3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0};  // 2 x 4, blocks 1 x 2
+  const auto q = quantize(x, 2, 4, 1, 2);
+  ASSERT_EQ(q.scales.size(), 4u);
+  EXPECT_EQ(q.values[1], -448.0);
+  EXPECT_EQ(q.scales[2], 1.0) << "a block of zeros";
+  EXPECT_NEAR(q.dequantized(0, 1), -3.0, 3e-7) << "the scale is an fp32 value";
+  EXPECT_EQ(q.values[2], 448.0);
+  EXPECT_THROW(static_cast<void>(quantize(x, 3, 4, 1, 2)), std::invalid_argument);
+}
+
+// The accuracy difference the issue asks for. Per tensor, the massive tokens set A's scale
+// (~2,000 x 8 x 4 / 448 ~ 140), and an ordinary token of norm 2^-3 holds values ~1e-3 of a unit:
+// under e4m3's smallest subnormal (2^-9), zero or one level. Per 1 x 128 block of A (and 128 x
+// 128 of B) each token keeps its own range. Over all of C the massive tokens dominate the L2
+// error, so the worst token's relative error is what shows it.
+TEST(block_scaling, per_block_scales_keep_what_a_per_tensor_scale_loses_on_transformer_shaped_data) {
+  const auto a = activations(true);
+  const auto b = weights(true);
+  const auto per_tensor = quantized_product_error(a, b, quantize(a, m, k, m, k), quantize(b, n, k, n, k));
+  const auto per_block = quantized_product_error(a, b, quantize(a, m, k, 1, 128), quantize(b, n, k, 128, 128));
+  RecordProperty("per_tensor_relative_l2", std::to_string(per_tensor.relative_l2));
+  RecordProperty("per_block_relative_l2", std::to_string(per_block.relative_l2));
+  RecordProperty("per_tensor_worst_row_relative_l2", std::to_string(per_tensor.worst_row_relative_l2));
+  RecordProperty("per_block_worst_row_relative_l2", std::to_string(per_block.worst_row_relative_l2));
+  EXPECT_LT(per_block.relative_l2, per_tensor.relative_l2);
+  EXPECT_LT(per_block.worst_row_relative_l2, 0.05) << "every token keeps e4m3's few percent";
+  EXPECT_GT(per_tensor.worst_row_relative_l2, 5 * per_block.worst_row_relative_l2) << "the smallest tokens lose most of their output";
+}
+
+TEST(block_scaling, on_plain_data_both_scalings_err_alike) {
+  const auto a = activations(false);
+  const auto b = weights(false);
+  const auto per_tensor = quantized_product_error(a, b, quantize(a, m, k, m, k), quantize(b, n, k, n, k));
+  const auto per_block = quantized_product_error(a, b, quantize(a, m, k, 1, 128), quantize(b, n, k, 128, 128));
+  RecordProperty("plain_per_tensor_relative_l2", std::to_string(per_tensor.relative_l2));
+  RecordProperty("plain_per_block_relative_l2", std::to_string(per_block.relative_l2));
+  EXPECT_LT(per_tensor.relative_l2, 0.05) << "e4m3 keeps 3 fraction bits: a few percent a product";
+  EXPECT_LT(per_block.relative_l2, 1.2 * per_tensor.relative_l2);
+  EXPECT_LT(per_block.worst_row_relative_l2, 1.2 * per_tensor.worst_row_relative_l2);
+}
+
+}  // namespace
