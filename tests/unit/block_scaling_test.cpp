@@ -74,27 +74,33 @@ TEST(block_scaling, each_blocks_largest_value_maps_to_e4m3s_largest) {
 // under e4m3's smallest subnormal (2^-9), zero or one level. Per 1 x 128 block of A (and 128 x
 // 128 of B) each token keeps its own range. Over all of C the massive tokens dominate the L2
 // error, so the worst token's relative error is what shows it.
+// The product's error with one scale per tensor, and with one per 1 x 128 of A and 128 x 128 of B;
+// recorded as test properties under `label` (README's table quotes them).
+struct both_errors {
+  aisp::ch19::product_error per_tensor, per_block;
+};
+
+both_errors errors_of(bool shaped, const std::string& label) {
+  const auto a = activations(shaped);
+  const auto b = weights(shaped);
+  const both_errors e{quantized_product_error(a, b, quantize(a, m, k, m, k), quantize(b, n, k, n, k)),
+                      quantized_product_error(a, b, quantize(a, m, k, 1, 128), quantize(b, n, k, 128, 128))};
+  ::testing::Test::RecordProperty(label + "per_tensor_relative_l2", std::to_string(e.per_tensor.relative_l2));
+  ::testing::Test::RecordProperty(label + "per_block_relative_l2", std::to_string(e.per_block.relative_l2));
+  ::testing::Test::RecordProperty(label + "per_tensor_worst_row_relative_l2", std::to_string(e.per_tensor.worst_row_relative_l2));
+  ::testing::Test::RecordProperty(label + "per_block_worst_row_relative_l2", std::to_string(e.per_block.worst_row_relative_l2));
+  return e;
+}
+
 TEST(block_scaling, per_block_scales_keep_what_a_per_tensor_scale_loses_on_transformer_shaped_data) {
-  const auto a = activations(true);
-  const auto b = weights(true);
-  const auto per_tensor = quantized_product_error(a, b, quantize(a, m, k, m, k), quantize(b, n, k, n, k));
-  const auto per_block = quantized_product_error(a, b, quantize(a, m, k, 1, 128), quantize(b, n, k, 128, 128));
-  RecordProperty("per_tensor_relative_l2", std::to_string(per_tensor.relative_l2));
-  RecordProperty("per_block_relative_l2", std::to_string(per_block.relative_l2));
-  RecordProperty("per_tensor_worst_row_relative_l2", std::to_string(per_tensor.worst_row_relative_l2));
-  RecordProperty("per_block_worst_row_relative_l2", std::to_string(per_block.worst_row_relative_l2));
+  const auto [per_tensor, per_block] = errors_of(true, "");
   EXPECT_LT(per_block.relative_l2, per_tensor.relative_l2);
   EXPECT_LT(per_block.worst_row_relative_l2, 0.05) << "every token keeps e4m3's few percent";
   EXPECT_GT(per_tensor.worst_row_relative_l2, 5 * per_block.worst_row_relative_l2) << "the smallest tokens lose most of their output";
 }
 
 TEST(block_scaling, on_plain_data_both_scalings_err_alike) {
-  const auto a = activations(false);
-  const auto b = weights(false);
-  const auto per_tensor = quantized_product_error(a, b, quantize(a, m, k, m, k), quantize(b, n, k, n, k));
-  const auto per_block = quantized_product_error(a, b, quantize(a, m, k, 1, 128), quantize(b, n, k, 128, 128));
-  RecordProperty("plain_per_tensor_relative_l2", std::to_string(per_tensor.relative_l2));
-  RecordProperty("plain_per_block_relative_l2", std::to_string(per_block.relative_l2));
+  const auto [per_tensor, per_block] = errors_of(false, "plain_");
   EXPECT_LT(per_tensor.relative_l2, 0.05) << "e4m3 keeps 3 fraction bits: a few percent a product";
   EXPECT_LT(per_block.relative_l2, 1.2 * per_tensor.relative_l2);
   EXPECT_LT(per_block.worst_row_relative_l2, 1.2 * per_tensor.worst_row_relative_l2);
