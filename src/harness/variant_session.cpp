@@ -17,6 +17,7 @@
 #include "harness/plugin_loader.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
+#include "support/spread_positions.hpp"
 
 namespace aisp {
 
@@ -396,7 +397,10 @@ std::vector<double> variant_session::decoded(const buffer_store& store, const ow
 output_values variant_session::values_at(const buffer_store& store, std::uint64_t positions_seed, std::size_t count) const {
   output_values values;
   for (const auto& b : store.all()) {
-    if (b.spec.role == buffer_role::output) values[b.spec.name] = decoded(store, b, probe_positions(positions_seed, b.num_elements, count));
+    // Note [spread positions]: over every axis of the output's declared shape.
+    if (b.spec.role == buffer_role::output)
+      values[b.spec.name] =
+          decoded(store, b, spread_positions(positions_seed, shape_of(b.spec, work_, static_cast<std::int64_t>(b.num_elements)), count));
   }
   return values;
 }

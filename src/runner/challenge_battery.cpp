@@ -50,19 +50,13 @@ double stored_value(dtype type, double value) {
   return load_as_double(type, element.data(), 0);
 }
 
-// The shape the jitter positions spread over: the declared dims (outermost first) when they
-// account for every element, else one flat axis; the ranks of a per-rank input are the outermost.
+// The shape the jitter positions spread over (shape_of); the ranks of a per-rank input are the
+// outermost axis.
 std::vector<std::int64_t> jitter_extents(const judge_scope& scope, const workload& work, const buffer_spec& spec) {
-  const std::int64_t elements = spec.num_elements(work);
   std::vector<std::int64_t> extents;
   if (!spec.same_on_every_rank && scope.declared.gpus() > 1) extents.push_back(scope.declared.gpus());
-  std::int64_t product = 1;
-  for (const auto& dim : spec.dims) product *= work.get(dim);
-  if (!spec.dims.empty() && product == elements) {
-    for (const auto& dim : spec.dims) extents.push_back(work.get(dim));
-  } else {
-    extents.push_back(elements);
-  }
+  const auto shape = shape_of(spec, work, spec.num_elements(work));
+  extents.insert(extents.end(), shape.begin(), shape.end());
   return extents;
 }
 

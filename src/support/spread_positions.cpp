@@ -77,7 +77,21 @@ std::vector<std::size_t> spread_positions(std::uint64_t seed, const std::vector<
       }
     }
   }
+  // Coincidences left out (short axes, many positions): random positions make up the count.
+  for (std::uint64_t extra = 0; positions.size() < count && extra < 16 * count; ++extra) {
+    const auto flat = static_cast<std::size_t>(draw(seed, 3 * extents.size(), extra) % total);
+    if (taken.insert(flat).second) positions.push_back(flat);
+  }
   return positions;
+}
+
+std::vector<std::int64_t> shape_of(const buffer_spec& spec, const workload& work, std::int64_t elements) {
+  std::int64_t product = 1;
+  for (const auto& dim : spec.dims) product *= work.get(dim);
+  if (spec.dims.empty() || product != elements) return {elements};
+  std::vector<std::int64_t> extents;
+  for (const auto& dim : spec.dims) extents.push_back(work.get(dim));
+  return extents;
 }
 
 }  // namespace aisp

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -58,6 +59,25 @@ TEST(spread_positions, stay_distinct_when_an_axis_is_shorter_than_the_count) {
   const auto positions = spread_positions(11, {3, 65}, 8);
   EXPECT_EQ(positions.size(), 8u);
   EXPECT_EQ(std::set<std::size_t>(positions.begin(), positions.end()).size(), positions.size());
+}
+
+// A timed call's 4,096 probes of a (2, 3000) output: the short axis makes many coincide, and
+// random positions make up the count; a last column left unwritten is still hit.
+TEST(spread_positions, make_up_the_count_when_short_axes_make_positions_coincide) {
+  const auto positions = spread_positions(3, {2, 3000}, 4096);
+  EXPECT_EQ(positions.size(), 4096u);
+  EXPECT_EQ(std::set<std::size_t>(positions.begin(), positions.end()).size(), 4096u);
+  EXPECT_TRUE(std::any_of(positions.begin(), positions.end(), [](std::size_t p) { return p % 3000 == 2999; }));
+}
+
+TEST(spread_positions, follow_a_buffers_declared_dims_when_they_account_for_its_elements) {
+  aisp::buffer_spec spec;
+  spec.dims = {"rows", "cols"};
+  const aisp::workload work{aisp::workload_kind::validation, {{"rows", 7}, {"cols", 65}}};
+  EXPECT_EQ(aisp::shape_of(spec, work, 7 * 65), (std::vector<std::int64_t>{7, 65}));
+  EXPECT_EQ(aisp::shape_of(spec, work, 100), (std::vector<std::int64_t>{100})) << "dims that do not match: one flat axis";
+  spec.dims.clear();
+  EXPECT_EQ(aisp::shape_of(spec, work, 455), (std::vector<std::int64_t>{455}));
 }
 
 TEST(spread_positions, differ_from_seed_to_seed) {
