@@ -142,7 +142,13 @@ rest_response rest_api::route(const rest_request& request) {
   if (resource == "history" && parts.size() == 3) {
     const auto target = parameter(request, "target", true);
     auto answer = api::target_history(history, target, limit_of(request));
-    answer["expectations"] = api::target_expectations(target, hardware_keys_of(answer), expectations_dir_);
+    // A malformed expectations file of the server's costs the bands, not the history.
+    try {
+      answer["expectations"] = api::target_expectations(target, hardware_keys_of(answer), expectations_dir_);
+    } catch (const std::exception& error) {
+      answer["expectations"] = nlohmann::json::object();
+      answer["expectations_error"] = without_source_locations(error.what());
+    }
     return ok(std::move(answer));
   }
   throw http_error{404, "no such path: " + request.path + " (GET /api/v1 lists the routes)"};

@@ -4,6 +4,7 @@
 // server-sent events to its end.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -97,6 +98,13 @@ TEST_F(dashboard_serve, the_history_carries_the_expectation_band_of_the_card_it_
   // The band is the expected CI widened by 3% each side (expectation_tolerance).
   EXPECT_DOUBLE_EQ(expected["band"]["low"].get<double>(), expected["speedup"]["low"].get<double>() * 0.97);
   EXPECT_DOUBLE_EQ(expected["band"]["high"].get<double>(), expected["speedup"]["high"].get<double>() * 1.03);
+  // A malformed file of the server's costs the bands, not the history, and says why.
+  std::ofstream(dir + "/host.json") << "[1, 2";
+  const auto broken = with.ask("GET", "/api/v1/history?target=labs/host:transpose");
+  EXPECT_EQ(broken.status, 200) << broken.body.dump().substr(0, 400);
+  EXPECT_EQ(broken.body["expectations"], json::object());
+  EXPECT_NE(broken.body.value("expectations_error", "").find("malformed"), std::string::npos) << broken.body.dump().substr(0, 400);
+  EXPECT_FALSE(broken.body["runs"].empty()) << broken.body.dump().substr(0, 400);
 }
 
 TEST_F(dashboard_serve, streams_a_jobs_progress_as_server_sent_events_until_it_ends) {
