@@ -1,7 +1,7 @@
 // labs/decode's workload for the serving pairs (issue 21): a seeded synthetic trace of requests
 // (Poisson arrivals, prompt and output lengths from stated distributions, prompt tokens drawn from
-// the vocabulary), the KV-cache memory a set of live sequences takes when each is given a
-// contiguous slab against pages, and the per-request latencies a schedule gives (TTFT, TPOT).
+// the vocabulary) and the per-request latencies a schedule gives (TTFT, TPOT). The KV-cache
+// memory slabs and pages take: kv_pages.hpp.
 // Host-only, header-only: the pairs' setup and reference and the unit tests share it. Every draw
 // is a splitmix64 hash of (seed, stream, index), so a trace is the same on every machine and
 // standard library (std::*_distribution is not).
@@ -13,7 +13,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "decoder_reference.hpp"
 #include "support/counter_hash.hpp"
 
 namespace aisp::decode {
@@ -66,31 +65,6 @@ struct request {
     trace.push_back(std::move(r));
   }
   return trace;
-}
-
-// KV-cache bytes of `tokens` positions of one sequence: K and V, every layer, every KV head.
-[[nodiscard]] inline std::int64_t kv_bytes_per_token(const decoder_config& c, int bytes_per_element) {
-  return 2LL * c.layers * c.kv_width() * bytes_per_element;
-}
-
-// What live sequences of these lengths take: each a contiguous slab of `max_tokens` positions
-// (reserved up front for the longest it may grow to), against pages of `page_tokens` positions
-// allocated as it grows. Wasted = reserved but not holding a token.
-struct kv_footprint {
-  std::int64_t used_bytes = 0;
-  std::int64_t contiguous_bytes = 0;
-  std::int64_t paged_bytes = 0;
-};
-
-[[nodiscard]] inline kv_footprint footprint(const std::vector<int>& live_lengths, int max_tokens, int page_tokens, std::int64_t bytes_per_token) {
-  kv_footprint f;
-  for (int length : live_lengths) {
-    if (length > max_tokens) throw std::invalid_argument("a sequence is longer than the contiguous slab reserved for it");
-    f.used_bytes += length * bytes_per_token;
-    f.contiguous_bytes += static_cast<std::int64_t>(max_tokens) * bytes_per_token;
-    f.paged_bytes += static_cast<std::int64_t>((length + page_tokens - 1) / page_tokens) * page_tokens * bytes_per_token;
-  }
-  return f;
 }
 
 // A request's latencies from when it arrived and when each of its output tokens was done:

@@ -161,9 +161,6 @@ nlohmann::json primary_gpu(const nlohmann::json& results) {
 
 namespace {
 
-// What a reader of a results document relies on beyond being an object with "pairs" (checked
-// first): a file edited by hand or written by something else fails where it is read, saying where
-// it differs, instead of as a JSON type error deep in a report, a roofline or a merge.
 // A field whose name says it holds a measurement: a number, null (JSON's NaN), or a list or an
 // object (a CI: low, point, high) of those.
 bool is_measurement_name(const std::string& key) {
@@ -188,6 +185,9 @@ std::string bad_measurement(const nlohmann::json& object) {
   return "";
 }
 
+// What a reader of a results document relies on beyond being an object with "pairs" (checked
+// first): a file edited by hand or written by something else fails where it is read, saying where
+// it differs, instead of as a JSON type error deep in a report, a roofline or a merge.
 std::string results_shape_problem(const nlohmann::json& document) {
   if (document.contains("schema") && document["schema"] != results_schema) {
     return "its schema is " + document["schema"].dump() + ", not \"" + std::string(results_schema) + "\"";

@@ -72,20 +72,22 @@ void two_of_four_row_sums(run_context& ctx) {
   row_sums_by(ctx, [](const float* row, std::size_t c, std::size_t) { return c % 4 < 2 ? row[c] : 0.0f; });
 }
 
-[[nodiscard]] pair structured_sparse_assumed_pair() {
-  return row_sum_declaration("cheats:w8_two_of_four_read", "W8", init_distribution::uniform_unit)
-      .summary(cheat_summary("W8", "row sums that read two of every four elements"))
+// A W8 row-sum cheat: the honest whole-row baseline against `reads`, which skips part of each row.
+[[nodiscard]] pair partial_row_read(std::string target, std::string_view what, std::string reads_summary, void (*reads)(run_context&)) {
+  return row_sum_declaration(std::move(target), "W8", init_distribution::uniform_unit)
+      .summary(cheat_summary("W8", what))
       .add_variant("baseline", "honest loop: fp64 sum of each whole row", row_sums)
-      .add_variant("optimized", "reads elements 0 and 1 of every four, as if the rows were 2:4 sparse",
-                   two_of_four_row_sums);
+      .add_variant("optimized", std::move(reads_summary), reads);
+}
+
+[[nodiscard]] pair structured_sparse_assumed_pair() {
+  return partial_row_read("cheats:w8_two_of_four_read", "row sums that read two of every four elements",
+                          "reads elements 0 and 1 of every four, as if the rows were 2:4 sparse", two_of_four_row_sums);
 }
 
 [[nodiscard]] pair dense_assumed_sparse_pair() {
-  return row_sum_declaration("cheats:w8_half_row_read", "W8", init_distribution::uniform_unit)
-      .summary(cheat_summary("W8", "row sums that read half of each row"))
-      .add_variant("baseline", "honest loop: fp64 sum of each whole row", row_sums)
-      .add_variant("optimized", "reads the first half of each row, assumes zeros after",
-                   half_row_sums);
+  return partial_row_read("cheats:w8_half_row_read", "row sums that read half of each row",
+                          "reads the first half of each row, assumes zeros after", half_row_sums);
 }
 
 // ---- W9: y = mask > 0 ? 2x + 1 : 0; the cheat ignores the mask ----

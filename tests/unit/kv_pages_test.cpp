@@ -47,6 +47,24 @@ TEST(kv_page_pool, pages_on_demand_grow_with_the_sequence_and_come_back_on_relea
   EXPECT_EQ(pages, (std::set<int>{0, 1, 2}));
 }
 
+// Live sequences of 1, 64, 65 and 700 positions, a longest of 2048, pages of 64: slabs reserve
+// the longest for each, pages at most one page beyond what each holds.
+TEST(kv_page_pool, pages_waste_at_most_a_page_a_sequence_where_slabs_reserve_the_longest) {
+  const std::vector<int> lengths{1, 64, 65, 700};
+  kv_page_pool slabs(4 * 32, 64, 4, 2048, kv_allocation::slabs);
+  kv_page_pool pages(4 * 32, 64, 4, 2048, kv_allocation::pages_on_demand);
+  for (int s = 0; s < 4; ++s) {
+    ASSERT_TRUE(slabs.hold(s, lengths[static_cast<std::size_t>(s)]));
+    ASSERT_TRUE(pages.hold(s, lengths[static_cast<std::size_t>(s)]));
+  }
+  EXPECT_EQ(slabs.used_tokens(), 1 + 64 + 65 + 700);
+  EXPECT_EQ(pages.used_tokens(), 1 + 64 + 65 + 700);
+  EXPECT_EQ(slabs.reserved_tokens(), 4 * 2048);
+  EXPECT_EQ(pages.reserved_tokens(), 64 + 64 + 128 + 704);
+  EXPECT_FALSE(pages.hold(0, 4096)) << "longer than the longest sequence";
+  EXPECT_FALSE(slabs.hold(0, 4096));
+}
+
 TEST(kv_page_pool, refuses_an_empty_pool_and_more_slabs_than_fit) {
   EXPECT_THROW(kv_page_pool(0, 4, 1, 4, kv_allocation::pages_on_demand), std::invalid_argument);
   EXPECT_THROW(kv_page_pool(5, 4, 2, 12, kv_allocation::slabs), std::invalid_argument);

@@ -60,16 +60,6 @@ TEST(serving_trace, refuses_impossible_settings) {
   EXPECT_THROW((void)aisp::decode::make_trace({.arrivals_per_s = 0.0}), std::invalid_argument);
 }
 
-TEST(kv_footprint, pages_waste_at_most_a_page_a_sequence_where_slabs_reserve_the_longest) {
-  const auto per_token = aisp::decode::kv_bytes_per_token(aisp::decode::one_billion(), 2);
-  EXPECT_EQ(per_token, 2LL * 16 * 8 * 64 * 2);  // 32 KiB a token for the 1B model in bf16
-  const auto f = aisp::decode::footprint({1, 64, 65, 700}, 2048, 64, per_token);
-  EXPECT_EQ(f.used_bytes, (1 + 64 + 65 + 700) * per_token);
-  EXPECT_EQ(f.contiguous_bytes, 4 * 2048 * per_token);
-  EXPECT_EQ(f.paged_bytes, (64 + 64 + 128 + 704) * per_token);
-  EXPECT_THROW((void)aisp::decode::footprint({4096}, 2048, 64, per_token), std::invalid_argument);
-}
-
 TEST(request_latency, is_the_first_token_then_the_mean_gap) {
   const auto l = aisp::decode::latency_of(1.0, {1.5, 1.6, 1.8, 1.9});
   EXPECT_DOUBLE_EQ(l.ttft_s, 0.5);
