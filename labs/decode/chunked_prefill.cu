@@ -33,11 +33,11 @@ namespace {
       .held_out_size({{"model", 1}, {"requests", 4}, {"rate", 1500}, {"prompt_max", 15}, {"output_max", 21}, {"slots", 2},
                       {"step_us", 50}, {"chunk", 7}})
       .judge_by_recorded("tpot_s", 0.99, "chunked prefill is for the decodes a prompt's prefill would stall: their time per output token")
-      .add_variant(kit::with_state("baseline",
+      .add_variant(decoder_variant("baseline",
                                    "continuous batching: arrived requests take free slots and their whole prompts are prefilled in "
                                    "one launch, while every running decode waits",
                                    run_serving, setup_serving<batching::continuous>, release_state<serving_variant>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "chunked prefill: every launch runs each decode row and fills up to `chunk` rows with the "
                                    "prompts' next positions, in order of admission",
                                    run_serving, setup_serving<batching::continuous, true>, release_state<serving_variant>));

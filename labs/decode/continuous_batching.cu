@@ -25,11 +25,11 @@ namespace {
       .validation_size({{"model", 0}, {"requests", 7}, {"rate", 2000}, {"prompt_max", 6}, {"output_max", 12}, {"slots", 3}, {"step_us", 50}})
       .validation_size({{"model", 1}, {"requests", 5}, {"rate", 1000}, {"prompt_max", 9}, {"output_max", 33}, {"slots", 2}, {"step_us", 50}})
       .held_out_size({{"model", 1}, {"requests", 4}, {"rate", 1500}, {"prompt_max", 7}, {"output_max", 21}, {"slots", 2}, {"step_us", 50}})
-      .add_variant(kit::with_state("baseline",
+      .add_variant(decoder_variant("baseline",
                                    "static batching: when idle, every arrived request up to 8 is a batch, prefilled together and "
                                    "decoded until its longest member is done; arrivals wait for the whole batch",
                                    run_serving, setup_serving<batching::static_batches>, release_state<serving_variant>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "continuous batching: before every step, arrived requests take free slots and are prefilled; a "
                                    "finished request frees its slot at once",
                                    run_serving, setup_serving<batching::continuous>, release_state<serving_variant>));

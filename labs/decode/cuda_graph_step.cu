@@ -92,11 +92,11 @@ void run_graph(run_context& ctx) {
       .summary("the decode step of a 1B Llama-style model at batch 1: 149 kernel launches a token against one graph launch")
       .benchmark_size({{"model", 2}, {"batch", 1}, {"prompt", 8}, {"new_tokens", 64}})
       .tag("cuda-graphs")
-      .add_variant(kit::with_state("baseline",
+      .add_variant(decoder_variant("baseline",
                                    "the cached decode step's 149 kernels launched one by one for every token (the prefill "
                                    "likewise)",
                                    decode_with_cache, setup_cached_decoder, release_state<gpu_decoder>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "the same step captured once in a CUDA graph (positions advance in device memory) and "
                                    "replayed for every token: one launch a token",
                                    run_graph, setup_graph, release_state<graph_decoder>));

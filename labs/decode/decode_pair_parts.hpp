@@ -11,13 +11,23 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "aisp/check.hpp"
 #include "aisp/pair.hpp"
+#include "aisp/pair_kit.hpp"
 #include "decoder_reference.hpp"
 
 namespace aisp::decode {
+
+// A labs/decode variant: its matvecs run on the tf32 tensor cores with x in two pieces (fp32
+// accuracy: Note [tensor-core rows] in decode_matvec.cuh), which it declares (W2 asks it to).
+[[nodiscard]] inline variant decoder_variant(std::string name, std::string summary, stage_fn run, stage_fn setup, stage_fn teardown) {
+  variant v = kit::with_state(std::move(name), std::move(summary), std::move(run), std::move(setup), std::move(teardown));
+  v.math = math_unit::tf32_tensor;
+  return v;
+}
 
 // The small model: several 256-value chunks a matvec lane, GQA groups of 4, a 1000-token vocabulary.
 [[nodiscard]] inline decoder_config small_model() { return {2, 256, 8, 2, 32, 512, 1000, 10000.0, 1e-5}; }

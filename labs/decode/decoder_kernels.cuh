@@ -6,14 +6,14 @@
 //
 // Note [batch-invariant rows]
 // Every kernel computes a row exactly the same whatever else is in the launch: a row's sums run in
-// one fixed order (a matvec: Note [split order]; attention: a fixed block shape over the row's own positions), never
-// split by how many rows there are. So two schedulers that batch the same requests differently
+// one fixed order (a matvec: Note [tensor-core rows] in decode_matvec.cuh; attention: a fixed
+// block shape over the row's own positions), never split by how many rows there are. So two schedulers that batch the same requests differently
 // produce the same tokens bit for bit, which is what lets the serving pairs verify a scheduler by
 // its tokens (a scheduler that drops or shortens a request cannot match), and what makes the
 // KV cache's tokens equal to a recomputed prefix's. cuBLAS picks kernels by shape, and its rows
 // change with their batch-mates: it would not give this. The price is that the matvec is the
 // one kernel for every batch size: at decode it streams weights (the job), at a long prefill it
-// is an fp32 SIMT matmul, far from the tensor cores.
+// is a split-tf32 matmul of 16 or 32 rows a block, far from a tuned GEMM.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -27,9 +27,8 @@
 namespace aisp::decode {
 namespace {
 
-constexpr int matvec_warps = 4;  // output features a block: one a warp
 constexpr int row_block_threads = 256;
-constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the split matvec that folds it in (Note [folded norm])
+constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the matvec that folds it in (Note [folded norm])
 constexpr int attention_threads = 128;
 
 // Where each processed row belongs; device arrays of the launch's row count.
@@ -74,14 +73,6 @@ struct paged_cache {
 
 // ---- the row kernels ----
 
-__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
-  uint4 v;  // weights are read once a step: keep them out of L1, where x lives
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
-
 __device__ __forceinline__ float warp_sum(float value) {
   for (int offset = 16; offset > 0; offset /= 2) value += __shfl_xor_sync(0xffffffffu, value, offset);
   return value;
@@ -117,12 +108,15 @@ __global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows,
     x[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __bfloat162float(embedding[static_cast<std::int64_t>(token) * d_model + i]);
 }
 
-// 1 / sqrt(mean(row^2) + eps) over a block of norm_block_threads: thread t sums t, t + 128, ... in
-// order, then block_sum. One function, so the norm kernel and the matvec that folds the norm in
-// (Note [folded norm]) compute the same bits.
+// 1 / sqrt(mean(row^2) + eps) over the first norm_block_threads of a block: thread t sums t, t +
+// 128, ... in order, then block_sum (a larger block's other warps add +0.0f, which changes no
+// sum of squares). One function, so the norm kernel and the matvec that folds the norm in (Note
+// [folded norm]) compute the same bits.
 __device__ float rms_scale(const float* row, int d_model, float eps, float* shared) {
   float square = 0.0f;
-  for (int i = static_cast<int>(threadIdx.x); i < d_model; i += norm_block_threads) square = fmaf(row[i], row[i], square);
+  if (threadIdx.x < norm_block_threads) {
+    for (int i = static_cast<int>(threadIdx.x); i < d_model; i += norm_block_threads) square = fmaf(row[i], row[i], square);
+  }
   return 1.0f / sqrtf(block_sum(square, shared) / static_cast<float>(d_model) + eps);
 }
 
@@ -135,249 +129,6 @@ __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const
   const float scale = rms_scale(row, d_model, eps, partial);
   for (int i = static_cast<int>(threadIdx.x); i < d_model; i += norm_block_threads)
     out[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __fmul_rn(row[i], scale);
-}
-
-// Note [split order]: a matvec row's sum runs over k in splits of matvec_split_chunks 16-byte
-// chunks (1024 k). In split s, lane l sums chunks s C + l, s C + l + 32, ... (eight products each,
-// in order) and one xor-shuffle tree makes the split's total; the totals are added in split
-// order (rounded adds), then scaled once. The order depends on k alone, never on the rows or on
-// which kernel runs, so matvec_rows_kernel (a warp walks every split of its rows and features)
-// and matvec_split_kernel (a warp two splits of one row, the totals met in shared memory) give
-// the same bits (Note [batch-invariant rows]). Why splits: at a decode step of one row, a warp a
-// feature over all of k gives down (2048 x 8192) only 2048 warps, 16 an SM; split, a feature can
-// take four warps. Measured (ncu, H200, 2026-11-29, the four matvecs of a layer): before, QKV 7.2
-// us, wo and down 22.7 together, gate/up 21.3, plus two norm launches of ~3.4 us; after (four
-// warps for down, and the norms folded in: Note [folded norm]), QKV with its norm 8.7, wo 8.3,
-// down 16.6, gate/up with its norm 22.8: 58 -> 56.4 us a layer. The gain is the folded norms;
-// wo and down together did not get faster (22.7 -> 24.9 us). A warp a split (four loads a lane)
-// was tried first and lost on the k = 2048 projections (gate/up 3.15 -> 2.77, head 3.67 -> 3.22
-// TB/s): so a warp takes two splits. Below 1024 k (the validation models) there is one split and
-// the order is the plain one: lane l takes chunks l, l + 32, ..., then the tree.
-constexpr int matvec_split_chunks = 128;
-// matvec_split_kernel: a block's warps; a folded norm's block is rms_norm_rows_kernel's (128
-// threads). Eight warps a block measured the same (wo 8.27 against 8.30 us; ncu, H200, 2026-11-29).
-constexpr int matvec_split_block_warps = 4;
-
-[[nodiscard]] __host__ __device__ inline int matvec_splits(int k) { return (k / 8 + matvec_split_chunks - 1) / matvec_split_chunks; }
-
-// acc += w_chunk . x_chunk, the chunk's eight products in order; x scaled first (rounded) where
-// a norm is folded in (Note [folded norm]).
-template <bool ScaleX = false>
-__device__ __forceinline__ void fma_chunk(const uint4& packed, const float* x_row, int c, float& acc, float x_scale = 1.0f) {
-  const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&packed);
-  const auto* x_chunk = reinterpret_cast<const float4*>(x_row) + 2 * c;
-  const float4 a = x_chunk[0];
-  const float4 b = x_chunk[1];
-  float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-  if constexpr (ScaleX) {
-#pragma unroll
-    for (int e = 0; e < 8; ++e) values[e] = __fmul_rn(values[e], x_scale);
-  }
-#pragma unroll
-  for (int p = 0; p < 4; ++p) {
-    const float2 two = __bfloat1622float2(pairs[p]);
-    acc = fmaf(two.x, values[2 * p], acc);
-    acc = fmaf(two.y, values[2 * p + 1], acc);
-  }
-}
-
-// The rounded end of a row's sum: scaled, then stored or added (Note [split order]). Rounded
-// intrinsics: a plain `*out + sum * scale` may be contracted into an FMA in one kernel and not in
-// another, and the rows would differ by batch size.
-__device__ __forceinline__ void store_matvec(float* out, float total, float scale, bool accumulate) {
-  const float scaled = __fmul_rn(total, scale);
-  *out = accumulate ? __fadd_rn(*out, scaled) : scaled;
-}
-
-// A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
-__device__ __forceinline__ float matvec_scale(float output_scale, int k) { return output_scale / sqrtf(static_cast<float>(k)); }
-
-// y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note [weights
-// as an input]; output_scale a power of two, Note [controlled acceptance]): w (n_out, k) bf16, x (rows, k) fp32, k % 8 == 0. A warp owns Features output features
-// and RowsPerPass rows of x, and walks every split of k (Note [split order]); each x chunk a lane
-// loads serves the Features weight chunks. blockIdx.x runs over the passes, so blocks reading the
-// same weights are scheduled together and share them in L2.
-template <int RowsPerPass, int Features>
-__global__ void __launch_bounds__(matvec_warps * 32) matvec_rows_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x,
-                                                                        float* __restrict__ y, int n_out, int k, int rows, int ldy,
-                                                                        bool accumulate, float output_scale) {
-  const int first_n = (static_cast<int>(blockIdx.y) * matvec_warps + static_cast<int>(threadIdx.x) / 32) * Features;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int first_row = static_cast<int>(blockIdx.x) * RowsPerPass;
-  if (first_n >= n_out) return;
-  const float scale = matvec_scale(output_scale, k);
-  float total[Features][RowsPerPass] = {};
-  const int chunks = k / 8;
-  for (int split = 0; split * matvec_split_chunks < chunks; ++split) {
-    const int end = min(chunks, (split + 1) * matvec_split_chunks);
-    float acc[Features][RowsPerPass] = {};
-#pragma unroll(Features == 1 ? 4 : 2)
-    for (int c = split * matvec_split_chunks + lane; c < end; c += 32) {
-      uint4 packed[Features];
-#pragma unroll
-      for (int f = 0; f < Features; ++f) {
-        const int n = min(first_n + f, n_out - 1);  // a missing feature rereads the last row, and is not stored
-        packed[f] = load_streaming(reinterpret_cast<const uint4*>(w + static_cast<std::int64_t>(n) * k) + c);
-      }
-#pragma unroll
-      for (int r = 0; r < RowsPerPass; ++r) {
-        if (first_row + r >= rows) break;
-        const float* x_row = x + static_cast<std::int64_t>(first_row + r) * k;
-#pragma unroll
-        for (int f = 0; f < Features; ++f) fma_chunk(packed[f], x_row, c, acc[f][r]);
-      }
-    }
-#pragma unroll
-    for (int f = 0; f < Features; ++f) {
-#pragma unroll
-      for (int r = 0; r < RowsPerPass; ++r) {
-        const float split_total = warp_sum(acc[f][r]);
-        total[f][r] = split == 0 ? split_total : __fadd_rn(total[f][r], split_total);
-      }
-    }
-  }
-#pragma unroll
-  for (int f = 0; f < Features; ++f) {
-#pragma unroll
-    for (int r = 0; r < RowsPerPass; ++r) {
-      if (lane == 0 && first_row + r < rows && first_n + f < n_out)
-        store_matvec(y + static_cast<std::int64_t>(first_row + r) * ldy + first_n + f, total[f][r], scale, accumulate);
-    }
-  }
-}
-
-// The same sums for one row (a decode step of one sequence), a warp two splits (Note [split
-// order]): eight chunk loads a lane in flight, both splits' loads issued before either's math. A
-// feature takes ceil(splits / 2) warps, a block of matvec_split_block_warps warps as many
-// features as fit; where a feature takes more than one warp the split totals meet in shared
-// memory and the feature's first lane adds them in split order. Needs matvec_splits(k) <= 2 x
-// matvec_split_block_warps.
-constexpr int matvec_splits_a_warp = 2;
-// The warps a feature takes in matvec_split_kernel, and the features a block of them holds.
-[[nodiscard]] __host__ __device__ inline int matvec_warps_a_feature(int k) {
-  return (matvec_splits(k) + matvec_splits_a_warp - 1) / matvec_splits_a_warp;
-}
-[[nodiscard]] __host__ __device__ inline int matvec_block_features(int k) { return matvec_split_block_warps / matvec_warps_a_feature(k); }
-
-template <bool FoldNorm>
-__global__ void __launch_bounds__(matvec_split_block_warps * 32) matvec_split_kernel(const __nv_bfloat16* __restrict__ w,
-                                                                                     const float* __restrict__ x, float* __restrict__ y,
-                                                                                     int n_out, int k, bool accumulate, float output_scale,
-                                                                                     float eps) {
-  static_assert(matvec_split_block_warps * 32 == norm_block_threads, "the folded norm is rms_norm_rows_kernel's block");
-  constexpr int loads = matvec_splits_a_warp * matvec_split_chunks / 32;  // 8 chunks a lane
-  constexpr int per_split = matvec_split_chunks / 32;
-  __shared__ float split_totals[matvec_split_block_warps * matvec_splits_a_warp];
-  float x_scale = 1.0f;
-  if constexpr (FoldNorm) {
-    __shared__ float norm_partial[matvec_split_block_warps];  // apart from split_totals: no warp waits for the norm's readers
-    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
-  }
-  const int splits = matvec_splits(k);
-  const int warps_a_feature = matvec_warps_a_feature(k);
-  const int block_features = matvec_block_features(k);
-  const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int local_feature = warp / warps_a_feature;
-  const int first_split = (warp % warps_a_feature) * matvec_splits_a_warp;
-  const int n = static_cast<int>(blockIdx.x) * block_features + local_feature;
-  const bool works = local_feature < block_features && n < n_out;
-  const int chunks = k / 8;
-  float split_total[matvec_splits_a_warp] = {};
-  if (works) {
-    const auto* w_row = reinterpret_cast<const uint4*>(w + static_cast<std::int64_t>(n) * k);
-    uint4 packed[loads] = {};
-#pragma unroll
-    for (int u = 0; u < loads; ++u) {
-      const int c = (first_split + u / per_split) * matvec_split_chunks + lane + 32 * (u % per_split);
-      if (c < chunks) packed[u] = load_streaming(w_row + c);
-    }
-#pragma unroll
-    for (int h = 0; h < matvec_splits_a_warp; ++h) {
-      float acc = 0.0f;
-#pragma unroll
-      for (int u = h * per_split; u < (h + 1) * per_split; ++u) {
-        const int c = (first_split + h) * matvec_split_chunks + lane + 32 * (u % per_split);
-        if (c < chunks) fma_chunk<FoldNorm>(packed[u], x, c, acc, x_scale);
-      }
-      split_total[h] = warp_sum(acc);
-    }
-  }
-  const auto add_in_order = [&](float total, int from, int to, const float* totals) {
-    for (int s = from; s < to; ++s) total = __fadd_rn(total, totals[s]);
-    return total;
-  };
-  if (warps_a_feature == 1) {  // the warp holds every split of its feature: no shared memory
-    if (works && lane == 0) {
-      const float total = add_in_order(split_total[0], 1, splits, split_total);
-      store_matvec(y + n, total, matvec_scale(output_scale, k), accumulate);
-    }
-    return;
-  }
-  if (works && lane == 0) {
-    for (int h = 0; h < matvec_splits_a_warp; ++h) split_totals[warp * matvec_splits_a_warp + h] = split_total[h];
-  }
-  __syncthreads();
-  if (works && first_split == 0 && lane == 0) {
-    const float* totals = split_totals + warp * matvec_splits_a_warp;  // the feature's splits, in order
-    store_matvec(y + n, add_in_order(totals[0], 1, splits, totals), matvec_scale(output_scale, k), accumulate);
-  }
-}
-
-// Where one row's matvec runs as matvec_split_kernel: its splits fit a block.
-[[nodiscard]] inline bool one_row_splits_fit(int k, int rows) {
-  return rows == 1 && matvec_warps_a_feature(k) <= matvec_split_block_warps;
-}
-
-template <bool FoldNorm>
-void launch_split_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale,
-                         float eps, cudaStream_t stream) {
-  const int block_features = matvec_block_features(k);
-  matvec_split_kernel<FoldNorm><<<static_cast<unsigned>((n_out + block_features - 1) / block_features), matvec_split_block_warps * 32, 0,
-                                  stream>>>(w, x, y, n_out, k, accumulate, output_scale, eps);
-  AISP_CHECK_LAUNCH();
-}
-
-// y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_rows_kernel defines it. The rows of
-// a pass: one row at a decode step of one sequence (a warp two splits: the most loads in flight),
-// more where rows share the weights (two features a warp: each x load serves both).
-inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
-                          float output_scale, cudaStream_t stream) {
-  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
-  const auto launch = [&](auto kernel, int per_pass, int features) {
-    const int warps = (n_out + features - 1) / features;
-    kernel<<<dim3(static_cast<unsigned>((rows + per_pass - 1) / per_pass), static_cast<unsigned>((warps + matvec_warps - 1) / matvec_warps)),
-             matvec_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, n_out, accumulate, output_scale);
-    AISP_CHECK_LAUNCH();
-  };
-  if (one_row_splits_fit(k, rows)) {
-    launch_split_matvec<false>(w, x, y, n_out, k, accumulate, output_scale, 0.0f, stream);
-  } else if (rows == 1) {
-    launch(matvec_rows_kernel<1, 1>, 1, 1);
-  } else if (rows <= 4) {
-    launch(matvec_rows_kernel<4, 2>, 4, 2);
-  } else if (rows <= 8) {
-    launch(matvec_rows_kernel<8, 2>, 8, 2);
-  } else {
-    launch(matvec_rows_kernel<16, 2>, 16, 2);
-  }
-}
-
-// Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). At a decode step of
-// one row the norm is folded into the split matvec: each block computes the row's scale as
-// rms_norm_rows_kernel does (the same block shape and rms_scale, so the same bits) and scales x
-// as it reads it, which spares a launch a norm (33 a token, ~3.4 us each: 9% of a batch-1 step's
-// kernel time, ncu, H200, 2026-11-29) for one more read of the 8 KB row from L2 a block. Other
-// row counts run the norm kernel into `normed`, then the matvec.
-inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
-                                 cudaStream_t stream) {
-  if (one_row_splits_fit(k, rows)) {
-    launch_split_matvec<true>(w, x, y, n_out, k, false, 1.0f, eps, stream);
-    return;
-  }
-  rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
-  AISP_CHECK_LAUNCH();
-  launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
 }
 
 // Rotate each row's query and key heads (RoPE at its position, half-split pairs, angles in

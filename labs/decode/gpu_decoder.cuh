@@ -18,7 +18,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
-#include "decoder_kernels.cuh"
+#include "decode_matvec.cuh"
 
 namespace aisp::decode {
 namespace {

@@ -47,11 +47,11 @@ void run_recompute(run_context& ctx) {
                "against a KV cache")
       .benchmark_size({{"model", 2}, {"batch", 1}, {"prompt", 128}, {"new_tokens", 32}})
       .tag("kv-cache")
-      .add_variant(kit::with_state("baseline",
+      .add_variant(decoder_variant("baseline",
                                    "no cache: token i runs all prompt + i positions through every layer again (causal attention "
                                    "over them), the model's own batch-invariant kernels",
                                    run_recompute, setup_recompute, release_state<gpu_decoder>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "K and V of every position kept in a bf16 cache: after the prompt's prefill, each token is one "
                                    "row through the layers and one attention row over the cache",
                                    decode_with_cache, setup_cached_decoder, release_state<gpu_decoder>));

@@ -49,12 +49,12 @@ void setup_paged(run_context& ctx) {
                         {"step_us", 50}, {"kv_pages", 16}, {"page", 4}})
       .held_out_size({{"model", 1}, {"requests", 6}, {"rate", 50000}, {"prompt_max", 7}, {"output_max", 21}, {"slots", 4},
                       {"step_us", 50}, {"kv_pages", 12}, {"page", 4}})
-      .add_variant(kit::with_state("baseline",
+      .add_variant(decoder_variant("baseline",
                                    "contiguous allocation: an admitted request reserves a slab of prompt_max + output_max positions, "
                                    "so the pool holds kv_pages / slab sequences; continuous batching in those slots",
                                    serve_variant<paged_serving_variant>, setup_paged<kv_allocation::slabs>,
                                    release_state<paged_serving_variant>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "paged allocation: a sequence takes a free page when its next position needs one, up to `slots` "
                                    "sequences; when the pages run out the one admitted last is preempted and recomputes later",
                                    serve_variant<paged_serving_variant>, setup_paged<kv_allocation::pages_on_demand>,

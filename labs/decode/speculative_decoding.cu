@@ -188,9 +188,9 @@ void speculative_reference(reference_io& io) {
       .held_out_size({{"model", 1}, {"batch", 2}, {"prompt", 11}, {"new_tokens", 17}, {"drafts", 2}, {"late_shift", shift}})
       .data_dependent_launches("a round makes 1 to drafts + 1 tokens, as many as the target accepts, so the rounds a call runs "
                                "depend on its weights and prompts")
-      .add_variant(kit::with_state("baseline", "the target alone: a token a step with the KV cache", run_plain, setup_speculative,
+      .add_variant(decoder_variant("baseline", "the target alone: a token a step with the KV cache", run_plain, setup_speculative,
                                    release_state<speculative_decoder>))
-      .add_variant(kit::with_state("optimized",
+      .add_variant(decoder_variant("optimized",
                                    "draft and verify: 4 tokens from the first 4 layers one at a time, then the target over the "
                                    "5 positions in one launch; the drafts kept up to the first disagreement, and the target's next",
                                    run_speculative, setup_speculative, release_state<speculative_decoder>));

@@ -1,9 +1,8 @@
-// labs/decode's matvec (Note [split order] in labs/decode/decoder_kernels.cuh): one row through
-// the split kernel (a warp two splits) gives the bits the rows kernel gives that row inside a
-// batch, at the benchmark model's k (2048: two splits, one warp; 8192: eight, four warps), a
-// ragged last split (3000), more splits than a split block holds (9216: nine; 17408: seventeen;
-// the rows kernel alone) and one split (1000); and every sum is the fp64 dot product to fp32
-// accuracy.
+// labs/decode's matvec (Note [tensor-core rows] in labs/decode/decode_matvec.cuh): a row alone
+// gives the bits it gets inside a batch of three 8-row tiles, at the benchmark model's k (2048:
+// eight splits of 256, a warp each; 8192: 32 splits, four a warp), ragged last splits (1000,
+// 3000), and more splits than a block's eight warps hold evenly (9216: 36; 17408: 68); and every
+// sum is the fp64 dot product to fp32 accuracy (x split into two tf32 pieces).
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
@@ -15,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../../labs/decode/decoder_kernels.cuh"
+#include "../../labs/decode/decode_matvec.cuh"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "gpu_guard.hpp"
@@ -23,8 +22,8 @@
 
 namespace {
 
-constexpr int n_out = 37;  // 10 split blocks of four features, the last one short, at k = 2048
-constexpr int batch = 5;   // the rows kernel of up to 8 rows a pass, two features a warp
+constexpr int n_out = 37;  // three tiles of 16 features, the last one short
+constexpr int batch = 21;  // four 8-row tiles a block: the third short, the fourth empty; a row alone runs one tile
 
 // Deterministic values in [-1, 1), none zero.
 float draw(std::uint64_t i) {
@@ -89,8 +88,8 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
           magnitude += std::fabs(product);
         }
         const double expected = (accumulate ? y_start[static_cast<std::size_t>(r) * n_out + n] : 0.0) + 0.5 * sum / std::sqrt(k);
-        // fp32 sums of up to ~300 products a lane, then trees and splits: far under 1e-5 of the
-        // products' magnitudes; 1e-6 for the rounded add to y.
+        // x in two tf32 pieces (2^-21 of itself), fp32 accumulators over 1024 k a split, rounded
+        // adds of the splits: far under 1e-5 of the products' magnitudes; 1e-6 for the add to y.
         const double bound = 1e-5 * 0.5 * magnitude / std::sqrt(k) + 1e-6;
         EXPECT_NEAR(single[static_cast<std::size_t>(r) * n_out + n], expected, bound) << "k = " << k << ", row " << r << ", feature " << n;
       }
@@ -98,7 +97,7 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
   }
 }
 
-// Note [folded norm]: one row with the norm folded into the split matvec gives the bits of the
+// Note [folded norm]: one row with the norm folded into the matvec gives the bits of the
 // norm kernel followed by the matvec, which a batch runs.
 TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_matvec) {
   AISP_REQUIRE_GPU();

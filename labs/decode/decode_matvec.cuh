@@ -1,0 +1,273 @@
+// labs/decode's matvec, y (rows, n_out) from x (rows, k) fp32 and w (n_out, k) bf16, on the tensor
+// cores for every row count (Note [tensor-core rows]), and the launchers the model calls: a plain
+// matvec, and one with the RMS norm of its input (folded in at one row: Note [folded norm]).
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aisp/check.hpp"
+#include "aisp/mma_sync.cuh"
+#include "decoder_kernels.cuh"
+
+namespace aisp::decode {
+namespace {
+
+// Note [tensor-core rows]
+// A launch's cost must not grow with its rows while the weights' bytes bound it: that is what
+// continuous batching, paged caches and speculation buy. The lab's first matvec summed in fp32 on
+// the CUDA cores; at 16 rows it was bound by its FMAs and its x loads, a launch cost 1.35 ms +
+// 0.13 ms a row (H200, 2026-11-29), and a fuller batch bought little. This one runs every row
+// count on mma.sync m16n8k8 with tf32 operands and fp32 accumulators, and keeps fp32 accuracy: a
+// bf16 weight is exact in tf32, and x is split into two tf32 pieces, hi = x with its low 13 bits
+// cleared and lo = (x - hi) likewise (x - hi is exact), so hi + lo holds x to 2^-21 of itself.
+// The weights are the A operand (16 features an mma) and the rows the B operand (8 an mma), so a
+// decode step of one row wastes 7 of 8 columns, not 15 of 16, and a lane splits the x of one row.
+// A tile of 16 features is few warps at one row (QKV, 3072 features: 192 tiles), so k runs in
+// splits of 256 and up to eight warps share a tile, each with its split's 16 loads in flight.
+// Measured at batch 1 (cuda_graph_step, H200, 2026-11-29), against the SIMT kernel's 1.03 ms a
+// token: x as A 1.60 ms; w as A, splits of 1024, four warps a tile, 1.47 ms.
+//
+// The order (Note [batch-invariant rows]) depends on k alone: k runs in splits of matvec_split_k;
+// in a split, a lane holds eight consecutive k of two weight rows (features g and g + 8, g =
+// lane / 4) a chunk (a chunk: 32 k of 16 features), and the chunk's four mmas take its k in pairs:
+// mma j the lane's k 2j and 2j + 1 as the m16n8k8 k positions lane % 4 and lane % 4 + 4, for the
+// weights and for x alike (the same permutation of k, so the sum is the dot product). Mma j adds
+// into accumulator j % 2 of each piece. A tensor core computes each output from its own row of A
+// and column of B, so a row's bits never depend on the rows beside it. A split's total is (hi0 +
+// hi1) + (lo0 + lo1); the splits' totals are added in split order (rounded adds), then scaled
+// once. matvec_plan_of(k) fixes which warp takes which splits; the rows choose only how many
+// 8-row tiles a block runs (1, 2 or 4) and how many blocks run them.
+constexpr int matvec_block_warps = 8;      // the warps that may share a tile of 16 features
+constexpr int matvec_split_k = 256;        // k a split: one batch of loads
+constexpr int matvec_chunk_k = 32;         // k a chunk: 4 lanes x 8 values a weight row
+constexpr int matvec_tile_features = 16;   // an mma's m
+constexpr int matvec_tile_rows = 8;        // an mma's n
+constexpr int matvec_loads_in_flight = matvec_split_k / matvec_chunk_k;  // chunks a lane loads before using any (two 16-byte loads each)
+
+struct matvec_plan {
+  int splits;         // ceil(k / matvec_split_k)
+  int splits_a_warp;  // a warp's consecutive splits
+  int warps_a_tile;   // the warps that share a tile of 16 features
+  int tiles_a_block;  // tiles of 16 features a block
+};
+
+[[nodiscard]] __host__ __device__ inline matvec_plan matvec_plan_of(int k) {
+  const int splits = (k + matvec_split_k - 1) / matvec_split_k;
+  const int warps = splits < matvec_block_warps ? splits : matvec_block_warps;
+  const int splits_a_warp = (splits + warps - 1) / warps;
+  const int warps_a_tile = (splits + splits_a_warp - 1) / splits_a_warp;
+  return {splits, splits_a_warp, warps_a_tile, matvec_block_warps / warps_a_tile};
+}
+
+__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
+  uint4 v;  // weights are read once a step: keep them out of L1, where x lives
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(address));
+  return v;
+}
+
+// d += a · b on one 16 x 8 x 8 tile, tf32 operands (the bits of fp32 values whose low 13 bits are clear).
+__device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+constexpr std::uint32_t tf32_mask = 0xffffe000u;
+
+// Eight consecutive x of a row (zeros past the rows or past the split), scaled where a norm is
+// folded in (rounded, as rms_norm_rows_kernel scales), as hi and lo tf32 pieces.
+template <bool ScaleX>
+__device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, float x_scale,
+                                         std::uint32_t (&hi)[8], std::uint32_t (&lo)[8]) {
+  float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
+  float4 b = a;
+  if (row < rows && in_split) {
+    const auto* v = reinterpret_cast<const float4*>(x + static_cast<std::int64_t>(row) * k + at);
+    a = v[0];
+    b = v[1];
+  }
+  float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    if constexpr (ScaleX) values[e] = __fmul_rn(values[e], x_scale);
+    hi[e] = __float_as_uint(values[e]) & tf32_mask;
+    lo[e] = __float_as_uint(__fsub_rn(values[e], __uint_as_float(hi[e]))) & tf32_mask;
+  }
+}
+
+// A tile's accumulators: [piece][mma j % 2], each an m16n8 fragment.
+using matvec_acc = float[2][2][4];
+
+// One chunk: the lane's eight k of weight rows g and g + 8 (top, bottom) against Tiles tiles of 8 rows.
+template <int Tiles, bool ScaleX>
+__device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom, const float* x, int first_row, int rows, int k, int at,
+                                          bool in_split, float x_scale, matvec_acc (&acc)[Tiles]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
+  const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
+#pragma unroll
+  for (int t = 0; t < Tiles; ++t) {
+    std::uint32_t hi[8], lo[8];
+    x_pieces<ScaleX>(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, x_scale, hi, lo);
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
+      const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
+      const std::uint32_t b_hi[2] = {hi[2 * j], hi[2 * j + 1]};
+      const std::uint32_t b_lo[2] = {lo[2 * j], lo[2 * j + 1]};
+      mma_tf32_1688(acc[t][0][j % 2], a, b_hi);
+      mma_tf32_1688(acc[t][1][j % 2], a, b_lo);
+    }
+  }
+}
+
+// The rounded end of a row's sum: scaled, then stored or added. Rounded intrinsics: a plain
+// `*out + sum * scale` may be contracted into an FMA in one kernel and not in another.
+__device__ __forceinline__ void store_matvec(float* out, float total, float scale, bool accumulate) {
+  const float scaled = __fmul_rn(total, scale);
+  *out = accumulate ? __fadd_rn(*out, scaled) : scaled;
+}
+
+// A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
+__device__ __forceinline__ float matvec_scale(float output_scale, int k) { return output_scale / sqrtf(static_cast<float>(k)); }
+
+// y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
+// [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
+// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. FoldNorm:
+// one row, x normalized on the way (Note [folded norm]).
+template <int Tiles, bool FoldNorm>
+__global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) matvec_mma_kernel(const __nv_bfloat16* __restrict__ w,
+                                                                                const float* __restrict__ x, float* __restrict__ y,
+                                                                                int n_out, int k, int rows, bool accumulate,
+                                                                                float output_scale, float eps) {
+  static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
+  float x_scale = 1.0f;
+  if constexpr (FoldNorm) {
+    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
+    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
+  }
+  __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
+  const matvec_plan plan = matvec_plan_of(k);
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int local_tile = warp / plan.warps_a_tile;
+  const int part = warp % plan.warps_a_tile;
+  const int first_feature = (static_cast<int>(blockIdx.x) * plan.tiles_a_block + local_tile) * matvec_tile_features;
+  const bool works = local_tile < plan.tiles_a_block && first_feature < n_out;
+  const int first_row = static_cast<int>(blockIdx.y) * Tiles * matvec_tile_rows;
+  float total[Tiles][4] = {};
+  if (works) {
+    // A missing feature rereads the last weight row, and is not stored.
+    const __nv_bfloat16* top_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4, n_out - 1)) * k;
+    const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
+    const int first_split = part * plan.splits_a_warp;
+    const int end_split = min(plan.splits, first_split + plan.splits_a_warp);
+    for (int s = first_split; s < end_split; ++s) {
+      const int split_end = min(k, (s + 1) * matvec_split_k);
+      matvec_acc acc[Tiles] = {};
+      for (int base = s * matvec_split_k; base < split_end; base += matvec_chunk_k * matvec_loads_in_flight) {
+        uint4 top[matvec_loads_in_flight];
+        uint4 bottom[matvec_loads_in_flight];
+#pragma unroll
+        for (int u = 0; u < matvec_loads_in_flight; ++u) {
+          const int at = base + u * matvec_chunk_k + (lane % 4) * 8;
+          const bool in_split = at < split_end;
+          top[u] = in_split ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
+          bottom[u] = in_split ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < matvec_loads_in_flight; ++u) {
+          if (base + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
+          const int at = base + u * matvec_chunk_k + (lane % 4) * 8;
+          mma_chunk<Tiles, FoldNorm>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, x_scale, acc);
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < Tiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float split_total =
+              __fadd_rn(__fadd_rn(acc[t][0][0][i], acc[t][0][1][i]), __fadd_rn(acc[t][1][0][i], acc[t][1][1][i]));
+          total[t][i] = s == first_split ? split_total : __fadd_rn(total[t][i], split_total);
+        }
+      }
+    }
+  }
+  if (plan.warps_a_tile > 1) {  // the tile's warps meet in shared memory; its first adds the others in order
+    if (works) {
+#pragma unroll
+      for (int t = 0; t < Tiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) warp_totals[warp][t][i][lane] = total[t][i];
+      }
+    }
+    __syncthreads();
+    if (!works || part != 0) return;
+    for (int other = 1; other < plan.warps_a_tile; ++other) {
+#pragma unroll
+      for (int t = 0; t < Tiles; ++t) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) total[t][i] = __fadd_rn(total[t][i], warp_totals[warp + other][t][i][lane]);
+      }
+    }
+  }
+  if (!works) return;
+  const float scale = matvec_scale(output_scale, k);
+#pragma unroll
+  for (int t = 0; t < Tiles; ++t) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {  // accumulator i: feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile
+      const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
+      const int row = first_row + t * matvec_tile_rows + 2 * (lane % 4) + i % 2;
+      if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, total[t][i], scale, accumulate);
+    }
+  }
+}
+
+template <int Tiles, bool FoldNorm>
+void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
+                         float eps, cudaStream_t stream) {
+  const matvec_plan plan = matvec_plan_of(k);
+  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
+  const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
+  matvec_mma_kernel<Tiles, FoldNorm><<<grid, matvec_block_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, accumulate, output_scale, eps);
+  AISP_CHECK_LAUNCH();
+}
+
+// y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of
+// 8 rows a block up to 8 rows, two up to 16, four beyond (each weight chunk serves them all).
+inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
+                          float output_scale, cudaStream_t stream) {
+  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  if (rows <= matvec_tile_rows) {
+    launch_matvec_tiles<1, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+  } else if (rows <= 2 * matvec_tile_rows) {
+    launch_matvec_tiles<2, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+  } else {
+    launch_matvec_tiles<4, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+  }
+}
+
+// Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). At a decode step of
+// one row the norm is folded into the matvec: each block computes the row's scale as
+// rms_norm_rows_kernel does (the same block shape and rms_scale, so the same bits) and scales x
+// as it reads it, which spares a launch a norm (33 a token, ~3.4 us each: 9% of a batch-1 step's
+// kernel time, ncu, H200, 2026-11-29) for one more read of the 8 KB row from L2 a block. Other
+// row counts run the norm kernel into `normed`, then the matvec.
+inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
+                                 cudaStream_t stream) {
+  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  if (rows == 1) {
+    launch_matvec_tiles<1, true>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
+    return;
+  }
+  rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
+  AISP_CHECK_LAUNCH();
+  launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
+}
+
+}  // namespace
+}  // namespace aisp::decode
