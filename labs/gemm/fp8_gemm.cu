@@ -32,6 +32,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 #include "aisp/variant_state.hpp"
+#include "fp8_sizes.hpp"
 #include "fp8_tiles.cuh"
 #include "gemm_problem.cuh"
 #include "steps_hopper.cuh"
@@ -215,28 +216,12 @@ template <hopper::accumulation Accumulate>
 
 // One definition, two benchmark sizes (m = n = k = `size`).
 [[nodiscard]] pair fp8_gemm_pair(std::string target, std::int64_t size) {
-  return pair(std::move(target))
+  pair declared(std::move(target));
+  with_fp8_gemm_sizes(declared)
       .summary("fp8 e4m3 GEMM (C = A B^T, bf16 out): the lab's step-7 bf16 kernel -> the same kernel on e4m3 "
                "(wgmma k32) -> + fp32 promotion every 128 k, against cuBLASLt fp8")
       .needs_compute_capability(9, 0, "the kernels use wgmma (e4m3 and bf16) and setmaxnreg, sm_90a instructions")
       .benchmark_size({{"m", size}, {"n", size}, {"k", size}})
-      // k % 16 != 0 takes the fp8 steps' SIMT fallback (65 x 33 x 40: the bf16 baseline still
-      // runs its TMA path there, k % 8 == 0); the rest run the real kernels with edge tiles in m,
-      // n and k: 130 x 66 x 48 (one partial k-block, n % 8 != 0), 257 x 129 x 272 (n odd, a
-      // 16-wide last k-block), 272 x 400 x 272 (multiples of 16: cuBLASLt's fp8 path, with
-      // edge tiles for ours; the battery's size).
-      .validation_size({{"m", 1}, {"n", 1}, {"k", 1}})
-      .validation_size({{"m", 7}, {"n", 5}, {"k", 3}})
-      .validation_size({{"m", 65}, {"n", 33}, {"k", 40}})
-      .validation_size({{"m", 128}, {"n", 128}, {"k", 128}})
-      .validation_size({{"m", 130}, {"n", 66}, {"k", 48}})
-      .validation_size({{"m", 257}, {"n", 129}, {"k", 272}})
-      .validation_size({{"m", 272}, {"n", 400}, {"k", 272}})
-      // Held out: edge tiles on every axis (2051 = 8 x 256 + 3, 2568 = 10 x 256 + 8, 528 = 4 x
-      // 128 + 16); 9 x 11 = 99 cluster tiles, more than the ~66 co-resident clusters, so 50
-      // clusters take two each (barrier phases carried into a second tile), and 5 k-blocks wrap
-      // the 4-slot ring; 5.6 GFLOP on the host, once per run.
-      .held_out_size({{"m", 2051}, {"n", 2568}, {"k", 528}})
       .input("a", dtype::e4m3, {"m", "k"})
       .input("b", dtype::e4m3, {"n", "k"})
       .derived_input("a_bf16", dtype::bf16, "a")
@@ -292,6 +277,7 @@ template <hopper::accumulation Accumulate>
           "e4m3 operands (the same values); 128-k partial sums in the fp8 wgmma accumulator, added in fp32",
           promoted_accumulation_tolerance))
       .add_variant(cublas_peer());
+  return declared;
 }
 
 }  // namespace

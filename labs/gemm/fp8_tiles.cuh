@@ -94,10 +94,14 @@ struct e4m3_operands {
   }
 
   // One k-block with fp32 promotion (Note [fp32 promotion]): total += A(64 x 128) B(256 x 128)^T,
-  // each 128-column half summed in `partial` by the tensor core, then added in fp32. When it
-  // returns every wgmma reading the slot has completed: the caller may release it.
+  // each 128-column half summed in `partial` by the tensor core, then added in fp32; Scaled:
+  // added times scale[half][row], the thread's top rows (registers i % 4 < 2) and the rows 8
+  // below (Note [block scales]). When it returns every wgmma reading the slot has completed:
+  // the caller may release it.
+  template <bool Scaled>
   __device__ static void mma_k_block_promoted(float (&total)[128], float (&partial)[64],
-                                              std::uint32_t a_rows, std::uint32_t b_tile) {
+                                              std::uint32_t a_rows, std::uint32_t b_tile,
+                                              const float (&scale)[2][2]) {
     const std::uint64_t desc_a = sw128_kmajor_desc(a_rows);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -114,7 +118,13 @@ struct e4m3_operands {
       wgmma_wait<0>();
       fence_accumulators(partial);
 #pragma unroll
-      for (int i = 0; i < 64; ++i) total[64 * half + i] += partial[i];
+      for (int i = 0; i < 64; ++i) {
+        if constexpr (Scaled) {
+          total[64 * half + i] = fmaf(partial[i], scale[half][(i % 4) / 2], total[64 * half + i]);
+        } else {
+          total[64 * half + i] += partial[i];
+        }
+      }
     }
   }
 #endif

@@ -114,8 +114,22 @@ __global__ void __launch_bounds__(256, 1)
 // ---- Steps 6 and 7: producer warpgroup + 2 consumer warpgroups, persistent ----
 // Where a tile's K sum accumulates: in the wgmma accumulators across all of K (bf16, and e4m3 in
 // the tensor core's reduced-precision fp8 accumulation), or in fresh wgmma accumulators per
-// 128-byte k-block that are added into fp32 registers (e4m3 only: Note [fp32 promotion]).
-enum class accumulation : std::uint8_t { in_tensor_core, promoted_per_k_block };
+// 128-byte k-block that are added into fp32 registers (e4m3 only: Note [fp32 promotion]), or
+// so and scaled on the way by the k-block's scales of A and B (Note [block scales]).
+enum class accumulation : std::uint8_t { in_tensor_core, promoted_per_k_block, promoted_block_scaled };
+
+// Note [block scales]: DeepSeek-V3's fp8 recipe. A holds one fp32 scale a row and 128 k, B one a
+// 128 x 128 block, so C = sum over k-blocks kb of sa(row, kb) sb(col / 128, kb) (A B^T over kb).
+// A k-block is 128 e4m3, the promotion interval of Note [fp32 promotion], so the scales apply
+// where the partial sum is added into fp32: total += partial * sa * sb (an FMA). A consumer
+// thread's accumulator rows are 16 w + l / 4 and 8 below (registers i % 4 >= 2), and a 256-
+// column tile is two B-scale blocks (one a 128-column half): four products of two scales a
+// k-block, loaded before the k-block's barrier wait. Other accumulations pass no scales.
+struct block_scales {
+  const float* a = nullptr;  // (m, ceil(k / 128))
+  const float* b = nullptr;  // (ceil(n / 128), ceil(k / 128))
+};
+constexpr int scale_block = 128;
 
 constexpr int producer_registers = 40;   // one thread issuing TMA: loop counters and coordinates
 constexpr int consumer_registers = 232;  // 128 accumulators + addressing
@@ -157,9 +171,11 @@ template <class Operands, accumulation Accumulate, int ClusterM, bool Grouped>
 __global__ void __launch_bounds__(384, 1)
     gemm_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                            const __grid_constant__ CUtensorMap map_b,
-                           __nv_bfloat16* __restrict__ c, int m, int n, int k) {
+                           __nv_bfloat16* __restrict__ c, int m, int n, int k, block_scales scales) {
 #if AISP_HOPPER_DEVICE
   static_assert(ClusterM == 1 || ClusterM == 2);
+  static_assert(Accumulate != accumulation::promoted_block_scaled || Operands::block_k == scale_block,
+                "a block-scaled k-block is one scale block");
   extern __shared__ std::uint8_t dynamic_smem[];
   const smem_map smem(dynamic_smem);
   const int warpgroup = static_cast<int>(threadIdx.x / 128);
@@ -283,10 +299,24 @@ __global__ void __launch_bounds__(384, 1)
         const int col0 = tn * block_n;
 #pragma unroll
         for (int i = 0; i < 128; ++i) total[i] = 0.0f;
+        // Note [block scales]: this thread's two accumulator rows and the tile's two B-scale blocks.
+        const int top_row = row0 + consumer * warpgroup_rows + 16 * warp_in_group + thread_in_group % 32 / 4;
+        const int scale_rows[2] = {min(top_row, m - 1), min(top_row + 8, m - 1)};  // rows past m add zeros
+        const int last_column_block = (n - 1) / scale_block;
+        const int column_blocks[2] = {min(col0 / scale_block, last_column_block), min(col0 / scale_block + 1, last_column_block)};
         for (int kb = 0; kb < k_blocks; ++kb) {
+          float scale[2][2] = {{1.0f, 1.0f}, {1.0f, 1.0f}};  // [half][top or bottom row]
+          if constexpr (Accumulate == accumulation::promoted_block_scaled) {
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const float sb = __ldg(scales.b + static_cast<std::size_t>(column_blocks[half]) * k_blocks + kb);
+#pragma unroll
+              for (int r = 0; r < 2; ++r) scale[half][r] = __ldg(scales.a + static_cast<std::size_t>(scale_rows[r]) * k_blocks + kb) * sb;
+            }
+          }
           mbar_wait(smem.full(slot), phase);
-          Operands::mma_k_block_promoted(total, partial, smem.a(slot) + consumer * a_warpgroup_bytes,
-                                         smem.b(slot));
+          Operands::template mma_k_block_promoted<Accumulate == accumulation::promoted_block_scaled>(
+              total, partial, smem.a(slot) + consumer * a_warpgroup_bytes, smem.b(slot), scale);
           release(slot);
           advance();
         }
@@ -297,7 +327,7 @@ __global__ void __launch_bounds__(384, 1)
   }
   if constexpr (ClusterM > 1) cluster_sync();
 #else
-  (void)map_a, (void)map_b, (void)c, (void)m, (void)n, (void)k;
+  (void)map_a, (void)map_b, (void)c, (void)m, (void)n, (void)k, (void)scales;
   __trap();
 #endif
 }
@@ -446,12 +476,19 @@ void launch_fallback(const basic_gemm_problem<Element>& p, cudaStream_t stream) 
 }
 
 // Step 7 on `Operands`: 2-CTA clusters, B multicast, grouped tile order, persistent.
+// Block-scaled (Note [block scales]): `scales` holds both; the caller runs shapes off the TMA path
+// (takes_tma_path) itself, since the unscaled SIMT fallback cannot.
 template <class Operands, accumulation Accumulate>
 void launch_cluster_persistent(const basic_gemm_problem<typename Operands::element>& p,
-                               cudaStream_t stream) {
+                               cudaStream_t stream, block_scales scales = {}) {
   AISP_EXPECTS(p.m > 0 && p.n > 0 && p.k > 0, "gemm_problem needs m, n, k >= 1");
+  constexpr bool scaled = Accumulate == accumulation::promoted_block_scaled;
+  AISP_EXPECTS(!scaled || (scales.a != nullptr && scales.b != nullptr), "a block-scaled GEMM needs both scales");
   const device_facts& facts = facts_for_current_device();
-  if (!takes_tma_path<Operands>(p, facts, block_m * cluster_m)) return launch_fallback(p, stream);
+  if (!takes_tma_path<Operands>(p, facts, block_m * cluster_m)) {
+    AISP_EXPECTS(!scaled, "a block-scaled GEMM off the TMA path is its caller's to run");
+    return launch_fallback(p, stream);
+  }
   constexpr auto kernel = cluster_kernel<Operands, Accumulate>;
   const int cluster_slots = cluster_slots_for_current_device<kernel>(facts);
   const CUtensorMap map_a = kmajor_tensor_map<Operands>(p.a, p.m, p.k, block_m);
@@ -472,7 +509,7 @@ void launch_cluster_persistent(const basic_gemm_problem<typename Operands::eleme
   config.stream = stream;
   config.attrs = &attribute;
   config.numAttrs = 1;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, p.c, p.m, p.n, p.k));
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, p.c, p.m, p.n, p.k, scales));
   AISP_CHECK_LAUNCH();
 }
 
@@ -513,7 +550,7 @@ inline void launch_warp_specialized(const gemm_problem& p, cudaStream_t stream) 
   const CUtensorMap map_b = h::kmajor_tensor_map<h::bf16_operands>(p.b, p.n, p.k, h::block_n);
   const int tiles = h::ceil_div(p.m, h::block_m) * h::ceil_div(p.n, h::block_n);
   const int ctas = tiles < facts.sm_count ? tiles : facts.sm_count;  // persistent: <= 1 per SM
-  h::step6_kernel<<<ctas, 384, h::smem_bytes, stream>>>(map_a, map_b, p.c, p.m, p.n, p.k);
+  h::step6_kernel<<<ctas, 384, h::smem_bytes, stream>>>(map_a, map_b, p.c, p.m, p.n, p.k, h::block_scales{});
   AISP_CHECK_LAUNCH();
 }
 
