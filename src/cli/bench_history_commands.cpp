@@ -15,6 +15,7 @@
 #include "aisp/check.hpp"
 #include "api/results_api.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "history/expectations.hpp"
 #include "history/history_store.hpp"
 #include "history/run_comparison.hpp"
@@ -75,10 +76,22 @@ int check_run(const json& expectations, const json& results) {
   return regressed > 0 ? 1 : 0;
 }
 
+// A hardware key names a file under expectations/: letters, digits, - and _ (h100, h200, host).
+bool is_hardware_key(const std::string& key) {
+  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+  });
+}
+
 int expectations_command(const std::string& hardware, const std::string& file, const std::string& run, double min_speedup,
                          bool update, bool check) {
+  AISP_EXPECTS(is_hardware_key(hardware),
+               "--hardware wants a card key such as h100, h200 or host (lower-case letters, digits, - and _), not '" + hardware + "'");
   const std::string path = file.empty() ? "expectations/" + hardware + ".json" : file;
   auto expectations = load_expectations(path, hardware);
+  if (!check && !update && !std::filesystem::exists(path))  // showing nothing at all: say why, to stderr
+    std::fprintf(stderr, "aisp: no expectations recorded for %s yet (%s does not exist; --update --run DIR writes it)\n",
+                 hardware.c_str(), path.c_str());
   if (check) {
     AISP_EXPECTS(!run.empty(), "--check needs --run (the artifacts folder to mark)");
     return check_run(expectations, read_results_document(run));
@@ -148,7 +161,7 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   history->add_option("--gpu", filter->gpu, "only runs on this card: part of its name or the hardware key (h100)");
   history->add_option("--since", filter->since, "only runs started on or after this ISO 8601 date or prefix (2026-11-01)");
   history->add_option("--until", filter->until, "only runs started on or before it, that day included");
-  history->add_option("--limit", filter->limit, "at most this many runs (default: all)")->check(CLI::PositiveNumber);
+  history->add_option("--limit", filter->limit, "at most this many runs (default: all)")->check(cli::positive_number);
   history->add_flag("--json", *as_json, "print machine-readable JSON (the results API's list_runs)");
   history->callback([=, &result] { result.exit_code = show_history(*db, *filter, *as_json); });
 

@@ -37,6 +37,7 @@
 #include "runner/launch_share.hpp"
 #include "runner/worker_process.hpp"
 #include "support/utc_time.hpp"
+#include "verify/golden_store.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -213,6 +214,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
   check_size_overrides(requests, config,
                        chosen_gpu < system.gpus.size() ? std::optional<std::uint64_t>(system.gpus[chosen_gpu].memory_bytes) : std::nullopt);
   if (config.phase == verify_phase::quarantine) (void)load_quarantine(options.quarantine_file);  // unreadable: fail now
+  (void)verify::golden_store(config.golden_file);  // malformed: fail now, not once a pair (a missing file is an empty store)
   if (config.expectations_file.empty()) {
     const auto key = hardware_key_of({{"device", to_json(system)}});
     if (std::filesystem::exists("expectations/" + key + ".json")) config.expectations_file = "expectations/" + key + ".json";

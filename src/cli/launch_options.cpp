@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/number_checks.hpp"
 #include "hw/system_info.hpp"
 #include "runner/rank_host.hpp"
 #include "runner/rendezvous.hpp"
@@ -22,19 +23,19 @@ void add_launch_options(CLI::App& command, launch_options& options) {
   command.add_option("--launch-rank", options.launch_rank,
                      "this process's launch rank, instead of the launcher's environment (OMPI_COMM_WORLD_RANK, "
                      "SLURM_PROCID, PMI_RANK, PMIX_RANK)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative_number)
       ->group(group);
   command.add_option("--launch-size", options.launch_size, "the number of launched processes, with --launch-rank")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive_number)
       ->group(group);
   command.add_option("--local-rank", options.local_rank,
                      "this process's rank among those on its host (default: OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, "
                      "MPI_LOCALRANKID, else 0); its workers use GPU --device + local rank")
-      ->check(CLI::NonNegativeNumber)
+      ->check(cli::non_negative_number)
       ->group(group);
   command.add_option("--rendezvous-timeout", options.connect_timeout_s,
                      "seconds launch rank 0 waits for the others to check in, and they for it (default 120)")
-      ->check(CLI::PositiveNumber)
+      ->check(cli::positive_number)
       ->group(group);
   command.add_flag("--no-launch", options.no_launch,
                    "ignore the launcher's environment: run as one process on this host (e.g. inside an sbatch script)")

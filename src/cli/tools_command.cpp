@@ -11,6 +11,7 @@
 #include "aisp/check.hpp"
 #include "analysis/serving_math.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_checks.hpp"
 #include "hw/system_info.hpp"
 
 namespace aisp::cli {
@@ -107,13 +108,13 @@ void add_tools_command(CLI::App& app, outcome& result) {
   kv_command->footer("Examples:\n  aisp tools kv-cache --model llama-3.1-70b --tokens 8192 --batch 16\n"
                      "  aisp tools kv-cache --layers 32 --kv-heads 8 --head-dim 128 --tokens 4096 --dtype fp8 --free-gib 60");
   kv_command->add_option("--model", kv->model, "a known shape: llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, mistral-7b, qwen2.5-72b");
-  kv_command->add_option("--layers", kv->shape.layers, "transformer layers (instead of --model)")->check(CLI::PositiveNumber);
-  kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (instead of --model)")->check(CLI::PositiveNumber);
-  kv_command->add_option("--head-dim", kv->shape.head_dim, "head dimension (instead of --model)")->check(CLI::PositiveNumber);
-  kv_command->add_option("--tokens", kv->tokens, "tokens per sequence, prompt and generated")->required()->check(CLI::PositiveNumber);
-  kv_command->add_option("--batch", kv->batch, "sequences (default 1)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--layers", kv->shape.layers, "transformer layers (instead of --model)")->check(cli::positive_number);
+  kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (instead of --model)")->check(cli::positive_number);
+  kv_command->add_option("--head-dim", kv->shape.head_dim, "head dimension (instead of --model)")->check(cli::positive_number);
+  kv_command->add_option("--tokens", kv->tokens, "tokens per sequence, prompt and generated")->required()->check(cli::positive_number);
+  kv_command->add_option("--batch", kv->batch, "sequences (default 1)")->check(cli::positive_number);
   kv_command->add_option("--dtype", kv->dtype, "fp32, bf16 (default), fp16 or fp8");
-  kv_command->add_option("--free-gib", kv->free_gib, "free device memory in GiB (default: GPU 0's now)")->check(CLI::PositiveNumber);
+  kv_command->add_option("--free-gib", kv->free_gib, "free device memory in GiB (default: GPU 0's now)")->check(cli::positive_number);
   kv_command->add_flag("--json", kv->as_json, "machine-readable output");
   kv_command->callback([kv, &result] { result.exit_code = kv_cache(*kv); });
 
@@ -127,11 +128,11 @@ void add_tools_command(CLI::App& app, outcome& result) {
                                      "USD per million tokens from a measured throughput (tokens/s over all the GPUs serving it) and a "
                                      "GPU-hour price (--usd-per-hour, else --gpu's entry in expectations/prices.json).");
   cost->footer("Example: aisp tools cost-per-token --tokens-per-s 2500 --gpus 8 --usd-per-hour 2.5");
-  cost->add_option("--tokens-per-s", *tokens_per_s, "measured tokens per second")->required()->check(CLI::PositiveNumber);
-  cost->add_option("--gpus", *gpus, "GPUs that produce that throughput (default 1)")->check(CLI::PositiveNumber);
+  cost->add_option("--tokens-per-s", *tokens_per_s, "measured tokens per second")->required()->check(cli::positive_number);
+  cost->add_option("--gpus", *gpus, "GPUs that produce that throughput (default 1)")->check(cli::positive_number);
   cost->add_option("--gpu", *gpu, "the price table's key (default h100)");
   cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json)");
-  cost->add_option("--usd-per-hour", *usd_per_hour, "price of one GPU-hour, overriding the table")->check(CLI::PositiveNumber);
+  cost->add_option("--usd-per-hour", *usd_per_hour, "price of one GPU-hour, overriding the table")->check(cli::positive_number);
   cost->add_flag("--json", *as_json, "machine-readable output");
   cost->callback([=, &result] {
     const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);

@@ -37,10 +37,16 @@ golden_store::golden_store(std::string path) : path_(std::move(path)) {
   std::ifstream file(path_);
   if (!file.good()) return;
   const auto document = nlohmann::json::parse(file, nullptr, false);
-  AISP_EXPECTS(!document.is_discarded() && document.contains("goldens"), "malformed golden file " + path_);
+  AISP_EXPECTS(!document.is_discarded() && document.is_object() && document.contains("goldens") && document.at("goldens").is_object(),
+               "malformed golden file " + path_ + " (want an object with \"goldens\")");
   for (const auto& [key, entry] : document.at("goldens").items()) {
-    entries_[key] = {entry.at("elements").get<std::size_t>(), entry.at("positions").get<std::vector<std::size_t>>(),
-                     entry.at("values").get<std::vector<double>>()};
+    try {
+      entries_[key] = {entry.at("elements").get<std::size_t>(), entry.at("positions").get<std::vector<std::size_t>>(),
+                       entry.at("values").get<std::vector<double>>()};
+    } catch (const nlohmann::json::exception&) {  // a wrong shape is the file's fault: say which entry
+      throw contract_error("malformed golden file " + path_ + ": entry '" + key +
+                           "' wants \"elements\" (a count), \"positions\" (counts) and \"values\" (numbers)");
+    }
   }
 }
 

@@ -4,7 +4,7 @@
 // form and watches its progress stream to a recorded run, and fails on any console error or
 // failed request. One screenshot per page goes to SCREENSHOT_DIR.
 // Usage: node dashboard_test.mjs CHROMIUM AISP_BINARY SOURCE_DIR WORK_DIR SCREENSHOT_DIR
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 import puppeteer from "puppeteer-core";
@@ -193,6 +193,23 @@ try {
   }
   check(seenLinks.size >= 10 && broken.length === 0, `every link renders (${seenLinks.size} links${broken.length ? `; broken: ${broken}` : ""})`);
   check(problems.length === 0, `no console error or failed request${problems.length ? `: ${problems.join(" | ")}` : ""}`);
+
+  // A server whose expectations file is malformed still serves the history, and the page says why
+  // the bands are missing.
+  const brokenDir = join(work, "broken-expectations");
+  mkdirSync(brokenDir, { recursive: true });
+  writeFileSync(join(brokenDir, "host.json"), "{ not json");
+  const brokenServer = await startServer(aisp, { ...history, expectationsDir: brokenDir, token });
+  try {
+    const hash = `#/history?${new URLSearchParams({ target })}`;
+    await page.goto(`${brokenServer.base}/${hash}`, { waitUntil: "load" });
+    const state = await rendered(hash);
+    const warning = await page.$eval("#expectations-error", (p) => p.textContent).catch(() => "");
+    check(state === "ready" && warning.includes("malformed") && await canvases(1) >= 1,
+          `history: a malformed expectations file is named on the page, the runs still drawn (${warning || "no warning"})`);
+  } finally {
+    brokenServer.stop();
+  }
 } catch (error) {
   check(false, `the walk went through: ${error.stack}`);
   await screenshot("failure").catch(() => {});

@@ -149,8 +149,18 @@ TEST(golden_store, a_reference_that_drifts_from_its_golden_is_reported_and_a_mat
 
 TEST(golden_store, a_malformed_file_is_a_contract_error) {
   const auto path = std::filesystem::temp_directory_path() / ("aisp_goldens_bad_" + std::to_string(::getpid()) + ".json");
-  std::ofstream(path) << "{ not json";
-  EXPECT_THROW(aisp::verify::golden_store store(path.string()), aisp::contract_error);
+  for (const std::string text : {"{ not json", "[1, 2]", R"({"goldens": [1]})"}) {
+    std::ofstream(path) << text;
+    EXPECT_THROW(aisp::verify::golden_store store(path.string()), aisp::contract_error) << text;
+  }
+  // Valid JSON with an entry of the wrong shape: the error names the entry, not the JSON library.
+  std::ofstream(path) << R"({"goldens": {"ch07:copy|n=8|y|1": {"elements": "eight", "positions": [], "values": []}}})";
+  try {
+    aisp::verify::golden_store store(path.string());
+    ADD_FAILURE() << "a golden entry whose elements is a string was accepted";
+  } catch (const aisp::contract_error& error) {
+    EXPECT_NE(std::string(error.what()).find("entry 'ch07:copy|n=8|y|1'"), std::string::npos) << error.what();
+  }
   std::filesystem::remove(path);
 }
 

@@ -49,12 +49,16 @@ export async function render({ params }) {
     { title: "median", cell: (e) => format.seconds(e.median_s), numeric: true },
     { title: "from", cell: (e) => `${e.provenance?.card || "?"}, ${format.date(e.provenance?.date)}` },
   ], expectationRows(history.expectations), { emptyText: "No expectation is recorded for this target on these cards (expectations/<card>.json)." });
+  // The server answers without the bands when its expectations file is malformed, and says why.
+  const unreadable = history.expectations_error
+    ? [el("p", { class: "warning", id: "expectations-error" }, `The server's expectations could not be read: ${history.expectations_error}`)]
+    : [];
   return {
     title: `history of ${target}`,
     nodes: [
       section(`History of ${target}`, ...variantsOf(history.runs).map((v) => chartFor(v, history.runs, history.expectations))),
       section("Runs", runs),
-      section("Expectations", expected),
+      section("Expectations", ...unreadable, expected),
     ],
   };
 }
