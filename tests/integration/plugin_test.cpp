@@ -26,6 +26,9 @@ TEST(plugin_errors, each_is_one_line_that_names_the_plugin_and_exit_code_2) {
   expect_one_line_error("bench list-targets --plugin " + fixture("other_abi"), "plugin ABI");
   expect_one_line_error("bench list-targets --plugin " + fixture("duplicate_target"), "registered twice");
   expect_one_line_error("bench list-targets --plugin " + fixture("broken_contract"), "breaks the benchmark contract");
+  // Note [plugin load probe]: a static initializer that crashes is reported, not suffered.
+  expect_one_line_error("bench list-targets --plugin " + fixture("crashes_on_load"), "crashed while loading (signal 11");
+  expect_one_line_error("bench run --history none --plugin " + fixture("crashes_on_load"), "libcrashes_on_load.so' crashed");
 }
 
 TEST(plugin_cheat, a_cached_output_is_caught_through_a_plugin_as_in_the_lab) {

@@ -144,6 +144,9 @@ TEST(python_errors, each_is_one_line_with_exit_code_2) {
   expect_one_line_error("bench list-targets --python " + source("tests/python/no_held_out_pairs.py"), "held-out size");
   // A file with no aisp.pair(...) declares nothing to judge.
   expect_one_line_error("bench list-targets --python " + source("python/aisp/__init__.py"), "declares no pair");
+  // Note [plugin load probe]: a pair file that ends or crashes the process while imported.
+  expect_one_line_error("bench list-targets --python " + source("tests/python/exiting_pairs.py"), "ended the process while loading (exit 3)");
+  expect_one_line_error("bench run --history none --python " + source("tests/python/crashing_pairs.py"), "crashing_pairs.py crashed while loading");
   expect_one_line_error("bench list-targets --python " + source("examples/python/host_pairs.py"), "did not run",
                         "AISP_PYTHON=/bin/false");
 }
