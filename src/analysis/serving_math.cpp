@@ -38,8 +38,9 @@ std::int64_t kv_bytes_per_token(const model_shape& shape, int dtype_bytes) {
 
 std::int64_t sequences_that_fit(std::int64_t free_bytes, std::int64_t bytes_per_token, std::int64_t tokens_per_sequence) {
   AISP_EXPECTS(bytes_per_token > 0 && tokens_per_sequence > 0, "a sequence needs tokens and bytes per token above 0");
-  if (free_bytes <= 0) return 0;
-  return free_bytes / (bytes_per_token * tokens_per_sequence);
+  std::int64_t per_sequence = 0;
+  if (free_bytes <= 0 || __builtin_mul_overflow(bytes_per_token, tokens_per_sequence, &per_sequence)) return 0;  // past int64: none fits
+  return free_bytes / per_sequence;
 }
 
 double usd_per_million_tokens(double usd_per_gpu_hour_each, double tokens_per_s, int gpus) {

@@ -29,6 +29,9 @@ struct kv_options {
   bool as_json = false;
 };
 
+// A byte count as a JSON integer while it fits one (it is a whole number of bytes below 2^53).
+json whole_bytes(double bytes) { return bytes < 9.0e15 ? json(static_cast<std::int64_t>(bytes)) : json(bytes); }
+
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0)); }
 
 // Free device memory: --free-gib, else GPU 0's as NVML reads it now; 0 when neither is known.
@@ -58,7 +61,8 @@ int kv_cache(kv_options options) {
                "name a --model or give --layers, --kv-heads and --head-dim");
   const int element = kv_dtype_bytes(options.dtype);
   const auto per_token = kv_bytes_per_token(options.shape, element);
-  const auto per_sequence = per_token * options.tokens;
+  // In double: a sequence of 10^17 tokens overflows int64 bytes (exact to 2^53, far past any memory).
+  const double per_sequence = static_cast<double>(per_token) * static_cast<double>(options.tokens);
   std::string source;
   const double free = free_bytes(options, source);
   json out = {{"model", options.shape.name.empty() ? "custom" : options.shape.name},
@@ -68,9 +72,9 @@ int kv_cache(kv_options options) {
               {"dtype", options.dtype},
               {"tokens_per_sequence", options.tokens},
               {"bytes_per_token", per_token},
-              {"bytes_per_sequence", per_sequence},
+              {"bytes_per_sequence", whole_bytes(per_sequence)},
               {"batch", options.batch},
-              {"bytes_for_batch", per_sequence * options.batch}};
+              {"bytes_for_batch", whole_bytes(per_sequence * static_cast<double>(options.batch))}};
   if (free > 0) {
     out["free_bytes"] = free;
     out["free_source"] = source;
@@ -84,8 +88,8 @@ int kv_cache(kv_options options) {
               options.dtype.c_str(), fmt::format("{} KiB", static_cast<double>(per_token) / 1024.0).c_str(), options.shape.layers, options.shape.kv_heads,
               options.shape.head_dim, element);
   std::printf("  one sequence of %lld tokens: %s; a batch of %lld: %s\n", static_cast<long long>(options.tokens),
-              gib(static_cast<double>(per_sequence)).c_str(), static_cast<long long>(options.batch),
-              gib(static_cast<double>(per_sequence * options.batch)).c_str());
+              gib(per_sequence).c_str(), static_cast<long long>(options.batch),
+              gib(per_sequence * static_cast<double>(options.batch)).c_str());
   if (free > 0) {
     std::printf("  fits %lld such sequences in %s free (%s), weights and activations not counted\n",
                 static_cast<long long>(out["sequences_that_fit"].get<std::int64_t>()), gib(free).c_str(), source.c_str());

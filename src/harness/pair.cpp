@@ -59,7 +59,9 @@ namespace {
 element_count_fn product_of(std::vector<std::string> dims) {
   return [dims = std::move(dims)](const workload& w) {
     std::int64_t count = 1;
-    for (const auto& d : dims) count *= w.get(d);
+    for (const auto& d : dims) {
+      if (__builtin_mul_overflow(count, w.get(d), &count)) return std::int64_t{-1};  // past int64: refused as non-positive
+    }
     return count;
   };
 }

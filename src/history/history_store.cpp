@@ -52,6 +52,14 @@ int history_store::schema_version() {
 
 void history_store::migrate() {
   const int version = schema_version();
+  if (version == 0) {  // aisp makes its tables only in an empty database, never beside someone else's
+    std::string others;
+    auto tables = db_.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+    while (tables.step()) others += (others.empty() ? "" : ", ") + tables.text(0);
+    if (!others.empty())
+      throw history_error(fmt::format("{} is not an aisp history database (it holds other tables: {}); pass another --db or --history",
+                                      db_.path(), others));
+  }
   if (version > static_cast<int>(migrations().size()))
     throw history_error(fmt::format("history database {} has schema {}, newer than this aisp ({})", db_.path(), version,
                                     migrations().size()));

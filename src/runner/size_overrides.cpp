@@ -1,5 +1,8 @@
 #include "runner/size_overrides.hpp"
 
+#include <limits>
+#include <string>
+
 #include "aisp/check.hpp"
 #include "runner/memory_fit.hpp"
 
@@ -37,6 +40,13 @@ void check_size_overrides(const std::vector<pair_request>& requests, const run_c
   for (const auto& request : requests) {
     const pair& declared = *request.declared;
     const workload work = benchmark_of(declared, config);  // an unknown parameter is a contract_error
+    for (const auto& b : declared.buffers()) {  // a product past int64 counts as -1 (product_of)
+      const std::int64_t count = b.num_elements(work);
+      AISP_EXPECTS(count > 0 && count <= std::numeric_limits<std::int64_t>::max() / 16,
+                   declared.target() + " at " + work.describe() + ": buffer " + b.name + " would hold " +
+                       (count > 0 ? std::to_string(count) + " elements" : std::string("no elements, or more than 2^63")) +
+                       "; choose a smaller --size");
+    }
     std::string problem = memory_fit_problem(host_memory_need(declared, work, 3, host_bytes));
     if (problem.empty() && declared.where() == backend::cuda) problem = memory_fit_problem(device_memory_need(declared, work, 3, device_bytes));
     AISP_EXPECTS(problem.empty(), declared.target() + " at " + work.describe() + ": " + problem);

@@ -43,6 +43,7 @@ const std::vector<bad_case> cases{
     {"bench run --targets labs/host --size n=12x", "not an integer"},
     {"bench run --targets labs/host:matrix_sum --size nope=4", "has no benchmark parameter 'nope'"},
     {"bench run --targets labs/host:matrix_sum --size rows=999999999999", "does not fit in host memory"},
+    {"bench run --targets labs/host:transpose --size rows=9223372036854775807", "more than 2^63; choose a smaller --size"},
     {"bench run --targets labs/host --verify-phase quarantine --quarantine-file /", "is a directory"},
     {"bench run --targets labs/host --mode lukewarm", "lukewarm"},
     {"bench run --targets labs/host --max-time -1", "--max-time: wants a number above 0, not '-1'"},

@@ -18,6 +18,7 @@
 
 #include "../test_support.hpp"
 #include "history/history_store.hpp"
+#include "history/sqlite_db.hpp"
 
 extern char** environ;
 
@@ -206,6 +207,23 @@ TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   const auto merge = run_command(aisp() + " bench merge " + dir + "/texty --db " + dir + "/merged.db");
   EXPECT_EQ(merge.exit_code, 2) << merge.output;
   EXPECT_NE(merge.output.find("pairs[0].variants[0].median_s is not a number"), std::string::npos) << merge.output;
+}
+
+// Someone else's SQLite database named by mistake is refused and left as it was: aisp makes its
+// tables only in an empty database.
+TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {
+  const auto dir = fresh("foreign");
+  const auto db = dir + "/theirs.db";
+  { aisp::sqlite_db theirs(db); theirs.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, total REAL)"); }
+  const auto history = run_command(aisp() + " bench history --db " + db);
+  EXPECT_NE(history.exit_code, 0) << history.output;
+  EXPECT_NE(history.output.find("is not an aisp history database (it holds other tables: invoices)"), std::string::npos) << history.output;
+  const auto run = run_command(aisp() + " bench run --targets labs/host:transpose --quiet --artifacts-dir " + dir + "/run --history " + db);
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  aisp::sqlite_db theirs(db);
+  auto tables = theirs.prepare("SELECT group_concat(name) FROM sqlite_master WHERE type = 'table'");
+  ASSERT_TRUE(tables.step());
+  EXPECT_EQ(tables.text(0), "invoices") << "aisp added tables to a database that is not its own";
 }
 
 TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stays_consistent) {

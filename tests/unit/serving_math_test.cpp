@@ -26,6 +26,7 @@ TEST(serving_math, sequences_that_fit_round_down_and_never_go_negative) {
   EXPECT_EQ(sequences_that_fit(60 * gib, per_token, 8192), 24);  // 2.5 GiB a sequence
   EXPECT_EQ(sequences_that_fit(2 * gib, per_token, 8192), 0);
   EXPECT_EQ(sequences_that_fit(-1, per_token, 8192), 0);
+  EXPECT_EQ(sequences_that_fit(60 * gib, per_token, std::int64_t{1} << 60), 0) << "a sequence past int64 bytes fits nowhere";
   EXPECT_THROW((void)sequences_that_fit(gib, per_token, 0), contract_error);
 }
 
