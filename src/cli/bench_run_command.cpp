@@ -127,7 +127,9 @@ run_config make_config(const run_options& options) {
   config.expectations_file = options.expectations_file;
   if (!options.trace_dir.empty()) {
     AISP_EXPECTS(config.audit, "--trace needs the device audit (--audit on)");
-    std::filesystem::create_directories(options.trace_dir);
+    std::error_code made;
+    std::filesystem::create_directories(options.trace_dir, made);
+    AISP_EXPECTS(!made, "--trace " + options.trace_dir + ": cannot make the folder (" + made.message() + ")");
     config.trace_dir = std::filesystem::canonical(options.trace_dir).string();
   }
   // --size rows=1024,cols=1024 (repeatable): each name=value replaces one benchmark parameter.
@@ -139,7 +141,10 @@ run_config make_config(const run_options& options) {
   }
   config.executable = current_executable();
   config.artifacts_dir = options.artifacts_dir.empty() ? default_artifacts_dir() : options.artifacts_dir;
-  std::filesystem::create_directories(config.artifacts_dir);
+  std::error_code made;
+  std::filesystem::create_directories(config.artifacts_dir, made);
+  AISP_EXPECTS(!made && std::filesystem::is_directory(config.artifacts_dir),
+               "--artifacts-dir " + config.artifacts_dir + ": cannot make the folder (" + (made ? made.message() : "not a folder") + ")");
   config.artifacts_dir = std::filesystem::canonical(config.artifacts_dir).string();
   return config;
 }

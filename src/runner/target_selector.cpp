@@ -94,6 +94,8 @@ std::vector<pair_request> select_targets(const registry& pairs, const std::vecto
     }
     add_request(requests, *declared, variant);
   }
+  // `--targets ''` (an unset shell variable) names nothing: refused rather than a run of no pair.
+  AISP_EXPECTS(!requests.empty() || pairs.pairs().empty(), "--targets names no pair (all, a group such as ch07, or group:name)");
   return requests;
 }
 

@@ -39,6 +39,8 @@ const std::vector<bad_case> cases{
     {"bench run --targets labs/host --gpus two", "--gpus wants all, a count or a list"},
     {"bench run --targets labs/host --gpus 0,0", "listed twice"},
     {"bench run --targets ch99:nothing", "unknown target 'ch99:nothing'"},
+    {"bench run --targets ''", "--targets names no pair"},
+    {"bench run --targets labs/host --artifacts-dir /proc/no/such/place", "--artifacts-dir /proc/no/such/place: cannot make the folder"},
     {"bench run --targets labs/host --size rows", "--size wants name=value"},
     {"bench run --targets labs/host --size n=12x", "not an integer"},
     {"bench run --targets labs/host:matrix_sum --size nope=4", "has no benchmark parameter 'nope'"},
