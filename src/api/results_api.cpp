@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -98,8 +99,28 @@ history_store open_history(const std::string& path) {
   return history_store(path);
 }
 
+namespace {
+// An ISO 8601 date or time, or a prefix of one that ends on a whole field: 2026, 2026-11,
+// 2026-11-29, 2026-11-29T10:32, ...; anything else would silently match no run (or every run).
+bool is_date_prefix(const std::string& text) {
+  static const std::string shape = "dddd-dd-ddTdd:dd:ddZ";
+  static const std::set<std::size_t> whole{4, 7, 10, 13, 16, 19, 20};
+  if (whole.count(text.size()) == 0) return false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(text[i])) != 0;
+    if (shape[i] == 'd' ? !digit : text[i] != shape[i]) return false;
+  }
+  return true;
+}
+}  // namespace
+
 json list_runs(history_store& history, const run_filter& filter) {
   if (filter.limit < 1) throw api_error(fmt::format("limit must be at least 1, not {}", filter.limit));
+  for (const auto& [name, bound] : {std::pair{"since", filter.since}, std::pair{"until", filter.until}}) {
+    if (!bound.empty() && !is_date_prefix(bound))
+      throw contract_error(fmt::format("{} must be an ISO 8601 date or a prefix of one (2026-11, 2026-11-29, 2026-11-29T10:32), not '{}'",
+                                       name, bound));
+  }
   json kept = json::array();
   for (auto& run : history.runs(filter.target)) {
     if (static_cast<int>(kept.size()) >= filter.limit) break;

@@ -102,7 +102,12 @@ json server::result_of(const std::string& method, const json& params) {
 std::optional<json> server::answer(const json& message) {
   if (!message.is_object() || !message.contains("jsonrpc") || message["jsonrpc"] != "2.0")
     return error_reply(nullptr, rpc_error::invalid_request, "not a JSON-RPC 2.0 message object");
-  if (!message.contains("method")) return std::nullopt;  // a response to us: we send no requests
+  if (!message.contains("method")) {
+    if (message.contains("result") || message.contains("error")) return std::nullopt;  // a response to us: we send no requests
+    const json id = message.value("id", json(nullptr));
+    return error_reply(id.is_string() || id.is_number_integer() ? id : json(nullptr), rpc_error::invalid_request,
+                       "a message needs a method (a request or notification), or a result or an error (a response)");
+  }
   const bool has_id = message.contains("id");
   const json id = has_id ? message["id"] : json(nullptr);
   const bool usable_id = !has_id || id.is_string() || id.is_number_integer();

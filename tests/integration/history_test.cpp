@@ -209,6 +209,16 @@ TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   EXPECT_NE(merge.output.find("pairs[0].variants[0].median_s is not a number"), std::string::npos) << merge.output;
 }
 
+// A date bound that is not an ISO 8601 date would match no run, or every run, in silence.
+TEST(history_bad_input, a_date_bound_that_is_not_a_date_is_refused) {
+  const auto dir = fresh("dates");
+  { aisp::history_store made(dir + "/aisp.db"); }
+  const auto run = run_command(aisp() + " bench history --db " + dir + "/aisp.db --since yesterday");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("since must be an ISO 8601 date or a prefix of one"), std::string::npos) << run.output;
+  EXPECT_EQ(run_command(aisp() + " bench history --db " + dir + "/aisp.db --since 2026-11 --until 2026-11-29T10:32").exit_code, 0);
+}
+
 // Someone else's SQLite database named by mistake is refused and left as it was: aisp makes its
 // tables only in an empty database.
 TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {

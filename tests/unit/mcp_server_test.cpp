@@ -40,6 +40,9 @@ TEST(mcp_server_lines, each_broken_message_gets_its_json_rpc_error_code) {
   EXPECT_EQ(answer(server, "{\"jsonrpc\":")["error"]["code"], -32700);
   EXPECT_EQ(answer(server, "[]")["error"]["code"], -32600);
   EXPECT_EQ(answer(server, R"({"jsonrpc":"2.0","id":true,"method":"ping"})")["error"]["code"], -32600);
+  const auto neither = answer(server, R"({"jsonrpc":"2.0","id":7})");  // no method, no result, no error
+  EXPECT_EQ(neither["error"]["code"], -32600);
+  EXPECT_EQ(neither["id"], 7);
   EXPECT_EQ(answer(server, R"({"jsonrpc":"2.0","id":1,"method":"prompts/list"})")["error"]["code"], -32601);
   EXPECT_EQ(answer(server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}})")["error"]["code"], -32602);
   EXPECT_EQ(answer(server, R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})")["error"]["code"], -32602);
