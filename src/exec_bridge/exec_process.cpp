@@ -123,8 +123,10 @@ std::string exec_process::ended_how() {
   int status = 0;
   if (pid_ <= 0 || waitpid(pid_, &status, 0) != pid_) return "it closed its output without a reply";
   pid_ = -1;
-  const std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                            : "signal " + std::to_string(WTERMSIG(status));
+  // SIGSYS is the worker sandbox's answer to a forbidden system call (Note [worker sandbox]).
+  const std::string how = WIFEXITED(status)                ? "exit status " + std::to_string(WEXITSTATUS(status))
+                          : WTERMSIG(status) == SIGSYS     ? "signal " + std::to_string(SIGSYS) + ", SIGSYS: the sandbox stopped a forbidden system call"
+                                                           : "signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status));
   return "it ended (" + how + ") without a reply; what it printed on stderr is in the worker's log";
 }
 

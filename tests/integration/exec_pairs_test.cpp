@@ -101,4 +101,23 @@ TEST(exec_pairs, a_variant_that_does_not_start_fails_its_pair_with_why) {
   std::filesystem::remove_all(dir);
 }
 
+// A variant killed by a signal is named with the signal; SIGSYS says that the sandbox stopped it.
+TEST(exec_pairs, a_variant_killed_by_a_signal_is_named_with_it) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_signal_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto text = aisp::testing::read_file(source("examples/exec/affine_pairs.json"));
+  const std::string numpy = "[\"{python}\", \"affine_server.py\", \"numpy\"]";
+  ASSERT_NE(text.find(numpy), std::string::npos);
+  text.replace(text.find(numpy), numpy.size(), "[\"sh\", \"-c\", \"kill -ABRT $$; sleep 5\"]");
+  std::filesystem::copy_file(source("examples/exec/affine_server.py"), dir / "affine_server.py");
+  std::ofstream(dir / "pairs.json") << text;
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench verify --exec " + (dir / "pairs.json").string() +
+                               " --history none --artifacts-dir " + (dir / "out").string());
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  const bool named = run.output.find("it ended (signal 6, Aborted)") != std::string::npos ||
+                     run.output.find("it ended (signal 31, SIGSYS: the sandbox stopped a forbidden system call)") != std::string::npos;
+  EXPECT_TRUE(named) << run.output;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
