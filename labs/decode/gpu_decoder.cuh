@@ -3,7 +3,7 @@
 // table gives the slots: Note [paged cache]), and forward(): the rows through every layer of
 // the model whose weights it is given (weight_layout), then the logits and the greedy token of the
 // rows asked for. Built in a variant's setup(); every launch on the stream it is given, checked.
-// Kernels: decoder_kernels.cuh.
+// Kernels: decoder_kernels.cuh (rows, norms, RoPE, attention) and decode_matvec.cuh (the matvec).
 #pragma once
 
 #include <cuda_bf16.h>
