@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/worker_sandbox.hpp"
+
 extern char** environ;
 
 namespace aisp::exec {
@@ -123,10 +125,10 @@ std::string exec_process::ended_how() {
   int status = 0;
   if (pid_ <= 0 || waitpid(pid_, &status, 0) != pid_) return "it closed its output without a reply";
   pid_ = -1;
-  // SIGSYS is the worker sandbox's answer to a forbidden system call (Note [worker sandbox]).
-  const std::string how = WIFEXITED(status)                ? "exit status " + std::to_string(WEXITSTATUS(status))
-                          : WTERMSIG(status) == SIGSYS     ? "signal " + std::to_string(SIGSYS) + ", SIGSYS: the sandbox stopped a forbidden system call"
-                                                           : "signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status));
+  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  const std::string how = WIFEXITED(status)                          ? "exit status " + std::to_string(WEXITSTATUS(status))
+                          : sandbox::killed_by_sandbox(signal)       ? "signal " + std::to_string(signal) + ", SIGSYS: the sandbox stopped a forbidden system call"
+                                                                     : "signal " + std::to_string(signal) + ", " + strsignal(signal);
   return "it ended (" + how + ") without a reply; what it printed on stderr is in the worker's log";
 }
 

@@ -66,10 +66,10 @@ loaded_plugin load_one(const std::string& path) {
   // after the ABI matched, and says in one line why it could not.
   if (const auto late = reinterpret_cast<const char* (*)()>(dlsym(handle, "aisp_plugin_register")); late != nullptr) {
     const char* why = late();
-    const auto canonical = std::filesystem::weakly_canonical(path, error);
-    const bool python = canonical == std::filesystem::weakly_canonical(python_bridge_path(), error);
-    const bool exec = canonical == std::filesystem::weakly_canonical(exec_bridge_path(), error);
-    const std::string prefix = python ? "--python: " : exec ? "--exec: " : "plugin '" + path + "': ";
+    const auto kind = kind_of_plugin(path);
+    const std::string prefix = kind == plugin_kind::python_bridge ? "--python: "
+                               : kind == plugin_kind::exec_bridge ? "--exec: "
+                                                                  : "plugin '" + path + "': ";
     AISP_EXPECTS(why == nullptr, prefix + without_source_locations(why != nullptr ? why : ""));
   }
   if (known.broken().size() > broken_before) {
@@ -88,8 +88,8 @@ loaded_plugin load_one(const std::string& path) {
   // The registry keeps its pairs in name order: a plugin's are the names that were not there.
   for (const auto& declared : known.pairs())
     if (targets_before.count(declared.target()) == 0) plugin.targets.push_back(declared.target());
-  plugin.python_bridge = plugin.path == std::filesystem::weakly_canonical(python_bridge_path(), error).string();
-  plugin.exec_bridge = plugin.path == std::filesystem::weakly_canonical(exec_bridge_path(), error).string();
+  plugin.python_bridge = kind_of_plugin(plugin.path) == plugin_kind::python_bridge;
+  plugin.exec_bridge = kind_of_plugin(plugin.path) == plugin_kind::exec_bridge;
   return plugin;
 }
 
@@ -126,6 +126,14 @@ std::string aisp_module_path(std::string_view file_name) {
 std::string python_bridge_path() { return aisp_module_path("libaisp_python.so"); }
 
 std::string exec_bridge_path() { return aisp_module_path("libaisp_exec.so"); }
+
+plugin_kind kind_of_plugin(const std::string& path) {
+  std::error_code error;
+  const auto canonical = std::filesystem::weakly_canonical(path, error);
+  if (canonical == std::filesystem::weakly_canonical(python_bridge_path(), error)) return plugin_kind::python_bridge;
+  if (canonical == std::filesystem::weakly_canonical(exec_bridge_path(), error)) return plugin_kind::exec_bridge;
+  return plugin_kind::library;
+}
 
 namespace {
 bool registered_by(bool loaded_plugin::*bridge, std::string_view target) {

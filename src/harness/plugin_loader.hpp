@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <optional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,10 @@ void load_plugins(const std::vector<std::string>& paths);
 [[nodiscard]] std::string python_bridge_path();
 // aisp_module_path("libaisp_exec.so").
 [[nodiscard]] std::string exec_bridge_path();
+
+// Which of aisp's own bridges the library at `path` is, if any (judged by its path).
+enum class plugin_kind : std::uint8_t { library, python_bridge, exec_bridge };
+[[nodiscard]] plugin_kind kind_of_plugin(const std::string& path);
 
 // Whether `target` was registered by aisp's own Python bridge (Note [python bridge]); judged by
 // the bridge's path, so a pair cannot claim it with a tag.

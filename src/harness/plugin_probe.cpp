@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -19,14 +18,15 @@ namespace {
 
 // What the user named: the pair files behind a bridge, else the library.
 std::string named(const std::string& path) {
-  std::error_code error;
-  const auto canonical = std::filesystem::weakly_canonical(path, error);
   const auto variable = [](const char* name) {
     const char* value = std::getenv(name);
     return std::string(value != nullptr ? value : "?");
   };
-  if (canonical == std::filesystem::weakly_canonical(python_bridge_path(), error)) return "--python " + variable("AISP_PYTHON_PAIRS");
-  if (canonical == std::filesystem::weakly_canonical(exec_bridge_path(), error)) return "--exec " + variable("AISP_EXEC_PAIRS");
+  switch (kind_of_plugin(path)) {
+    case plugin_kind::python_bridge: return "--python " + variable("AISP_PYTHON_PAIRS");
+    case plugin_kind::exec_bridge: return "--exec " + variable("AISP_EXEC_PAIRS");
+    case plugin_kind::library: break;
+  }
   return "plugin '" + path + "'";
 }
 
