@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/dependent_launch.cuh"
 #include "aisp/mma_sync.cuh"
 #include "decoder_kernels.cuh"
 
@@ -62,12 +63,6 @@ struct matvec_plan {
   return {splits, splits_a_warp, warps_a_tile, matvec_block_warps / warps_a_tile};
 }
 
-__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
-  uint4 v;  // weights are read once a step: keep them out of L1, where x lives
-  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(address));
-  return v;
-}
-
 // d += a · b on one 16 x 8 x 8 tile, tf32 operands (the bits of fp32 values whose low 13 bits are clear).
 __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
@@ -77,11 +72,16 @@ __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t
 
 constexpr std::uint32_t tf32_mask = 0xffffe000u;
 
+// What a matvec reads as its x: x itself; x times its row's RMS scale (Note [folded norm]); or
+// swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]).
+enum class x_form { plain, rms_normed, swiglu };
+
 // Eight consecutive x of a row (zeros past the rows or past the split), scaled where a norm is
 // folded in (rounded, as rms_norm_rows_kernel scales), as hi and lo tf32 pieces.
-template <bool ScaleX>
+template <x_form Form>
 __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, float x_scale,
                                          std::uint32_t (&hi)[8], std::uint32_t (&lo)[8]) {
+  static_assert(Form != x_form::swiglu, "a swiglu'd x is staged in shared memory and read as plain");
   float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
   float4 b = a;
   if (row < rows && in_split) {
@@ -92,7 +92,7 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
   float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
-    if constexpr (ScaleX) values[e] = __fmul_rn(values[e], x_scale);
+    if constexpr (Form == x_form::rms_normed) values[e] = __fmul_rn(values[e], x_scale);
     hi[e] = __float_as_uint(values[e]) & tf32_mask;
     lo[e] = __float_as_uint(__fsub_rn(values[e], __uint_as_float(hi[e]))) & tf32_mask;
   }
@@ -102,7 +102,7 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
 using matvec_acc = float[2][2][4];
 
 // One chunk: the lane's eight k of weight rows g and g + 8 (top, bottom) against Tiles tiles of 8 rows.
-template <int Tiles, bool ScaleX>
+template <int Tiles, x_form Form>
 __device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom, const float* x, int first_row, int rows, int k, int at,
                                           bool in_split, float x_scale, matvec_acc (&acc)[Tiles]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -111,7 +111,7 @@ __device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom,
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
     std::uint32_t hi[8], lo[8];
-    x_pieces<ScaleX>(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, x_scale, hi, lo);
+    x_pieces<Form>(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, x_scale, hi, lo);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
       const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
@@ -133,21 +133,37 @@ __device__ __forceinline__ void store_matvec(float* out, float total, float scal
 // A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
 __device__ __forceinline__ float matvec_scale(float output_scale, int k) { return output_scale / sqrtf(static_cast<float>(k)); }
 
+__device__ __forceinline__ uint4 load_streaming(const uint4* address) {
+  uint4 v;  // weights are read once a step: keep them out of L1, where x lives
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(address));
+  return v;
+}
+
+// A split's weights, rows g and g + 8 of the tile: chunk u's eight k of the lane (zeros past k).
+__device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const __nv_bfloat16* bottom_row, int split, int k,
+                                           uint4 (&top)[matvec_loads_in_flight], uint4 (&bottom)[matvec_loads_in_flight]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+#pragma unroll
+  for (int u = 0; u < matvec_loads_in_flight; ++u) {
+    const int at = split * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+    const bool inside = at < k;
+    top[u] = inside ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
+    bottom[u] = inside ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
+  }
+}
+
 // y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
 // [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
-// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. FoldNorm:
-// one row, x normalized on the way (Note [folded norm]).
-template <int Tiles, bool FoldNorm>
+// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
+// it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
+// Launched as a dependent launch (Note [weights before the wait]).
+template <int Tiles, x_form Form>
 __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) matvec_mma_kernel(const __nv_bfloat16* __restrict__ w,
                                                                                 const float* __restrict__ x, float* __restrict__ y,
                                                                                 int n_out, int k, int rows, bool accumulate,
                                                                                 float output_scale, float eps) {
   static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
-  float x_scale = 1.0f;
-  if constexpr (FoldNorm) {
-    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
-    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
-  }
+  static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
   __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
   const matvec_plan plan = matvec_plan_of(k);
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -157,41 +173,78 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
   const int first_feature = (static_cast<int>(blockIdx.x) * plan.tiles_a_block + local_tile) * matvec_tile_features;
   const bool works = local_tile < plan.tiles_a_block && first_feature < n_out;
   const int first_row = static_cast<int>(blockIdx.y) * Tiles * matvec_tile_rows;
+  const int first_split = part * plan.splits_a_warp;
+  const int end_split = works ? min(plan.splits, first_split + plan.splits_a_warp) : first_split;
+  // Note [weights before the wait]: no kernel writes the weights, so a warp issues its first
+  // split's loads before it waits for the kernel before it (the one that writes x): the launch is
+  // a dependent one (include/aisp/dependent_launch.cuh), so at one row those loads, most of the
+  // launch, overlap that kernel's tail. Asking the L2 for the warp's later splits as well
+  // (prefetch.global.L2) made the batch-1 step 7-10% slower (H200, 2026-12-01): not done.
+  // A missing feature rereads the last weight row, and is not stored.
+  const __nv_bfloat16* top_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4, n_out - 1)) * k;
+  const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
+  uint4 top[matvec_loads_in_flight];
+  uint4 bottom[matvec_loads_in_flight];
+  if (first_split < end_split) load_split(top_row, bottom_row, first_split, k, top, bottom);
+  ptx::let_next_kernel_start();
+  ptx::wait_for_previous_kernel();
+  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row");
+  // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
+  // two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
+  // each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
+  __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
+  const bool staged = Form == x_form::swiglu || (Tiles == 1 && rows == 1);
+  float x_scale = 1.0f;
+  if constexpr (Form == x_form::rms_normed) {
+    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
+    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
+  }
   float total[Tiles][4] = {};
-  if (works) {
-    // A missing feature rereads the last weight row, and is not stored.
-    const __nv_bfloat16* top_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4, n_out - 1)) * k;
-    const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
-    const int first_split = part * plan.splits_a_warp;
-    const int end_split = min(plan.splits, first_split + plan.splits_a_warp);
-    for (int s = first_split; s < end_split; ++s) {
-      const int split_end = min(k, (s + 1) * matvec_split_k);
-      matvec_acc acc[Tiles] = {};
-      for (int base = s * matvec_split_k; base < split_end; base += matvec_chunk_k * matvec_loads_in_flight) {
-        uint4 top[matvec_loads_in_flight];
-        uint4 bottom[matvec_loads_in_flight];
+  for (int s = first_split; s < end_split; ++s) {
+    const int split_end = min(k, (s + 1) * matvec_split_k);
+    matvec_acc acc[Tiles] = {};
+    if (staged) {  // one row: the warp's split of x, in its form, into shared memory, 8 values a lane
+      __syncwarp();  // the last split's x is read
+      const int at = s * matvec_split_k + lane * 8;
+      float values[8] = {};
+      if (at < k) {
+        const auto* v = reinterpret_cast<const float4*>(x + at);
+        const float4 a = v[0], b = v[1];
+        const float read[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+        if constexpr (Form == x_form::swiglu) {
+          const auto* u = reinterpret_cast<const float4*>(x + k + at);
+          const float4 c = u[0], d = u[1];
+          const float up[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
 #pragma unroll
-        for (int u = 0; u < matvec_loads_in_flight; ++u) {
-          const int at = base + u * matvec_chunk_k + (lane % 4) * 8;
-          const bool in_split = at < split_end;
-          top[u] = in_split ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
-          bottom[u] = in_split ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
-        }
+          for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
+        } else {
 #pragma unroll
-        for (int u = 0; u < matvec_loads_in_flight; ++u) {
-          if (base + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
-          const int at = base + u * matvec_chunk_k + (lane % 4) * 8;
-          mma_chunk<Tiles, FoldNorm>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, x_scale, acc);
+          for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
         }
       }
+      auto* out = reinterpret_cast<float4*>(&staged_x[warp][lane * 8]);
+      out[0] = make_float4(values[0], values[1], values[2], values[3]);
+      out[1] = make_float4(values[4], values[5], values[6], values[7]);
+      __syncwarp();
+    }
 #pragma unroll
-      for (int t = 0; t < Tiles; ++t) {
+    for (int u = 0; u < matvec_loads_in_flight; ++u) {
+      if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
+      const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+      if (staged) {
+        mma_chunk<Tiles, x_form::plain>(top[u], bottom[u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, 1.0f, acc);
+      } else if constexpr (Form != x_form::swiglu) {
+        mma_chunk<Tiles, Form>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, x_scale, acc);
+      }
+    }
+    if (s + 1 < end_split) load_split(top_row, bottom_row, s + 1, k, top, bottom);
 #pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float split_total =
-              __fadd_rn(__fadd_rn(acc[t][0][0][i], acc[t][0][1][i]), __fadd_rn(acc[t][1][0][i], acc[t][1][1][i]));
-          total[t][i] = s == first_split ? split_total : __fadd_rn(total[t][i], split_total);
-        }
+    for (int t = 0; t < Tiles; ++t) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float split_total =
+            __fadd_rn(__fadd_rn(acc[t][0][0][i], acc[t][0][1][i]), __fadd_rn(acc[t][1][0][i], acc[t][1][1][i]));
+        total[t][i] = s == first_split ? split_total : __fadd_rn(total[t][i], split_total);
       }
     }
   }
@@ -226,15 +279,15 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
   }
 }
 
-template <int Tiles, bool FoldNorm>
+template <int Tiles, x_form Form>
 void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
                          float eps, cudaStream_t stream) {
   const matvec_plan plan = matvec_plan_of(k);
   const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
   const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
   const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
-  matvec_mma_kernel<Tiles, FoldNorm><<<grid, matvec_block_warps * 32, 0, stream>>>(w, x, y, n_out, k, rows, accumulate, output_scale, eps);
-  AISP_CHECK_LAUNCH();
+  launch_dependent(matvec_mma_kernel<Tiles, Form>, grid, dim3(matvec_block_warps * 32), 0, stream, w, x, y, n_out, k, rows,
+                   accumulate, output_scale, eps);
 }
 
 // y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of
@@ -243,11 +296,11 @@ inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int 
                           float output_scale, cudaStream_t stream) {
   AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
   if (rows <= matvec_tile_rows) {
-    launch_matvec_tiles<1, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    launch_matvec_tiles<1, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
-    launch_matvec_tiles<2, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    launch_matvec_tiles<2, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else {
-    launch_matvec_tiles<4, false>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    launch_matvec_tiles<4, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   }
 }
 
@@ -261,12 +314,29 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
                                  cudaStream_t stream) {
   AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
   if (rows == 1) {
-    launch_matvec_tiles<1, true>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
+    launch_matvec_tiles<1, x_form::rms_normed>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
     return;
   }
   rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
   AISP_CHECK_LAUNCH();
   launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
+}
+
+// Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row the matvec
+// reads the gate and up values and applies swiglu_value as it loads x (each block: 64 KB from L2
+// and 8192 exponentials at the benchmark's ffn), which spares a launch a layer and the act
+// round trip; other row counts run swiglu_rows_kernel into `act`, then the matvec.
+inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
+                                 bool accumulate, float output_scale, cudaStream_t stream) {
+  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  if (rows == 1) {
+    launch_matvec_tiles<1, x_form::swiglu>(w, gate_up, y, n_out, k, 1, accumulate, output_scale, 0.0f, stream);
+    return;
+  }
+  const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
+  swiglu_rows_kernel<<<spans_of_rows, row_block_threads, 0, stream>>>(gate_up, act, k);
+  AISP_CHECK_LAUNCH();
+  launch_matvec(w, act, y, n_out, k, rows, accumulate, output_scale, stream);
 }
 
 }  // namespace

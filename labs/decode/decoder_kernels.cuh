@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "aisp/check.hpp"
+#include "aisp/dependent_launch.cuh"
 #include "decoder_reference.hpp"
 
 namespace aisp::decode {
@@ -103,6 +104,7 @@ __device__ float block_max(float value, float* shared) {
 
 // x[r, :] = embedding[token[r], :]
 __global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows, float* x, int d_model) {
+  ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
   const int token = rows.token[blockIdx.x];
   for (int i = static_cast<int>(threadIdx.x); i < d_model; i += static_cast<int>(blockDim.x))
     x[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __bfloat162float(embedding[static_cast<std::int64_t>(token) * d_model + i]);
@@ -123,6 +125,7 @@ __device__ float rms_scale(const float* row, int d_model, float eps, float* shar
 // out[i, :] = x[src, :] / sqrt(mean(x[src, :]^2) + eps), src = gather ? gather[i] : i (the gains are ones).
 __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const float* x, float* out, int d_model, const int* gather,
                                                                            float eps) {
+  ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
   __shared__ float partial[norm_block_threads / 32];
   const std::int64_t src = gather != nullptr ? gather[blockIdx.x] : blockIdx.x;
   const float* row = x + src * d_model;
@@ -176,6 +179,7 @@ template <class Cache>
 __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, const __nv_bfloat16* k_cache,
                                                                            const __nv_bfloat16* v_cache, float* attended, model_dims m,
                                                                            Cache cache, int layer) {
+  ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
   extern __shared__ float scores[];
   __shared__ float partial[attention_threads / 32];
   const int r = static_cast<int>(blockIdx.x);
@@ -226,15 +230,18 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   }
 }
 
+// silu(gate) up, one expression, so the matvec that folds it in (Note [folded swiglu]) gets these bits.
+__device__ __forceinline__ float swiglu_value(float gate, float up) { return gate / (1.0f + expf(-gate)) * up; }
+
 // act[r, i] = silu(gate[r, i]) * up[r, i]; gate_up (rows, 2 ffn): the gate, then up. Blocks
 // (row, a block's span of i): one block a row looped over 8192 values with a load's latency
 // each, 26.8 us a layer at batch 1, a quarter of the step (ncu, H200, 2026-11-29).
 __global__ void swiglu_rows_kernel(const float* gate_up, float* act, int ffn) {
+  ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
   const float* row = gate_up + static_cast<std::int64_t>(blockIdx.x) * 2 * ffn;
   const int i = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
   if (i >= ffn) return;
-  const float gate = row[i];
-  act[static_cast<std::int64_t>(blockIdx.x) * ffn + i] = gate / (1.0f + expf(-gate)) * row[ffn + i];
+  act[static_cast<std::int64_t>(blockIdx.x) * ffn + i] = swiglu_value(row[i], row[ffn + i]);
 }
 
 // next[s] = argmax of logits[s, :], the lowest id on a tie (as the reference's greedy).

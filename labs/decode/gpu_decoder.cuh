@@ -120,10 +120,7 @@ class gpu_decoder {
       }
       matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
       launch_normed_matvec(weights + at.gate_up(l), x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
-      const dim3 spans_of_rows(grid_rows, static_cast<unsigned>((c_.ffn + row_block_threads - 1) / row_block_threads));
-      swiglu_rows_kernel<<<spans_of_rows, row_block_threads, 0, stream>>>(gate_up_, act_, c_.ffn);
-      AISP_CHECK_LAUNCH();
-      matvec(weights + at.down(l), act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
+      launch_swiglu_matvec(weights + at.down(l), gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;
     rms_norm_rows_kernel<<<static_cast<unsigned>(picks), norm_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);

@@ -18,10 +18,13 @@ namespace {
 
 bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
-// The unit of one SASS instruction line, if it is a tensor (MMA) instruction.
+// The unit of one SASS instruction line, if it is a tensor (MMA) instruction. Only an MMA's own
+// type suffix counts: a conversion names fp8 too (F2FP.F16.E4M3.UNPACK_B widens e4m3 codes to
+// fp16 on the CUDA cores), and a kernel that dequantizes fp8 before a bf16 GEMM runs no fp8 math.
 std::optional<math_unit> unit_of_instruction(std::string_view line) {
-  if (contains(line, "QGMMA") || contains(line, ".E4M3") || contains(line, ".E5M2")) return math_unit::fp8_tensor;
+  if (contains(line, "QGMMA")) return math_unit::fp8_tensor;
   if (!contains(line, "HMMA") && !contains(line, "HGMMA")) return std::nullopt;  // IMMA, DMMA: no unit of ours
+  if (contains(line, ".E4M3") || contains(line, ".E5M2")) return math_unit::fp8_tensor;  // sm_89's mma.sync e4m3
   if (contains(line, ".BF16")) return math_unit::bf16_tensor;
   if (contains(line, ".TF32")) return math_unit::tf32_tensor;
   return math_unit::fp16_tensor;

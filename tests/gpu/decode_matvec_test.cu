@@ -132,6 +132,45 @@ TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_m
   EXPECT_GT(largest, 0.05) << "outputs of a normalized row are O(1): a folded norm that zeroed x would pass the bitwise check only with the rows' path broken alike";
 }
 
+// Note [folded swiglu]: one row with swiglu folded into the matvec gives the bits of the swiglu
+// kernel followed by the matvec, which a batch runs; accumulating into y as the down projection does.
+TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_the_matvec) {
+  AISP_REQUIRE_GPU();
+  const int k = GetParam();
+  std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
+  for (std::size_t i = 0; i < w_bits.size(); ++i) w_bits[i] = aisp::float_to_bf16_bits(draw(i + 17));
+  std::vector<float> gate_up(static_cast<std::size_t>(batch) * 2 * k);
+  for (std::size_t i = 0; i < gate_up.size(); ++i) gate_up[i] = 4.0f * draw(i + 300007);  // gates on both sides of silu's bend
+  std::vector<float> y_start(static_cast<std::size_t>(batch) * n_out);
+  for (std::size_t i = 0; i < y_start.size(); ++i) y_start[i] = draw(i + 900001);
+  aisp::device_scratch w(w_bits.size() * 2);
+  aisp::device_scratch gu(gate_up.size() * sizeof(float));
+  aisp::device_scratch act(static_cast<std::size_t>(batch) * k * sizeof(float));
+  aisp::device_scratch batched(y_start.size() * sizeof(float));
+  aisp::device_scratch alone(y_start.size() * sizeof(float));
+  AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(gu.data(), gate_up.data(), gate_up.size() * sizeof(float), cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+  AISP_CUDA_CHECK(cudaMemcpy(alone.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  const auto* gu_rows = static_cast<const float*>(gu.data());
+  aisp::decode::launch_swiglu_matvec(w_d, gu_rows, static_cast<float*>(act.data()), static_cast<float*>(batched.data()), n_out, k, batch,
+                                     true, 1.0f, nullptr);
+  for (int r = 0; r < batch; ++r) {
+    aisp::decode::launch_swiglu_matvec(w_d, gu_rows + static_cast<std::size_t>(r) * 2 * k, static_cast<float*>(act.data()),
+                                       static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, true, 1.0f,
+                                       nullptr);
+  }
+  AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto together = to_host(batched, y_start.size());
+  const auto single = to_host(alone, y_start.size());
+  EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
+      << "k = " << k << ": the folded swiglu differs from the swiglu kernel and the matvec";
+  double moved = 0.0;
+  for (std::size_t i = 0; i < single.size(); ++i) moved = std::max(moved, static_cast<double>(std::fabs(single[i] - y_start[i])));
+  EXPECT_GT(moved, 0.05) << "the matvec added nothing: a folded swiglu that zeroed x would pass the bitwise check only with the rows' path broken alike";
+}
+
 INSTANTIATE_TEST_SUITE_P(split_counts, decode_matvec, ::testing::Values(1000, 2048, 3000, 8192, 9216, 17408));
 
 }  // namespace

@@ -8,55 +8,17 @@
 #include <vector>
 
 #include "../../chapters/ch19/block_scaling.hpp"
-#include "support/counter_hash.hpp"
+#include "../../chapters/ch19/layer_shaped_data.hpp"
 
 namespace {
 
 using aisp::ch19::quantize;
 using aisp::ch19::quantized_product_error;
 
-// A standard normal draw from (seed, index), Box-Muller on two counter draws.
-double normal(std::uint64_t seed, std::uint64_t index) {
-  const auto unit = [&](std::uint64_t salt) {
-    return (static_cast<double>(aisp::splitmix64(seed ^ aisp::splitmix64(2 * index + salt)) >> 11) + 0.5) * 0x1.0p-53;
-  };
-  return std::sqrt(-2.0 * std::log(unit(0))) * std::cos(6.283185307179586 * unit(1));
-}
-
-// 2^u for u uniform in [-span, span]: magnitudes spread over 2 span binary orders.
-double log_uniform(std::uint64_t seed, std::uint64_t index, double span) {
-  return std::exp2(span * (2.0 * (static_cast<double>(aisp::splitmix64(seed ^ index) >> 11) * 0x1.0p-53) - 1.0));
-}
-
 constexpr int m = 64, n = 256, k = 512;
 
-// Activations (m x k): rows (tokens) of norms spread over 2^-3..2^3, two of them "massive
-// activations" 2,000 times larger (a few tokens, such as the first, carry activations
-// 1,000-10,000x the rest in LLMs: Sun et al., 2024), and channels 7, 100, 301 and 444 four
-// times the rest (outlier features).
-std::vector<double> activations(bool shaped) {
-  std::vector<double> a(static_cast<std::size_t>(m) * k);
-  for (int i = 0; i < m; ++i) {
-    const double massive = shaped && (i == 0 || i == 37) ? 2000.0 : 1.0;
-    const double row = shaped ? log_uniform(11, static_cast<std::uint64_t>(i), 3.0) * massive : 1.0;
-    for (int p = 0; p < k; ++p) {
-      const bool outlier = shaped && (p == 7 || p == 100 || p == 301 || p == 444);
-      a[static_cast<std::size_t>(i) * k + static_cast<std::size_t>(p)] = normal(1, static_cast<std::uint64_t>(i) * k + static_cast<std::uint64_t>(p)) * row * (outlier ? 4.0 : 1.0);
-    }
-  }
-  return a;
-}
-
-// Weights (n x k): N(0, 1/k), each output row its own scale over 2^-2..2^2.
-std::vector<double> weights(bool shaped) {
-  std::vector<double> b(static_cast<std::size_t>(n) * k);
-  for (int j = 0; j < n; ++j) {
-    const double row = shaped ? log_uniform(12, static_cast<std::uint64_t>(j), 2.0) : 1.0;
-    for (int p = 0; p < k; ++p)
-      b[static_cast<std::size_t>(j) * k + static_cast<std::size_t>(p)] = normal(2, static_cast<std::uint64_t>(j) * k + static_cast<std::uint64_t>(p)) * row / std::sqrt(double{k});
-  }
-  return b;
-}
+std::vector<double> activations(bool shaped) { return aisp::ch19::layer_activations(m, k, shaped); }
+std::vector<double> weights(bool shaped) { return aisp::ch19::layer_weights(n, k, shaped); }
 
 TEST(block_scaling, each_blocks_largest_value_maps_to_e4m3s_largest) {
   const std::vector<double> x{0.5, -3.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0};  // 2 x 4, blocks 1 x 2

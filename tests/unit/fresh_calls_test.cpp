@@ -117,9 +117,16 @@ TEST(math_unit_evidence, sass_tensor_instructions_name_their_unit) {
         /*0100*/                   HMMA.1684.F32.TF32 R4, R8, R12, R4 ;
 		Function : _Z3fp8Ph
         /*0100*/                   QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24 ;
+		Function : _Z10dequantizePKh
+        /*0100*/                   F2FP.F16.E4M3.UNPACK_B R4, R2 ;
+        /*0110*/                   HADD2.F32 R5, -RZ, R4.H0_H0 ;
+		Function : _Z7mma_fp8Ph
+        /*0100*/                   HMMA.16832.F32.E4M3.E4M3 R4, R8, R12, R4 ;
 )");
   const auto table = aisp::parse_sass_math_units(sass);
-  ASSERT_EQ(table.size(), 5u);
+  ASSERT_EQ(table.size(), 7u);
+  EXPECT_TRUE(table.at("_Z10dequantizePKh").empty()) << "widening fp8 codes on the CUDA cores is no fp8 math";
+  EXPECT_EQ(table.at("_Z7mma_fp8Ph"), std::set<math_unit>{math_unit::fp8_tensor});
   EXPECT_TRUE(table.at("_Z6simplePfS_").empty());
   EXPECT_EQ(table.at("_Z4wgmmaPK13__nv_bfloat16"), std::set<math_unit>{math_unit::bf16_tensor});
   EXPECT_EQ(table.at("_Z3mmaPK6__half"), std::set<math_unit>{math_unit::fp16_tensor});
