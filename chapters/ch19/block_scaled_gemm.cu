@@ -7,7 +7,7 @@
 // scales applied where each k-block's partial sum is promoted (Note [block scales] in
 // labs/gemm/steps_hopper.cuh): no dequantized copy, half the operand bytes, twice the tensor rate.
 // Why per block: chapters/ch19/README.md (the host model of per-tensor against per-block scales).
-// Not yet run on a GPU (written 2026-11-29, when the session's device time was spent).
+// H200 (2026-12-01): 1.983x, 1,215 TFLOP/s, 93% of torch._scaled_mm's block-scaled GEMM (README).
 // Run: aisp bench run --targets ch19:block_scaled_fp8_gemm
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>

@@ -1,5 +1,5 @@
 // cuda_graph_step: the decode step of a 1B Llama-style model at batch 1, launched kernel by kernel
-// (149 launches a token: 9 a layer, 5 around them) against the same step captured once in a CUDA
+// (100 launches a token: 6 a layer, 4 around them) against the same step captured once in a CUDA
 // graph and replayed for every token.
 // Why faster: at batch 1 a step's kernels are short (the 2048 x 3072 projection streams 12.6 MB,
 // ~4 us at 3.0 TB/s) and the host's launches cost about as much; a graph replays the step with
@@ -22,7 +22,7 @@ namespace {
 
 // Napkin math at the benchmark size (1B model, batch 1, prompt 8, 64 tokens): every step streams
 // the 2.2 GB of weights, ~0.74 ms at 3.0 TB/s (H100) and ~0.52 ms at 4.2 TB/s (H200), through
-// 149 kernels: 3.5-5 us each, near what a launch costs the host. The work is 64 x 2.2 GB; the
+// 100 kernels: 5-7 us each, near what a launch costs the host. The work is 64 x 2.2 GB; the
 // graph should bring the loop to the copy ceiling (the issue's target: 80% of it).
 
 // ---- baseline: the step's kernels launched one by one ----

@@ -96,7 +96,18 @@ json speedups_marked(const json& pair) {
 history_store open_history(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw api_error("no history database at " + path + " (record runs with `aisp bench run --history`, or pass --db)");
-  return history_store(path);
+  try {
+    return history_store(path);
+  } catch (const history_error& error) {  // a file that is not aisp's history: bad input, as a missing one is
+    throw api_error(error.what());
+  }
+}
+
+void check_history_if_present(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::exists(path, error)) return;
+  if (!std::filesystem::is_regular_file(path, error)) throw api_error("the history database " + path + " is not a file");
+  static_cast<void>(open_history(path));
 }
 
 namespace {

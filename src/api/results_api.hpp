@@ -45,6 +45,10 @@ struct run_filter {
 
 // Opens a history database that already exists: a read-only question never creates one.
 [[nodiscard]] history_store open_history(const std::string& path);
+// For the servers (serve, mcp), at start: a history file that exists must open (a corrupt or
+// foreign file, or a folder, is refused then, not at a client's first request); a missing one
+// is an empty history until a run records into it.
+void check_history_if_present(const std::string& path);
 
 // Runs, newest first: id, started_at, state, gpu, hardware, artifacts_dir, git_sha, pair count
 // (and, with a target, that pair's status and speedups).

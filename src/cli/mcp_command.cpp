@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "mcp/mcp_server.hpp"
 
@@ -38,6 +39,7 @@ void add_mcp_command(CLI::App& app, outcome& result) {
   mcp->callback([db, jobs_dir, &result] {
     // A client that hangs up must end the loop, not kill the process mid-write.
     std::signal(SIGPIPE, SIG_IGN);
+    api::check_history_if_present(*db);
     std::cerr << "aisp mcp: serving " << *db << " on stdio\n";
     mcp::server(*db, *jobs_dir).serve_fd(0, std::cout);
     result.exit_code = 0;

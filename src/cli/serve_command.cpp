@@ -7,6 +7,7 @@
 #include <string>
 
 #include "aisp/check.hpp"
+#include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "harness/plugin_loader.hpp"
 
@@ -17,6 +18,7 @@ using serve_main_fn = int (*)(const char*, int, const char*, const char*, const 
 
 int serve(const std::string& host, int port, const std::string& db, const std::string& jobs_dir, const std::string& token,
           const std::string& expectations_dir) {
+  api::check_history_if_present(db);
   const auto path = aisp_module_path("libaisp_serve.so");
   AISP_EXPECTS(std::filesystem::is_regular_file(path), "serve: the HTTP module " + path + " is missing (build the aisp_serve target)");
   void* module = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -72,7 +72,7 @@ void exec_process::send(const char* text, std::size_t length) {
   while (length > 0) {
     const ssize_t wrote = write(to_process_, text, length);
     if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) fail("it stopped reading its requests");
+    if (wrote <= 0) fail(stopped_reading());
     text += wrote;
     length -= static_cast<std::size_t>(wrote);
   }
@@ -121,15 +121,39 @@ void exec_process::run() {
   if (!reply_is_ok(line_.data())) fail(std::string("run failed: ") + line_.data());
 }
 
+namespace {
+
+// "exit status N", or the signal that ended a process (SIGSYS: the worker sandbox's).
+std::string how_it_ended(int status) {
+  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return WIFEXITED(status)                    ? "exit status " + std::to_string(WEXITSTATUS(status))
+         : sandbox::killed_by_sandbox(signal) ? "signal " + std::to_string(signal) + ", SIGSYS: the sandbox stopped a forbidden system call"
+                                              : "signal " + std::to_string(signal) + ", " + strsignal(signal);
+}
+
+}  // namespace
+
 std::string exec_process::ended_how() {
   int status = 0;
   if (pid_ <= 0 || waitpid(pid_, &status, 0) != pid_) return "it closed its output without a reply";
   pid_ = -1;
-  const int signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  const std::string how = WIFEXITED(status)                          ? "exit status " + std::to_string(WEXITSTATUS(status))
-                          : sandbox::killed_by_sandbox(signal)       ? "signal " + std::to_string(signal) + ", SIGSYS: the sandbox stopped a forbidden system call"
-                                                                     : "signal " + std::to_string(signal) + ", " + strsignal(signal);
-  return "it ended (" + how + ") without a reply; what it printed on stderr is in the worker's log";
+  return "it ended (" + how_it_ended(status) + ") without a reply; what it printed on stderr is in the worker's log";
+}
+
+// Its input closed: a process that does so has usually ended, and how (a signal, an exit status)
+// is what its author needs; the write can fail before the exit is reported, so wait up to 1 s.
+std::string exec_process::stopped_reading() {
+  for (int tries = 0; tries < 100 && pid_ > 0; ++tries) {
+    int status = 0;
+    const pid_t got = waitpid(pid_, &status, WNOHANG);
+    if (got == pid_) {
+      pid_ = -1;
+      return "it ended (" + how_it_ended(status) + ") before it read its requests; what it printed on stderr is in the worker's log";
+    }
+    if (got < 0) break;
+    usleep(10'000);
+  }
+  return "it stopped reading its requests";
 }
 
 void exec_process::fail(const std::string& what) { throw std::runtime_error(label_ + ": " + what); }

@@ -35,6 +35,8 @@ class exec_process {
   std::size_t read_reply();
   // Why the process stopped answering: its exit status or signal (it is reaped).
   std::string ended_how();
+  // Why a request could not be written: how the process ended, if it did within a second.
+  std::string stopped_reading();
   [[noreturn]] void fail(const std::string& what);
 
   std::string label_;

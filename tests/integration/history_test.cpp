@@ -19,6 +19,7 @@
 #include "../test_support.hpp"
 #include "history/history_store.hpp"
 #include "history/sqlite_db.hpp"
+#include "one_line_error.hpp"
 
 extern char** environ;
 
@@ -184,9 +185,11 @@ TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_
 TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   const auto dir = fresh("bad");
   { std::ofstream(dir + "/corrupt.db") << "this is not a database, only text long enough to be a header........"; }
-  const auto corrupt = run_command(aisp() + " bench history --db " + dir + "/corrupt.db");
-  EXPECT_NE(corrupt.exit_code, 0);
-  EXPECT_NE(corrupt.output.find("aisp: error:"), std::string::npos) << corrupt.output;
+  // The servers refuse it at start, as the read-only commands do, not at a client's first request.
+  for (const std::string command : {"bench history", "mcp", "serve --port 0"}) {
+    aisp::testing::expect_one_line_error(command + " --db " + dir + "/corrupt.db", "is unusable");
+  }
+  aisp::testing::expect_one_line_error("mcp --db " + dir, "is not a file");
   std::filesystem::create_directories(dir + "/truncated");
   { std::ofstream(dir + "/truncated/results.json") << R"({"pairs": [{"target": "x")"; }
   const auto truncated = run_command(aisp() + " bench report --run " + dir + "/truncated");
