@@ -1,6 +1,8 @@
 // labs/decode's matvec, y (rows, n_out) from x (rows, k) fp32 and w (n_out, k) bf16, on the tensor
 // cores for every row count (Note [tensor-core rows]), and the launchers the model calls: a plain
-// matvec, and one with the RMS norm of its input (folded in at one row: Note [folded norm]).
+// matvec, one with the RMS norm of its input and one with SwiGLU of it (each folded in at one
+// row: Notes [folded norm], [folded swiglu]). Every matvec is a programmatic dependent launch
+// (Note [weights before the wait]).
 #pragma once
 
 #include <cuda_bf16.h>
