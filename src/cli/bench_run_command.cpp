@@ -52,7 +52,7 @@ struct run_options {
   std::string quarantine_file = "artifacts/quarantine.json";
   std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
   double max_time_s = 5;  // Note [sampling ceiling] in stopping_rule.hpp
-  double min_time_s = 0.25;  // Note [sampling floor] in src/stats/stopping_rule.hpp
+  std::optional<double> min_time_s;  // default 0.25 (at most --max-time): Note [sampling floor] in src/stats/stopping_rule.hpp
   std::size_t min_samples = stats::least_samples_for_a_verdict;
   double target_ci = 0.005;
   double min_effect = 0.01;
@@ -98,7 +98,11 @@ run_config make_config(const run_options& options) {
   // the seed is random unless the user fixes it, and the results record it either way.
   config.seed = options.seed.value_or(std::random_device{}() ^ (static_cast<std::uint64_t>(std::random_device{}()) << 32));
   config.stopping.max_time_s = options.max_time_s;
-  config.stopping.min_time_s = std::min(options.min_time_s, options.max_time_s);
+  // A floor the user asks for above the ceiling is a contradiction, not a wish to trim silently.
+  AISP_EXPECTS(!options.min_time_s || *options.min_time_s <= options.max_time_s,
+               fmt::format("--min-time {} is more than --max-time {}: sampling stops at --max-time, so raise it too", *options.min_time_s,
+                           options.max_time_s));
+  config.stopping.min_time_s = options.min_time_s.value_or(std::min(0.25, options.max_time_s));
   // S5: a verdict's CI comes from at least this many samples a variant, whatever is asked.
   AISP_EXPECTS(options.min_samples >= stats::least_samples_for_a_verdict,
                fmt::format("--min-samples {}: a speedup needs at least {} samples a variant (S5: a CI from fewer claims more than "

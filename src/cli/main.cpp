@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,44 @@ std::string shell_quoted(int argc, char** argv) {
 }
 
 bool verbose = false;
+
+// A word that is no command where a command is due (`aisp bench nope`), or a group of commands
+// given none (`aisp tools`), gets its own line naming the commands there, not CLI11's "a
+// subcommand is required". The walk stops at the first option: CLI11 judges the rest.
+std::optional<std::string> command_path_error(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "aisp";
+  for (int i = 1;; ++i) {
+    std::string names;
+    for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();  // hidden: the worker
+    }
+    if (names.empty()) return std::nullopt;
+    const bool is_help = i < argc && (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]).starts_with("--help"));
+    if (i >= argc || (argv[i][0] == '-' && !is_help && at != &app)) {
+      if (at->get_require_subcommand_min() == 0) return std::nullopt;
+      return fmt::format("{} needs a command: {} (see {} --help)", path, names, path);
+    }
+    if (argv[i][0] == '-') return std::nullopt;
+    const CLI::App* next = nullptr;
+    for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name() == argv[i]) next = sub;
+    }
+    if (next == nullptr) {
+      std::string close;  // a command that starts with the word, or the word with it: `compare` -> compare-runs
+      for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
+        const std::string& name = sub->get_name();
+        if (close.empty() && !sub->get_group().empty() && (name.starts_with(argv[i]) || std::string_view(argv[i]).starts_with(name)))
+          close = name;
+      }
+      if (!close.empty()) return fmt::format("unknown command '{} {}'; did you mean '{} {}'? (see {} --help)", path, argv[i], path, close, path);
+      return at == &app ? fmt::format("unknown command '{}' (commands: {}; see --help)", argv[i], names)
+                        : fmt::format("unknown command '{} {}' ({} has: {}; see {} --help)", path, argv[i], path, names, path);
+    }
+    at = next;
+    path += " " + std::string(argv[i]);
+  }
+}
 
 // Users see the message; `--verbose` (or AISP_VERBOSE=1) adds where in aisp it was raised.
 std::string shown(const char* what) {
@@ -53,18 +92,9 @@ int main(int argc, char** argv) {
   aisp::cli::add_mcp_command(app, result);
   aisp::cli::add_serve_command(app, result);
   aisp::cli::add_worker_command(app, result);
-  // A first word that is no command (nor an option) gets its own line, not CLI11's "a subcommand is required".
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
-    bool known = false;
-    for (const auto* sub : app.get_subcommands({})) {
-      known = known || sub->get_name() == argv[1];
-      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();  // hidden: the worker
-    }
-    if (!known) {
-      std::fprintf(stderr, "aisp: error: unknown command '%s' (commands: %s; see --help)\n", argv[1], names.c_str());
-      return 2;
-    }
+  if (const auto why = command_path_error(app, argc, argv)) {
+    std::fprintf(stderr, "aisp: error: %s\n", why->c_str());
+    return 2;
   }
   try {
     app.parse(argc, argv);
