@@ -10,6 +10,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
 
 #include "aisp/check.hpp"
@@ -34,7 +35,23 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 
 namespace aisp {
 
-// kernel<<<grid, block, shared_bytes, stream>>>(args...) as a programmatic dependent launch.
+// Whether the current device runs programmatic dependent launches (compute capability 9.0+),
+// asked once a device.
+inline bool device_runs_dependent_launches() {
+  constexpr int max_devices = 64;
+  static std::atomic<int> known[max_devices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
+  if (device >= max_devices) return false;
+  if (const int seen = known[device].load(std::memory_order_relaxed); seen != 0) return seen == 2;
+  int major = 0;
+  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  known[device].store(major >= 9 ? 2 : 1, std::memory_order_relaxed);
+  return major >= 9;
+}
+
+// kernel<<<grid, block, shared_bytes, stream>>>(args...) as a programmatic dependent launch
+// (a plain launch below sm_90).
 template <class... Params, class... Args>
 void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
                       const Args&... args) {
@@ -47,7 +64,7 @@ void launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, std::siz
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
   config.attrs = &early;
-  config.numAttrs = 1;
+  config.numAttrs = device_runs_dependent_launches() ? 1 : 0;
   AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
   AISP_CHECK_LAUNCH();
 }
