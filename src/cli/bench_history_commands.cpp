@@ -175,8 +175,16 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   auto strict = std::make_shared<bool>(false);
   auto fail_on_slower = std::make_shared<bool>(false);
   add_db(compare);
-  compare->add_option("A", *run_a, "the earlier run id (see bench history)")->required();
-  compare->add_option("B", *run_b, "the later run id")->required();
+  // A run's folder is what a user often has at hand: say how to make it a run id.
+  const CLI::Validator run_id(
+      [](std::string& text) -> std::string {
+        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+        return digits ? "" : "wants a run id from the history (aisp bench history lists them), not '" + text +
+                                 "'; to compare two runs' folders, record them first: aisp bench merge --db cmp.db DIR_A DIR_B";
+      },
+      "RUN_ID");
+  compare->add_option("A", *run_a, "the earlier run id (see bench history)")->required()->check(run_id);
+  compare->add_option("B", *run_b, "the later run id")->required()->check(run_id);
   compare->add_flag("--json", *compare_json, "print machine-readable JSON");
   compare->add_flag("--strict", *strict,
                     "refuse (exit 1, nothing compared) when the runs differ in card, driver, timing mode or a "

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -114,6 +115,10 @@ int main(int argc, char** argv) {
     // A JSON file (results, history export, expectations) whose values are not the types aisp
     // wrote: a bad input, said in one line.
     std::fprintf(stderr, "aisp: error: a JSON input is not as aisp writes it: %s\n", aisp::without_json_prefix(error.what()).c_str());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& error) {
+    // A path the user gave that cannot be made, read or written: bad input, said in one line.
+    std::fprintf(stderr, "aisp: error: %s\n", error.what());
     return 2;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "aisp: error: %s\n", shown(error.what()).c_str());

@@ -81,6 +81,8 @@ const std::vector<bad_case> cases{
     {"bench report --run /nonexistent/run", "/nonexistent/run"},
     {"bench report --run /nonexistent/run --format docx", "docx"},
     {"bench compare-runs", "required"},
+    {"bench compare-runs /tmp/run_a /tmp/run_b", "aisp bench merge --db cmp.db DIR_A DIR_B"},
+    {"new pair ch07:made_here --dir /proc/no/such/place", "cannot create directories"},
     {"bench expectations --hardware", "hardware"},
     {"bench expectations --hardware ../../etc", "--hardware wants a card key such as h100"},
     {"bench run --targets labs/host --golden-file /etc/os-release", "malformed golden file /etc/os-release"},
