@@ -73,22 +73,22 @@ struct product_error {
   double worst_row_relative_l2 = 0;
 };
 
-[[nodiscard]] inline product_error quantized_product_error(const std::vector<double>& a, const std::vector<double>& b,
-                                                           const quantized_matrix& qa, const quantized_matrix& qb) {
-  if (qa.cols != qb.cols || a.size() != qa.values.size() || b.size() != qb.values.size())
-    throw std::invalid_argument("quantized_product_error: A (m x k) and B (n x k) with their quantized forms");
-  const int m = qa.rows, n = qb.rows, k = qa.cols;
+// The error of `approx(i, j)` (any product of A (m x k) and B (n x k) in C's layout) against
+// the fp64 product of A and B, measured as product_error says.
+template <class Approx>
+[[nodiscard]] product_error product_error_of(const std::vector<double>& a, const std::vector<double>& b, int m, int n, int k,
+                                             Approx approx) {
   double error_squares = 0, exact_squares = 0, worst_row = 0;
   for (int i = 0; i < m; ++i) {
     double row_error = 0, row_exact = 0;
     for (int j = 0; j < n; ++j) {
-      double exact = 0, approx = 0;
+      double exact = 0;
       for (int p = 0; p < k; ++p) {
         exact += a[static_cast<std::size_t>(i) * static_cast<std::size_t>(k) + static_cast<std::size_t>(p)] *
                  b[static_cast<std::size_t>(j) * static_cast<std::size_t>(k) + static_cast<std::size_t>(p)];
-        approx += qa.dequantized(i, p) * qb.dequantized(j, p);
       }
-      row_error += (approx - exact) * (approx - exact);
+      const double error = approx(i, j) - exact;
+      row_error += error * error;
       row_exact += exact * exact;
     }
     error_squares += row_error;
@@ -96,6 +96,18 @@ struct product_error {
     if (row_exact > 0) worst_row = std::max(worst_row, std::sqrt(row_error / row_exact));
   }
   return {exact_squares > 0 ? std::sqrt(error_squares / exact_squares) : 0, worst_row};
+}
+
+// The product of the dequantized operands (fp64 sums) against the product of the originals.
+[[nodiscard]] inline product_error quantized_product_error(const std::vector<double>& a, const std::vector<double>& b,
+                                                           const quantized_matrix& qa, const quantized_matrix& qb) {
+  if (qa.cols != qb.cols || a.size() != qa.values.size() || b.size() != qb.values.size())
+    throw std::invalid_argument("quantized_product_error: A (m x k) and B (n x k) with their quantized forms");
+  return product_error_of(a, b, qa.rows, qb.rows, qa.cols, [&](int i, int j) {
+    double approx = 0;
+    for (int p = 0; p < qa.cols; ++p) approx += qa.dequantized(i, p) * qb.dequantized(j, p);
+    return approx;
+  });
 }
 
 }  // namespace aisp::ch19

@@ -10,7 +10,6 @@
 
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstddef>
 
 #include "aisp/check.hpp"
@@ -35,18 +34,13 @@ __device__ __forceinline__ void wait_for_previous_kernel() {
 
 namespace aisp {
 
-// Whether the current device runs programmatic dependent launches (compute capability 9.0+),
-// asked once a device.
+// Whether the current device runs programmatic dependent launches (compute capability 9.0+);
+// two host-side lookups, no work on the GPU.
 inline bool device_runs_dependent_launches() {
-  constexpr int max_devices = 64;
-  static std::atomic<int> known[max_devices] = {};  // 0 unknown, 1 no, 2 yes
   int device = 0;
-  AISP_CUDA_CHECK(cudaGetDevice(&device));
-  if (device >= max_devices) return false;
-  if (const int seen = known[device].load(std::memory_order_relaxed); seen != 0) return seen == 2;
   int major = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
   AISP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  known[device].store(major >= 9 ? 2 : 1, std::memory_order_relaxed);
   return major >= 9;
 }
 

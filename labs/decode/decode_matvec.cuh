@@ -65,6 +65,10 @@ struct matvec_plan {
   return {splits, splits_a_warp, warps_a_tile, matvec_block_warps / warps_a_tile};
 }
 
+inline void expect_matvec_shape(int n_out, int k, int rows) {
+  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+}
+
 // d += a · b on one 16 x 8 x 8 tile, tf32 operands (the bits of fp32 values whose low 13 bits are clear).
 __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
@@ -75,15 +79,13 @@ __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t
 constexpr std::uint32_t tf32_mask = 0xffffe000u;
 
 // What a matvec reads as its x: x itself; x times its row's RMS scale (Note [folded norm]); or
-// swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]).
+// swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]). The last two are made
+// where x is staged (Note [staged x]), at one row.
 enum class x_form { plain, rms_normed, swiglu };
 
-// Eight consecutive x of a row (zeros past the rows or past the split), scaled where a norm is
-// folded in (rounded, as rms_norm_rows_kernel scales), as hi and lo tf32 pieces.
-template <x_form Form>
-__device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, float x_scale,
-                                         std::uint32_t (&hi)[8], std::uint32_t (&lo)[8]) {
-  static_assert(Form != x_form::swiglu, "a swiglu'd x is staged in shared memory and read as plain");
+// Eight consecutive x of a row (zeros past the rows or past the split) as hi and lo tf32 pieces.
+__device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, std::uint32_t (&hi)[8],
+                                         std::uint32_t (&lo)[8]) {
   float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
   float4 b = a;
   if (row < rows && in_split) {
@@ -91,10 +93,9 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
     a = v[0];
     b = v[1];
   }
-  float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  const float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
-    if constexpr (Form == x_form::rms_normed) values[e] = __fmul_rn(values[e], x_scale);
     hi[e] = __float_as_uint(values[e]) & tf32_mask;
     lo[e] = __float_as_uint(__fsub_rn(values[e], __uint_as_float(hi[e]))) & tf32_mask;
   }
@@ -104,16 +105,16 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
 using matvec_acc = float[2][2][4];
 
 // One chunk: the lane's eight k of weight rows g and g + 8 (top, bottom) against Tiles tiles of 8 rows.
-template <int Tiles, x_form Form>
+template <int Tiles>
 __device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom, const float* x, int first_row, int rows, int k, int at,
-                                          bool in_split, float x_scale, matvec_acc (&acc)[Tiles]) {
+                                          bool in_split, matvec_acc (&acc)[Tiles]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
   const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
     std::uint32_t hi[8], lo[8];
-    x_pieces<Form>(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, x_scale, hi, lo);
+    x_pieces(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, hi, lo);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
       const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
@@ -190,12 +191,12 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
   if (first_split < end_split) load_split(top_row, bottom_row, first_split, k, top, bottom);
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
-  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row");
+  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
   // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
   // two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
   // each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
   __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
-  const bool staged = Form == x_form::swiglu || (Tiles == 1 && rows == 1);
+  const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
     __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
@@ -234,9 +235,9 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
       if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
       const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
       if (staged) {
-        mma_chunk<Tiles, x_form::plain>(top[u], bottom[u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, 1.0f, acc);
-      } else if constexpr (Form != x_form::swiglu) {
-        mma_chunk<Tiles, Form>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, x_scale, acc);
+        mma_chunk<Tiles>(top[u], bottom[u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
+      } else if constexpr (Form == x_form::plain) {
+        mma_chunk<Tiles>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, acc);
       }
     }
     if (s + 1 < end_split) load_split(top_row, bottom_row, s + 1, k, top, bottom);
@@ -284,6 +285,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
 template <int Tiles, x_form Form>
 void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
                          float eps, cudaStream_t stream) {
+  AISP_EXPECTS(Form == x_form::plain || rows == 1, "labs/decode: a norm or swiglu is folded into a matvec of one row only");
   const matvec_plan plan = matvec_plan_of(k);
   const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
   const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
@@ -296,7 +298,7 @@ void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n
 // 8 rows a block up to 8 rows, two up to 16, four beyond (each weight chunk serves them all).
 inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                           float output_scale, cudaStream_t stream) {
-  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  expect_matvec_shape(n_out, k, rows);
   if (rows <= matvec_tile_rows) {
     launch_matvec_tiles<1, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
@@ -314,7 +316,7 @@ inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int 
 // row counts run the norm kernel into `normed`, then the matvec.
 inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
                                  cudaStream_t stream) {
-  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
     launch_matvec_tiles<1, x_form::rms_normed>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
     return;
@@ -324,13 +326,13 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
   launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
 }
 
-// Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row the matvec
-// reads the gate and up values and applies swiglu_value as it loads x (each block: 64 KB from L2
-// and 8192 exponentials at the benchmark's ffn), which spares a launch a layer and the act
-// round trip; other row counts run swiglu_rows_kernel into `act`, then the matvec.
+// Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp
+// stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
+// a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
+// matvec.
 inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
                                  bool accumulate, float output_scale, cudaStream_t stream) {
-  AISP_EXPECTS(k % 8 == 0 && k > 0 && n_out > 0 && rows > 0, "labs/decode: a matvec of k % 8 == 0 and at least one row and feature");
+  expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
     launch_matvec_tiles<1, x_form::swiglu>(w, gate_up, y, n_out, k, 1, accumulate, output_scale, 0.0f, stream);
     return;

@@ -16,7 +16,7 @@ import sys
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from hw_peers import isolated_median_seconds
+from hw_peers import isolated_median_seconds, l2_flush
 
 # target: (batch, query heads, kv heads, seq, head dim, causal), as the lab declares them
 SHAPES = {
@@ -30,10 +30,7 @@ BACKENDS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTEN
 
 
 def main():
-    l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
-    scratch = torch.empty(2 * l2_bytes // 4 + (4 << 20), dtype=torch.float32, device="cuda").uniform_()
-    sink = torch.empty((), dtype=torch.float32, device="cuda")
-    flush = lambda: torch.sum(scratch, dim=0, out=sink)  # reads 2x the L2: evicts the inputs
+    flush = l2_flush()
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
            "cudnn": torch.backends.cudnn.version(), "pairs": {}}
     for target, (b, h, hkv, s, d, causal) in SHAPES.items():

@@ -17,7 +17,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from hw_peers import isolated_median_seconds
+from hw_peers import isolated_median_seconds, l2_flush
 
 ROW_SHAPES = [(32768, 4096), (4096, 32768)]
 GEMV_SHAPES = [(8192, 8192), (28672, 8192)]
@@ -45,10 +45,7 @@ def record(out, target, what, call, flush, nbytes):
 
 
 def main():
-    l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
-    scratch = torch.empty(2 * l2_bytes // 4 + (4 << 20), dtype=torch.float32, device="cuda").uniform_()
-    sink = torch.empty((), dtype=torch.float32, device="cuda")
-    flush = lambda: torch.sum(scratch, dim=0, out=sink)
+    flush = l2_flush()
     out = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
            "rows": {}}
     rows_out = out["rows"]

@@ -65,6 +65,15 @@ def isolated_median_seconds(fn, calls=TIMED_CALLS, warmup=WARMUP_CALLS, before=N
     return statistics.median(seconds)
 
 
+def l2_flush():
+    """A call that reads twice the L2 through a scratch buffer, evicting what a timed call reads:
+    `before=` of isolated_median_seconds for cold timings, as aisp times."""
+    l2_bytes = torch.cuda.get_device_properties(0).L2_cache_size
+    scratch = torch.empty(2 * l2_bytes // 4 + (4 << 20), dtype=torch.float32, device="cuda").uniform_()
+    sink = torch.empty((), dtype=torch.float32, device="cuda")
+    return lambda: torch.sum(scratch, dim=0, out=sink)
+
+
 def uniform_signed(shape, dtype=torch.float32):
     """Random values in [-1, 1) on the device: tensor cores draw less power on zeros or constants."""
     return torch.empty(shape, dtype=torch.float32, device="cuda").uniform_(-1.0, 1.0).to(dtype)

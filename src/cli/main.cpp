@@ -1,12 +1,15 @@
 // aisp: the command-line front of the harness. Exit codes: 0 success, 1 something measured
 // failed (verification, crash, timeout), 2 bad usage or input.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iterator>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,34 +38,31 @@ std::optional<std::string> command_path_error(const CLI::App& app, int argc, cha
   const CLI::App* at = &app;
   std::string path = "aisp";
   for (int i = 1;; ++i) {
+    const std::vector<const CLI::App*> all = at->get_subcommands([](const CLI::App*) { return true; });
+    std::vector<const CLI::App*> shown;  // the hidden worker has no group
+    std::copy_if(all.begin(), all.end(), std::back_inserter(shown), [](const CLI::App* sub) { return !sub->get_group().empty(); });
+    if (shown.empty()) return std::nullopt;
     std::string names;
-    for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
-      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();  // hidden: the worker
-    }
-    if (names.empty()) return std::nullopt;
-    const bool is_help = i < argc && (std::string_view(argv[i]) == "-h" || std::string_view(argv[i]).starts_with("--help"));
-    if (i >= argc || (argv[i][0] == '-' && !is_help && at != &app)) {
+    for (const auto* sub : shown) names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::string_view word = i < argc ? argv[i] : "";
+    const bool is_help = word == "-h" || word.starts_with("--help");
+    if (i >= argc || (word.starts_with('-') && !is_help && at != &app)) {
       if (at->get_require_subcommand_min() == 0) return std::nullopt;
       return fmt::format("{} needs a command: {} (see {} --help)", path, names, path);
     }
-    if (argv[i][0] == '-') return std::nullopt;
-    const CLI::App* next = nullptr;
-    for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
-      if (sub->get_name() == argv[i]) next = sub;
+    if (word.starts_with('-')) return std::nullopt;
+    const auto next = std::find_if(all.begin(), all.end(), [&](const CLI::App* sub) { return sub->get_name() == word; });
+    if (next == all.end()) {
+      // A command that starts with the word, or the word with it: `compare` -> compare-runs.
+      const auto close = std::find_if(shown.begin(), shown.end(), [&](const CLI::App* sub) {
+        return std::string_view(sub->get_name()).starts_with(word) || word.starts_with(sub->get_name());
+      });
+      if (close != shown.end()) return fmt::format("unknown command '{} {}'; did you mean '{} {}'? (see {} --help)", path, word, path, (*close)->get_name(), path);
+      return at == &app ? fmt::format("unknown command '{}' (commands: {}; see --help)", word, names)
+                        : fmt::format("unknown command '{} {}' ({} has: {}; see {} --help)", path, word, path, names, path);
     }
-    if (next == nullptr) {
-      std::string close;  // a command that starts with the word, or the word with it: `compare` -> compare-runs
-      for (const auto* sub : at->get_subcommands([](const CLI::App*) { return true; })) {
-        const std::string& name = sub->get_name();
-        if (close.empty() && !sub->get_group().empty() && (name.starts_with(argv[i]) || std::string_view(argv[i]).starts_with(name)))
-          close = name;
-      }
-      if (!close.empty()) return fmt::format("unknown command '{} {}'; did you mean '{} {}'? (see {} --help)", path, argv[i], path, close, path);
-      return at == &app ? fmt::format("unknown command '{}' (commands: {}; see --help)", argv[i], names)
-                        : fmt::format("unknown command '{} {}' ({} has: {}; see {} --help)", path, argv[i], path, names, path);
-    }
-    at = next;
-    path += " " + std::string(argv[i]);
+    at = *next;
+    path += " " + std::string(word);
   }
 }
 

@@ -74,23 +74,9 @@ std::vector<double> kernel_product(const quantized_matrix& qa, const quantized_m
   return out;
 }
 
-// The kernel's C against the fp64 product of the unquantized operands, as quantized_product_error measures it.
+// The kernel's C against the fp64 product of the unquantized operands.
 aisp::ch19::product_error error_of(const std::vector<double>& c, const std::vector<double>& a, const std::vector<double>& b) {
-  double error_squares = 0, exact_squares = 0, worst_row = 0;
-  for (int i = 0; i < m; ++i) {
-    double row_error = 0, row_exact = 0;
-    for (int j = 0; j < n; ++j) {
-      double exact = 0;
-      for (int p = 0; p < k; ++p) exact += a[static_cast<std::size_t>(i) * k + p] * b[static_cast<std::size_t>(j) * k + p];
-      const double error = c[static_cast<std::size_t>(i) * n + j] - exact;
-      row_error += error * error;
-      row_exact += exact * exact;
-    }
-    error_squares += row_error;
-    exact_squares += row_exact;
-    if (row_exact > 0) worst_row = std::max(worst_row, std::sqrt(row_error / row_exact));
-  }
-  return {std::sqrt(error_squares / exact_squares), worst_row};
+  return aisp::ch19::product_error_of(a, b, m, n, k, [&](int i, int j) { return c[static_cast<std::size_t>(i) * n + static_cast<std::size_t>(j)]; });
 }
 
 void record(const std::string& label, const aisp::ch19::product_error& e) {

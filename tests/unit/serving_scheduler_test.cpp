@@ -8,6 +8,7 @@
 
 #include "../../labs/decode/serving_scheduler.hpp"
 #include "../../labs/decode/serving_trace.hpp"
+#include "../../labs/decode/serving_workload.hpp"
 
 namespace {
 
@@ -204,6 +205,7 @@ double makespan(const std::vector<request_shape>& trace, batching policy, double
   return last;
 }
 
+// A trace of the serving pairs' shape (prompts 8-32) with outputs in [output_min, output_max].
 std::vector<request_shape> trace_of(int requests, double rate, int output_max, int output_min) {
   aisp::decode::trace_config c;
   c.requests = requests;
@@ -230,7 +232,10 @@ TEST(serving_scheduler, the_default_trace_caps_continuous_batchings_gain_below_a
   const auto gain = [&](const std::vector<request_shape>& trace) {
     return makespan(trace, batching::static_batches, step_s, 0.0) / makespan(trace, batching::continuous, step_s, 0.0);
   };
-  const double default_gain = gain(trace_of(24, 40.0, 128, 32));
+  // continuous_batching's benchmark size (labs/decode/continuous_batching.cu), through the pairs' own trace_of.
+  const aisp::workload benchmark{aisp::workload_kind::benchmark,
+                                 {{"model", 2}, {"requests", 24}, {"rate", 40}, {"prompt_max", 32}, {"output_max", 128}, {"slots", 8}, {"step_us", 1000}}};
+  const double default_gain = gain(aisp::decode::shapes_of(benchmark));
   const double saturated_gain = gain(trace_of(48, 400.0, 256, 8));
   RecordProperty("default_trace_gain", std::to_string(default_gain));
   RecordProperty("saturated_wide_trace_gain", std::to_string(saturated_gain));
