@@ -33,7 +33,7 @@ namespace {
 // Measured at batch 1 (cuda_graph_step, H200, 2026-11-29), against the SIMT kernel's 1.03 ms a
 // token: x as A 1.60 ms; w as A, splits of 1024, four warps a tile, 1.47 ms.
 //
-// The order (Note [batch-invariant rows]) depends on k alone: k runs in splits of matvec_split_k;
+// The order (Note [batch-invariant rows]) depends on the shape alone: k runs in splits of matvec_split_k;
 // in a split, a lane holds eight consecutive k of two weight rows (features g and g + 8, g =
 // lane / 4) a chunk (a chunk: 32 k of 16 features), and the chunk's four mmas take its k in pairs:
 // mma j the lane's k 2j and 2j + 1 as the m16n8k8 k positions lane % 4 and lane % 4 + 4, for the
@@ -41,7 +41,7 @@ namespace {
 // into accumulator j % 2 of each piece. A tensor core computes each output from its own row of A
 // and column of B, so a row's bits never depend on the rows beside it. A split's total is (hi0 +
 // hi1) + (lo0 + lo1); the splits' totals are added in split order (rounded adds), then scaled
-// once. matvec_plan_of(k) fixes which warp takes which splits; the rows choose only how many
+// once. matvec_plan_of(n_out, k) fixes which warp takes which splits; the rows choose only how many
 // 8-row tiles a block runs (1, 2 or 4) and how many blocks run them.
 constexpr int matvec_block_warps = 8;      // the warps that may share a tile of 16 features
 constexpr int matvec_split_k = 256;        // k a split: one batch of loads
@@ -57,12 +57,25 @@ struct matvec_plan {
   int tiles_a_block;  // tiles of 16 features a block
 };
 
-[[nodiscard]] __host__ __device__ inline matvec_plan matvec_plan_of(int k) {
+// Note [warps a tile]: a tile's splits go to as many warps as fill about target_warps warps in
+// all (at most a block's, at most one a split), so that a large matvec runs a wave of warps that
+// each walk several splits with the next split's loads in flight (Note [weight ring]), and a
+// small one runs a warp a split. It depends on n_out and k, never on the rows (Note
+// [batch-invariant rows]).
+constexpr int matvec_target_warps = 2048;  // 16 warps an SM of a 132-SM H100 or H200
+
+[[nodiscard]] __host__ __device__ inline matvec_plan matvec_plan_of(int n_out, int k, int block_warps = matvec_block_warps,
+                                                                   int target_warps = matvec_target_warps) {
   const int splits = (k + matvec_split_k - 1) / matvec_split_k;
-  const int warps = splits < matvec_block_warps ? splits : matvec_block_warps;
+  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  int warps = splits < block_warps ? splits : block_warps;
+  if (target_warps > 0) {
+    const int filling = target_warps / tiles;
+    if (filling < warps) warps = filling < 1 ? 1 : filling;
+  }
   const int splits_a_warp = (splits + warps - 1) / warps;
   const int warps_a_tile = (splits + splits_a_warp - 1) / splits_a_warp;
-  return {splits, splits_a_warp, warps_a_tile, matvec_block_warps / warps_a_tile};
+  return {splits, splits_a_warp, warps_a_tile, block_warps / warps_a_tile};
 }
 
 inline void expect_matvec_shape(int n_out, int k, int rows) {
@@ -142,17 +155,21 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* address) {
   return v;
 }
 
-// A split's weights, rows g and g + 8 of the tile: chunk u's eight k of the lane (zeros past k).
+// Chunk u of a split's weights, rows g and g + 8 of the tile: the lane's eight k (zeros past k).
+__device__ __forceinline__ void load_chunk(const __nv_bfloat16* top_row, const __nv_bfloat16* bottom_row, int split, int u, int k,
+                                           uint4& top, uint4& bottom) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int at = split * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+  const bool inside = at < k;
+  top = inside ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
+  bottom = inside ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
+}
+
+// A split's weights: every chunk of it.
 __device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const __nv_bfloat16* bottom_row, int split, int k,
                                            uint4 (&top)[matvec_loads_in_flight], uint4 (&bottom)[matvec_loads_in_flight]) {
-  const int lane = static_cast<int>(threadIdx.x) % 32;
 #pragma unroll
-  for (int u = 0; u < matvec_loads_in_flight; ++u) {
-    const int at = split * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-    const bool inside = at < k;
-    top[u] = inside ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
-    bottom[u] = inside ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
-  }
+  for (int u = 0; u < matvec_loads_in_flight; ++u) load_chunk(top_row, bottom_row, split, u, k, top[u], bottom[u]);
 }
 
 // y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
@@ -160,15 +177,56 @@ __device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const _
 // blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
 // it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
 // Launched as a dependent launch (Note [weights before the wait]).
-template <int Tiles, x_form Form>
-__global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) matvec_mma_kernel(const __nv_bfloat16* __restrict__ w,
-                                                                                const float* __restrict__ x, float* __restrict__ y,
-                                                                                int n_out, int k, int rows, bool accumulate,
-                                                                                float output_scale, float eps) {
-  static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
+// Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
+// two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
+// each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
+template <x_form Form>
+__device__ __forceinline__ void stage_split_x(const float* x, int k, int split, float x_scale, float* staged) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  __syncwarp();  // the last split's x is read
+  const int at = split * matvec_split_k + lane * 8;
+  float values[8] = {};
+  if (at < k) {
+    const auto* v = reinterpret_cast<const float4*>(x + at);
+    const float4 a = v[0], b = v[1];
+    const float read[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    if constexpr (Form == x_form::swiglu) {
+      const auto* u = reinterpret_cast<const float4*>(x + k + at);
+      const float4 c = u[0], d = u[1];
+      const float up[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
+    }
+  }
+  auto* out = reinterpret_cast<float4*>(staged + lane * 8);
+  out[0] = make_float4(values[0], values[1], values[2], values[3]);
+  out[1] = make_float4(values[4], values[5], values[6], values[7]);
+  __syncwarp();
+}
+
+// Note [weight ring]: a warp keeps Depth splits of weights in registers; a spent chunk's
+// registers take the chunk Depth splits on at once, so a warp walking splits keeps Depth splits'
+// bytes in flight while it computes. Depth 2 (at one row, where a tile's warps fill the block and
+// there are few blocks: the down projection's 128) doubles a warp's bytes in flight at 1 block an
+// SM. The depth changes when loads are issued, never the order of the adds.
+template <int Tiles, int Depth, int BlockWarps>
+constexpr int matvec_min_blocks = Tiles == 1 && Depth == 1 && BlockWarps <= matvec_block_warps ? 2 : 1;
+
+// y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
+// [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
+// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
+// it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
+// Launched as a dependent launch (Note [weights before the wait]).
+template <int Tiles, x_form Form, int Depth = 1, int BlockWarps = matvec_block_warps>
+__global__ void __launch_bounds__(BlockWarps * 32, matvec_min_blocks<Tiles, Depth, BlockWarps>)
+    matvec_mma_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
+                      bool accumulate, float output_scale, float eps, matvec_plan plan) {
+  static_assert(BlockWarps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
   static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
-  __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
-  const matvec_plan plan = matvec_plan_of(k);
+  __shared__ float warp_totals[BlockWarps][Tiles][4][32];
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int local_tile = warp / plan.warps_a_tile;
@@ -179,75 +237,57 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
   const int first_split = part * plan.splits_a_warp;
   const int end_split = works ? min(plan.splits, first_split + plan.splits_a_warp) : first_split;
   // Note [weights before the wait]: no kernel writes the weights, so a warp issues its first
-  // split's loads before it waits for the kernel before it (the one that writes x): the launch is
+  // splits' loads before it waits for the kernel before it (the one that writes x): the launch is
   // a dependent one (include/aisp/dependent_launch.cuh), so at one row those loads, most of the
   // launch, overlap that kernel's tail. Asking the L2 for the warp's later splits as well
   // (prefetch.global.L2) made the batch-1 step 7-10% slower (H200, 2026-12-01): not done.
   // A missing feature rereads the last weight row, and is not stored.
   const __nv_bfloat16* top_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4, n_out - 1)) * k;
   const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
-  uint4 top[matvec_loads_in_flight];
-  uint4 bottom[matvec_loads_in_flight];
-  if (first_split < end_split) load_split(top_row, bottom_row, first_split, k, top, bottom);
+  uint4 top[Depth][matvec_loads_in_flight];
+  uint4 bottom[Depth][matvec_loads_in_flight];
+#pragma unroll
+  for (int d = 0; d < Depth; ++d) {
+    if (first_split + d < end_split) load_split(top_row, bottom_row, first_split + d, k, top[d], bottom[d]);
+  }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
   static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
-  // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
-  // two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
-  // each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
-  __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
+  __shared__ __align__(16) float staged_x[Tiles == 1 ? BlockWarps : 1][matvec_split_k];
   const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
-    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
+    __shared__ float norm_partial[BlockWarps];  // block_sum: a float a warp
     x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
   }
   float total[Tiles][4] = {};
-  for (int s = first_split; s < end_split; ++s) {
-    const int split_end = min(k, (s + 1) * matvec_split_k);
-    matvec_acc acc[Tiles] = {};
-    if (staged) {  // one row: the warp's split of x, in its form, into shared memory, 8 values a lane
-      __syncwarp();  // the last split's x is read
-      const int at = s * matvec_split_k + lane * 8;
-      float values[8] = {};
-      if (at < k) {
-        const auto* v = reinterpret_cast<const float4*>(x + at);
-        const float4 a = v[0], b = v[1];
-        const float read[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-        if constexpr (Form == x_form::swiglu) {
-          const auto* u = reinterpret_cast<const float4*>(x + k + at);
-          const float4 c = u[0], d = u[1];
-          const float up[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
+  for (int first_of_round = first_split; first_of_round < end_split; first_of_round += Depth) {
 #pragma unroll
-          for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
-        } else {
+    for (int d = 0; d < Depth; ++d) {
+      const int s = first_of_round + d;
+      if (s >= end_split) break;  // the same for the whole warp
+      const int split_end = min(k, (s + 1) * matvec_split_k);
+      matvec_acc acc[Tiles] = {};
+      if (staged) stage_split_x<Form>(x, k, s, x_scale, staged_x[warp]);
 #pragma unroll
-          for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
+      for (int u = 0; u < matvec_loads_in_flight; ++u) {
+        if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
+        const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+        if (staged) {
+          mma_chunk<Tiles>(top[d][u], bottom[d][u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
+        } else if constexpr (Form == x_form::plain) {
+          mma_chunk<Tiles>(top[d][u], bottom[d][u], x, first_row, rows, k, at, at < split_end, acc);
         }
+        if (s + Depth < end_split) load_chunk(top_row, bottom_row, s + Depth, u, k, top[d][u], bottom[d][u]);  // Note [weight ring]
       }
-      auto* out = reinterpret_cast<float4*>(&staged_x[warp][lane * 8]);
-      out[0] = make_float4(values[0], values[1], values[2], values[3]);
-      out[1] = make_float4(values[4], values[5], values[6], values[7]);
-      __syncwarp();
-    }
 #pragma unroll
-    for (int u = 0; u < matvec_loads_in_flight; ++u) {
-      if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
-      const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-      if (staged) {
-        mma_chunk<Tiles>(top[u], bottom[u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
-      } else if constexpr (Form == x_form::plain) {
-        mma_chunk<Tiles>(top[u], bottom[u], x, first_row, rows, k, at, at < split_end, acc);
-      }
-    }
-    if (s + 1 < end_split) load_split(top_row, bottom_row, s + 1, k, top, bottom);
+      for (int t = 0; t < Tiles; ++t) {
 #pragma unroll
-    for (int t = 0; t < Tiles; ++t) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float split_total =
-            __fadd_rn(__fadd_rn(acc[t][0][0][i], acc[t][0][1][i]), __fadd_rn(acc[t][1][0][i], acc[t][1][1][i]));
-        total[t][i] = s == first_split ? split_total : __fadd_rn(total[t][i], split_total);
+        for (int i = 0; i < 4; ++i) {
+          const float split_total =
+              __fadd_rn(__fadd_rn(acc[t][0][0][i], acc[t][0][1][i]), __fadd_rn(acc[t][1][0][i], acc[t][1][1][i]));
+          total[t][i] = s == first_split ? split_total : __fadd_rn(total[t][i], split_total);
+        }
       }
     }
   }
@@ -282,16 +322,30 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 ? 2 : 1) m
   }
 }
 
+template <int Tiles, x_form Form, int Depth = 1, int BlockWarps = matvec_block_warps>
+void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows,
+                        bool accumulate, float output_scale, float eps, cudaStream_t stream) {
+  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
+  const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
+  launch_dependent(matvec_mma_kernel<Tiles, Form, Depth, BlockWarps>, grid, dim3(BlockWarps * 32), 0, stream, w, x, y, n_out, k, rows,
+                   accumulate, output_scale, eps, plan);
+}
+
+// One launch of Tiles tiles of 8 rows a block (Note [warps a tile]); at one row, a weight ring of
+// two splits where a tile's warps fill the block and walk several splits (Note [weight ring]).
 template <int Tiles, x_form Form>
 void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
                          float eps, cudaStream_t stream) {
   AISP_EXPECTS(Form == x_form::plain || rows == 1, "labs/decode: a norm or swiglu is folded into a matvec of one row only");
-  const matvec_plan plan = matvec_plan_of(k);
-  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
-  const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
-  const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
-  launch_dependent(matvec_mma_kernel<Tiles, Form>, grid, dim3(matvec_block_warps * 32), 0, stream, w, x, y, n_out, k, rows,
-                   accumulate, output_scale, eps);
+  const matvec_plan plan = matvec_plan_of(n_out, k);
+  if constexpr (Tiles == 1) {
+    if (plan.tiles_a_block == 1 && plan.splits_a_warp >= 2) {
+      launch_matvec_with<Tiles, Form, 2>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+      return;
+    }
+  }
+  launch_matvec_with<Tiles, Form, 1>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
 }
 
 // y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of

@@ -134,14 +134,26 @@ __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const
     out[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __fmul_rn(row[i], scale);
 }
 
-// Rotate each row's query and key heads (RoPE at its position, half-split pairs, angles in
-// double as the reference takes them), then store its K and V as bf16 in its slot's cache.
-// qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads. A block a (row, head) of
-// head_dim / 2 threads, one pair each: one block a row once took 10.6 us a layer at batch 1,
-// 10% of the step (ncu, H200, 2026-11-29); every value is computed as it was, bit for bit.
+// The pair (i, i + half) of a head rotated to `position` (RoPE, half-split pairs), with angles in
+// double as the reference takes them: (low, high).
+__device__ __forceinline__ float2 rope_pair(double a, double b, int position, int i, int head_dim, double theta) {
+  const double angle = position * pow(theta, -2.0 * i / head_dim);
+  double sine = 0;
+  double cosine = 0;
+  sincos(angle, &sine, &cosine);
+  return make_float2(static_cast<float>(a * cosine - b * sine), static_cast<float>(a * sine + b * cosine));
+}
+
+// Rotate each row's query and key heads (rope_pair at its position), then store its K and V as
+// bf16 in its slot's cache. qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads. A
+// block a (row, head) of head_dim / 2 threads, one pair each: one block a row once took 10.6 us
+// a layer at batch 1, 10% of the step (ncu, H200, 2026-11-29); every value is computed as it
+// was, bit for bit. A launch of one row folds this into attention (Note [rope in attention]).
 template <class Cache>
 __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
                                       Cache cache, int layer, double theta) {
+  ptx::let_next_kernel_start();
+  ptx::wait_for_previous_kernel();  // a dependent launch: qkv is the matvec's before it
   const int r = static_cast<int>(blockIdx.x);
   const int h = static_cast<int>(blockIdx.y);  // q heads, then k heads, then v heads
   const int i = static_cast<int>(threadIdx.x);
@@ -155,49 +167,78 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
     v_cache[at + e + half] = __float2bfloat16_rn(head[i + half]);
     return;
   }
-  const double angle = position * pow(theta, -2.0 * i / m.head_dim);
-  double sine = 0;
-  double cosine = 0;
-  sincos(angle, &sine, &cosine);
-  const double a = head[i];
-  const double b = head[i + half];
-  const auto low = static_cast<float>(a * cosine - b * sine);
-  const auto high = static_cast<float>(a * sine + b * cosine);
-  head[i] = low;
-  head[i + half] = high;
+  const float2 rotated = rope_pair(head[i], head[i + half], position, i, m.head_dim, theta);
+  head[i] = rotated.x;
+  head[i + half] = rotated.y;
   if (h >= m.heads) {  // a k head: its rotated values into the cache
     const std::int64_t e = static_cast<std::int64_t>(h - m.heads) * m.head_dim + i;
-    k_cache[at + e] = __float2bfloat16_rn(low);
-    k_cache[at + e + half] = __float2bfloat16_rn(high);
+    k_cache[at + e] = __float2bfloat16_rn(rotated.x);
+    k_cache[at + e + half] = __float2bfloat16_rn(rotated.y);
   }
 }
 
 // attended[r, head] = softmax_j(q . k_j / sqrt(head_dim)) v_j over positions 0..position(r) of
 // the row's slot at `layer`; query head h reads KV head h / (heads / kv_heads). A block a (row,
-// head); dynamic shared memory: max_len scores and head_dim floats of q.
-template <class Cache>
-__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, const __nv_bfloat16* k_cache,
-                                                                           const __nv_bfloat16* v_cache, float* attended, model_dims m,
-                                                                           Cache cache, int layer) {
+// head); dynamic shared memory: max_len scores, then q, the new k and the new v (head_dim each).
+//
+// Note [rope in attention]: a launch of one row (RopeHere) rotates its q head and its KV head's
+// new key itself, as rope_and_cache_kernel does (rope_pair, the same bf16 roundings), takes the
+// new key and value from shared memory, and the first query head of each KV group stores them in
+// the cache; the other blocks of the group read the cache only below the row's position. That
+// spares a launch and a kernel boundary a layer. A launch of several rows must not: a row reads
+// the keys that other rows of its slot append in the same launch, so rope_and_cache_kernel runs
+// first.
+template <class Cache, bool RopeHere>
+__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache,
+                                                                           __nv_bfloat16* v_cache, float* attended, model_dims m,
+                                                                           Cache cache, int layer, double theta) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
+  ptx::wait_for_previous_kernel();  // a dependent launch: qkv (and the cache) are the kernels' before it
   extern __shared__ float scores[];
   __shared__ float partial[attention_threads / 32];
   const int r = static_cast<int>(blockIdx.x);
   const int head = static_cast<int>(blockIdx.y);
   const int keys = rows.position[r] + 1;
   float* q = scores + m.max_len;
+  float* new_k = q + m.head_dim;
+  float* new_v = new_k + m.head_dim;
   const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
-  for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
-  __syncthreads();
-  const int kv_head = head / (m.heads / m.kv_heads);
+  const int group = m.heads / m.kv_heads;
+  const int kv_head = head / group;
   const int slot = rows.slot[r];
   const int head_offset = kv_head * m.head_dim;
+  if constexpr (RopeHere) {
+    const int half = m.head_dim / 2;
+    const float* k_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + static_cast<std::int64_t>(m.heads + kv_head) * m.head_dim;
+    const float* v_row = k_row + static_cast<std::int64_t>(m.kv_heads) * m.head_dim;
+    const std::int64_t at = cache.offset(m, slot, layer, keys - 1) + head_offset;
+    for (int i = static_cast<int>(threadIdx.x); i < half; i += attention_threads) {
+      const float2 rotated_q = rope_pair(q_row[i], q_row[i + half], keys - 1, i, m.head_dim, theta);
+      q[i] = rotated_q.x;
+      q[i + half] = rotated_q.y;
+      const float2 rotated_k = rope_pair(k_row[i], k_row[i + half], keys - 1, i, m.head_dim, theta);
+      const __nv_bfloat16 k_pair[2] = {__float2bfloat16_rn(rotated_k.x), __float2bfloat16_rn(rotated_k.y)};
+      const __nv_bfloat16 v_pair[2] = {__float2bfloat16_rn(v_row[i]), __float2bfloat16_rn(v_row[i + half])};
+      for (int e = 0; e < 2; ++e) {
+        new_k[i + e * half] = __bfloat162float(k_pair[e]);
+        new_v[i + e * half] = __bfloat162float(v_pair[e]);
+        if (head % group == 0) {
+          k_cache[at + i + e * half] = k_pair[e];
+          v_cache[at + i + e * half] = v_pair[e];
+        }
+      }
+    }
+  } else {
+    for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
+  }
+  __syncthreads();
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
   for (int j = static_cast<int>(threadIdx.x) / 32; j < keys; j += attention_threads / 32) {
     const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j) + head_offset;
+    const bool fresh = RopeHere && j == keys - 1;
     float dot = 0.0f;
-    for (int i = lane; i < m.head_dim; i += 32) dot = fmaf(q[i], __bfloat162float(key[i]), dot);
+    for (int i = lane; i < m.head_dim; i += 32) dot = fmaf(q[i], fresh ? new_k[i] : __bfloat162float(key[i]), dot);
     dot = warp_sum(dot);
     if (lane == 0) scores[j] = dot * scale;
   }
@@ -217,7 +258,10 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   const int part = static_cast<int>(threadIdx.x) / m.head_dim;
   float sum = 0.0f;
   if (part < parts) {
-    for (int j = part; j < keys; j += parts) sum = fmaf(scores[j], __bfloat162float(v_cache[cache.offset(m, slot, layer, j) + head_offset + dim]), sum);
+    for (int j = part; j < keys; j += parts) {
+      const float value = RopeHere && j == keys - 1 ? new_v[dim] : __bfloat162float(v_cache[cache.offset(m, slot, layer, j) + head_offset + dim]);
+      sum = fmaf(scores[j], value, sum);
+    }
   }
   __syncthreads();
   float* by_part = scores;  // the scores are spent

@@ -80,8 +80,8 @@ class gpu_decoder {
     next_ = int_array(rows);
     const int attention_smem = attention_shared_bytes();
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<contiguous_cache>, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<paged_cache>, cudaFuncAttributeMaxDynamicSharedMemorySize, attention_smem));
+    allow_attention_shared_bytes<contiguous_cache>(attention_smem);
+    allow_attention_shared_bytes<paged_cache>(attention_smem);
   }
 
   [[nodiscard]] const decoder_config& config() const { return c_; }
@@ -131,20 +131,31 @@ class gpu_decoder {
   }
 
  private:
-  [[nodiscard]] int attention_shared_bytes() const {
-    return static_cast<int>((static_cast<std::size_t>(std::max(dims_.max_len, attention_threads)) + c_.head_dim) * sizeof(float));
+  template <class Cache>
+  static void allow_attention_shared_bytes(int bytes) {
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
-  // Layer l's RoPE and cache append, then its attention, over a cache of layout Cache.
+  [[nodiscard]] int attention_shared_bytes() const {  // scores, then q, the new k and the new v
+    return static_cast<int>((static_cast<std::size_t>(std::max(dims_.max_len, attention_threads)) + 3 * c_.head_dim) * sizeof(float));
+  }
+
+  // Layer l's RoPE and cache append, then its attention, over a cache of layout Cache; in one
+  // kernel at one row (Note [rope in attention]). Both are dependent launches.
   template <class Cache>
   void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
-    const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
-    rope_and_cache_kernel<Cache><<<heads_of_rows, static_cast<unsigned>(c_.head_dim / 2), 0, stream>>>(qkv_, meta, k_cache_, v_cache_,
-                                                                                                        dims_, cache, l, c_.rope_theta);
-    AISP_CHECK_LAUNCH();
-    attention_rows_kernel<Cache><<<dim3(grid_rows, static_cast<unsigned>(c_.heads)), attention_threads, attention_shared_bytes(), stream>>>(
-        qkv_, meta, k_cache_, v_cache_, attended_, dims_, cache, l);
-    AISP_CHECK_LAUNCH();
+    const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads));
+    if (grid_rows == 1) {
+      launch_dependent(attention_rows_kernel<Cache, true>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(), stream, qkv_,
+                       meta, k_cache_, v_cache_, attended_, dims_, cache, l, c_.rope_theta);
+      return;
+    }
+    const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
+    launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
+                     k_cache_, v_cache_, dims_, cache, l, c_.rope_theta);
+    launch_dependent(attention_rows_kernel<Cache, false>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(), stream, qkv_,
+                     meta, k_cache_, v_cache_, attended_, dims_, cache, l, c_.rope_theta);
   }
 
   void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,

@@ -1,7 +1,8 @@
 // labs/decode's matvec (Note [tensor-core rows] in labs/decode/decode_matvec.cuh): a row alone
 // gives the bits it gets inside a batch of three 8-row tiles, at the benchmark model's k (2048:
 // eight splits of 256, a warp each; 8192: 32 splits, four a warp), ragged last splits (1000,
-// 3000), and more splits than a block's eight warps hold evenly (9216: 36; 17408: 68); and every
+// 3000), more splits than a block's eight warps hold evenly (9216: 36; 17408: 68), and the
+// model's widths, where a tile's warps each walk several splits (Note [warps a tile]); and every
 // sum is the fp64 dot product to fp32 accuracy (x split into two tf32 pieces).
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <vector>
 
 #include "../../labs/decode/decode_matvec.cuh"
@@ -22,7 +24,6 @@
 
 namespace {
 
-constexpr int n_out = 37;  // three tiles of 16 features, the last one short
 constexpr int batch = 21;  // four 8-row tiles a block: the third short, the fourth empty; a row alone runs one tile
 
 // Deterministic values in [-1, 1), none zero.
@@ -37,11 +38,21 @@ std::vector<float> to_host(const aisp::device_scratch& d, std::size_t count) {
   return out;
 }
 
-class decode_matvec : public ::testing::TestWithParam<int> {};
+// A matvec's shape: 37 features (three tiles of 16, the last one short) give every tile a block's
+// warps; the model's widths (Note [warps a tile]) give a tile fewer warps, each walking splits.
+struct matvec_case {
+  int n_out;
+  int k;
+};
+
+void PrintTo(const matvec_case& c, std::ostream* out) { *out << c.n_out << "x" << c.k; }
+
+class decode_matvec : public ::testing::TestWithParam<matvec_case> {};
 
 TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp64_sum) {
   AISP_REQUIRE_GPU();
-  const int k = GetParam();
+  const int n_out = GetParam().n_out;
+  const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
   std::vector<double> w_values(w_bits.size());
   for (std::size_t i = 0; i < w_bits.size(); ++i) {
@@ -101,7 +112,8 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
 // norm kernel followed by the matvec, which a batch runs.
 TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_matvec) {
   AISP_REQUIRE_GPU();
-  const int k = GetParam();
+  const int n_out = GetParam().n_out;
+  const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
   for (std::size_t i = 0; i < w_bits.size(); ++i) w_bits[i] = aisp::float_to_bf16_bits(draw(i + 11));
   std::vector<float> x(static_cast<std::size_t>(batch) * k);
@@ -136,7 +148,8 @@ TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_m
 // kernel followed by the matvec, which a batch runs; accumulating into y as the down projection does.
 TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_the_matvec) {
   AISP_REQUIRE_GPU();
-  const int k = GetParam();
+  const int n_out = GetParam().n_out;
+  const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
   for (std::size_t i = 0; i < w_bits.size(); ++i) w_bits[i] = aisp::float_to_bf16_bits(draw(i + 17));
   std::vector<float> gate_up(static_cast<std::size_t>(batch) * 2 * k);
@@ -171,6 +184,9 @@ TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_t
   EXPECT_GT(moved, 0.05) << "the matvec added nothing: a folded swiglu that zeroed x would pass the bitwise check only with the rows' path broken alike";
 }
 
-INSTANTIATE_TEST_SUITE_P(split_counts, decode_matvec, ::testing::Values(1000, 2048, 3000, 8192, 9216, 17408));
+INSTANTIATE_TEST_SUITE_P(split_counts, decode_matvec,
+                         ::testing::Values(matvec_case{37, 1000}, matvec_case{37, 2048}, matvec_case{37, 3000}, matvec_case{37, 8192},
+                                           matvec_case{37, 9216}, matvec_case{37, 17408}, matvec_case{16384, 2048},
+                                           matvec_case{4099, 3000}, matvec_case{2048, 8192}));
 
 }  // namespace
