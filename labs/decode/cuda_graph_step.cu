@@ -1,5 +1,5 @@
 // cuda_graph_step: the decode step of a 1B Llama-style model at batch 1, launched kernel by kernel
-// (100 launches a token: 6 a layer, 4 around them) against the same step captured once in a CUDA
+// (84 launches a token: 5 a layer, 4 around them) against the same step captured once in a CUDA
 // graph and replayed for every token.
 // Why faster: at batch 1 a step's kernels are short (the 2048 x 3072 projection streams 12.6 MB,
 // ~4 us at 3.0 TB/s) and the host's launches cost about as much; a graph replays the step with
@@ -89,11 +89,11 @@ void run_graph(run_context& ctx) {
 [[nodiscard]] pair cuda_graph_step_pair() {
   pair declared("labs/decode:cuda_graph_step");
   with_greedy_decode_contract(declared)
-      .summary("the decode step of a 1B Llama-style model at batch 1: 149 kernel launches a token against one graph launch")
+      .summary("the decode step of a 1B Llama-style model at batch 1: 84 kernel launches a token against one graph launch")
       .benchmark_size({{"model", 2}, {"batch", 1}, {"prompt", 8}, {"new_tokens", 64}})
       .tag("cuda-graphs")
       .add_variant(decoder_variant("baseline",
-                                   "the cached decode step's 149 kernels launched one by one for every token (the prefill "
+                                   "the cached decode step's 84 kernels launched one by one for every token (the prefill "
                                    "likewise)",
                                    decode_with_cache, setup_cached_decoder, release_state<gpu_decoder>))
       .add_variant(decoder_variant("optimized",
