@@ -70,6 +70,7 @@ struct run_options {
   bool update_goldens = false;
   std::string env_profile = "auto";
   std::string l2_flush = "read";
+  bool launch_gate = false;
   std::string audit = "on";
   std::string trace_dir;
   double energy_window_s = 0.5;
@@ -210,6 +211,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
   }();
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   config.l2_flush = options.l2_flush;
+  config.launch_gate = options.launch_gate;
   const auto system = probe_system();
   if (launch && launch->rank == 0)
     config.launch = open_launch(options.launch, *launch, config.device, static_cast<int>(system.gpus.size()), launch_base);
@@ -241,7 +243,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
                    {"aa_test", options.aa_test}, {"verify_phase", options.phase},
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", config.trace_dir}, {"l2_flush", options.l2_flush},
-                   {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
+                   {"launch_gate", options.launch_gate}, {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
   if (launch) header.config["launch_position"] = {{"rank", launch->rank}, {"size", launch->size}, {"local_rank", launch->local_rank}};
   if (config.launch) header.config["launch"] = config.launch->to_json();
   // Every return from here tells the rank hosts the run is over, with its exit code (which counts
@@ -338,6 +340,13 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "write (the flush before 2026-11-27: leaves the L2 dirty, and the timed call pays ~8 us on an H100 "
                      "writing it back; for comparing with older results). docs/proposals/clean-l2-flush.md")
       ->check(CLI::IsMember({"read", "write"}));
+  command.add_flag("--launch-gate", options.launch_gate,
+                   "queue each cold or hot sample behind a kernel that holds the GPU until the sample is queued, as "
+                   "nvbench's blocking kernel does: the window then leaves out the host's launch latency and run()'s host "
+                   "work before its first launch (a 60 us kernel read 76 us without it). A run() that waits for the GPU "
+                   "itself is sampled as before (the gate opens after 200 ms and stays off for that variant). Off by "
+                   "default: pairs that teach launch overhead (ch01:batched_launches, ch01:graph_chain, "
+                   "labs/decode:cuda_graph_step) measure the host's launches on purpose. Note [launch gate]");
   command.add_option("--env-profile", options.env_profile,
                      "environment gate: strict (findings fail the run), portable (reported), auto (portable when "
                      "a hypervisor is seen; the default)")

@@ -1,10 +1,12 @@
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "aisp/check.hpp"
 #include "harness/cuda_event.hpp"
 #include "harness/device_probes.hpp"
+#include "harness/launch_gate.hpp"
 #include "harness/plugin_loader.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
@@ -29,10 +31,22 @@ std::optional<timing_mode> parse_timing_mode(std::string_view text) {
 
 namespace {
 
+struct gate_opener {
+  explicit gate_opener(launch_gate* opened) : gate(opened) {}
+  gate_opener(const gate_opener&) = delete;
+  gate_opener& operator=(const gate_opener&) = delete;
+  ~gate_opener() {
+    if (gate != nullptr) gate->open();
+  }
+  launch_gate* gate;
+};
+
 class device_sampler final : public sampler {
  public:
-  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, l2_flush_kind flush, stream_step align)
-      : mode_(mode), stream_(stream), observer_(observer), flusher_(flush), align_(std::move(align)) {}
+  device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, l2_flush_kind flush, stream_step align, bool gated)
+      : mode_(mode), stream_(stream), observer_(observer), flusher_(flush), align_(std::move(align)) {
+    if (gated && !align_) gate_.emplace();  // a multi-GPU pair's ranks open their windows at a barrier instead
+  }
   ~device_sampler() override { release_graph(); }
 
   void prepare(std::function<void()> one_call, int calls_per_sample) override {
@@ -45,6 +59,22 @@ class device_sampler final : public sampler {
 
   sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
+    sample_record record = take_once(before, begin);
+    if (gate_ && gate_->timed_out()) {  // Note [launch gate]: run() waits for the GPU; sample it ungated
+      gate_.reset();
+      record = take_once(before, begin);
+    }
+    return record;
+  }
+
+  void run_prepared_once() override {
+    run_batch();
+    const uncounted_allocations harness_sync;  // Note [allocation counter]: not run()'s
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+ private:
+  sample_record take_once(const std::function<void()>& before, std::chrono::steady_clock::time_point begin) {
     if (before) before();
     if (mode_ != timing_mode::hot) {
       AISP_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
@@ -58,6 +88,8 @@ class device_sampler final : public sampler {
       AISP_CUDA_CHECK(cudaEventRecord(aligning_.get(), stream_));
       align_(stream_);
     }
+    if (gate_) gate_->close(stream_);  // Note [launch gate]
+    const gate_opener opens_on_any_exit{gate_ ? &*gate_ : nullptr};  // run() may throw
     if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     if (observer_ != nullptr) observer_->run_begins();
@@ -67,6 +99,7 @@ class device_sampler final : public sampler {
       observer_->before_stop_event();
     }
     AISP_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
+    if (gate_) gate_->open();  // the window is queued: let it run
     // The whole device, not the stream: work a variant hid on another stream still lands
     // inside the host span (T1), and any asynchronous fault surfaces here.
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -96,13 +129,6 @@ class device_sampler final : public sampler {
     return record;
   }
 
-  void run_prepared_once() override {
-    run_batch();
-    const uncounted_allocations harness_sync;  // Note [allocation counter]: not run()'s
-    AISP_CUDA_CHECK(cudaDeviceSynchronize());
-  }
-
- private:
   void run_batch() {
     if (graph_exec_ != nullptr) {
       AISP_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
@@ -161,6 +187,7 @@ class device_sampler final : public sampler {
   stream_step align_;
   sm_clock_probe clock_probe_;
   cuda_event aligning_;  // before the barrier of a multi-GPU pair's ranks
+  std::optional<launch_gate> gate_;  // Note [launch gate]; gone once a run() waited on it
   cuda_event start_;
   cuda_event stop_;
   cudaGraph_t graph_ = nullptr;
@@ -170,9 +197,9 @@ class device_sampler final : public sampler {
 }  // namespace
 
 std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream, timing_observer* observer, bool read_flush,
-                                             stream_step align) {
+                                             stream_step align, bool launch_gate) {
   return std::make_unique<device_sampler>(mode, stream, observer, read_flush ? l2_flush_kind::read : l2_flush_kind::write,
-                                          std::move(align));
+                                          std::move(align), launch_gate);
 }
 
 }  // namespace aisp

@@ -77,9 +77,11 @@ using stream_step = std::function<void(cudaStream_t)>;
 // `observer` may be null (no audit); it must outlive the sampler. `read_flush`: the cold flush
 // reads (the default) rather than writes (l2_flush_kind in device_probes.hpp). `align`, when
 // set, is enqueued just before each start event (Note [ranks]: the barrier of every rank).
+// `launch_gate`: each sample's work is queued behind a held kernel (Note [launch gate]; not with
+// `align`).
 [[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream,
                                                            timing_observer* observer = nullptr, bool read_flush = true,
-                                                           stream_step align = {});
+                                                           stream_step align = {}, bool launch_gate = false);
 [[nodiscard]] std::unique_ptr<sampler> make_host_sampler();
 
 }  // namespace aisp

@@ -203,7 +203,8 @@ void variant_session::prepare_timed_path() {
   stream_step align;
   if (ranks_ != nullptr) align = [this](cudaStream_t stream) { ranks_->barrier(stream); };
   sampler_ = pair_.where() == backend::cuda
-                 ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush, std::move(align))
+                 ? make_device_sampler(options_.mode, stream_, options_.observer, options_.read_flush, std::move(align),
+                                       options_.launch_gate)
                  : make_host_sampler();
   sampler_->prepare(
       [this, range = benchmark_size_ ? "aisp_benchmark_size_" + variant_.name : std::string()] {

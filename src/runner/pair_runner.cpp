@@ -89,6 +89,7 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
                                              {"target", declared.target()},
                                              {"plugins", config.plugins},
                                              {"l2_flush", config.l2_flush},
+                                             {"launch_gate", config.launch_gate},
                                              {"variant", slot.runs->name},
                                              {"mode", timing_mode_name(config.mode)},
                                              {"seed", config.seed},

@@ -310,6 +310,7 @@ class worker {
     options.mode = *mode;
     options.seed = request.at("seed").get<std::uint64_t>();
     options.read_flush = request.value("l2_flush", std::string("read")) == "read";
+    options.launch_gate = request.value("launch_gate", false);
     const int device = request.value("device", 0);
     // CUPTI goes first: it must be enabled before this process creates its CUDA context.
     std::string audit = "off";
