@@ -172,11 +172,6 @@ __device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const _
   for (int u = 0; u < matvec_loads_in_flight; ++u) load_chunk(top_row, bottom_row, split, u, k, top[u], bottom[u]);
 }
 
-// y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
-// [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
-// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
-// it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
-// Launched as a dependent launch (Note [weights before the wait]).
 // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
 // two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
 // each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).

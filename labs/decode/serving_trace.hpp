@@ -22,8 +22,9 @@ struct trace_config {
   double arrivals_per_s = 32.0;  // a Poisson process: exponential gaps of mean 1 / rate
   int prompt_min = 64;           // prompt lengths uniform in [min, max]
   int prompt_max = 1024;
-  int output_min = 16;  // output lengths uniform in [min, max]
+  int output_min = 16;  // output lengths uniform in [min, max] ...
   int output_max = 512;
+  double output_mean = 0.0;  // ... or, when > 0, heavy-tailed: geometric of this mean, clamped to [min, max]
   int vocab = 32000;
   std::uint64_t seed = 1;
 };
@@ -40,6 +41,13 @@ struct request {
   return static_cast<double>(splitmix64(splitmix64(seed ^ (stream << 48)) + index) >> 11) * 0x1.0p-53;
 }
 
+// An exponential draw of mean `mean` rounded up (a geometric count), clamped to [low, high]: the
+// long tail of chat outputs, where uniform lengths leave a static batch little to waste.
+[[nodiscard]] inline int geometric_int(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, double mean, int low, int high) {
+  const double length = std::ceil(-std::log1p(-unit_draw(seed, stream, index)) * mean);
+  return static_cast<int>(std::clamp(length, static_cast<double>(low), static_cast<double>(high)));
+}
+
 // An integer uniform in [low, high].
 [[nodiscard]] inline int uniform_int(std::uint64_t seed, std::uint64_t stream, std::uint64_t index, int low, int high) {
   const double span = static_cast<double>(high - low + 1);
@@ -48,8 +56,9 @@ struct request {
 
 [[nodiscard]] inline std::vector<request> make_trace(const trace_config& c) {
   if (c.requests < 1 || c.arrivals_per_s <= 0 || c.prompt_min < 1 || c.prompt_max < c.prompt_min || c.output_min < 1 ||
-      c.output_max < c.output_min || c.vocab < 2)
-    throw std::invalid_argument("a serving trace needs requests >= 1, a positive rate, 1 <= min <= max lengths and a vocabulary");
+      c.output_max < c.output_min || c.vocab < 2 || !(c.output_mean >= 0.0 && std::isfinite(c.output_mean)))
+    throw std::invalid_argument(
+        "a serving trace needs requests >= 1, a positive rate, 1 <= min <= max lengths, a finite output mean >= 0 and a vocabulary");
   enum : std::uint64_t { gaps = 1, prompts = 2, outputs = 3, tokens = 4 };
   std::vector<request> trace;
   double clock = 0.0;
@@ -59,7 +68,8 @@ struct request {
     r.id = i;
     clock += -std::log1p(-unit_draw(c.seed, gaps, static_cast<std::uint64_t>(i))) / c.arrivals_per_s;
     r.arrival_s = clock;
-    r.output_tokens = uniform_int(c.seed, outputs, static_cast<std::uint64_t>(i), c.output_min, c.output_max);
+    r.output_tokens = c.output_mean > 0.0 ? geometric_int(c.seed, outputs, static_cast<std::uint64_t>(i), c.output_mean, c.output_min, c.output_max)
+                                          : uniform_int(c.seed, outputs, static_cast<std::uint64_t>(i), c.output_min, c.output_max);
     r.prompt.resize(static_cast<std::size_t>(uniform_int(c.seed, prompts, static_cast<std::uint64_t>(i), c.prompt_min, c.prompt_max)));
     for (auto& token : r.prompt) token = uniform_int(c.seed, tokens, token_index++, 0, c.vocab - 1);
     trace.push_back(std::move(r));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../labs/decode/serving_scheduler.hpp"
@@ -196,18 +197,37 @@ TEST(serving_scheduler, chunked_prefill_shortens_the_longest_gap_between_a_reque
 
 namespace {
 
-// The time the trace takes when every launch costs `base_s` + `row_s` a row.
-double makespan(const std::vector<request_shape>& trace, batching policy, double base_s, double row_s) {
-  serving_scheduler s(trace, 8, policy);
+struct served_trace {
+  double makespan_s = 0;  // until the last token
+  double tpot_p99_s = 0;  // the requests' time per output token, 99th percentile
+};
+
+// The trace served in 8 slots when every launch costs `base_s` + `row_s` a row; `chunk` > 0:
+// continuous batching with prefill chunks of that many rows mixed with the decodes.
+served_trace serve(const std::vector<request_shape>& trace, batching policy, double base_s, double row_s, int chunk = 0) {
+  serving_scheduler s(trace, 8, policy, chunk);
   aisp::decode::run_to_end(s, [&](const aisp::decode::serving_launch& launch) { return base_s + row_s * launch.rows(); });
-  double last = 0;  // run_to_end's clock also waits for arrivals: the last token's time is the end
-  for (std::size_t r = 0; r < trace.size(); ++r) last = std::max(last, s.token_times(static_cast<int>(r)).back());
-  return last;
+  served_trace out;
+  std::vector<double> tpot;
+  for (std::size_t r = 0; r < trace.size(); ++r) {
+    const auto& times = s.token_times(static_cast<int>(r));
+    out.makespan_s = std::max(out.makespan_s, times.back());  // run_to_end's clock also waits for arrivals
+    if (times.size() > 1) tpot.push_back(aisp::decode::latency_of(trace[r].arrival_s, times).tpot_s);
+  }
+  std::sort(tpot.begin(), tpot.end());
+  out.tpot_p99_s = tpot.empty() ? 0.0 : tpot[std::min(tpot.size() - 1, static_cast<std::size_t>(0.99 * static_cast<double>(tpot.size())))];
+  return out;
 }
 
-// A trace of the serving pairs' shape (prompts 8-32) with outputs in [output_min, output_max].
-std::vector<request_shape> trace_of(int requests, double rate, int output_max, int output_min) {
+double makespan(const std::vector<request_shape>& trace, batching policy, double base_s, double row_s) {
+  return serve(trace, policy, base_s, row_s).makespan_s;
+}
+
+// A trace of the serving pairs' shape (prompts 8-32) with outputs in [output_min, output_max],
+// uniform, or geometric of `output_mean` when it is > 0.
+std::vector<request_shape> trace_of(int requests, double rate, int output_max, int output_min, double output_mean = 0.0) {
   aisp::decode::trace_config c;
+  c.output_mean = output_mean;
   c.requests = requests;
   c.arrivals_per_s = rate;
   c.prompt_max = 32;
@@ -242,4 +262,35 @@ TEST(serving_scheduler, the_default_trace_caps_continuous_batchings_gain_below_a
   EXPECT_GT(default_gain, 1.0);
   EXPECT_LT(default_gain, 1.25) << "the issue's 2x is out of this trace's reach";
   EXPECT_GT(saturated_gain, default_gain + 0.2);
+}
+
+// labs/decode/README.md (Status): what issue 21's 2x at no worse TPOT p99 asks of the lab, on the
+// schedulers' own model. A saturated trace with heavy-tailed outputs (96 requests at 1,000/s,
+// outputs geometric of mean 64 up to 512) and prefill chunks of 32 rows mixed into the decode
+// launches reach 2x with TPOT p99 equal to static batching's, when a launch costs the batch-1
+// step whatever its rows. At the rows' cost measured on the H200 (2026-12-02: static batching's
+// 8-row steps ~1.64 ms against the 1.02 ms one-row step, ~0.09 ms a row) neither holds: the
+// 8-row step must cost about what the one-row step does. A model of the schedule, not a
+// measurement.
+TEST(serving_scheduler, the_issues_2x_at_equal_tpot_needs_a_saturated_heavy_tailed_trace_chunks_and_flat_rows) {
+  const double step_s = 1.02e-3;  // labs/decode:cuda_graph_step's token, H200, 2026-12-02
+  const auto trace = trace_of(96, 1000.0, 512, 4, 64.0);
+  const auto compare = [&](double row_s) {
+    const auto fixed = serve(trace, batching::static_batches, step_s, row_s);
+    const auto chunked = serve(trace, batching::continuous, step_s, row_s, 32);
+    return std::pair{fixed.makespan_s / chunked.makespan_s, chunked.tpot_p99_s / fixed.tpot_p99_s};
+  };
+  const auto [flat_gain, flat_tpot] = compare(0.0);
+  const auto [measured_gain, measured_tpot] = compare(0.09e-3);
+  RecordProperty("flat_rows_gain", std::to_string(flat_gain));
+  RecordProperty("flat_rows_tpot_p99_ratio", std::to_string(flat_tpot));
+  RecordProperty("measured_rows_gain", std::to_string(measured_gain));
+  RecordProperty("measured_rows_tpot_p99_ratio", std::to_string(measured_tpot));
+  EXPECT_GE(flat_gain, 2.0);
+  EXPECT_LE(flat_tpot, 1.01) << "chunked decodes every step: TPOT p99 no worse than static batching's";
+  EXPECT_LT(measured_gain, 2.0) << "short of the 2x";
+  EXPECT_GT(measured_tpot, 1.1) << "full launches cost more a token than static batching's emptying ones";
+  const auto whole_prompts = serve(trace, batching::continuous, step_s, 0.0);
+  EXPECT_GT(whole_prompts.tpot_p99_s, 1.2 * serve(trace, batching::static_batches, step_s, 0.0).tpot_p99_s)
+      << "without chunks, prefill launches stall the decodes";
 }

@@ -54,10 +54,32 @@ TEST(serving_trace, draws_follow_the_stated_distributions) {
   EXPECT_GT(*std::min_element(token_counts.begin(), token_counts.end()), 0) << "every token of the vocabulary drawn";
 }
 
+TEST(serving_trace, heavy_tailed_outputs_are_geometric_of_the_stated_mean_within_the_bounds) {
+  const trace_config c{.requests = 20000, .output_min = 1, .output_max = 100000, .output_mean = 64.0};
+  const auto trace = aisp::decode::make_trace(c);
+  double sum = 0.0;
+  int beyond_three_means = 0;
+  for (const auto& r : trace) {
+    EXPECT_GE(r.output_tokens, 1);
+    sum += r.output_tokens;
+    beyond_three_means += r.output_tokens > 192 ? 1 : 0;
+  }
+  const double n = static_cast<double>(trace.size());
+  EXPECT_NEAR(sum / n, 64.5, 1.5) << "an exponential of mean 64 rounded up";
+  EXPECT_NEAR(beyond_three_means / n, std::exp(-3.0), 0.01) << "the tail: P(length > 3 means) = e^-3";
+  const trace_config capped{.requests = 2000, .output_min = 8, .output_max = 256, .output_mean = 64.0};
+  for (const auto& r : aisp::decode::make_trace(capped)) {
+    EXPECT_GE(r.output_tokens, 8);
+    EXPECT_LE(r.output_tokens, 256);
+  }
+  EXPECT_EQ(aisp::decode::make_trace(capped)[7].output_tokens, aisp::decode::make_trace(capped)[7].output_tokens) << "seeded";
+}
+
 TEST(serving_trace, refuses_impossible_settings) {
   EXPECT_THROW((void)aisp::decode::make_trace({.requests = 0}), std::invalid_argument);
   EXPECT_THROW((void)aisp::decode::make_trace({.prompt_min = 50, .prompt_max = 10}), std::invalid_argument);
   EXPECT_THROW((void)aisp::decode::make_trace({.arrivals_per_s = 0.0}), std::invalid_argument);
+  EXPECT_THROW((void)aisp::decode::make_trace({.output_mean = -1.0}), std::invalid_argument);
 }
 
 TEST(request_latency, is_the_first_token_then_the_mean_gap) {
