@@ -7,8 +7,8 @@ namespace aisp {
 
 // Note [launch gate]: after the cold flush and a device synchronize the GPU is idle, so a sample
 // window opened by a start event and then a launch counted the host's launch latency and any
-// host work of run() before its first launch (a 60 us kernel read 76 us, H200 2026-12-02: ncu's
-// duration of ch16:gemv_fp8_weights's ring kernel against the sample's median). As nvbench does,
+// host work of run() before its first launch (ch16:gemv_fp8_weights's ring kernel: 61 us under
+// ncu, a 76 us median of cold samples, one H200 2026-12-02). As nvbench does,
 // the sampler first enqueues a kernel that spins until the host opens the gate, then the start
 // event, run()'s work and the stop event; the host opens the gate once all of it is queued, and
 // the GPU runs the window back to back. A run() that waits for the GPU itself (a serving loop, a
