@@ -189,7 +189,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
 // the keys that other rows of its slot append in the same launch, so rope_and_cache_kernel runs
 // first.
 template <class Cache, bool RopeHere>
-__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache,
+__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, __nv_bfloat16* k_cache,
                                                                            __nv_bfloat16* v_cache, float* attended, model_dims m,
                                                                            Cache cache, int layer, double theta) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
