@@ -1,6 +1,7 @@
-// continuous_batching: serving a seeded trace of requests (Poisson arrivals, uneven prompt and
-// output lengths; serving_trace.hpp) with the 1B model: static batching against continuous
-// batching (serving_scheduler.hpp). Every call replays the trace in real time: requests arrive at
+// continuous_batching: serving a seeded trace of requests (Poisson arrivals faster than the
+// server, prompts uniform and outputs heavy-tailed: geometric, as chat outputs run;
+// serving_trace.hpp) with the 1B model: static batching against continuous batching, with whole
+// prompts or with prefill chunks mixed into the decode launches (serving_scheduler.hpp). Every call replays the trace in real time: requests arrive at
 // their times after the call starts, each launch's tokens are taken when it finishes (the host
 // waits for every launch, as a server that streams tokens does), and each request's time to first
 // token (TTFT) and time per output token (TPOT) are recorded (Note [recorded metrics]).
@@ -19,12 +20,18 @@ namespace {
 [[nodiscard]] pair continuous_batching_pair() {
   pair declared("labs/decode:continuous_batching");
   with_serving_contract(declared)
-      .summary("serving a Poisson trace of 24 requests with the 1B model in 8 slots: static batches against continuous batching")
-      .benchmark_size({{"model", 2}, {"requests", 24}, {"rate", 40}, {"prompt_max", 32}, {"output_max", 128}, {"slots", 8}, {"step_us", 1000}})
-      .validation_size({{"model", 0}, {"requests", 1}, {"rate", 1000}, {"prompt_max", 4}, {"output_max", 5}, {"slots", 1}, {"step_us", 50}})
-      .validation_size({{"model", 0}, {"requests", 7}, {"rate", 2000}, {"prompt_max", 6}, {"output_max", 12}, {"slots", 3}, {"step_us", 50}})
-      .validation_size({{"model", 1}, {"requests", 5}, {"rate", 1000}, {"prompt_max", 9}, {"output_max", 33}, {"slots", 2}, {"step_us", 50}})
-      .held_out_size({{"model", 1}, {"requests", 4}, {"rate", 1500}, {"prompt_max", 7}, {"output_max", 21}, {"slots", 2}, {"step_us", 50}})
+      .summary("serving a saturated Poisson trace of 64 requests with heavy-tailed outputs (geometric, mean 32, up to 256) with "
+               "the 1B model in 8 slots: static batches against continuous batching, whole prompts or chunked")
+      .benchmark_size({{"model", 2}, {"requests", 64}, {"rate", 1000}, {"prompt_max", 32}, {"output_max", 256}, {"output_mean", 32},
+                       {"slots", 8}, {"step_us", 1000}, {"chunk", 32}})
+      .validation_size({{"model", 0}, {"requests", 1}, {"rate", 1000}, {"prompt_max", 4}, {"output_max", 5}, {"output_mean", 0},
+                        {"slots", 1}, {"step_us", 50}, {"chunk", 2}})
+      .validation_size({{"model", 0}, {"requests", 7}, {"rate", 2000}, {"prompt_max", 6}, {"output_max", 12}, {"output_mean", 4},
+                        {"slots", 3}, {"step_us", 50}, {"chunk", 5}})
+      .validation_size({{"model", 1}, {"requests", 5}, {"rate", 1000}, {"prompt_max", 9}, {"output_max", 33}, {"output_mean", 0},
+                        {"slots", 2}, {"step_us", 50}, {"chunk", 4}})
+      .held_out_size({{"model", 1}, {"requests", 4}, {"rate", 1500}, {"prompt_max", 7}, {"output_max", 21}, {"output_mean", 6},
+                      {"slots", 2}, {"step_us", 50}, {"chunk", 3}})
       .add_variant(decoder_variant("baseline",
                                    "static batching: when idle, every arrived request up to 8 is a batch, prefilled together and "
                                    "decoded until its longest member is done; arrivals wait for the whole batch",
@@ -32,7 +39,11 @@ namespace {
       .add_variant(decoder_variant("optimized",
                                    "continuous batching: before every step, arrived requests take free slots and are prefilled; a "
                                    "finished request frees its slot at once",
-                                   run_serving, setup_serving<batching::continuous>, release_state<serving_variant>));
+                                   run_serving, setup_serving<batching::continuous>, release_state<serving_variant>))
+      .add_variant(decoder_variant("optimized_chunked",
+                                   "continuous batching with chunked prefill: every launch runs each decode row and fills up to "
+                                   "`chunk` rows with the admitted prompts' next positions, so no prefill stalls the decodes",
+                                   run_serving, setup_serving<batching::continuous, true>, release_state<serving_variant>));
   return declared;
 }
 

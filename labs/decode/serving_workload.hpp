@@ -15,8 +15,10 @@
 namespace aisp::decode {
 
 // ---- the trace (workload parameters -> requests) ----
-// Lengths uniform in [max / 4, max]; the trace's own prompt tokens are not used: the prompts are
-// the `prompt` input, fresh every call (request r reads row r, its first prompt_tokens draws).
+// Prompt lengths uniform in [max / 4, max]; output lengths likewise, or, where the pair declares
+// a positive `output_mean`, geometric of that mean in [1, max] (trace_config::output_mean). The
+// trace's own prompt tokens are not used: the prompts are the `prompt` input, fresh every call
+// (request r reads row r, its first prompt_tokens draws).
 [[nodiscard]] inline trace_config trace_of(const workload& w) {
   trace_config c;
   c.requests = static_cast<int>(w.get("requests"));
@@ -24,7 +26,9 @@ namespace aisp::decode {
   c.prompt_max = static_cast<int>(w.get("prompt_max"));
   c.prompt_min = std::max(1, c.prompt_max / 4);
   c.output_max = static_cast<int>(w.get("output_max"));
-  c.output_min = std::max(1, c.output_max / 4);
+  const auto mean = w.params.find("output_mean");
+  c.output_mean = mean == w.params.end() ? 0.0 : static_cast<double>(mean->second);
+  c.output_min = c.output_mean > 0.0 ? 1 : std::max(1, c.output_max / 4);
   c.vocab = 2;  // unused: no trace prompt token is read
   return c;
 }

@@ -242,8 +242,8 @@ std::vector<request_shape> trace_of(int requests, double rate, int output_max, i
 
 }  // namespace
 
-// labs/decode/README.md (continuous_batching): continuous_batching's default trace (24 requests
-// at 40/s, outputs uniform in 32-128, 8 slots) asks for less than the server decodes, so both
+// labs/decode/README.md (continuous_batching): continuous_batching's trace until 2026-12-02 (24
+// requests at 40/s, outputs uniform in 32-128, 8 slots) asks for less than the server decodes, so both
 // policies mostly wait for arrivals: with a launch costing the batch-1 step whatever its rows
 // (the best case for continuous batching), the gain is under 1.25x; a saturated server with
 // outputs over a 32x range gains more. A model of the schedule, not a measurement.
@@ -293,4 +293,21 @@ TEST(serving_scheduler, the_issues_2x_at_equal_tpot_needs_a_saturated_heavy_tail
   const auto whole_prompts = serve(trace, batching::continuous, step_s, 0.0);
   EXPECT_GT(whole_prompts.tpot_p99_s, 1.2 * serve(trace, batching::static_batches, step_s, 0.0).tpot_p99_s)
       << "without chunks, prefill launches stall the decodes";
+}
+
+// continuous_batching's benchmark size since 2026-12-02 (labs/decode/continuous_batching.cu),
+// through the pairs' own shapes_of: with chunks and a launch cost flat in its rows, 2x at TPOT
+// p99 equal to static batching's. A model of the schedule, not a measurement.
+TEST(serving_scheduler, the_default_trace_gives_2x_at_equal_tpot_with_chunks_and_flat_rows) {
+  const aisp::workload benchmark{aisp::workload_kind::benchmark,
+                                 {{"model", 2}, {"requests", 64}, {"rate", 1000}, {"prompt_max", 32}, {"output_max", 256},
+                                  {"output_mean", 32}, {"slots", 8}, {"step_us", 1000}, {"chunk", 32}}};
+  const auto trace = aisp::decode::shapes_of(benchmark);
+  const double step_s = 1.02e-3;  // labs/decode:cuda_graph_step's token, H200, 2026-12-02
+  const auto fixed = serve(trace, batching::static_batches, step_s, 0.0);
+  const auto chunked = serve(trace, batching::continuous, step_s, 0.0, 32);
+  RecordProperty("default_trace_chunked_gain", std::to_string(fixed.makespan_s / chunked.makespan_s));
+  EXPECT_GE(fixed.makespan_s / chunked.makespan_s, 2.0);
+  EXPECT_LE(chunked.tpot_p99_s, 1.01 * fixed.tpot_p99_s);
+  EXPECT_LT(fixed.makespan_s, 1.0) << "a static call under a second: ten samples fit the default --max-time";
 }
