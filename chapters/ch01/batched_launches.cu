@@ -177,6 +177,7 @@ AISP_REGISTER(
             }
           }
         })
+        .times_host_launches("one launch per vector against one for the batch: the host's launches are the lesson")
         .tag("launch-overhead")
         .tag("batching")
         .add_variant("baseline", "one single-block launch per vector, in a host loop",

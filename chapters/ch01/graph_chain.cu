@@ -133,6 +133,7 @@ void teardown_optimized(run_context& ctx) { release_state<chain_graph>(ctx); }
 AISP_REGISTER(
     aisp::pair("ch01:graph_chain")
         .summary("48 dependent tanh layers: 48 stream launches vs one replayed CUDA graph")
+        .times_host_launches("48 stream launches against one graph launch: the host's launches are the lesson")
         .benchmark_size({{"n", 65536}, {"steps", 48}})
         .validation_size({{"n", 1}, {"steps", 1}})
         .validation_size({{"n", 7}, {"steps", 3}})

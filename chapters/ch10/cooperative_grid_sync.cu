@@ -256,6 +256,7 @@ AISP_REGISTER(
                       "(1.3e-6 with jittered inputs); atol 1e-5 (see Note [jacobi tolerance])"})
         .tag("cooperative-groups")
         .tag("grid-sync")
+        .times_host_launches("one launch per time step against one cooperative launch: the launches are the lesson")
         .tag("launch-overhead")
         .tag("persistent-kernel")
         .tag("stencil")

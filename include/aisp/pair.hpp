@@ -138,6 +138,12 @@ class pair {
   // asks every audited sample for the same kernels, not the same counts, and the count of
   // device operations a call may vary; the reason is recorded.
   pair& data_dependent_launches(std::string reason);
+  // Note [launch gate] (src/harness/launch_gate.hpp): the judge queues each sample behind a kernel
+  // that holds the GPU until the sample is queued, so the host's launch latency stays out of the
+  // window. A pair that times the host's launches on purpose (launch overhead, CUDA graphs, a
+  // serving loop that schedules from the GPU's answers) declares it, with the reason; its samples
+  // are never gated (results: launch_gate_reason).
+  pair& times_host_launches(std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
   // Managed (unified) memory is refused unless declared: its migrations are work the timed
@@ -210,6 +216,7 @@ class pair {
   [[nodiscard]] const std::string& fixed_inputs_reason() const { return fixed_inputs_reason_; }
   [[nodiscard]] const std::string& short_calls_reason() const { return short_calls_reason_; }
   [[nodiscard]] const std::string& data_dependent_launches_reason() const { return data_dependent_launches_reason_; }
+  [[nodiscard]] const std::string& host_launches_reason() const { return host_launches_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
@@ -256,6 +263,7 @@ class pair {
   std::string fixed_inputs_reason_;
   std::string short_calls_reason_;
   std::string data_dependent_launches_reason_;
+  std::string host_launches_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;

@@ -264,6 +264,7 @@ pair& with_serving_contract(pair& p) {
       .sequential_passes(longest_output, "the longest request's tokens are sequential steps, each reading the weights again")
       .pursue(goal::throughput)
       .items_per_call("tokens", total_output_tokens)
+      .times_host_launches("a serving loop: the host schedules each launch from the tokens the last one returned")
       .tag("serving");
 }
 

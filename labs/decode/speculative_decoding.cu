@@ -186,6 +186,7 @@ void speculative_reference(reference_io& io) {
       .validation_size({{"model", 0}, {"batch", 2}, {"prompt", 5}, {"new_tokens", 9}, {"drafts", 3}, {"late_shift", shift}})
       .validation_size({{"model", 1}, {"batch", 1}, {"prompt", 7}, {"new_tokens", 33}, {"drafts", 4}, {"late_shift", shift}})
       .held_out_size({{"model", 1}, {"batch", 2}, {"prompt", 11}, {"new_tokens", 17}, {"drafts", 2}, {"late_shift", shift}})
+      .times_host_launches("the host reads each round's accepted drafts before it launches the next round")
       .data_dependent_launches("a round makes 1 to drafts + 1 tokens, as many as the target accepts, so the rounds a call runs "
                                "depend on its weights and prompts")
       .add_variant(decoder_variant("baseline", "the target alone: a token a step with the KV cache", run_plain, setup_speculative,

@@ -19,7 +19,8 @@ json list_targets(std::string_view group) {
                        {"variants", variants}, {"summary", p.summary_text()}, {"tags", p.tags()},
                        {"benchmark_workload", p.benchmark_workload().describe()},
                        // Note [short calls]: timed in graph mode unless --mode says otherwise.
-                       {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())}});
+                       {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())},
+          {"times_host_launches", p.host_launches_reason().empty() ? json(nullptr) : json(p.host_launches_reason())}});
   }
   if (!group.empty() && listing.empty()) throw api_error("no targets in chapter or lab '" + std::string(group) + "'");
   return listing;

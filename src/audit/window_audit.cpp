@@ -92,8 +92,13 @@ window_audit audit_one(const sample_window& window, std::uint64_t start, std::ui
     }
     busy.emplace_back(r.start_ns, r.end_ns);
     if (r.device != own_device) add_unique(audit.other_devices, describe(r) + " on device " + std::to_string(r.device));
-    const bool escaped = r.end_ns > stop + edge_slack_ns;
-    if (escaped) audit.overrun_s = std::max(audit.overrun_s, static_cast<double>(r.end_ns - stop) * 1e-9);
+    // Still running at the stop event, or run before the start event: work run() put on a stream
+    // the launch gate does not hold runs while the gate holds the window (Note [launch gate]).
+    const bool ran_late = r.end_ns > stop + edge_slack_ns;
+    const bool ran_early = r.start_ns + edge_slack_ns < start;
+    const bool escaped = ran_late || ran_early;
+    if (ran_late) audit.overrun_s = std::max(audit.overrun_s, static_cast<double>(r.end_ns - stop) * 1e-9);
+    if (ran_early) audit.overrun_s = std::max(audit.overrun_s, static_cast<double>(start - r.start_ns) * 1e-9);
     switch (r.kind) {
       case activity_kind::kernel:
         ++audit.kernels;

@@ -57,9 +57,11 @@ struct window_audit {
   int managed_allocations = 0;      // cudaMallocManaged / cuMemAllocManaged in the worker so far, setup's included (C10)
   std::uint64_t unified_memory_bytes = 0;     // managed-memory migrations inside the window (C10)
   std::vector<std::string> unified_memory;    // what migrated or faulted inside the window (C10)
-  double overrun_s = 0;             // how long the latest escaped activity ran past the stop event
-  std::vector<std::string> escaped_kernels;   // launched in run(), still running at stop (T1, C4)
-  std::vector<std::string> escaped_copies;    // copies/memsets still in flight at stop (T2, M3, C2)
+  double overrun_s = 0;             // how far the farthest escaped activity ran outside the window
+  // Launched in run() and still running at stop, or run before start while the launch gate held
+  // the window (T1, C4); copies and memsets likewise (T2, M3, C2).
+  std::vector<std::string> escaped_kernels;
+  std::vector<std::string> escaped_copies;
   std::vector<std::string> foreign;           // not launched in run() but running in the window (T3, C4)
   std::vector<std::string> other_devices;     // activity on a device the pair did not declare (C5)
   std::vector<std::string> device_launched;   // kernels launched from the device (C9)

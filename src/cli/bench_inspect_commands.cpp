@@ -83,6 +83,7 @@ json audit_pair(const pair& p) {
           {"fixed_inputs", p.has_fixed_inputs() ? json(p.fixed_inputs_reason()) : json(nullptr)},
           // Note [short calls]: null unless the pair is timed in graph mode by default, with the reason.
           {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())},
+          {"times_host_launches", p.host_launches_reason().empty() ? json(nullptr) : json(p.host_launches_reason())},
           {"compliant", gaps.empty()}, {"gaps", gaps}};
 }
 

@@ -60,7 +60,9 @@ class device_sampler final : public sampler {
   sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
     sample_record record = take_once(before, begin);
-    if (gate_ && gate_->timed_out()) {  // Note [launch gate]: run() waits for the GPU; sample it ungated
+    // Note [launch gate]: run() waited for the GPU, or the host took longer to queue the calls
+    // than the GPU to run them (host work the gate would hide): sample it ungated, from now on.
+    if (gate_ && (gate_->timed_out() || queued_s_ > record.duration_s * record.calls)) {
       gate_.reset();
       record = take_once(before, begin);
     }
@@ -90,6 +92,7 @@ class device_sampler final : public sampler {
     }
     if (gate_) gate_->close(stream_);  // Note [launch gate]
     const gate_opener opens_on_any_exit{gate_ ? &*gate_ : nullptr};  // run() may throw
+    const auto queue_start = std::chrono::steady_clock::now();
     if (observer_ != nullptr) observer_->before_start_event();
     AISP_CUDA_CHECK(cudaEventRecord(start_.get(), stream_));
     if (observer_ != nullptr) observer_->run_begins();
@@ -99,7 +102,12 @@ class device_sampler final : public sampler {
       observer_->before_stop_event();
     }
     AISP_CUDA_CHECK(cudaEventRecord(stop_.get(), stream_));
-    if (gate_) gate_->open();  // the window is queued: let it run
+    auto released = host_start;
+    if (gate_) {  // the window is queued: let it run
+      queued_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - queue_start).count();
+      gate_->open();
+      released = std::chrono::steady_clock::now();
+    }
     // The whole device, not the stream: work a variant hid on another stream still lands
     // inside the host span (T1), and any asynchronous fault surfaces here.
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -113,8 +121,11 @@ class device_sampler final : public sampler {
     if (observer_ != nullptr) observer_->sample_taken(calls_);
     sample_record record;
     record.calls = calls_;
+    record.gated = gate_.has_value();
     record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
-    record.host_wall_s = std::chrono::duration<double>(host_stop - host_start).count();
+    // Gated, the host span starts when the gate opens: the host's enqueueing is not in the
+    // window, and the wait past its stop event is what escaped (Note [launch gate]).
+    record.host_wall_s = std::chrono::duration<double>(host_stop - released).count();
     if (align_) {
       // The host span began before the barrier; the wait for the other ranks is not this
       // rank's work (and would read as escaped work, Note [host excess]).
@@ -188,6 +199,7 @@ class device_sampler final : public sampler {
   sm_clock_probe clock_probe_;
   cuda_event aligning_;  // before the barrier of a multi-GPU pair's ranks
   std::optional<launch_gate> gate_;  // Note [launch gate]; gone once a run() waited on it
+  double queued_s_ = 0;              // the last gated sample: host time to queue its calls
   cuda_event start_;
   cuda_event stop_;
   cudaGraph_t graph_ = nullptr;

@@ -8,16 +8,22 @@ namespace aisp {
 // Note [launch gate]: after the cold flush and a device synchronize the GPU is idle, so a sample
 // window opened by a start event and then a launch counted the host's launch latency and any
 // host work of run() before its first launch (ch16:gemv_fp8_weights's ring kernel: 61 us under
-// ncu, a 76 us median of cold samples, one H200 2026-12-02). As nvbench does,
-// the sampler first enqueues a kernel that spins until the host opens the gate, then the start
+// ncu, a 72-76 us median of cold samples; 61.6 us gated, H200 2026-12-02). As nvbench does, the
+// sampler first enqueues a kernel that spins until the host opens the gate, then the start
 // event, run()'s work and the stop event; the host opens the gate once all of it is queued, and
-// the GPU runs the window back to back. A run() that waits for the GPU itself (a serving loop, a
-// host copy) would wait on the gate forever: the gate opens by itself after `timeout_ms`, reports
-// that it did, and the sampler takes that sample again ungated and stops gating the session (its
-// samples keep the launch latency, as every sample did before). Off by default (`bench run
-// --launch-gate`): a pair that teaches launch overhead (ch01:batched_launches, ch01:graph_chain,
-// labs/decode:cuda_graph_step) measures the host's launches on purpose, and a gated window would
-// run its queued launches back to back.
+// the GPU runs the window back to back. On by default (`bench run --no-launch-gate` turns it off).
+// What the gate must not open:
+// - A run() that waits for the GPU itself (a serving loop, a synchronous copy) would wait on the
+//   gate forever: the gate opens by itself after `timeout_ms` and reports it; the sampler takes
+//   that sample again ungated and stops gating the variant.
+// - Host work the gate would hide: where the host took longer to queue a sample than the GPU to
+//   run it, the sampler does the same (the host, not the GPU, bounds that call).
+// - Work run() put on a stream of its own runs while the gate holds the window: the audit counts
+//   whatever run() launched that ran before the start event as escaped (window_audit), and the
+//   host's span starts when the gate opens, so a wait past the stop event is what escaped.
+// Pairs that time the host's launches on purpose (ch01:batched_launches, ch01:graph_chain,
+// labs/decode:cuda_graph_step, the serving loops) declare pair::times_host_launches and are never
+// gated; results carry each pair's launch_gate_reason and each variant's gated_samples.
 class launch_gate {
  public:
   explicit launch_gate(double timeout_ms = 200.0);

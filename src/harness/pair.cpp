@@ -124,6 +124,11 @@ pair& pair::data_dependent_launches(std::string reason) {
   data_dependent_launches_reason_ = std::move(reason);
   return *this;
 }
+pair& pair::times_host_launches(std::string reason) {
+  AISP_EXPECTS(!reason.empty(), target_ + ": times_host_launches() needs the reason the host's launches are what it times");
+  host_launches_reason_ = std::move(reason);
+  return *this;
+}
 pair& pair::short_calls(std::string reason) {
   AISP_EXPECTS(!reason.empty(), target_ + ": short_calls() needs the reason its calls are short and a warm L2 is fair");
   short_calls_reason_ = std::move(reason);

@@ -31,6 +31,7 @@ struct sample_record {
   // M6: the process's minor page faults across the same span. The harness's own work before it
   // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
   long long minor_faults = 0;
+  bool gated = false;        // queued behind the launch gate (Note [launch gate])
 };
 
 // The worker's CPU time beyond the calling thread's, so far (Note [worker CPU time]).

@@ -399,8 +399,10 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   const timing_choice timing = timing_for(declared, given);
   run_config config = given;
   config.mode = timing.mode;
+  config.launch_gate = timing.launch_gate;
   result.mode = declared.where() == backend::cuda ? std::string(timing_mode_name(config.mode)) : "host";
   result.mode_reason = timing.reason;
+  result.launch_gate_reason = timing.launch_gate_reason;
   if (!timing.reason.empty() && progress) progress(fmt::format("[mode] {}: graph mode, {}", declared.target(), timing.reason));
   result.benchmark = benchmark_of(declared, config);
   result.work = declared.work_of()(result.benchmark);

@@ -35,7 +35,7 @@ struct run_config {
   std::string executable;         // the aisp binary that workers run
   std::vector<std::string> plugins;  // loaded by every worker too (Note [plugins])
   std::string l2_flush = "read";  // the cold flush: read | write (Note [clean flush] in device_probes.cu)
-  bool launch_gate = false;       // `--launch-gate`: hold the GPU until a sample is queued (Note [launch gate])
+  bool launch_gate = true;        // `--no-launch-gate` turns it off: hold the GPU until a sample is queued (Note [launch gate])
   bool progress = true;
   verify_phase phase = verify_phase::gate;
   bool verify_only = false;       // `bench verify`: checks, a token of sampling, no verdicts

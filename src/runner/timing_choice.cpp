@@ -1,15 +1,31 @@
 #include "runner/timing_choice.hpp"
 
 namespace aisp {
+namespace {
 
-timing_choice timing_for(const pair& declared, const run_config& config) {
+timing_choice mode_for(const pair& declared, const run_config& config) {
   // Note [goals]: a hot or graph sample averages calls, and the p99 of averages is no call's.
   if (declared.goal_of() == goal::latency)
-    return {timing_mode::cold, config.mode == timing_mode::cold ? "" : "a latency pair: every sample is one call (Note [goals])"};
+    return {timing_mode::cold, config.mode == timing_mode::cold ? "" : "a latency pair: every sample is one call (Note [goals])", false, ""};
   if (config.mode_chosen || declared.short_calls_reason().empty() || declared.where() != backend::cuda) {
-    return {config.mode, ""};
+    return {config.mode, "", false, ""};
   }
-  return {timing_mode::graph, "declared by the pair (Note [short calls]): " + declared.short_calls_reason()};
+  return {timing_mode::graph, "declared by the pair (Note [short calls]): " + declared.short_calls_reason(), false, ""};
+}
+
+}  // namespace
+
+timing_choice timing_for(const pair& declared, const run_config& config) {
+  timing_choice choice = mode_for(declared, config);
+  if (!config.launch_gate || declared.where() != backend::cuda) return choice;
+  if (!declared.host_launches_reason().empty()) {
+    choice.launch_gate_reason = "the pair times the host's launches: " + declared.host_launches_reason();
+  } else if (declared.gpus() > 1) {
+    choice.launch_gate_reason = "a multi-GPU pair's ranks open each window together at a barrier (Note [ranks])";
+  } else {
+    choice.launch_gate = true;
+  }
+  return choice;
 }
 
 }  // namespace aisp

@@ -24,7 +24,7 @@ workload workload_from_json(const nlohmann::json& j) {
 
 nlohmann::json sample_to_json(const sample_record& record) {
   return {{"t", record.duration_s}, {"wall", record.host_wall_s}, {"mhz", record.sm_clock_mhz},
-          {"calls", record.calls}, {"cost", record.cost_s}};
+          {"calls", record.calls}, {"cost", record.cost_s}, {"gated", record.gated}};
 }
 
 sample_record sample_from_json(const nlohmann::json& j) {
@@ -34,6 +34,7 @@ sample_record sample_from_json(const nlohmann::json& j) {
   record.sm_clock_mhz = j.at("mhz").get<double>();
   record.calls = j.at("calls").get<int>();
   record.cost_s = j.value("cost", record.host_wall_s);
+  record.gated = j.value("gated", false);
   return record;
 }
 

@@ -1,6 +1,6 @@
 // Note [launch gate] (src/harness/launch_gate.hpp): a gated cold sample leaves the host's work
-// before run()'s first launch out of its window, and a run() that waits for the GPU is still
-// sampled, once slowly, then ungated.
+// before run()'s first launch out of its window where the GPU bounds the call; a call the host
+// bounds, or a run() that waits for the GPU, is sampled ungated.
 #include <gtest/gtest.h>
 
 #include "gpu_guard.hpp"
@@ -65,14 +65,33 @@ TEST(launch_gate, leaves_the_host_work_before_the_first_launch_out_of_the_window
   const stream_guard s;
   const pinned_span span;
   const auto call = [&] {
-    busy_wait(2e-3);  // run()'s host work before its launch: 2 ms
-    aisp::launch_spin_kernel(40'000, span.ns, s.stream);  // ~20 us
+    busy_wait(0.3e-3);  // run()'s host work before its launch: 0.3 ms
+    aisp::launch_spin_kernel(2'000'000, span.ns, s.stream);  // ~1 ms: the GPU, not the host, bounds the call
   };
   const auto [plain, plain_truth] = sampled(false, s.stream, call, span.ns);
   const auto [gated, gated_truth] = sampled(true, s.stream, call, span.ns);
-  EXPECT_GT(plain, 2e-3) << "without the gate the window holds the host's 2 ms";
-  EXPECT_LT(gated, 0.5e-3) << "the gated window holds the kernel (" << gated_truth << " s), not the host's 2 ms";
+  EXPECT_GT(plain, plain_truth + 0.25e-3) << "without the gate the window holds the host's 0.3 ms";
+  EXPECT_LT(gated, gated_truth + 0.1e-3) << "the gated window holds the kernel (" << gated_truth << " s), not the host's 0.3 ms";
   EXPECT_GE(gated, 0.9 * gated_truth) << "the window still holds the whole kernel";
+}
+
+// Host work longer than the GPU's would vanish behind the gate (a launch-bound call, or the host
+// doing the work): the sampler takes such a call ungated, from its first sample on.
+TEST(launch_gate, samples_a_call_the_host_bounds_without_the_gate) {
+  AISP_REQUIRE_GPU();
+  const stream_guard s;
+  const pinned_span span;
+  const auto call = [&] {
+    busy_wait(2e-3);  // 2 ms of host work
+    aisp::launch_spin_kernel(40'000, span.ns, s.stream);  // ~20 us
+  };
+  auto sampler = aisp::make_device_sampler(aisp::timing_mode::cold, s.stream, nullptr, true, {}, true);
+  sampler->prepare(call, 1);
+  for (int i = 0; i < 5; ++i) {
+    const auto record = sampler->take();
+    EXPECT_FALSE(record.gated) << "sample " << i;
+    EXPECT_GT(record.duration_s, 2e-3) << "the window holds the host's 2 ms, as it did before the gate";
+  }
 }
 
 TEST(launch_gate, samples_a_call_that_waits_for_the_gpu_once_slowly_then_without_the_gate) {

@@ -54,6 +54,16 @@ TEST(window_audit, a_side_stream_kernel_that_ends_after_the_stop_event_escaped) 
   EXPECT_NEAR(a.overrun_s, 700e-6, 1e-12);
 }
 
+// Note [launch gate]: the gate holds the harness's stream only; a kernel run() put on a stream
+// of its own runs while the window waits behind the gate, and may end before the window opens.
+TEST(window_audit, a_side_stream_kernel_that_ran_before_the_start_event_escaped) {
+  const auto a = audit_window(window(), with_events({kernel("side", 12, 40 * us, 90 * us, 9)}), 0, {});
+  ASSERT_EQ(a.escaped_kernels.size(), 1u);
+  EXPECT_NEAR(a.overrun_s, 60e-6, 1e-12);
+  const auto on_time = audit_window(window(), with_events({kernel("side", 12, 99 * us, 150 * us, 9)}), 0, {});
+  EXPECT_TRUE(on_time.escaped_kernels.empty()) << "within the edge slack of the start event";
+}
+
 TEST(window_audit, a_copy_still_in_flight_escaped) {
   auto records = with_events({});
   records.push_back({activity_kind::memcpy, "DtoD", 150 * us, 260 * us, 0, 9, 14, 1 << 20});

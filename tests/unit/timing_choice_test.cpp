@@ -1,4 +1,4 @@
-// Note [short calls]: which timing mode a pair is sampled in.
+// Note [short calls]: which timing mode a pair is sampled in; Note [launch gate]: whether the gate holds it.
 #include <gtest/gtest.h>
 
 #include "aisp/check.hpp"
@@ -54,6 +54,39 @@ TEST(timing_choice, a_latency_pair_is_timed_one_call_a_sample) {
 TEST(timing_choice, a_declaration_without_a_reason_is_refused) {
   auto declared = gpu_pair("test:short");
   EXPECT_THROW(declared.short_calls(""), aisp::contract_error);
+  EXPECT_THROW(declared.times_host_launches(""), aisp::contract_error);
+}
+
+TEST(timing_choice, the_launch_gate_holds_gpu_pairs_by_default_and_never_one_that_times_host_launches) {
+  const aisp::run_config config;  // the user left --launch-gate alone
+  const auto plain = aisp::timing_for(gpu_pair("test:plain"), config);
+  EXPECT_TRUE(plain.launch_gate);
+  EXPECT_TRUE(plain.launch_gate_reason.empty());
+
+  auto launches = gpu_pair("test:launches");
+  launches.times_host_launches("one launch per vector against one for the batch");
+  const auto declared = aisp::timing_for(launches, config);
+  EXPECT_FALSE(declared.launch_gate);
+  EXPECT_NE(declared.launch_gate_reason.find("one launch per vector"), std::string::npos);
+
+  auto ranks = gpu_pair("test:ranks");
+  ranks.world_size(2);
+  EXPECT_FALSE(aisp::timing_for(ranks, config).launch_gate);
+  auto host = gpu_pair("test:host");
+  host.on(aisp::backend::host);
+  EXPECT_FALSE(aisp::timing_for(host, config).launch_gate);
+}
+
+TEST(timing_choice, no_launch_gate_turns_the_gate_off_for_every_pair_without_a_reason) {
+  aisp::run_config config;
+  config.launch_gate = false;  // --no-launch-gate
+  auto launches = gpu_pair("test:launches");
+  launches.times_host_launches("graphs");
+  for (const auto& p : {gpu_pair("test:plain"), launches}) {
+    const auto choice = aisp::timing_for(p, config);
+    EXPECT_FALSE(choice.launch_gate);
+    EXPECT_TRUE(choice.launch_gate_reason.empty());
+  }
 }
 
 }  // namespace

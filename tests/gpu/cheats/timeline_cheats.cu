@@ -1,5 +1,6 @@
 // Planted cheats the device timeline catches: work that escapes the timed window (T1, T2, C4),
-// a host function in the stream (C1), work done on the host (L1), another device (C5).
+// a host function in the stream (C1), work done on the host (L1, also behind the launch gate),
+// another device (C5).
 // Run: aisp_cheats bench run --targets cheats_gpu --verify-phase detect (tests/gpu/gpu_cheats_test).
 #include "gpu_fixture.cuh"
 
@@ -104,6 +105,43 @@ AISP_REGISTER(gpu_fixture("l1_computes_on_host", "L1", "copies x to pinned host 
                                 cudaFreeHost(m.x);
                                 cudaFreeHost(m.y);
                                 release_state<host_mirror>(ctx);
+                              })).tag("check:device-idle"));
+
+// Note [launch gate]: the same host work, its input read on a stream of its own, which the gate
+// does not hold: the read runs before the window opens and the host computes while the gate
+// holds the window, so only the copy back would be timed. The host queues slower than the GPU
+// runs, so the sampler drops the gate and the device idles in the window (and an audited gated
+// sample sees the read escape before the start event).
+struct host_mirror_aside {
+  host_mirror mirror;
+  cudaStream_t stream = nullptr;
+};
+
+AISP_REGISTER(gpu_fixture("l1_host_work_behind_the_gate", "L1",
+                          "reads x on its own stream, computes on the host while the launch gate holds the window, copies y back",
+                          with_setup(
+                              [](run_context& ctx) {
+                                auto& m = state_of<host_mirror_aside>(ctx);
+                                const auto bytes = static_cast<std::size_t>(ctx.num_elements("x")) * sizeof(float);
+                                AISP_CUDA_CHECK(cudaMemcpyAsync(m.mirror.x, ctx.as<const float>("x"), bytes, cudaMemcpyDeviceToHost, m.stream));
+                                AISP_CUDA_CHECK(cudaStreamSynchronize(m.stream));
+                                for (std::size_t i = 0; i < bytes / sizeof(float); ++i) m.mirror.y[i] = 2.0f * m.mirror.x[i] + 1.0f;
+                                AISP_CUDA_CHECK(cudaMemcpyAsync(ctx.as<float>("y"), m.mirror.y, bytes, cudaMemcpyHostToDevice, ctx.stream()));
+                              },
+                              [](run_context& ctx) {
+                                auto* m = new host_mirror_aside;
+                                const auto bytes = static_cast<std::size_t>(ctx.num_elements("x")) * sizeof(float);
+                                AISP_CUDA_CHECK(cudaMallocHost(&m->mirror.x, bytes));
+                                AISP_CUDA_CHECK(cudaMallocHost(&m->mirror.y, bytes));
+                                AISP_CUDA_CHECK(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+                                ctx.user_state() = m;
+                              },
+                              [](run_context& ctx) {
+                                auto& m = state_of<host_mirror_aside>(ctx);
+                                cudaFreeHost(m.mirror.x);
+                                cudaFreeHost(m.mirror.y);
+                                cudaStreamDestroy(m.stream);
+                                release_state<host_mirror_aside>(ctx);
                               })).tag("check:device-idle"));
 
 // On a one-GPU machine the switch to device 1 fails and the work stays here; the attempt is the cheat.
