@@ -1,8 +1,10 @@
 // continuous_batching: serving a seeded trace of requests (Poisson arrivals faster than the
 // server, prompts uniform and outputs heavy-tailed: geometric, as chat outputs run;
-// serving_trace.hpp) with the 1B model: static batching against continuous batching, with whole
-// prompts or with prefill chunks mixed into the decode launches (serving_scheduler.hpp). Every call replays the trace in real time: requests arrive at
-// their times after the call starts, each launch's tokens are taken when it finishes (the host
+// serving_trace.hpp) with the 1B model: static batching against continuous batching with prefill
+// chunks mixed into the decode launches (serving_scheduler.hpp; whole-prompt prefill against
+// chunks is labs/decode:chunked_prefill: on this trace its stalls put a decode's worst time per
+// token at 6.8x static batching's, H200 2026-12-02). Every call replays the trace in real time:
+// requests arrive at their times after the call starts, each launch's tokens are taken when it finishes (the host
 // waits for every launch, as a server that streams tokens does), and each request's time to first
 // token (TTFT) and time per output token (TPOT) are recorded (Note [recorded metrics]).
 // Why faster: a static batch decodes until its longest request is done, with finished requests'
@@ -21,7 +23,7 @@ namespace {
   pair declared("labs/decode:continuous_batching");
   with_serving_contract(declared)
       .summary("serving a saturated Poisson trace of 64 requests with heavy-tailed outputs (geometric, mean 32, up to 256) with "
-               "the 1B model in 8 slots: static batches against continuous batching, whole prompts or chunked")
+               "the 1B model in 8 slots: static batches against continuous batching with 32-row prefill chunks")
       .benchmark_size({{"model", 2}, {"requests", 64}, {"rate", 1000}, {"prompt_max", 32}, {"output_max", 256}, {"output_mean", 32},
                        {"slots", 8}, {"step_us", 1000}, {"chunk", 32}})
       .validation_size({{"model", 0}, {"requests", 1}, {"rate", 1000}, {"prompt_max", 4}, {"output_max", 5}, {"output_mean", 0},
@@ -37,12 +39,9 @@ namespace {
                                    "decoded until its longest member is done; arrivals wait for the whole batch",
                                    run_serving, setup_serving<batching::static_batches>, release_state<serving_variant>))
       .add_variant(decoder_variant("optimized",
-                                   "continuous batching: before every step, arrived requests take free slots and are prefilled; a "
-                                   "finished request frees its slot at once",
-                                   run_serving, setup_serving<batching::continuous>, release_state<serving_variant>))
-      .add_variant(decoder_variant("optimized_chunked",
-                                   "continuous batching with chunked prefill: every launch runs each decode row and fills up to "
-                                   "`chunk` rows with the admitted prompts' next positions, so no prefill stalls the decodes",
+                                   "continuous batching with chunked prefill: before every launch, arrived requests take free slots; "
+                                   "the launch runs each decode row and fills up to `chunk` rows with the admitted prompts' next "
+                                   "positions, so no prefill stalls the decodes; a finished request frees its slot at once",
                                    run_serving, setup_serving<batching::continuous, true>, release_state<serving_variant>));
   return declared;
 }
