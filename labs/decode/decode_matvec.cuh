@@ -252,7 +252,14 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
   float* warp_x = staged_x + static_cast<std::int64_t>(warp) * rows * matvec_split_k;
   const std::int64_t x_row_stride = Form == x_form::swiglu ? 2LL * k : k;
   __shared__ float x_scales[matvec_staged_rows];  // each row's RMS scale (Note [folded norm]; rms_normed only)
-  if constexpr (Form == x_form::rms_normed) rms_scales_of_rows<matvec_staged_rows>(x, rows, k, eps, x_scales);  // every thread
+  if constexpr (Form == x_form::rms_normed) {
+    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
+    for (int r = 0; r < rows; ++r) {
+      const float scale = rms_scale(x + r * x_row_stride, k, eps, norm_partial);  // every thread of the block
+      if (threadIdx.x == 0) x_scales[r] = scale;
+    }
+    __syncthreads();  // the scales, for every warp's staging
+  }
   float total[Tiles][4] = {};
   for (int first_of_round = first_split; first_of_round < end_split; first_of_round += Depth) {
 #pragma unroll
@@ -331,14 +338,12 @@ void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const f
   const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
   const auto kernel = matvec_mma_kernel<Tiles, Form, Depth>;
   const std::size_t staged_bytes = Tiles == 1 ? static_cast<std::size_t>(matvec_block_warps) * rows * matvec_split_k * sizeof(float) : 0;
-  if constexpr (Tiles == 1) {
-    static const bool allowed = [kernel] {  // 8 warps x 8 rows x 1 KB: past the 48 KB a launch gets unasked
-      AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                           static_cast<int>(matvec_block_warps * matvec_staged_rows * matvec_split_k * sizeof(float))));
-      return true;
-    }();
-    static_cast<void>(allowed);
-  }
+  static const bool allowed = [kernel] {  // 8 warps x 8 rows x 1 KB: past the 48 KB a launch gets unasked
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(matvec_block_warps * matvec_staged_rows * matvec_split_k * sizeof(float))));
+    return true;
+  }();
+  static_cast<void>(allowed);
   launch_dependent(kernel, grid, dim3(matvec_block_warps * 32), staged_bytes, stream, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan);
 }
 
@@ -375,8 +380,8 @@ inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int 
 
 // Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). In a launch of up to
 // 8 rows (a decode step of up to 8 sequences) the norm is folded into the matvec: each block
-// computes each row's scale as rms_norm_rows_kernel does (rms_scales_of_rows: one pass over the
-// rows, in rms_scale's order, so the same bits) and scales x as it stages it, which spares a launch a norm (33 a token, ~3.4
+// computes each row's scale as rms_norm_rows_kernel does (the same block shape and rms_scale, so
+// the same bits) and scales x as it stages it, which spares a launch a norm (33 a token, ~3.4
 // us each: 9% of a batch-1 step's kernel time, ncu, H200, 2026-11-29) for one more read of each
 // 8 KB row from L2 a block. More rows run the norm kernel into `normed`, then the matvec.
 inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,

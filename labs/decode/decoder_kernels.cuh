@@ -122,32 +122,6 @@ __device__ float rms_scale(const float* row, int d_model, float eps, float* shar
   return 1.0f / sqrtf(block_sum(square, shared) / static_cast<float>(d_model) + eps);
 }
 
-// rms_scale of each of `rows` (at most Rows) rows of x (k apart), with one barrier for them all:
-// thread t sums each row's t, t + 128, ... in order and the warps' sums meet in one fixed order,
-// as block_sum does, so each scale has rms_scale's bits. `scales` (shared) gets them; every
-// thread of the block calls it.
-template <int Rows>
-__device__ void rms_scales_of_rows(const float* x, int rows, int k, float eps, float* scales) {
-  __shared__ float partial[32][Rows];  // a warp's sum of each row
-  for (int r = 0; r < rows; ++r) {  // a row at a time: one sum live (the caller's weight loads hold most registers)
-    const float* row = x + static_cast<std::int64_t>(r) * k;
-    float square = 0.0f;
-    if (threadIdx.x < norm_block_threads) {
-      for (int i = static_cast<int>(threadIdx.x); i < k; i += norm_block_threads) square = fmaf(row[i], row[i], square);
-    }
-    square = warp_sum(square);
-    if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32][r] = square;
-  }
-  const int warps = static_cast<int>(blockDim.x) / 32;
-  __syncthreads();
-  if (static_cast<int>(threadIdx.x) < rows) {
-    float total = 0.0f;
-    for (int w = 0; w < warps; ++w) total += partial[w][threadIdx.x];
-    scales[threadIdx.x] = 1.0f / sqrtf(total / static_cast<float>(k) + eps);
-  }
-  __syncthreads();
-}
-
 // out[i, :] = x[src, :] / sqrt(mean(x[src, :]^2) + eps), src = gather ? gather[i] : i (the gains are ones).
 __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const float* x, float* out, int d_model, const int* gather,
                                                                            float eps) {
