@@ -90,7 +90,7 @@ void prefill(const gpu_decoder& model, const __nv_bfloat16* weights, const decod
 // One position of every sequence through the model, reading the earlier ones from the cache.
 void cached_step(const gpu_decoder& model, const __nv_bfloat16* weights, const decode_job& job, cudaStream_t stream,
                  const layer_plan& plan = {}) {
-  model.forward(weights, model.rows().meta(), job.batch, nullptr, job.batch, stream, plan, row_slots::one_a_row);  // a row a sequence
+  model.forward(weights, model.rows().meta(), job.batch, nullptr, job.batch, stream, plan);
   advance_rows_kernel<<<blocks_for(job.batch), bookkeeping_threads, 0, stream>>>(job, model.next(), model.rows());
   AISP_CHECK_LAUNCH();
 }

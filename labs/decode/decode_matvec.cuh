@@ -90,7 +90,7 @@ constexpr std::uint32_t tf32_mask = 0xffffe000u;
 
 // What a matvec reads as its x: x itself; x times its row's RMS scale (Note [folded norm]); or
 // swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]). The last two are made
-// where x is staged (Note [staged x]), in launches of up to 8 rows.
+// where x is staged (Note [staged x]), at one row.
 enum class x_form { plain, rms_normed, swiglu };
 
 // Eight consecutive x of a row (zeros past the rows or past the split) as hi and lo tf32 pieces.
@@ -169,12 +169,9 @@ __device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const _
   for (int u = 0; u < matvec_loads_in_flight; ++u) load_chunk(top_row, bottom_row, split, u, k, top[u], bottom[u]);
 }
 
-// Note [staged x]: a launch of up to 8 rows (one tile) stages each warp's split of x, every row
-// of it in its form, in shared memory, two 16-byte loads a lane a row, where lanes 0-3 of each
-// row's quad loaded each chunk's eight x inside the mma loop, each chunk another trip to L2: the
-// batch-1 step 1.8-6.8% faster (H200, 2026-12-01). A row's split is matvec_split_k floats; a
-// warp's rows follow each other in dynamic shared memory (launch_matvec_with sizes it).
-constexpr int matvec_staged_rows = matvec_tile_rows;
+// Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
+// two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
+// each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
 template <x_form Form>
 __device__ __forceinline__ void stage_split_x(const float* x, int k, int split, float x_scale, float* staged) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -212,7 +209,7 @@ __device__ __forceinline__ void stage_split_x(const float* x, int k, int split, 
 // y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
 // [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
 // blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
-// it is, or (up to 8 rows) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
+// it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
 // Launched as a dependent launch (Note [weights before the wait]).
 template <int Tiles, x_form Form, int Depth>
 __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth == 1 ? 2 : 1)
@@ -246,19 +243,13 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
   }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
-  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one tile of rows, staged");
-  constexpr bool staged = Tiles == 1;  // Note [staged x]: the launchers run Tiles 1 for up to 8 rows
-  extern __shared__ __align__(16) float staged_x[];  // (warps, rows, matvec_split_k) when staged
-  float* warp_x = staged_x + static_cast<std::int64_t>(warp) * rows * matvec_split_k;
-  const std::int64_t x_row_stride = Form == x_form::swiglu ? 2LL * k : k;
-  __shared__ float x_scales[matvec_staged_rows];  // each row's RMS scale (Note [folded norm]; rms_normed only)
+  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
+  __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
+  const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
+  float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
     __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
-    for (int r = 0; r < rows; ++r) {
-      const float scale = rms_scale(x + r * x_row_stride, k, eps, norm_partial);  // every thread of the block
-      if (threadIdx.x == 0) x_scales[r] = scale;
-    }
-    __syncthreads();  // the scales, for every warp's staging
+    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
   }
   float total[Tiles][4] = {};
   for (int first_of_round = first_split; first_of_round < end_split; first_of_round += Depth) {
@@ -268,21 +259,13 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
       if (s >= end_split) break;  // the same for the whole warp
       const int split_end = min(k, (s + 1) * matvec_split_k);
       matvec_acc acc[Tiles] = {};
-      if constexpr (staged) {
-#pragma unroll
-        for (int r = 0; r < matvec_staged_rows; ++r) {
-          if (r < rows) {
-            const float scale = Form == x_form::rms_normed ? x_scales[r] : 1.0f;
-            stage_split_x<Form>(x + r * x_row_stride, k, s, scale, warp_x + r * matvec_split_k);
-          }
-        }
-      }
+      if (staged) stage_split_x<Form>(x, k, s, x_scale, staged_x[warp]);
 #pragma unroll
       for (int u = 0; u < matvec_loads_in_flight; ++u) {
         if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
         const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-        if constexpr (staged) {  // rows of matvec_split_k floats
-          mma_chunk<Tiles>(top[d][u], bottom[d][u], warp_x, 0, rows, matvec_split_k, at - s * matvec_split_k, at < split_end, acc);
+        if (staged) {
+          mma_chunk<Tiles>(top[d][u], bottom[d][u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
         } else if constexpr (Form == x_form::plain) {
           mma_chunk<Tiles>(top[d][u], bottom[d][u], x, first_row, rows, k, at, at < split_end, acc);
         }
@@ -336,15 +319,8 @@ void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const f
   const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
   const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
   const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
-  const auto kernel = matvec_mma_kernel<Tiles, Form, Depth>;
-  const std::size_t staged_bytes = Tiles == 1 ? static_cast<std::size_t>(matvec_block_warps) * rows * matvec_split_k * sizeof(float) : 0;
-  static const bool allowed = [kernel] {  // 8 warps x 8 rows x 1 KB: past the 48 KB a launch gets unasked
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         static_cast<int>(matvec_block_warps * matvec_staged_rows * matvec_split_k * sizeof(float))));
-    return true;
-  }();
-  static_cast<void>(allowed);
-  launch_dependent(kernel, grid, dim3(matvec_block_warps * 32), staged_bytes, stream, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan);
+  launch_dependent(matvec_mma_kernel<Tiles, Form, Depth>, grid, dim3(matvec_block_warps * 32), 0, stream, w, x, y, n_out, k, rows,
+                   accumulate, output_scale, eps, plan);
 }
 
 // One launch of Tiles tiles of 8 rows a block (Note [warps a tile]); at one row, a weight ring of
@@ -352,8 +328,7 @@ void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const f
 template <int Tiles, x_form Form>
 void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
                          float eps, cudaStream_t stream) {
-  AISP_EXPECTS(Tiles > 1 || rows <= matvec_staged_rows, "labs/decode: a launch of one tile runs up to 8 rows");
-  AISP_EXPECTS(Form == x_form::plain || Tiles == 1, "labs/decode: a norm or swiglu is folded into a matvec of one tile of rows only");
+  AISP_EXPECTS(Form == x_form::plain || rows == 1, "labs/decode: a norm or swiglu is folded into a matvec of one row only");
   const matvec_plan plan = matvec_plan_of(n_out, k);
   if constexpr (Tiles == 1) {
     if (plan.tiles_a_block == 1 && plan.splits_a_warp >= 2) {
@@ -378,17 +353,17 @@ inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int 
   }
 }
 
-// Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). In a launch of up to
-// 8 rows (a decode step of up to 8 sequences) the norm is folded into the matvec: each block
-// computes each row's scale as rms_norm_rows_kernel does (the same block shape and rms_scale, so
-// the same bits) and scales x as it stages it, which spares a launch a norm (33 a token, ~3.4
-// us each: 9% of a batch-1 step's kernel time, ncu, H200, 2026-11-29) for one more read of each
-// 8 KB row from L2 a block. More rows run the norm kernel into `normed`, then the matvec.
+// Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). At a decode step of
+// one row the norm is folded into the matvec: each block computes the row's scale as
+// rms_norm_rows_kernel does (the same block shape and rms_scale, so the same bits) and scales x
+// as it reads it, which spares a launch a norm (33 a token, ~3.4 us each: 9% of a batch-1 step's
+// kernel time, ncu, H200, 2026-11-29) for one more read of the 8 KB row from L2 a block. Other
+// row counts run the norm kernel into `normed`, then the matvec.
 inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
                                  cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
-  if (rows <= matvec_staged_rows) {
-    launch_matvec_tiles<1, x_form::rms_normed>(w, x, y, n_out, k, rows, false, 1.0f, eps, stream);
+  if (rows == 1) {
+    launch_matvec_tiles<1, x_form::rms_normed>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
     return;
   }
   rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
@@ -396,15 +371,15 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
   launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
 }
 
-// Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). In a launch of up to 8
-// rows each warp stages swiglu_value of its split's gate and up values, row by row (Note [staged
-// x]), which spares a launch a layer and the act round trip; more rows run swiglu_rows_kernel
-// into `act`, then the matvec.
+// Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp
+// stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
+// a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
+// matvec.
 inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
                                  bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
-  if (rows <= matvec_staged_rows) {
-    launch_matvec_tiles<1, x_form::swiglu>(w, gate_up, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+  if (rows == 1) {
+    launch_matvec_tiles<1, x_form::swiglu>(w, gate_up, y, n_out, k, 1, accumulate, output_scale, 0.0f, stream);
     return;
   }
   const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));

@@ -148,8 +148,7 @@ __device__ __forceinline__ float2 rope_pair(double a, double b, int position, in
 // bf16 in its slot's cache. qkv (rows, qkv_width) fp32: q heads, then k heads, then v heads. A
 // block a (row, head) of head_dim / 2 threads, one pair each: one block a row once took 10.6 us
 // a layer at batch 1, 10% of the step (ncu, H200, 2026-11-29); every value is computed as it
-// was, bit for bit. A launch whose rows each have their own slot folds this into attention
-// (Note [rope in attention]).
+// was, bit for bit. A launch of one row folds this into attention (Note [rope in attention]).
 template <class Cache>
 __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
                                       Cache cache, int layer, double theta) {
@@ -182,14 +181,13 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
 // the row's slot at `layer`; query head h reads KV head h / (heads / kv_heads). A block a (row,
 // head); dynamic shared memory: max_len scores, then q, the new k and the new v (head_dim each).
 //
-// Note [rope in attention]: in a launch whose rows each have their own slot (a decode step of one
-// or several sequences; RopeHere), a block rotates its row's q head and its KV head's new key
-// itself, as rope_and_cache_kernel does (rope_pair, the same bf16 roundings), takes the new key
-// and value from shared memory, and the first query head of each KV group stores them in the
-// cache; the other blocks of the group read the cache only below the row's position, and no row
-// reads another's slot. That spares a launch and a kernel boundary a layer. A launch whose rows
-// share a slot (a prompt, a chunk, a verified draft) must not: a row reads the keys that other
-// rows of its slot append in the same launch, so rope_and_cache_kernel runs first.
+// Note [rope in attention]: a launch of one row (RopeHere) rotates its q head and its KV head's
+// new key itself, as rope_and_cache_kernel does (rope_pair, the same bf16 roundings), takes the
+// new key and value from shared memory, and the first query head of each KV group stores them in
+// the cache; the other blocks of the group read the cache only below the row's position. That
+// spares a launch and a kernel boundary a layer. A launch of several rows must not: a row reads
+// the keys that other rows of its slot append in the same launch, so rope_and_cache_kernel runs
+// first.
 template <class Cache, bool RopeHere>
 __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, __nv_bfloat16* k_cache,
                                                                            __nv_bfloat16* v_cache, float* attended, model_dims m,

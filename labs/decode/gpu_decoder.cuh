@@ -40,11 +40,6 @@ struct layer_plan {
   float late_scale = 1.0f;
 };
 
-// Whether a launch's rows may share a cache slot (a prompt, a verified draft: a row reads the
-// keys other rows of its slot append in the same launch) or each has its own (a decode step of
-// several sequences), which lets attention append its row's key itself (Note [rope in attention]).
-enum class row_slots : unsigned char { may_share, one_a_row };
-
 // Note [paged cache]: the cache as `pages` pages of `page_tokens` positions.
 struct paged_layout {
   int pages = 0;
@@ -105,13 +100,12 @@ class gpu_decoder {
   // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null. A
   // launch of prompt chunks that completes no prompt picks none: it only fills the cache.
   void forward(const __nv_bfloat16* weights, const row_meta& meta, int count, const int* gather, int picks, cudaStream_t stream,
-               const layer_plan& plan = {}, row_slots slots = row_slots::may_share) const {
+               const layer_plan& plan = {}) const {
     AISP_EXPECTS(count >= 1 && count <= max_rows_ && picks >= 0 && picks <= count,
                  "labs/decode: a launch of 1 to max_rows rows, picking at most as many");
     const int layers = plan.layers < 0 ? c_.layers : plan.layers;
     AISP_EXPECTS(layers >= 1 && layers <= c_.layers, "labs/decode: a launch runs 1 to every layer");
     const auto grid_rows = static_cast<unsigned>(count);
-    const bool own_slots = count == 1 || slots == row_slots::one_a_row;
     const weight_layout at{c_};
     embed_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(weights + at.embedding(), meta, x_, c_.d_model);
     AISP_CHECK_LAUNCH();
@@ -120,9 +114,9 @@ class gpu_decoder {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
       launch_normed_matvec(weights + at.qkv(l), x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
       if (paged_) {
-        rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, own_slots, stream);
+        rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, stream);
       } else {
-        rope_and_attention(meta, grid_rows, l, contiguous_cache{}, own_slots, stream);
+        rope_and_attention(meta, grid_rows, l, contiguous_cache{}, stream);
       }
       matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
       launch_normed_matvec(weights + at.gate_up(l), x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
@@ -148,11 +142,11 @@ class gpu_decoder {
   }
 
   // Layer l's RoPE and cache append, then its attention, over a cache of layout Cache; in one
-  // kernel where each row has its own slot (Note [rope in attention]). Both are dependent launches.
+  // kernel at one row (Note [rope in attention]). Both are dependent launches.
   template <class Cache>
-  void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, bool own_slots, cudaStream_t stream) const {
+  void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
     const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads));
-    if (own_slots) {
+    if (grid_rows == 1) {
       launch_dependent(attention_rows_kernel<Cache, true>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(), stream, qkv_,
                        meta, k_cache_, v_cache_, attended_, dims_, cache, l, c_.rope_theta);
       return;

@@ -145,18 +145,6 @@ class serving_state {
     return static_cast<int*>(meta_.data()) + static_cast<std::ptrdiff_t>(which) * max_rows_;
   }
 
-  // A decode step's rows each have their own slot; a prompt's or a chunk's share theirs. Pairwise,
-  // no allocation: a timed call's allocations are counted (M1).
-  [[nodiscard]] static row_slots slots_of(const serving_launch& launch) {
-    const auto& slots = launch.row_slot;
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      for (std::size_t j = i + 1; j < slots.size(); ++j) {
-        if (slots[i] == slots[j]) return row_slots::may_share;
-      }
-    }
-    return row_slots::one_a_row;
-  }
-
   void run_launch(const serving_launch& launch, const __nv_bfloat16* weights, const float* draws, int* tokens, cudaStream_t stream) {
     AISP_EXPECTS(launch.rows() <= max_rows_, "a serving launch has more rows than the model was sized for");
     const auto put = [&](meta_array which, const std::vector<int>& values) {
@@ -174,7 +162,7 @@ class serving_state {
         static_cast<const int*>(prompt_tokens_.data()), tokens, output_max_, model_.config().vocab, device_array(token_array));
     AISP_CHECK_LAUNCH();
     const row_meta meta{device_array(token_array), device_array(slot_array), device_array(position_array)};
-    model_.forward(weights, meta, launch.rows(), device_array(pick_row_array), launch.picks(), stream, {}, slots_of(launch));
+    model_.forward(weights, meta, launch.rows(), device_array(pick_row_array), launch.picks(), stream);
     if (launch.picks() == 0) return;  // prompt chunks that complete no prompt
     emit_tokens_kernel<<<serving_blocks(launch.picks()), serving_threads, 0, stream>>>(
         model_.next(), device_array(pick_request_array), device_array(pick_index_array), launch.picks(), tokens, output_max_);
