@@ -95,6 +95,7 @@ struct pair_result {
   std::string message;           // why it failed or was skipped
   std::string backend;
   std::string mode;
+  bool launch_gate = false;       // samples queued behind the launch gate (Note [launch gate])
   std::string launch_gate_reason;  // why the run's --launch-gate does not hold this pair; "" where it does or was off
   std::string mode_reason;  // why not the run's --mode (Note [short calls]); "" when it is
   std::vector<std::string> tags;  // the pair's declared tags (techniques; cheat:<code> on fixtures)

@@ -116,6 +116,7 @@ json to_json(const pair_result& result) {
       {"backend", result.backend},
       {"timing_mode", result.mode},
       {"timing_mode_reason", result.mode_reason},
+      {"launch_gate", result.launch_gate},
       {"launch_gate_reason", result.launch_gate_reason},
       {"aa_test", result.aa_test},
       {"flagged", result.flagged},

@@ -402,6 +402,7 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   config.launch_gate = timing.launch_gate;
   result.mode = declared.where() == backend::cuda ? std::string(timing_mode_name(config.mode)) : "host";
   result.mode_reason = timing.reason;
+  result.launch_gate = timing.launch_gate;
   result.launch_gate_reason = timing.launch_gate_reason;
   if (!timing.reason.empty() && progress) progress(fmt::format("[mode] {}: graph mode, {}", declared.target(), timing.reason));
   result.benchmark = benchmark_of(declared, config);

@@ -130,6 +130,23 @@ TEST(peer_variant, every_view_shows_the_share_of_the_peer_and_the_precision_chan
   EXPECT_EQ(document["pairs"][0]["variants"][2]["vs_peer"], nullptr);
 }
 
+// Note [launch gate]: a variant the gate stopped holding says so, with how many samples it held.
+TEST(launch_gate_report, a_variant_sampled_partly_ungated_is_named_with_its_count) {
+  auto suite = suite_with_peer();
+  auto& p = suite.pairs[0];
+  p.launch_gate = true;
+  aisp::sample_record held;
+  held.gated = true;
+  for (auto& v : p.variants) v.samples.assign(10, held);
+  for (std::size_t i = 1; i < 10; ++i) p.variants[1].samples[i].gated = false;
+  const auto table = aisp::render_table(suite);
+  EXPECT_NE(table.find("ch09:sgemm optimized: the launch gate held 1 of 10 samples"), std::string::npos) << table;
+  EXPECT_EQ(table.find("ch09:sgemm baseline: the launch gate"), std::string::npos) << table;
+  p.launch_gate = false;  // --no-launch-gate, or a pair that times its host launches: nothing to say
+  EXPECT_EQ(aisp::render_table(suite).find("the launch gate held"), std::string::npos);
+  EXPECT_EQ(aisp::to_json(suite)["pairs"][0]["launch_gate"], false);
+}
+
 TEST(goal_reports, a_latency_pair_shows_its_percentiles_and_statistic_in_every_report_format) {
   auto suite = suite_with_peer();
   auto& p = suite.pairs[0];
