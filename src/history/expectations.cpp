@@ -51,7 +51,8 @@ int update_expectations(json& expectations, const json& results, double min_spee
             {"git_sha", results.value("git", json::object()).value("sha", "")},
             {"card_uuid", card.value("uuid", "")}, {"card", card.value("name", "")},
             {"driver", results.value("device", json::object()).value("cuda_driver_version", 0)},
-            {"samples", variant.value("sample_count", 0)}, {"artifacts_dir", results.value("artifacts_dir", "")}}}};
+            {"samples", variant.value("sample_count", 0)}, {"artifacts_dir", results.value("artifacts_dir", "")},
+            {"launch_gate", pair.value("launch_gate", false)}}}};
       ++written;
     }
   }

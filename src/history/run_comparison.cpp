@@ -37,6 +37,12 @@ run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int
   const auto mode = [](const json& h) { return h.value("config", json::object()).value("mode", ""); };
   if (mode(*header_a) != mode(*header_b))
     comparison.warnings.push_back("different timing modes: " + mode(*header_a) + " vs " + mode(*header_b));
+  // Note [launch gate]: runs before 2026-12-02 have no key and were not gated.
+  const auto gated = [](const json& h) { return h.value("config", json::object()).value("launch_gate", false); };
+  if (first_gpu(*header_b, "uuid") != "host" && gated(*header_a) != gated(*header_b))
+    comparison.warnings.push_back(fmt::format("different launch gates: {} vs {}: a gated GPU sample leaves the host's launch latency out, "
+                                              "so short calls read faster gated (Note [launch gate])",
+                                              gated(*header_a) ? "on" : "off", gated(*header_b) ? "on" : "off"));
 
   std::map<std::string, json> pairs_a;
   for (const auto& p : history.pairs_of(run_a)) pairs_a[p.value("target", "")] = p;

@@ -27,7 +27,7 @@ struct variant_change {
 struct run_comparison {
   std::int64_t run_a = 0;
   std::int64_t run_b = 0;
-  std::vector<std::string> warnings;  // different card, driver, mode or benchmark size
+  std::vector<std::string> warnings;  // different card, driver, mode, launch gate or benchmark size
   std::vector<variant_change> changes;
 };
 

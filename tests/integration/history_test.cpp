@@ -18,6 +18,7 @@
 
 #include "../test_support.hpp"
 #include "history/history_store.hpp"
+#include "history/run_comparison.hpp"
 #include "history/sqlite_db.hpp"
 #include "one_line_error.hpp"
 
@@ -179,6 +180,27 @@ TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_
   EXPECT_EQ(gated.exit_code, 1) << gated.output;
   const auto reversed = run_command(aisp() + " bench compare-runs 2 1 --fail-on-slower --db " + dir + "/aisp.db");
   EXPECT_EQ(reversed.exit_code, 0) << "the smaller run is faster, not slower: " << reversed.output;
+  std::filesystem::remove_all(dir);
+}
+
+// Note [launch gate]: a GPU run gated and one not differ by the host's launch latency.
+TEST(compare_runs_warnings, gpu_runs_sampled_with_and_without_the_launch_gate_are_named) {
+  const auto dir = fresh("gatewarn");
+  aisp::history_store history(dir + "/aisp.db");
+  const auto results = [&](const char* started, json config) {
+    return json{{"started_at", started},
+                {"artifacts_dir", dir + "/" + started},
+                {"config", std::move(config)},
+                {"device", {{"cuda_driver_version", 13000}, {"gpus", json::array({{{"uuid", "GPU-1"}, {"name", "NVIDIA H200"}}})}}},
+                {"pairs", json::array()}};
+  };
+  const auto before = history.ingest(results("2026-12-01T00:00:00Z", {{"mode", "cold"}}));  // no key: not gated
+  const auto gated = history.ingest(results("2026-12-02T00:00:00Z", {{"mode", "cold"}, {"launch_gate", true}}));
+  const auto again = history.ingest(results("2026-12-03T00:00:00Z", {{"mode", "cold"}, {"launch_gate", true}}));
+  const auto differ = aisp::compare_runs(history, before, gated).warnings;
+  ASSERT_EQ(differ.size(), 1u);
+  EXPECT_NE(differ[0].find("different launch gates: off vs on"), std::string::npos) << differ[0];
+  EXPECT_TRUE(aisp::compare_runs(history, gated, again).warnings.empty());
   std::filesystem::remove_all(dir);
 }
 
