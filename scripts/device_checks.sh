@@ -13,6 +13,9 @@
 #   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
 #   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
 #           expectations/goldens.json), to copy back after review;
+#   decode: issue 21's pairs one run each (default: continuous_batching, cuda_graph_step,
+#           paged_kv_cache; `aisp hw memory` first), OUT_DIR/decode-<target>.json, each under its
+#           own 200 s limit;
 #   attention: issue 18's first device look: `bench verify` of labs/attention and ch18 (every
 #           check, a token of sampling), then PyTorch SDPA on the same shapes
 #           (scripts/peers/attention_peers.py) into OUT_DIR/attention_peers.json; then
@@ -116,6 +119,19 @@ PY
       "$bin/aisp" bench run --targets "$@" --l2-flush "$flush" --quiet --history none --artifacts-dir "/tmp/aisp_flush_$flush" \
         --json "$out/flush-$flush.json" > "$out/flush-$flush.log" 2>&1
       echo "--l2-flush $flush: rc $?"; grep -E "^(ch|labs)" "$out/flush-$flush.log" | head -n 20
+    done ;;
+  decode)
+    # One target a run, each with its own time limit: one slow pair cannot take the others' time
+    # (a run of paged_kv_cache was cut by its call's limit on 2026-12-02). SECONDS_PER_PAIR (default 6) is
+    # --max-time; paged_kv_cache takes at least 8 for its samples.
+    [ $# -gt 0 ] || set -- labs/decode:continuous_batching labs/decode:cuda_graph_step labs/decode:paged_kv_cache
+    "$bin/aisp" hw memory 2>&1 | grep -E "copy_memcpy|ceilings"
+    for target in "$@"; do
+      name=$(echo "$target" | tr '/:' '__')
+      seconds="${SECONDS_PER_PAIR:-6}"; [ "$target" = labs/decode:paged_kv_cache ] && seconds=8
+      timeout 200 "$bin/aisp" bench run --targets "$target" --max-time "$seconds" --history none \
+        --artifacts-dir "/tmp/aisp_decode_$name" --json "$out/decode-$name.json" > "$out/decode-$name.log" 2>&1
+      echo "$target: rc $?"; grep -E "^labs/decode|tpot_s|throughput" "$out/decode-$name.log" | head -n 12
     done ;;
   attention)
     "$bin/aisp" bench verify --targets labs/attention ch18 --quiet --history none --artifacts-dir /tmp/aisp_attention \
