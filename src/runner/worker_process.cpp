@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "runner/worker_sandbox.hpp"
+#include "support/thread_waits.hpp"
 
 extern char** environ;
 
@@ -187,10 +188,15 @@ std::string worker_process::receive_line(const std::string& op, double timeout_s
   std::string line;
   switch (channel_.read_line(line, deadline_in(timeout_s), give_up, give_up ? 50 : 1000)) {
     case line_channel::outcome::line: return line;
-    case line_channel::outcome::timed_out:
+    case line_channel::outcome::timed_out: {
+      // Where it was stuck, read before the kill: a kernel that never ends leaves the main
+      // thread running (a spinning synchronize) or waiting in the driver.
+      const auto waits = thread_waits(pid_);
       kill_and_reap();
       throw worker_failure(worker_failure_kind::timeout,
-                           fmt::format("worker gave no answer to '{}' within {:.1f} s and was killed", op, timeout_s));
+                           fmt::format("worker gave no answer to '{}' within {:.1f} s and was killed{}", op, timeout_s,
+                                       waits.empty() ? "" : " (" + waits + ")"));
+    }
     case line_channel::outcome::gave_up:
       kill_and_reap();
       throw worker_failure(worker_failure_kind::crash, fmt::format("worker was ended during '{}': a peer rank failed", op));
