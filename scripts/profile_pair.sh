@@ -22,7 +22,7 @@ variant=${target##*:}
 ncu --clock-control none --target-processes all --nvtx --nvtx-include "aisp_benchmark_size_$variant/" -k "regex:$kernel" --launch-count 1 \
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
   --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis --csv --page details \
-  "$binary" bench verify --targets "$target" --audit off --worker-timeout 300 --history none \
+  "$binary" bench verify --targets "$target" --audit off --no-launch-gate --worker-timeout 300 --history none \
   --artifacts-dir "$scratch" --quiet >"$prefix.csv" 2>"$prefix.log"
 grep -q '"ID"' "$prefix.csv" || { echo "profile_pair: no kernel matched '$kernel' at the benchmark size (see $prefix.log)" >&2; exit 1; }
 echo "profile_pair: $target -> $prefix.csv"

@@ -29,7 +29,7 @@ sanitize_one() {
   tag="$(echo "$target" | tr '/:' '__')-$tool"
   "$sanitizer" --tool "$tool" --target-processes all --error-exitcode 86 --print-limit 20 \
     --log-file "$out_dir/logs/$tag.%p.log" \
-    "$bin_dir/${SANITIZE_BINARY:-aisp}" bench verify "$sizes_flag" $battery_flag --targets "$target" --audit off --history none \
+    "$bin_dir/${SANITIZE_BINARY:-aisp}" bench verify "$sizes_flag" $battery_flag --targets "$target" --audit off --no-launch-gate --history none \
     --energy-window 0 --worker-timeout 900 --artifacts-dir "$out_dir/runs/$tag" > "$out_dir/logs/$tag.stdout" 2>&1
   rc=$?
   # memcheck ends with "ERROR SUMMARY: N errors", racecheck with "RACECHECK SUMMARY: H hazards

@@ -92,7 +92,7 @@ json profile_variant(const profile_options& options, const std::string& ncu, con
       "{} --clock-control none --target-processes all --nvtx --nvtx-include {} --launch-count {} --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section SchedulerStats "
       "--section LaunchStats --section ComputeWorkloadAnalysis --metrics {} -f -o {} {} bench verify --targets {}{} --audit off --mode cold "
-      "--worker-timeout 600 --history none --quiet --artifacts-dir {} > {} 2>&1",
+      "--no-launch-gate --worker-timeout 600 --history none --quiet --artifacts-dir {} > {} 2>&1",
       shell_quoted(ncu), shell_quoted("aisp_benchmark_size_" + variant + "/"), options.launches, raw_metrics_argument(),
       shell_quoted(report.string()),
       shell_quoted(current_executable()), shell_quoted(verify_target), plugin_args, shell_quoted((dir / (slug + ".verify")).string()),

@@ -21,6 +21,9 @@ namespace aisp {
 // - Work run() put on a stream of its own runs while the gate holds the window: the audit counts
 //   whatever run() launched that ran before the start event as escaped (window_audit), and the
 //   host's span starts when the gate opens, so a wait past the stop event is what escaped.
+// Under a profiler or a sanitizer, which serialize launches, a gated sample would wait out the
+// timeout once: `aisp profile ncu`, scripts/profile_pair.sh and scripts/sanitize.sh pass
+// --no-launch-gate.
 // Pairs that time the host's launches on purpose (ch01:batched_launches, ch01:graph_chain,
 // labs/decode:cuda_graph_step, the serving loops) declare pair::times_host_launches and are never
 // gated; results carry each pair's launch_gate_reason and each variant's gated_samples.
