@@ -1,6 +1,7 @@
 #include "harness/device_probes.hpp"
 
 #include "aisp/check.hpp"
+#include "harness/global_timer.cuh"
 
 namespace aisp {
 namespace {
@@ -35,12 +36,6 @@ __global__ void l2_read_flush_kernel(const uint4* __restrict__ scratch, std::siz
     folded ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (folded == generation) *sink = folded;
-}
-
-__device__ __forceinline__ unsigned long long global_timer_ns() {
-  unsigned long long now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-  return now;
 }
 
 __global__ void clock_probe_kernel(long long spin_cycles, long long* result) {

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "aisp/check.hpp"
+#include "harness/global_timer.cuh"
 
 namespace aisp {
 namespace {
@@ -10,17 +11,11 @@ namespace {
 constexpr int open_flag = 0;
 constexpr int timed_out_flag = 1;
 
-__device__ unsigned long long global_ns() {
-  unsigned long long ns = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
-  return ns;
-}
-
 // One thread spins on the host-written flag (volatile: read from memory each time).
 __global__ void launch_gate_kernel(volatile int* flags, unsigned long long timeout_ns) {
-  const unsigned long long start = global_ns();
+  const unsigned long long start = global_timer_ns();
   while (flags[open_flag] == 0) {
-    if (global_ns() - start > timeout_ns) {
+    if (global_timer_ns() - start > timeout_ns) {
       flags[timed_out_flag] = 1;
       return;
     }

@@ -32,7 +32,7 @@ struct session_options {
   double warmup_min_s = 0.02;
   timing_observer* observer = nullptr;  // the CUPTI audit, when on; outlives the session
   bool read_flush = true;                // the cold flush reads; `--l2-flush write` writes (Note [clean flush])
-  bool launch_gate = false;              // `--launch-gate` (Note [launch gate] in launch_gate.hpp)
+  bool launch_gate = false;              // the judge's choice for this pair (Note [launch gate] in launch_gate.hpp)
   // Note [ranks]: this worker's rank of a multi-GPU pair, and the communicator the worker made
   // (an ncclComm_t; null for a host pair's ranks and for a single-GPU pair).
   int rank = 0;

@@ -1,6 +1,12 @@
 #include "results/pair_result.hpp"
 
+#include <algorithm>
+
 namespace aisp {
+
+std::size_t variant_result::gated_samples() const {
+  return static_cast<std::size_t>(std::count_if(samples.begin(), samples.end(), [](const sample_record& s) { return s.gated; }));
+}
 
 bool suite_result::any_failed() const {
   for (const auto& p : pairs) {

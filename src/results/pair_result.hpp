@@ -36,6 +36,8 @@ struct variant_result {
   std::string library;    // declared vendor library ("" = own kernels)
   math_unit math = math_unit::fp32_simt;  // the unit whose peak bounds its FLOP/s
   std::vector<sample_record> samples;
+  // How many samples the launch gate held (Note [launch gate]).
+  [[nodiscard]] std::size_t gated_samples() const;
   stats::sample_summary stats;
   stats::interval median_ci;
   std::string stop_reason;

@@ -21,9 +21,7 @@ json to_json(const variant_result& v) {
   json samples = json::array();
   json clocks = json::array();
   json walls = json::array();
-  int gated = 0;
   for (const auto& s : v.samples) {
-    gated += s.gated ? 1 : 0;
     samples.push_back(s.duration_s);
     walls.push_back(s.host_wall_s);
     clocks.push_back(s.sm_clock_mhz);
@@ -67,7 +65,7 @@ json to_json(const variant_result& v) {
       {"sol_special_function_pct", 100 * v.sol_special_function},
       {"samples_s", samples},
       {"sample_host_wall_s", walls},
-      {"gated_samples", gated},
+      {"gated_samples", v.gated_samples()},
       {"sample_sm_clock_mhz", clocks},
       {"throttled_samples", v.throttled_samples},
       {"clock_event_reasons", v.clock_event_reasons},

@@ -167,11 +167,10 @@ std::string render_table(const suite_result& suite) {
     for (const auto& v : p.variants) {
       if (v.low_clock_samples > 0)
         notes.push_back(fmt::format("{} {}: {} samples below 75% of the default SM clock", p.target, v.name, v.low_clock_samples));
-      const auto gated = std::count_if(v.samples.begin(), v.samples.end(), [](const sample_record& s) { return s.gated; });
-      if (p.launch_gate && !v.samples.empty() && gated < static_cast<std::ptrdiff_t>(v.samples.size()))
+      if (p.launch_gate && v.gated_samples() < v.samples.size())
         notes.push_back(fmt::format("{} {}: the launch gate held {} of {} samples: run() waits for the GPU, or its host queues a "
                                     "sample slower than the GPU runs it (Note [launch gate])",
-                                    p.target, v.name, gated, v.samples.size()));
+                                    p.target, v.name, v.gated_samples(), v.samples.size()));
       if (v.device_audit.is_object() && v.device_audit.value("launch_bound", false))
         notes.push_back(fmt::format("{} {}: launch-bound (C7): the device was busy {:.0f}% of the median sample", p.target, v.name,
                                     100 * v.device_audit.value("busy_fraction_median", 0.0)));

@@ -3,14 +3,20 @@
 namespace aisp {
 namespace {
 
+// The mode and why (the gate's fields left as they default).
 timing_choice mode_for(const pair& declared, const run_config& config) {
+  timing_choice choice;
   // Note [goals]: a hot or graph sample averages calls, and the p99 of averages is no call's.
-  if (declared.goal_of() == goal::latency)
-    return {timing_mode::cold, config.mode == timing_mode::cold ? "" : "a latency pair: every sample is one call (Note [goals])", false, ""};
-  if (config.mode_chosen || declared.short_calls_reason().empty() || declared.where() != backend::cuda) {
-    return {config.mode, "", false, ""};
+  if (declared.goal_of() == goal::latency) {
+    choice.mode = timing_mode::cold;
+    if (config.mode != timing_mode::cold) choice.reason = "a latency pair: every sample is one call (Note [goals])";
+  } else if (config.mode_chosen || declared.short_calls_reason().empty() || declared.where() != backend::cuda) {
+    choice.mode = config.mode;
+  } else {
+    choice.mode = timing_mode::graph;
+    choice.reason = "declared by the pair (Note [short calls]): " + declared.short_calls_reason();
   }
-  return {timing_mode::graph, "declared by the pair (Note [short calls]): " + declared.short_calls_reason(), false, ""};
+  return choice;
 }
 
 }  // namespace
