@@ -6,6 +6,7 @@
 // Optimized: the lab's fp8 step 8b (e4m3 wgmma m64n128k32, fp32 promotion every 128 k) with the
 // scales applied where each k-block's partial sum is promoted (Note [block scales] in
 // labs/gemm/steps_hopper.cuh): no dequantized copy, half the operand bytes, twice the tensor rate.
+// Peer: cuBLASLt's block-scaled fp8 GEMM on the same operands and scales (cublaslt_block_scaled_peer.cuh).
 // Why per block: chapters/ch19/README.md (the host model of per-tensor against per-block scales).
 // H200 (2026-12-01): 1.983x, 1,215 TFLOP/s, 93% of torch._scaled_mm's block-scaled GEMM (README).
 // Run: aisp bench run --targets ch19:block_scaled_fp8_gemm
@@ -25,35 +26,13 @@
 #include "aisp/pair.hpp"
 #include "aisp/pair_kit.hpp"
 #include "aisp/run_context.hpp"
+#include "block_dequantize.cuh"
+#include "cublaslt_block_scaled_peer.cuh"
 
 namespace aisp::ch19 {
 namespace {
 
-using labs_gemm::hopper::scale_block;
-
-[[nodiscard]] std::int64_t blocks_of(std::int64_t extent) { return (extent + scale_block - 1) / scale_block; }
-
-// ---- Baseline: dequantize to bf16, then step 7 ----
-// One block a (row, span of k): row r of `values` (rows, k) times its scale, rounded to bf16.
-// scale_of_row(r, kb) = scales[(r / row_block) * k_blocks + kb]: A's row_block is 1, B's 128.
-__global__ void dequantize_kernel(const __nv_fp8_e4m3* __restrict__ values, const float* __restrict__ scales,
-                                  __nv_bfloat16* __restrict__ out, int k, int row_block) {
-  const auto row = static_cast<std::int64_t>(blockIdx.y);
-  const int col = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (col >= k) return;
-  const int k_blocks = (k + scale_block - 1) / scale_block;
-  const float scale = scales[(row / row_block) * k_blocks + col / scale_block];
-  out[row * k + col] = __float2bfloat16_rn(static_cast<float>(values[row * k + col]) * scale);
-}
-
-void dequantize(const __nv_fp8_e4m3* values, const float* scales, __nv_bfloat16* out, std::int64_t rows, std::int64_t k,
-                int row_block, cudaStream_t stream) {
-  constexpr int threads = 256;
-  const dim3 grid(static_cast<unsigned>((k + threads - 1) / threads), static_cast<unsigned>(rows));
-  dequantize_kernel<<<grid, threads, 0, stream>>>(values, scales, out, static_cast<int>(k), row_block);
-  AISP_CHECK_LAUNCH();
-}
-
+// ---- Baseline: dequantize to bf16 (block_dequantize.cuh), then step 7 ----
 void run_baseline(run_context& ctx) {
   const std::int64_t m = ctx.param("m");
   const std::int64_t n = ctx.param("n");
@@ -155,6 +134,7 @@ const tolerance dequantized_bf16_tolerance{
   const auto b_scales = [](const workload& w) { return blocks_of(w.get("n")) * blocks_of(w.get("k")); };
   pair declared("ch19:block_scaled_fp8_gemm");
   labs_gemm::with_fp8_gemm_sizes(declared)
+      .validation_size({{"m", 272}, {"n", 384}, {"k", 384}})  // cuBLASLt's block-scaled path, 3 x 3 blocks of B
       .summary("block-scaled fp8 GEMM (scales per 1 x 128 of A and 128 x 128 of B, bf16 out): dequantize to bf16 + "
                "the bf16 GEMM -> fp8 wgmma with the scales applied at each 128-k promotion")
       .needs_compute_capability(9, 0, "the kernels use wgmma (e4m3 and bf16) and setmaxnreg, sm_90a instructions")
@@ -202,7 +182,8 @@ const tolerance dequantized_bf16_tolerance{
       .tag("fp8")
       .tag("wgmma")
       .add_variant(baseline_variant())
-      .add_variant(block_scaled_variant());
+      .add_variant(block_scaled_variant())
+      .add_variant(cublaslt_block_scaled_peer(dequantized_bf16_tolerance));
   return declared;
 }
 

@@ -25,11 +25,14 @@
 #include "../../labs/gemm/steps_hopper.cuh"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
+#include "device_upload.hpp"
 #include "gpu_guard.hpp"
 #include "support/element_codec.hpp"
 #include "support/fp8_codec.hpp"
 
 namespace {
+
+using aisp::testing::upload;
 
 namespace h = aisp::labs_gemm::hopper;
 using aisp::ch19::quantized_matrix;
@@ -46,14 +49,6 @@ std::vector<float> kernel_scales(const quantized_matrix& q, int row_block) {
   return out;
 }
 
-// A device copy of `values`.
-template <class T>
-std::unique_ptr<aisp::device_scratch> upload(const std::vector<T>& values) {
-  auto d = std::make_unique<aisp::device_scratch>(values.size() * sizeof(T));
-  AISP_CUDA_CHECK(cudaMemcpy(d->data(), values.data(), values.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
 // C = A B^T through the kernel, A and B quantized as given, as doubles.
 std::vector<double> kernel_product(const quantized_matrix& qa, const quantized_matrix& qb) {
   std::vector<std::uint8_t> a_bits(qa.values.size()), b_bits(qb.values.size());
@@ -66,12 +61,7 @@ std::vector<double> kernel_product(const quantized_matrix& qa, const quantized_m
                                             static_cast<__nv_bfloat16*>(c.data()), m, n, k};
   h::launch_cluster_persistent<h::e4m3_operands, h::accumulation::promoted_block_scaled>(
       p, nullptr, h::block_scales{static_cast<const float*>(sa->data()), static_cast<const float*>(sb->data())});
-  AISP_CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint16_t> bits(static_cast<std::size_t>(m) * n);
-  AISP_CUDA_CHECK(cudaMemcpy(bits.data(), c.data(), bits.size() * sizeof(std::uint16_t), cudaMemcpyDeviceToHost));
-  std::vector<double> out(bits.size());
-  for (std::size_t i = 0; i < bits.size(); ++i) out[i] = aisp::bf16_bits_to_float(bits[i]);
-  return out;
+  return aisp::testing::download_bf16(c.data(), static_cast<std::size_t>(m) * n);
 }
 
 // The kernel's C against the fp64 product of the unquantized operands.

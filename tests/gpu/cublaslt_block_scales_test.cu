@@ -1,0 +1,162 @@
+// Where cuBLASLt's block-scaled fp8 GEMM reads its scales (Note [cuBLASLt block scales] in
+// chapters/ch19/cublaslt_block_scaled_peer.cuh): every candidate layout of the 1 x 128 scales
+// (cuBLASLt's B, our A) and of the 128 x 128 scales (its A, our B) through cuBLASLt, at a shape
+// whose block counts (3 x 3 of B) tell each candidate apart, against the fp64 product. The
+// layouts the peer uses must be the ones that match.
+#include <gtest/gtest.h>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../../chapters/ch19/cublaslt_block_scaled_peer.cuh"
+#include "aisp/check.hpp"
+#include "aisp/cublas_check.hpp"
+#include "aisp/cublaslt_plan.hpp"
+#include "aisp/device_scratch.hpp"
+#include "device_upload.hpp"
+#include "gpu_guard.hpp"
+#include "support/element_codec.hpp"
+#include "support/fp8_codec.hpp"
+
+namespace {
+
+using aisp::testing::upload;
+
+using aisp::ch19::scale_layout;
+
+constexpr int m = 272, n = 384, k = 384;  // m, n, k multiples of 16; 3 k blocks, 3 row blocks of B
+constexpr int k_blocks = k / 128, n_blocks = n / 128;
+
+struct operands {
+  std::vector<std::uint8_t> a, b;   // e4m3 bits, (m, k) and (n, k)
+  std::vector<float> sa, sb;        // row-major: (m, k_blocks) and (n_blocks, k_blocks)
+};
+
+operands random_operands() {
+  std::mt19937 rng(20261202);
+  std::uniform_real_distribution<float> value(-1.0f, 1.0f), scale(0.25f, 4.0f);
+  operands o;
+  for (int i = 0; i < m * k; ++i) o.a.push_back(aisp::float_to_fp8_bits(value(rng), aisp::fp8_format::e4m3));
+  for (int i = 0; i < n * k; ++i) o.b.push_back(aisp::float_to_fp8_bits(value(rng), aisp::fp8_format::e4m3));
+  for (int i = 0; i < m * k_blocks; ++i) o.sa.push_back(scale(rng));
+  for (int i = 0; i < n_blocks * k_blocks; ++i) o.sb.push_back(scale(rng));
+  return o;
+}
+
+std::vector<double> reference(const operands& o) {
+  std::vector<double> c(static_cast<std::size_t>(m) * n);
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int kb = 0; kb < k_blocks; ++kb) {
+        double partial = 0;
+        for (int p = kb * 128; p < (kb + 1) * 128; ++p) {
+          partial += static_cast<double>(aisp::fp8_bits_to_float(o.a[i * k + p], aisp::fp8_format::e4m3)) *
+                     aisp::fp8_bits_to_float(o.b[j * k + p], aisp::fp8_format::e4m3);
+        }
+        sum += partial * o.sa[i * k_blocks + kb] * o.sb[(j / 128) * k_blocks + kb];
+      }
+      c[static_cast<std::size_t>(i) * n + j] = sum;
+    }
+  }
+  return c;
+}
+
+// The scales laid out as `layout` says, padding zero.
+std::vector<float> laid_out(const std::vector<float>& row_major, int rows, scale_layout layout) {
+  std::vector<float> out(static_cast<std::size_t>(aisp::ch19::scale_entries(layout, rows, k_blocks)), 0.0f);
+  for (int r = 0; r < rows; ++r) {
+    for (int kb = 0; kb < k_blocks; ++kb) out[aisp::ch19::scale_index(layout, rows, k_blocks, r, kb)] = row_major[r * k_blocks + kb];
+  }
+  return out;
+}
+
+// C through cuBLASLt with the scales in these layouts, or empty where it has no algorithm.
+std::vector<double> through_cublaslt(const operands& o, scale_layout a_layout, scale_layout b_layout) {
+  aisp::cublaslt_plan plan(CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  const cublasOperation_t transpose = CUBLAS_OP_T;
+  const cublasLtMatmulMatrixScale_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
+  const auto a = upload(o.a), b = upload(o.b);
+  const auto sa = upload(laid_out(o.sa, m, a_layout)), sb = upload(laid_out(o.sb, n_blocks, b_layout));
+  const void* sa_pointer = sa->data();
+  const void* sb_pointer = sb->data();
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb_pointer, sizeof(sb_pointer)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa_pointer, sizeof(sa_pointer)));
+  plan.layout_a = aisp::cublaslt_plan::column_major(CUDA_R_8F_E4M3, k, n, k);
+  plan.layout_b = aisp::cublaslt_plan::column_major(CUDA_R_8F_E4M3, k, m, k);
+  plan.layout_c = aisp::cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);
+  plan.allocate_workspace(std::size_t{32} << 20);
+  try {
+    plan.choose_algorithm(plan.workspace_bytes, "the block-scaled probe");
+  } catch (const std::exception&) {
+    return {};
+  }
+  aisp::device_scratch c(static_cast<std::size_t>(m) * n * sizeof(__nv_bfloat16));
+  const float alpha = 1.0f, beta = 0.0f;
+  AISP_CUBLAS_CHECK(cublasLtMatmul(plan.handle, plan.desc, &alpha, b->data(), plan.layout_a, a->data(), plan.layout_b, &beta, c.data(),
+                                   plan.layout_c, c.data(), plan.layout_c, &plan.algo, plan.workspace, plan.workspace_bytes, nullptr));
+  return aisp::testing::download_bf16(c.data(), static_cast<std::size_t>(m) * n);
+}
+
+double relative_l2(const std::vector<double>& got, const std::vector<double>& want) {
+  double error = 0, size = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    error += (got[i] - want[i]) * (got[i] - want[i]);
+    size += want[i] * want[i];
+  }
+  return std::sqrt(error / size);
+}
+
+std::string name_of(scale_layout l) {
+  return std::string(l.outer_fastest ? "outer-fastest" : "k-block-fastest") + (l.padded_to_4 ? "+pad4" : "");
+}
+
+TEST(cublaslt_block_scales, the_peer_lays_its_scales_out_where_cublaslt_reads_them) {
+  AISP_REQUIRE_GPU();
+  int device = 0, major = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
+  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  if (major != 9) GTEST_SKIP() << "cuBLASLt's 1 x 128 / 128 x 128 fp8 scales are a Hopper mode (sm_90)";
+  const operands o = random_operands();
+  const std::vector<double> want = reference(o);
+  const scale_layout candidates[] = {{true, false}, {true, true}, {false, false}, {false, true}};
+  std::string matches;
+  bool peer_matches = false;
+  for (const scale_layout a_layout : candidates) {
+    for (const scale_layout b_layout : candidates) {
+      const std::vector<double> got = through_cublaslt(o, a_layout, b_layout);
+      const std::string label = "A " + name_of(a_layout) + ", B " + name_of(b_layout);
+      if (got.empty()) {
+        std::printf("%s: no algorithm\n", label.c_str());
+        continue;
+      }
+      const double error = relative_l2(got, want);
+      std::printf("%s: rel-L2 %.3g\n", label.c_str(), error);
+      if (error > 1e-2) continue;  // bf16 output: ~2^-9; a misplaced scale: O(1)
+      matches += label + "; ";
+      const auto& peer_a = aisp::ch19::cublaslt_vec128_scales;
+      const auto& peer_b = aisp::ch19::cublaslt_blk128_scales;
+      if (aisp::ch19::same_places(a_layout, peer_a, m, k_blocks) && aisp::ch19::same_places(b_layout, peer_b, n_blocks, k_blocks)) {
+        peer_matches = true;
+      }
+    }
+  }
+  ::testing::Test::RecordProperty("matching_layouts", matches);
+  ASSERT_FALSE(matches.empty()) << "no candidate layout reproduces the fp64 product";
+  EXPECT_TRUE(peer_matches) << "the peer's layouts are not among those that match: " << matches;
+}
+
+}  // namespace
