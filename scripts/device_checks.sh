@@ -13,6 +13,10 @@
 #   info:   `aisp info` (text and JSON) and the GPU topology, into OUT_DIR/info.*;
 #   goldens: `bench verify --update-goldens` of TARGET... into OUT_DIR/goldens.json (from
 #           expectations/goldens.json), to copy back after review;
+#   labverify: `bench verify` of the lab one chapter at a time (TARGET... or every chapter and
+#           lab but the multi-GPU ch04), each under 150 s and all under LAB_SECONDS (default 450:
+#           the chapters past it are named, not run), OUT_DIR/verify-<chapter>.json, and a line a
+#           pair that did not pass; then the hot and graph modes' GPU test (two pairs each);
 #   decode: issue 21's pairs one run each (default: continuous_batching, cuda_graph_step,
 #           paged_kv_cache; `aisp hw memory` first), OUT_DIR/decode-<target>.json, each under its
 #           own 200 s limit;
@@ -120,6 +124,20 @@ PY
         --json "$out/flush-$flush.json" > "$out/flush-$flush.log" 2>&1
       echo "--l2-flush $flush: rc $?"; grep -E "^(ch|labs)" "$out/flush-$flush.log" | head -n 20
     done ;;
+  labverify)
+    [ $# -gt 0 ] || set -- ch01 ch02 ch06 ch07 ch08 ch09 ch10 ch15 ch16 ch17 ch18 ch19 labs/host labs/gemm labs/attention labs/decode
+    start=$(date +%s)
+    for chapter in "$@"; do
+      if [ $(( $(date +%s) - start )) -gt "${LAB_SECONDS:-450}" ]; then echo "$chapter: not run (LAB_SECONDS)"; continue; fi
+      name=$(echo "$chapter" | tr '/:' '__')
+      timeout 150 "$bin/aisp" bench verify --targets "$chapter" --quiet --history none --artifacts-dir "/tmp/aisp_verify_$name" \
+        --json "$out/verify-$name.json" > "$out/verify-$name.log" 2>&1
+      echo "$chapter: rc $? at $(( $(date +%s) - start )) s"
+      python3 -c 'import json,sys; [print("  ", p["target"], p["status"], (p.get("message") or "")[:200]) for p in json.load(open(sys.argv[1]))["pairs"] if p["status"] != "pass"]' \
+        "$out/verify-$name.json" 2>/dev/null
+    done
+    AISP_BINARY="$bin/aisp" timeout 200 "$bin/aisp_gpu_tests" --gtest_filter='modes/every_gpu_pair.verifies_and_times_in_this_mode/1:modes/every_gpu_pair.verifies_and_times_in_this_mode/2' 2>&1 |
+      grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" | head -n 20 ;;
   decode)
     # One target a run, each with its own time limit: one slow pair cannot take the others' time
     # (a run of paged_kv_cache was cut by its call's limit on 2026-12-02). SECONDS_PER_PAIR (default 6) is

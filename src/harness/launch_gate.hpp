@@ -26,7 +26,11 @@ namespace aisp {
 // --no-launch-gate.
 // Pairs that time the host's launches on purpose (ch01:batched_launches, ch01:graph_chain,
 // labs/decode:cuda_graph_step, the serving loops) declare pair::times_host_launches and are never
-// gated; results carry each pair's launch_gate_reason and each variant's gated_samples.
+// gated; neither are pairs that migrate managed memory (pair::allow_managed_memory): the driver
+// runs the migrations queued behind the gate inside the window, where the device audit, which
+// sees no migration (ch02's Note [migration is invisible to the audit]), reads them as idle gaps
+// (ch02:unified_memory_prefetch failed L1 gated and passed ungated, H200 2026-12-02). Results
+// carry each pair's launch_gate_reason and each variant's gated_samples.
 class launch_gate {
  public:
   explicit launch_gate(double timeout_ms = 200.0);

@@ -28,6 +28,10 @@ timing_choice timing_for(const pair& declared, const run_config& config) {
     choice.launch_gate_reason = "the pair times the host's launches: " + declared.host_launches_reason();
   } else if (declared.gpus() > 1) {
     choice.launch_gate_reason = "a multi-GPU pair's ranks open each window together at a barrier (Note [ranks])";
+  } else if (declared.allows_managed_memory()) {
+    choice.launch_gate_reason =
+        "the pair migrates managed memory: the driver's migrations, invisible to the device audit, would run inside the held "
+        "window as idle gaps (Note [launch gate])";
   } else {
     choice.launch_gate = true;
   }

@@ -57,7 +57,7 @@ TEST(timing_choice, a_declaration_without_a_reason_is_refused) {
   EXPECT_THROW(declared.times_host_launches(""), aisp::contract_error);
 }
 
-TEST(timing_choice, the_launch_gate_holds_gpu_pairs_by_default_and_never_one_that_times_host_launches) {
+TEST(timing_choice, the_launch_gate_holds_gpu_pairs_by_default_and_never_one_that_times_host_launches_or_migrates_managed_memory) {
   const aisp::run_config config;  // the user left --launch-gate alone
   const auto plain = aisp::timing_for(gpu_pair("test:plain"), config);
   EXPECT_TRUE(plain.launch_gate);
@@ -68,6 +68,12 @@ TEST(timing_choice, the_launch_gate_holds_gpu_pairs_by_default_and_never_one_tha
   const auto declared = aisp::timing_for(launches, config);
   EXPECT_FALSE(declared.launch_gate);
   EXPECT_NE(declared.launch_gate_reason.find("one launch per vector"), std::string::npos);
+
+  auto managed = gpu_pair("test:managed");
+  managed.allow_managed_memory();
+  const auto migrating = aisp::timing_for(managed, config);
+  EXPECT_FALSE(migrating.launch_gate);
+  EXPECT_NE(migrating.launch_gate_reason.find("managed memory"), std::string::npos);
 
   auto ranks = gpu_pair("test:ranks");
   ranks.world_size(2);
