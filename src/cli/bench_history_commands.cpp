@@ -60,14 +60,16 @@ int check_run(const json& expectations, const json& results) {
   for (const auto& p : results["pairs"]) {
     for (const auto& s : p.value("speedups", json::array())) {
       json vs_peer;
+      json recorded;
       double median_s = 0;
       for (const auto& v : p.value("variants", json::array())) {
         if (v.value("name", "") != s.value("variant", "")) continue;
         vs_peer = v.value("vs_peer", json(nullptr));
         median_s = v.value("median_s", 0.0);
+        recorded = recorded_metrics_of(v);
       }
       const auto mark = mark_against(expectations, p.value("target", ""), s.value("variant", ""), s["speedup"].value("low", 0.0),
-                                     s["speedup"].value("high", 0.0), vs_peer, median_s);
+                                     s["speedup"].value("high", 0.0), vs_peer, median_s, recorded);
       regressed += mark.starts_with("regressed");
       std::printf("%s %s: %s (%.3fx [%.3f, %.3f])\n", p.value("target", "").c_str(), s.value("variant", "").c_str(), mark.c_str(),
                   s["speedup"].value("point", 0.0), s["speedup"].value("low", 0.0), s["speedup"].value("high", 0.0));

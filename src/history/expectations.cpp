@@ -27,6 +27,31 @@ void save_expectations(const std::string& path, const json& expectations) {
   write_json_file(path, expectations, 2);
 }
 
+json recorded_metrics_of(const json& variant) {
+  const auto metrics = variant.value("goal_metrics", json(nullptr));  // null for speed pairs
+  return metrics.is_object() ? metrics.value("recorded", json(nullptr)) : json(nullptr);
+}
+
+namespace {
+
+// Note [tail expectations]: a serving pair's speedup is its throughput, but issue 21 judges it
+// at no worse TPOT p99 as well; a scheduler change that keeps the tokens a second and stretches
+// the tail would pass a speedup-only expectation. So an entry also keeps, for each metric the
+// variant recorded (goal_metrics.recorded: TTFT, TPOT...), the baseline's p99 over the variant's
+// with its CI, and a later run whose ratio CI lies wholly below it (less the tolerance) is
+// "regressed <metric> p99". Null where the variant recorded nothing.
+json tail_ratios_of(const json& variant) {
+  json ratios = json::object();
+  const json recorded = recorded_metrics_of(variant);  // a copy: it outlives the loop
+  if (!recorded.is_object()) return nullptr;
+  for (const auto& [metric, values] : recorded.items()) {
+    if (values.contains("p99_ratio")) ratios[metric] = values["p99_ratio"];
+  }
+  return ratios.empty() ? json(nullptr) : ratios;
+}
+
+}  // namespace
+
 int update_expectations(json& expectations, const json& results, double min_speedup) {
   const json card = primary_gpu(results);
   int written = 0;
@@ -46,6 +71,8 @@ int update_expectations(json& expectations, const json& results, double min_spee
           // The variant's time as a ratio of the library peer's (Note [peer ratio]): a drop
           // against cuBLAS is a regression even where the speedup over the baseline holds.
           {"vs_peer", variant.value("vs_peer", json(nullptr))},
+          // Note [tail expectations]: each recorded metric's baseline-p99-over-this ratio.
+          {"tail_ratios", tail_ratios_of(variant)},
           {"provenance",
            {{"date", results.value("started_at", "")}, {"aisp_version", results.value("aisp_version", "")},
             {"git_sha", results.value("git", json::object()).value("sha", "")},
@@ -81,7 +108,7 @@ std::string compare_intervals(const json& expected, double low, double high) {
 // variant within expectation_tolerance of its recorded median is marked "baseline moved"; one
 // slower than that is still "regressed" (labs/gemm:bf16_8192 optimized_wgmma_tma, 29% slower).
 std::string mark_against(const json& expectations, const std::string& target, const std::string& variant, double low,
-                         double high, const json& vs_peer, double median_s) {
+                         double high, const json& vs_peer, double median_s, const json& recorded) {
   const auto entries = expectations.value("entries", json::object());
   if (!entries.contains(target) || !entries[target].contains(variant)) return "new";
   const auto& entry = entries[target][variant];
@@ -89,6 +116,14 @@ std::string mark_against(const json& expectations, const std::string& target, co
   const double recorded_s = entry.value("median_s", 0.0);
   if (speedup == "regressed" && median_s > 0 && recorded_s > 0 && median_s <= recorded_s * (1.0 + expectation_tolerance))
     speedup = "baseline moved";
+  const auto expected_tails = entry.value("tail_ratios", json(nullptr));
+  if (expected_tails.is_object() && recorded.is_object()) {  // Note [tail expectations]
+    for (const auto& [metric, expected] : expected_tails.items()) {
+      const auto now = recorded.value(metric, json::object()).value("p99_ratio", json(nullptr));
+      if (now.is_object() && compare_intervals(expected, now.value("low", 0.0), now.value("high", 0.0)) == "regressed")
+        return "regressed " + metric + " p99";
+    }
+  }
   const auto expected_peer = entry.value("vs_peer", json(nullptr));
   if (!vs_peer.is_object() || !expected_peer.is_object()) return speedup;
   const auto peer = compare_intervals(expected_peer, vs_peer.value("low", 0.0), vs_peer.value("high", 0.0));

@@ -143,13 +143,15 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     for (auto& s : result.speedups) {
       if (s.verdict == "invalid") continue;
       nlohmann::json vs_peer;
+      nlohmann::json recorded;
       double median_s = 0;
       for (const auto& v : result.variants) {
         if (v.name != s.variant) continue;
         median_s = v.stats.median;
         if (v.vs_peer) vs_peer = {{"point", v.vs_peer->point}, {"low", v.vs_peer->low}, {"high", v.vs_peer->high}};
+        if (v.goal_metrics.is_object()) recorded = v.goal_metrics.value("recorded", nlohmann::json(nullptr));
       }
-      s.expectation = mark_against(expectations, result.target, s.variant, s.speedup.low, s.speedup.high, vs_peer, median_s);
+      s.expectation = mark_against(expectations, result.target, s.variant, s.speedup.low, s.speedup.high, vs_peer, median_s, recorded);
     }
   };
   const auto run_one = [&](const pair_request& request, const run_config& pair_config, const device_availability& on,

@@ -55,9 +55,11 @@ TEST(expectations, an_update_records_the_peer_ratio) {
        {{{"target", "labs/gemm:bf16_4096"},
          {"status", "pass"},
          {"speedups", {{{"variant", "optimized"}, {"verdict", "faster"}, {"speedup", {{"point", 2.0}, {"low", 1.9}, {"high", 2.1}}}}}},
-         {"variants", {{{"name", "optimized"}, {"median_s", 1e-4}, {"vs_peer", {{"point", 0.99}, {"low", 0.98}, {"high", 1.0}}}}}}}}}};
+         {"variants",
+          {{{"name", "optimized"}, {"median_s", 1e-4}, {"goal_metrics", nullptr}, {"vs_peer", {{"point", 0.99}, {"low", 0.98}, {"high", 1.0}}}}}}}}}};
   EXPECT_EQ(update_expectations(e, results, 1.05), 1);
   EXPECT_DOUBLE_EQ(e["entries"]["labs/gemm:bf16_4096"]["optimized"]["vs_peer"]["low"].get<double>(), 0.98);
+  EXPECT_TRUE(e["entries"]["labs/gemm:bf16_4096"]["optimized"]["tail_ratios"].is_null()) << "a speed pair records no latencies";
 }
 
 // Note [baseline moved]: the speedup fell because the baseline got faster, the variant kept its
@@ -75,6 +77,35 @@ TEST(expectations, a_lower_speedup_with_the_variant_at_its_recorded_time_is_a_mo
   EXPECT_EQ(mark(0), "regressed") << "no median: the speedup alone decides";
   EXPECT_EQ(mark_against(e, "ch10:cooperative_grid_sync", "optimized", 2.53, 2.55, nullptr, 300e-6), "met")
       << "a met speedup stays met";
+}
+
+// Note [tail expectations]: a serving pair's throughput can hold while its TPOT tail stretches.
+TEST(expectations, an_update_keeps_the_recorded_tail_ratios_and_a_stretched_tail_is_a_regression) {
+  json e = {{"entries", json::object()}};
+  const json tpot = {{"p99", {{"point", 2.4e-3}, {"low", 2.3e-3}, {"high", 2.45e-3}}},
+                     {"p99_ratio", {{"point", 0.75}, {"low", 0.74}, {"high", 0.80}}}};
+  json variant = {{"name", "optimized"}, {"median_s", 0.586}};
+  variant["goal_metrics"]["recorded"]["tpot_s"] = tpot;
+  variant["goal_metrics"]["recorded"]["ttft_s"]["p50"] = 0.1;
+  json pair = {{"target", "labs/decode:continuous_batching"}, {"status", "pass"}};
+  pair["speedups"] = json::array({{{"variant", "optimized"}, {"verdict", "faster"}, {"speedup", {{"point", 2.13}, {"low", 2.12}, {"high", 2.15}}}}});
+  pair["variants"] = json::array({variant});
+  const json results = {{"pairs", json::array({pair})}};
+  ASSERT_EQ(update_expectations(e, results, 1.05), 1);
+  const auto& tails = e["entries"]["labs/decode:continuous_batching"]["optimized"]["tail_ratios"];
+  ASSERT_TRUE(tails.is_object());
+  EXPECT_DOUBLE_EQ(tails["tpot_s"]["low"].get<double>(), 0.74);
+  EXPECT_FALSE(tails.contains("ttft_s")) << "a metric without a ratio to the baseline has no tail to hold";
+
+  const auto mark = [&](double low, double high) {
+    const json recorded = {{"tpot_s", {{"p99_ratio", {{"point", (low + high) / 2}, {"low", low}, {"high", high}}}}}};
+    return mark_against(e, "labs/decode:continuous_batching", "optimized", 2.12, 2.15, nullptr, 0.586, recorded);
+  };
+  EXPECT_EQ(mark(0.74, 0.79), "met");
+  EXPECT_EQ(mark(0.60, 0.65), "regressed tpot_s p99") << "the same throughput with a longer tail";
+  EXPECT_EQ(mark(0.95, 1.00), "met") << "a shorter tail does not change the speedup's mark";
+  EXPECT_EQ(mark_against(e, "labs/decode:continuous_batching", "optimized", 2.12, 2.15, nullptr, 0.586), "met")
+      << "a run without recorded metrics is marked on its speedup";
 }
 
 }  // namespace
