@@ -39,10 +39,20 @@ inline constexpr scale_layout row_major_scales{};  // the pair's: scales[r * k_b
   return scale_stride(layout, rows, k_blocks) * (layout.outer_fastest ? k_blocks : rows);
 }
 
-// Both layouts put every scale at the same place (padding that changes no stride included).
+// What one step of the row (or row block) index and of the k block index move a scale.
+[[nodiscard]] inline std::int64_t row_step(scale_layout layout, std::int64_t rows, std::int64_t k_blocks) {
+  return layout.outer_fastest ? 1 : scale_stride(layout, rows, k_blocks);
+}
+[[nodiscard]] inline std::int64_t k_block_step(scale_layout layout, std::int64_t rows, std::int64_t k_blocks) {
+  return layout.outer_fastest ? scale_stride(layout, rows, k_blocks) : 1;
+}
+
+// Both layouts put every scale of a rows x k_blocks tensor at the same place: the steps of the
+// indexes that vary agree (one k block, padded to 4 or not, still spaces the rows apart).
 [[nodiscard]] inline bool same_places(scale_layout a, scale_layout b, std::int64_t rows, std::int64_t k_blocks) {
-  if (rows == 1 || k_blocks == 1) return true;
-  return a.outer_fastest == b.outer_fastest && scale_stride(a, rows, k_blocks) == scale_stride(b, rows, k_blocks);
+  const bool rows_agree = rows == 1 || row_step(a, rows, k_blocks) == row_step(b, rows, k_blocks);
+  const bool k_blocks_agree = k_blocks == 1 || k_block_step(a, rows, k_blocks) == k_block_step(b, rows, k_blocks);
+  return rows_agree && k_blocks_agree;
 }
 
 __global__ void relayout_scales_kernel(const float* __restrict__ in, float* __restrict__ out, std::int64_t rows, std::int64_t k_blocks,

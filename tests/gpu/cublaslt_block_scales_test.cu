@@ -159,4 +159,28 @@ TEST(cublaslt_block_scales, the_peer_lays_its_scales_out_where_cublaslt_reads_th
   EXPECT_TRUE(peer_matches) << "the peer's layouts are not among those that match: " << matches;
 }
 
+// Host only (runs without a GPU): where the pair's row-major scales may go to cuBLASLt as they
+// are, and where the peer must rewrite them; each answer checked against every index.
+TEST(cublaslt_block_scales, same_places_is_exact_for_every_shape_of_scales) {
+  const scale_layout layouts[] = {{true, false}, {true, true}, {false, false}, {false, true}};
+  for (const scale_layout a : layouts) {
+    for (const scale_layout b : layouts) {
+      for (const int rows : {1, 2, 3, 4, 8}) {
+        for (const int blocks : {1, 2, 3, 4, 5}) {
+          bool same = true;
+          for (int r = 0; r < rows; ++r) {
+            for (int kb = 0; kb < blocks; ++kb) {
+              same = same && aisp::ch19::scale_index(a, rows, blocks, r, kb) == aisp::ch19::scale_index(b, rows, blocks, r, kb);
+            }
+          }
+          EXPECT_EQ(aisp::ch19::same_places(a, b, rows, blocks), same)
+              << name_of(a) << " against " << name_of(b) << " at " << rows << " x " << blocks;
+        }
+      }
+    }
+  }
+  // The case a first version got wrong: one k block of 2 row blocks, padded k-block-fastest.
+  EXPECT_FALSE(aisp::ch19::same_places(aisp::ch19::cublaslt_blk128_scales, aisp::ch19::row_major_scales, 2, 1));
+}
+
 }  // namespace
