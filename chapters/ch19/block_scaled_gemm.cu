@@ -135,7 +135,7 @@ const tolerance dequantized_bf16_tolerance{
   pair declared("ch19:block_scaled_fp8_gemm");
   labs_gemm::with_fp8_gemm_sizes(declared)
       .validation_size({{"m", 272}, {"n", 384}, {"k", 384}})  // cuBLASLt's block-scaled path, 3 x 3 blocks of B
-      .validation_size({{"m", 16}, {"n", 256}, {"k", 128}})   // its padded B scales at one k block
+      .validation_size({{"m", 128}, {"n", 256}, {"k", 128}})  // its padded B scales at one k block
       .summary("block-scaled fp8 GEMM (scales per 1 x 128 of A and 128 x 128 of B, bf16 out): dequantize to bf16 + "
                "the bf16 GEMM -> fp8 wgmma with the scales applied at each 128-k promotion")
       .needs_compute_capability(9, 0, "the kernels use wgmma (e4m3 and bf16) and setmaxnreg, sm_90a instructions")
