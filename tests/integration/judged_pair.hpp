@@ -51,4 +51,14 @@ inline std::vector<std::string> failed_checks(const nlohmann::json& pair, const 
   return names;
 }
 
+// The checks `variant` failed that a loaded machine cannot explain (load_sensitive_check): what an
+// honest variant beside a planted cheat must not fail. A cheat's run is not retaken (its cheating
+// variant fails by design), so its honest baseline's outliers under the suite's load (S2, CI and
+// a 2-core machine, 2026-12-02) are excused here, not its correctness.
+inline std::vector<std::string> honest_failures(const nlohmann::json& pair, const std::string& variant) {
+  std::vector<std::string> names = failed_checks(pair, variant);
+  std::erase_if(names, [](const std::string& name) { return load_sensitive_check(name); });
+  return names;
+}
+
 }  // namespace aisp::testing
