@@ -119,6 +119,41 @@ TEST_F(history_pipeline, expectations_are_written_then_met_and_later_runs_are_ma
   }
 }
 
+// Note [tail expectations], through the CLI: run1 as if its transpose had recorded a TPOT tail
+// (a serving pair's goal_metrics.recorded), written into expectations, then the same run with the
+// tail stretched: --check exits 1 and names the metric, though every speedup is the same.
+TEST_F(history_pipeline, a_stretched_latency_tail_fails_the_expectation_check) {
+  ASSERT_EQ(first_.exit_code, 0) << first_.output;
+  auto results = read_json(dir_ + "/run1/results.json");
+  const auto with_tail = [&](double low, double high) {
+    auto copy = results;
+    for (auto& pair : copy["pairs"]) {
+      for (auto& v : pair["variants"]) {
+        if (v["name"] != "optimized") continue;
+        v["goal_metrics"]["recorded"]["tpot_s"]["p99_ratio"] = {{"point", (low + high) / 2}, {"low", low}, {"high", high}};
+      }
+    }
+    return copy;
+  };
+  const auto write_run = [&](const std::string& name, const json& run) {
+    std::filesystem::create_directories(dir_ + "/" + name);
+    std::ofstream(dir_ + "/" + name + "/results.json") << run.dump();
+  };
+  write_run("tail_recorded", with_tail(0.95, 1.05));
+  write_run("tail_stretched", with_tail(0.60, 0.65));
+  const auto file = dir_ + "/tails.json";
+  const auto update = run_command(aisp() + " bench expectations --hardware host --file " + file + " --update --min-speedup 1.0 --run " +
+                                  dir_ + "/tail_recorded");
+  ASSERT_EQ(update.exit_code, 0) << update.output;
+  EXPECT_DOUBLE_EQ(read_json(file)["entries"]["labs/host:transpose"]["optimized"]["tail_ratios"]["tpot_s"]["low"].get<double>(), 0.95);
+  const auto same = run_command(aisp() + " bench expectations --hardware host --check --file " + file + " --run " + dir_ + "/tail_recorded");
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  const auto stretched =
+      run_command(aisp() + " bench expectations --hardware host --check --file " + file + " --run " + dir_ + "/tail_stretched");
+  EXPECT_EQ(stretched.exit_code, 1) << stretched.output;
+  EXPECT_NE(stretched.output.find("labs/host:transpose optimized: regressed tpot_s p99"), std::string::npos) << stretched.output;
+}
+
 TEST_F(history_pipeline, reports_in_every_format) {
   const auto results = read_json(dir_ + "/run2/results.json");
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/run2/report.md")) << "bench run leaves a Markdown report beside results.json";
