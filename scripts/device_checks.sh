@@ -15,8 +15,9 @@
 #           expectations/goldens.json), to copy back after review;
 #   labverify: `bench verify` of the lab one chapter at a time (TARGET... or every chapter and
 #           lab but the multi-GPU ch04), each under 150 s and all under LAB_SECONDS (default 450:
-#           the chapters past it are named, not run), OUT_DIR/verify-<chapter>.json, and a line a
-#           pair that did not pass; then the hot and graph modes' GPU test (two pairs each);
+#           the chapters past it are named, not run), a line a pair that did not pass, then the hot
+#           and graph modes' GPU test (two pairs each); every chapter's verify-<chapter>.json and
+#           .log in OUT_DIR/labverify.tgz;
 #   decode: issue 21's pairs one run each (default: continuous_batching, cuda_graph_step,
 #           paged_kv_cache; `aisp hw memory` first), OUT_DIR/decode-<target>.json, each under its
 #           own 200 s limit;
@@ -137,7 +138,9 @@ PY
         "$out/verify-$name.json" 2>/dev/null
     done
     AISP_BINARY="$bin/aisp" timeout 200 "$bin/aisp_gpu_tests" --gtest_filter='modes/every_gpu_pair.verifies_and_times_in_this_mode/1:modes/every_gpu_pair.verifies_and_times_in_this_mode/2' 2>&1 |
-      grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" | head -n 20 ;;
+      grep -E "^\[ *(OK|FAILED|PASSED) *\]|Failure" | head -n 20
+    # A device call returns at most 8 files: the chapters' results travel as one archive.
+    (cd "$out" && tar -czf labverify.tgz verify-*.json verify-*.log 2>/dev/null && rm -f verify-*.json verify-*.log) ;;
   decode)
     # One target a run, each with its own time limit: one slow pair cannot take the others' time
     # (a run of paged_kv_cache was cut by its call's limit on 2026-12-02). SECONDS_PER_PAIR (default 6) is
