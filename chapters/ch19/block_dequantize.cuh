@@ -11,6 +11,7 @@
 
 #include "../../labs/gemm/steps_hopper.cuh"
 #include "aisp/check.hpp"
+#include "aisp/run_context.hpp"
 
 namespace aisp::ch19 {
 namespace {
@@ -37,6 +38,15 @@ inline void dequantize(const __nv_fp8_e4m3* values, const float* scales, __nv_bf
   const dim3 grid(static_cast<unsigned>((k + threads - 1) / threads), static_cast<unsigned>(rows));
   dequantize_kernel<<<grid, threads, 0, stream>>>(values, scales, out, static_cast<int>(k), row_block);
   AISP_CHECK_LAUNCH();
+}
+
+// The pair's a and b into its a_dequantized and b_dequantized scratch (A's scales a row each, B's
+// a 128-row block each).
+inline void dequantize_operands(run_context& ctx) {
+  const std::int64_t m = ctx.param("m"), n = ctx.param("n"), k = ctx.param("k");
+  dequantize(ctx.as<const __nv_fp8_e4m3>("a"), ctx.as<const float>("scale_a"), ctx.as<__nv_bfloat16>("a_dequantized"), m, k, 1, ctx.stream());
+  dequantize(ctx.as<const __nv_fp8_e4m3>("b"), ctx.as<const float>("scale_b"), ctx.as<__nv_bfloat16>("b_dequantized"), n, k, scale_block,
+             ctx.stream());
 }
 
 }  // namespace

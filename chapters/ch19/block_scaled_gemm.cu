@@ -34,13 +34,7 @@ namespace {
 
 // ---- Baseline: dequantize to bf16 (block_dequantize.cuh), then step 7 ----
 void run_baseline(run_context& ctx) {
-  const std::int64_t m = ctx.param("m");
-  const std::int64_t n = ctx.param("n");
-  const std::int64_t k = ctx.param("k");
-  auto* a = ctx.as<__nv_bfloat16>("a_dequantized");
-  auto* b = ctx.as<__nv_bfloat16>("b_dequantized");
-  dequantize(ctx.as<const __nv_fp8_e4m3>("a"), ctx.as<const float>("scale_a"), a, m, k, 1, ctx.stream());
-  dequantize(ctx.as<const __nv_fp8_e4m3>("b"), ctx.as<const float>("scale_b"), b, n, k, scale_block, ctx.stream());
+  dequantize_operands(ctx);
   labs_gemm::gemm_problem p = labs_gemm::gemm_problem_of<__nv_bfloat16>(ctx, "a_dequantized", "b_dequantized");
   labs_gemm::launch_cluster_multicast(p, ctx.stream());
 }

@@ -53,6 +53,24 @@ struct block_scaled_peer_state {
   std::unique_ptr<device_scratch> scale_a, scale_b;  // in cuBLASLt's layouts; null: the pair's layout is cuBLASLt's
 };
 
+// cuBLASLt's block-scaled fp8 GEMM on a TN plan (Note [cuBLASLt block scales]): its A (our B)
+// with 128 x 128 scales, its B (our A) with 1 x 128 scales, FAST_ACCUM off. The scale pointers
+// are set per call (set_block_scales).
+inline void use_block_scales(cublaslt_plan& plan) {
+  const std::int8_t fast_accumulation = 0;
+  const cublasLtMatmulMatrixScale_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // our B
+  const cublasLtMatmulMatrixScale_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // our A
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation, sizeof(fast_accumulation)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)));
+}
+
+// The scale pointers cuBLASLt reads: our B's as its A's, our A's as its B's.
+inline void point_at_scales(cublaslt_plan& plan, const float* a_scales, const float* b_scales) {
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scales, sizeof(b_scales)));
+  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scales, sizeof(a_scales)));
+}
+
 // The scales of an operand of `rows` rows (or row blocks) for cuBLASLt: the pair's buffer where
 // the layouts agree, else `relaid` rewritten on the stream.
 inline const float* scales_for_cublaslt(const float* pair_scales, device_scratch* relaid, std::int64_t rows, std::int64_t k_blocks,
@@ -75,40 +93,22 @@ inline void set_block_scales(run_context& ctx, block_scaled_peer_state& s) {
   const float* a_scales = scales_for_cublaslt(ctx.as<const float>("scale_a"), s.scale_a.get(), m, k_blocks, cublaslt_vec128_scales, ctx.stream());
   const float* b_scales =
       scales_for_cublaslt(ctx.as<const float>("scale_b"), s.scale_b.get(), blocks_of(n), k_blocks, cublaslt_blk128_scales, ctx.stream());
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &b_scales, sizeof(b_scales)));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &a_scales, sizeof(a_scales)));
-}
-
-inline void dequantize_operands(run_context& ctx) {
-  const std::int64_t m = ctx.param("m"), n = ctx.param("n"), k = ctx.param("k");
-  dequantize(ctx.as<const __nv_fp8_e4m3>("a"), ctx.as<const float>("scale_a"), ctx.as<__nv_bfloat16>("a_dequantized"), m, k, 1, ctx.stream());
-  dequantize(ctx.as<const __nv_fp8_e4m3>("b"), ctx.as<const float>("scale_b"), ctx.as<__nv_bfloat16>("b_dequantized"), n, k, scale_block,
-             ctx.stream());
+  point_at_scales(s.plan, a_scales, b_scales);
 }
 
 inline void setup_cublaslt_block_scaled(run_context& ctx) {
   const std::int64_t m = ctx.param("m"), n = ctx.param("n"), k = ctx.param("k");
   auto& s = make_state<block_scaled_peer_state>(ctx);
   s.block_scaled = cublaslt_takes_block_scales(m, n, k);
-  const cublasOperation_t transpose = CUBLAS_OP_T;  // Note [cuBLASLt block scales]
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  const cudaDataType_t operand_type = s.block_scaled ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+  s.plan.use_row_major_tn(s.block_scaled ? CUDA_R_8F_E4M3 : CUDA_R_16BF, CUDA_R_16BF, m, n, k);  // Note [cuBLASLt block scales]
   if (s.block_scaled) {
-    const std::int8_t fast_accumulation = 0;
-    const cublasLtMatmulMatrixScale_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F;  // our B
-    const cublasLtMatmulMatrixScale_t b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;      // our A
-    AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulation, sizeof(fast_accumulation)));
-    AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)));
-    AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(s.plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)));
+    use_block_scales(s.plan);
     s.scale_a = relaid_buffer(cublaslt_vec128_scales, m, blocks_of(k));
     s.scale_b = relaid_buffer(cublaslt_blk128_scales, blocks_of(n), blocks_of(k));
     set_block_scales(ctx, s);  // the tuning calls read real scales
   } else {
     dequantize_operands(ctx);  // the tuning calls read real operands
   }
-  s.plan.layout_a = cublaslt_plan::column_major(operand_type, k, n, k);  // b as (k, n), ld k, op T
-  s.plan.layout_b = cublaslt_plan::column_major(operand_type, k, m, k);  // a as (k, m), ld k, op N
-  s.plan.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);   // C and D: (n, m), ld n
   s.plan.allocate_workspace(block_scaled_peer_workspace_bytes);
   s.plan.autotune_algorithm(ctx,
                             {ctx.buffer(s.block_scaled ? "b" : "b_dequantized"), ctx.buffer(s.block_scaled ? "a" : "a_dequantized"),

@@ -95,6 +95,18 @@ class cublaslt_plan {
     return layout;
   }
 
+  // Note [TN through cuBLASLt] (labs/gemm/bf16_gemm.cu): C (m, n) = A (m, k) B (n, k)^T with every
+  // matrix row-major is cuBLASLt's TN GEMM: its A is our B as (k, n) with TRANSA = T, its B our A
+  // as (k, m), and C and D (n, m). Sets TRANSA and the three layouts; run() then passes our b as
+  // cuBLASLt's A and our a as its B.
+  void use_row_major_tn(cudaDataType_t operands, cudaDataType_t out, std::int64_t m, std::int64_t n, std::int64_t k) {
+    const cublasOperation_t transpose = CUBLAS_OP_T;
+    AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
+    layout_a = column_major(operands, k, n, k);
+    layout_b = column_major(operands, k, m, k);
+    layout_c = column_major(out, n, m, n);
+  }
+
   // Device scratch for split-K / stream-K algorithms, owned by the plan (setup() only).
   void allocate_workspace(std::size_t bytes) {
     AISP_CUDA_CHECK(cudaMalloc(&workspace, bytes));

@@ -84,12 +84,7 @@ void setup_cublas(run_context& ctx) {
   const std::int64_t n = ctx.param("n");
   const std::int64_t k = ctx.param("k");
   auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t transpose = CUBLAS_OP_T;  // [TN through cuBLASLt]
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                   &transpose, sizeof(transpose)));
-  plan.layout_a = cublaslt_plan::column_major(CUDA_R_16BF, k, n, k);  // b as (k, n), ld k, op T
-  plan.layout_b = cublaslt_plan::column_major(CUDA_R_16BF, k, m, k);  // a as (k, m), ld k, op N
-  plan.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);  // C and D: (n, m), ld n
+  plan.use_row_major_tn(CUDA_R_16BF, CUDA_R_16BF, m, n, k);  // [TN through cuBLASLt]
   plan.allocate_workspace(cublas_workspace_bytes);
   // The algorithm is chosen once, here, by timing cuBLASLt's top candidates on these operands, and
   // fixed for every timed call (K6). Split-K partial sums must stay fp32: the INPLACE and

@@ -137,17 +137,12 @@ void setup_cublas(run_context& ctx) {
   const bool fp8 = cublaslt_takes_fp8(ctx);
   const cudaDataType_t operand_type = fp8 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
   auto& plan = make_state<cublaslt_plan>(ctx, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t transpose = CUBLAS_OP_T;  // [TN through cuBLASLt]
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                   &transpose, sizeof(transpose)));
+  plan.use_row_major_tn(operand_type, CUDA_R_16BF, m, n, k);  // [TN through cuBLASLt]
   if (fp8) {
     const std::int8_t fast_accumulation = 0;  // [fp8 through cuBLASLt]: promote, as our step 8b
     AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
                                                      &fast_accumulation, sizeof(fast_accumulation)));
   }
-  plan.layout_a = cublaslt_plan::column_major(operand_type, k, n, k);  // b as (k, n), ld k, op T
-  plan.layout_b = cublaslt_plan::column_major(operand_type, k, m, k);  // a as (k, m), ld k, op N
-  plan.layout_c = cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);   // C and D: (n, m), ld n
   plan.allocate_workspace(cublas_workspace_bytes);
   // Split-K partial sums stay fp32 (Note [bf16 gemm tolerance] in bf16_gemm.cu): COMPUTE_TYPE only.
   plan.autotune_algorithm(ctx,

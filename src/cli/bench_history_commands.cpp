@@ -66,7 +66,7 @@ int check_run(const json& expectations, const json& results) {
         if (v.value("name", "") != s.value("variant", "")) continue;
         vs_peer = v.value("vs_peer", json(nullptr));
         median_s = v.value("median_s", 0.0);
-        recorded = recorded_metrics_of(v);
+        recorded = recorded_metrics_of(v.value("goal_metrics", json(nullptr)));
       }
       const auto mark = mark_against(expectations, p.value("target", ""), s.value("variant", ""), s["speedup"].value("low", 0.0),
                                      s["speedup"].value("high", 0.0), vs_peer, median_s, recorded);

@@ -27,9 +27,8 @@ void save_expectations(const std::string& path, const json& expectations) {
   write_json_file(path, expectations, 2);
 }
 
-json recorded_metrics_of(const json& variant) {
-  const auto metrics = variant.value("goal_metrics", json(nullptr));  // null for speed pairs
-  return metrics.is_object() ? metrics.value("recorded", json(nullptr)) : json(nullptr);
+json recorded_metrics_of(const json& goal_metrics) {
+  return goal_metrics.is_object() ? goal_metrics.value("recorded", json(nullptr)) : json(nullptr);  // null for speed pairs
 }
 
 namespace {
@@ -42,7 +41,7 @@ namespace {
 // "regressed <metric> p99". Null where the variant recorded nothing.
 json tail_ratios_of(const json& variant) {
   json ratios = json::object();
-  const json recorded = recorded_metrics_of(variant);  // a copy: it outlives the loop
+  const json recorded = recorded_metrics_of(variant.value("goal_metrics", json(nullptr)));  // a copy: it outlives the loop
   if (!recorded.is_object()) return nullptr;
   for (const auto& [metric, values] : recorded.items()) {
     if (values.contains("p99_ratio")) ratios[metric] = values["p99_ratio"];

@@ -20,8 +20,8 @@ inline constexpr double expectation_tolerance = 0.03;
 [[nodiscard]] nlohmann::json load_expectations(const std::string& path, const std::string& hardware);
 void save_expectations(const std::string& path, const nlohmann::json& expectations);
 
-// A results.json variant's recorded metrics (goal_metrics.recorded), or null.
-[[nodiscard]] nlohmann::json recorded_metrics_of(const nlohmann::json& variant);
+// A variant's recorded metrics (its goal_metrics' "recorded"), or null.
+[[nodiscard]] nlohmann::json recorded_metrics_of(const nlohmann::json& goal_metrics);
 
 // Adds or replaces the entries of every passing, verified candidate of `results` whose speedup
 // CI low is at least `min_speedup`; returns how many entries were written.

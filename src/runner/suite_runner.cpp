@@ -149,7 +149,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
         if (v.name != s.variant) continue;
         median_s = v.stats.median;
         if (v.vs_peer) vs_peer = {{"point", v.vs_peer->point}, {"low", v.vs_peer->low}, {"high", v.vs_peer->high}};
-        if (v.goal_metrics.is_object()) recorded = v.goal_metrics.value("recorded", nlohmann::json(nullptr));
+        recorded = recorded_metrics_of(v.goal_metrics);
       }
       s.expectation = mark_against(expectations, result.target, s.variant, s.speedup.low, s.speedup.high, vs_peer, median_s, recorded);
     }

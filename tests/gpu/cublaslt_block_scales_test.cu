@@ -84,20 +84,11 @@ std::vector<float> laid_out(const std::vector<float>& row_major, int rows, scale
 // C through cuBLASLt with the scales in these layouts, or empty where it has no algorithm.
 std::vector<double> through_cublaslt(const operands& o, scale_layout a_layout, scale_layout b_layout) {
   aisp::cublaslt_plan plan(CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t transpose = CUBLAS_OP_T;
-  const cublasLtMatmulMatrixScale_t a_mode = CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F, b_mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F;
   const auto a = upload(o.a), b = upload(o.b);
   const auto sa = upload(laid_out(o.sa, m, a_layout)), sb = upload(laid_out(o.sb, n_blocks, b_layout));
-  const void* sa_pointer = sa->data();
-  const void* sb_pointer = sb->data();
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof(transpose)));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &a_mode, sizeof(a_mode)));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &b_mode, sizeof(b_mode)));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sb_pointer, sizeof(sb_pointer)));
-  AISP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sa_pointer, sizeof(sa_pointer)));
-  plan.layout_a = aisp::cublaslt_plan::column_major(CUDA_R_8F_E4M3, k, n, k);
-  plan.layout_b = aisp::cublaslt_plan::column_major(CUDA_R_8F_E4M3, k, m, k);
-  plan.layout_c = aisp::cublaslt_plan::column_major(CUDA_R_16BF, n, m, n);
+  plan.use_row_major_tn(CUDA_R_8F_E4M3, CUDA_R_16BF, m, n, k);
+  aisp::ch19::use_block_scales(plan);  // the peer's descriptor; only the scales' layout is tried here
+  aisp::ch19::point_at_scales(plan, static_cast<const float*>(sa->data()), static_cast<const float*>(sb->data()));
   plan.allocate_workspace(std::size_t{32} << 20);
   try {
     plan.choose_algorithm(plan.workspace_bytes, "the block-scaled probe");
