@@ -1,5 +1,7 @@
 // labs/decode's matvec (Note [tensor-core rows] in labs/decode/decode_matvec.cuh): a row alone
-// gives the bits it gets inside a batch of three 8-row tiles, at the benchmark model's k (2048:
+// gives the bits it gets inside a batch of three 8-row tiles and inside one tile of five rows
+// (the launches a static batch's decode step makes; one row folds the norm and swiglu in, five
+// run their kernels first), at the benchmark model's k (2048:
 // eight splits of 256, a warp each; 8192: 32 splits, four a warp), ragged last splits (1000,
 // 3000), more splits than a block's eight warps hold evenly (9216: 36; 17408: 68), and the
 // model's widths, where a tile's warps each walk several splits (Note [warps a tile]); and every
@@ -25,6 +27,7 @@
 namespace {
 
 constexpr int batch = 21;  // four 8-row tiles a block: the third short, the fourth empty; a row alone runs one tile
+constexpr int few = 5;     // one 8-row tile, part full: a decode step of a few sequences
 
 // Deterministic values in [-1, 1), none zero.
 float draw(std::uint64_t i) {
@@ -89,6 +92,13 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
     const auto single = to_host(alone, y_start.size());
     EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
         << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a batch";
+    AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+    aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, few,
+                                accumulate, 0.5f, nullptr);
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto tile_rows = to_host(batched, static_cast<std::size_t>(few) * n_out);
+    EXPECT_EQ(std::memcmp(tile_rows.data(), single.data(), tile_rows.size() * sizeof(float)), 0)
+        << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a tile of " << few;
     for (int r = 0; r < batch; ++r) {
       for (int n = 0; n < n_out; ++n) {
         double sum = 0.0;
@@ -139,6 +149,12 @@ TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_m
   const auto single = to_host(alone, together.size());
   EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
       << "k = " << k << ": the folded norm differs from the norm kernel and the matvec";
+  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(normed.data()), static_cast<float*>(batched.data()), n_out, k, few,
+                                     eps, nullptr);
+  AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto few_rows = to_host(batched, static_cast<std::size_t>(few) * n_out);
+  EXPECT_EQ(std::memcmp(few_rows.data(), single.data(), few_rows.size() * sizeof(float)), 0)
+      << "k = " << k << ": " << few << " rows through the norm kernel and the matvec differ from one row with the norm folded";
   double largest = 0.0;
   for (float v : single) largest = std::max(largest, static_cast<double>(std::fabs(v)));
   EXPECT_GT(largest, 0.05) << "outputs of a normalized row are O(1): a folded norm that zeroed x would pass the bitwise check only with the rows' path broken alike";
@@ -179,6 +195,13 @@ TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_t
   const auto single = to_host(alone, y_start.size());
   EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
       << "k = " << k << ": the folded swiglu differs from the swiglu kernel and the matvec";
+  AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+  aisp::decode::launch_swiglu_matvec(w_d, gu_rows, static_cast<float*>(act.data()), static_cast<float*>(batched.data()), n_out, k, few,
+                                     true, 1.0f, nullptr);
+  AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  const auto few_rows = to_host(batched, static_cast<std::size_t>(few) * n_out);
+  EXPECT_EQ(std::memcmp(few_rows.data(), single.data(), few_rows.size() * sizeof(float)), 0)
+      << "k = " << k << ": " << few << " rows through the swiglu kernel and the matvec differ from one row with swiglu folded";
   double moved = 0.0;
   for (std::size_t i = 0; i < single.size(); ++i) moved = std::max(moved, static_cast<double>(std::fabs(single[i] - y_start[i])));
   EXPECT_GT(moved, 0.05) << "the matvec added nothing: a folded swiglu that zeroed x would pass the bitwise check only with the rows' path broken alike";
