@@ -88,15 +88,16 @@ inline bool load_sensitive_check(const std::string& check) {
   return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults";
 }
 
-// Whether the failed checks of a results.json are all load-sensitive (and there is at least one):
-// a test whose point is not those checks retakes such a run once.
-inline bool failed_only_load_sensitive(const std::string& results_path) {
+// Whether the failed checks of a results.json (of `variant` only, where one is named) are all
+// load-sensitive (and there is at least one): a test whose point is not those checks retakes
+// such a run once.
+inline bool failed_only_load_sensitive(const std::string& results_path, const std::string& variant = "") {
   const auto results = nlohmann::json::parse(read_file(results_path), nullptr, false);
   if (results.is_discarded()) return false;
   bool any = false;
   for (const auto& pair : results.value("pairs", nlohmann::json::array())) {
     for (const auto& check : pair.value("checks", nlohmann::json::array())) {
-      if (check.value("passed", true)) continue;
+      if (check.value("passed", true) || (!variant.empty() && check.value("variant", "") != variant)) continue;
       if (!load_sensitive_check(check.value("check", ""))) return false;
       any = true;
     }

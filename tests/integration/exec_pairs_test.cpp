@@ -25,7 +25,6 @@ using aisp::testing::run_command;
 using nlohmann::json;
 
 using aisp::testing::failed_checks;
-using aisp::testing::honest_failures;
 using aisp::testing::judged;
 
 std::string source(const std::string& path) { return aisp::testing::source_path(path); }
@@ -57,7 +56,7 @@ TEST(exec_cheats, a_cached_output_is_caught) {
   EXPECT_EQ(judged_pair.pair.value("status", ""), "fail") << judged_pair.run.output;
   const auto failed = failed_checks(judged_pair.pair, "optimized");
   EXPECT_TRUE(has(failed, "fresh-after-warmup") && has(failed, "timed-call")) << judged_pair.pair.value("checks", json()).dump(1);
-  EXPECT_TRUE(honest_failures(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json()).dump(1);
 }
 
 TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) {
@@ -65,7 +64,7 @@ TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) {
   EXPECT_EQ(judged_pair.pair.value("status", ""), "fail") << judged_pair.run.output;
   const auto failed = failed_checks(judged_pair.pair, "optimized");
   EXPECT_TRUE(has(failed, "late-write")) << judged_pair.pair.value("checks", json()).dump(1);
-  EXPECT_TRUE(honest_failures(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json()).dump(1);
 }
 
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {

@@ -28,12 +28,15 @@ inline judged judge_through(const std::string& bridge_flag, const std::string& f
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_judged_" + std::to_string(::getpid()))).string();
   std::filesystem::remove_all(dir);
   judged result;
-  // Judged again once where only checks a busy machine fails failed (outliers, sample-count, ...).
+  // Judged again once where only checks a busy machine fails failed (outliers, sample-count, ...),
+  // or where the honest baseline failed only such checks beside a planted cheat, which fails by
+  // design (S2 on the exec cached-output fixture's baseline, full suite on 2 cores, 2026-12-02):
+  // the tests then hold the baseline to no failed check at all.
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::filesystem::remove_all(dir);
     result.run = run_command(env + " " + aisp_binary() + " bench " + command + " " + bridge_flag + " " + source_path(file) +
                              " --targets " + target + " --history none --quiet --artifacts-dir " + dir);
-    if (!failed_only_load_sensitive(dir + "/results.json")) break;
+    if (!failed_only_load_sensitive(dir + "/results.json") && !failed_only_load_sensitive(dir + "/results.json", "baseline")) break;
   }
   const auto text = read_file(dir + "/results.json");
   const auto results = nlohmann::json::parse(text.empty() ? "{}" : text, nullptr, false);
@@ -48,16 +51,6 @@ inline std::vector<std::string> failed_checks(const nlohmann::json& pair, const 
   for (const auto& check : pair.value("checks", nlohmann::json::array())) {
     if (!check.value("passed", true) && check.value("variant", "") == variant) names.push_back(check.value("check", ""));
   }
-  return names;
-}
-
-// The checks `variant` failed that a loaded machine cannot explain (load_sensitive_check): what an
-// honest variant beside a planted cheat must not fail. A cheat's run is not retaken (its cheating
-// variant fails by design), so its honest baseline's outliers under the suite's load (S2, CI and
-// a 2-core machine, 2026-12-02) are excused here, not its correctness.
-inline std::vector<std::string> honest_failures(const nlohmann::json& pair, const std::string& variant) {
-  std::vector<std::string> names = failed_checks(pair, variant);
-  std::erase_if(names, [](const std::string& name) { return load_sensitive_check(name); });
   return names;
 }
 

@@ -22,7 +22,6 @@ using aisp::testing::run_command;
 using nlohmann::json;
 
 using aisp::testing::failed_checks;
-using aisp::testing::honest_failures;
 using aisp::testing::judged;
 
 std::string source(const std::string& path) { return aisp::testing::source_path(path); }
@@ -62,14 +61,14 @@ TEST(python_cheats, a_cached_output_is_caught_as_in_the_lab) {
     return name == "timed-call" || name == "baseline-match" || name == "fresh-after-warmup";
   });
   EXPECT_TRUE(caught) << judged_pair.pair.value("checks", json::array()).dump(1);
-  EXPECT_TRUE(honest_failures(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
 }
 
 TEST(python_cheats, a_variant_that_skips_the_work_is_caught) {
   const auto judged_pair = judge("tests/python/cheating_pairs.py", "py_cheat:skips_the_work");
   EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
   EXPECT_FALSE(failed_checks(judged_pair.pair, "optimized").empty()) << judged_pair.run.output;
-  EXPECT_TRUE(honest_failures(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
 }
 
 // Note [compilers in the sandbox]: a pair that allowed processes may run a compiler to its end;
@@ -93,7 +92,7 @@ TEST(python_cheats, a_process_left_alive_is_caught_even_when_allowed) {
   EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
   const auto failed = failed_checks(judged_pair.pair, "optimized");
   EXPECT_NE(std::find(failed.begin(), failed.end(), "child-process"), failed.end()) << judged_pair.pair.value("checks", json::array()).dump(1);
-  EXPECT_TRUE(honest_failures(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
+  EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json::array()).dump(1);
 }
 
 TEST(python_errors, a_variant_that_raises_fails_with_its_message) {
