@@ -75,6 +75,10 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
       "l"(src), "r"(bytes), "r"(shared_address(barrier))
       : "memory");
 }
+// Asks the L2 for `bytes` (a multiple of 16) at a 16-byte aligned address; nothing waits on it.
+__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned int bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
+}
 // The box at (x, y) (innermost first) of `map` into shared memory; out-of-bounds elements zero.
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, int x, int y, std::uint64_t* barrier) {
   asm volatile(
