@@ -53,9 +53,11 @@ def load(path):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    spec = importlib.util.spec_from_file_location(f"aisp_user_pairs_{first}", path)
-    if spec is None or not os.path.isfile(path):
+    if not os.path.isfile(path):
         raise FileNotFoundError(f"no pair file {path}")
+    spec = importlib.util.spec_from_file_location(f"aisp_user_pairs_{first}", path)
+    if spec is None:  # importlib takes only Python sources by their suffix
+        raise aisp.DeclarationError(f"{path} is not a Python file: a pair file is a .py module")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     _pairs[:] = list(aisp._PAIRS)

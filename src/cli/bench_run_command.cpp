@@ -313,7 +313,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
       ->check(CLI::IsMember({"cold", "hot", "graph"}));
   command.add_option("--seed", options.seed,
                      "seed of the validation-size inputs and of the challenges (default: random, recorded in "
-                     "results.json); timed calls always get fresh inputs from the judge's own entropy");
+                     "results.json); timed calls always get fresh inputs from the judge's own entropy")
+      ->check(unsigned_integer);
   command.add_option("--verify-phase", options.phase,
                      "what a failed check does: detect (record it), quarantine (record it and list the target in "
                      "--quarantine-file), gate (fail the pair and void its verdicts; the default)")

@@ -36,6 +36,16 @@ inline CLI::Validator number_between(double low, double high) {
 }
 
 inline const CLI::Validator positive_number = number_above(0, false, "a number above 0");
+
+// A whole number of 0 to 2^64 - 1, written in digits: CLI11 reads "-3" into an unsigned option
+// as 2^64 - 3 (a --seed of -3 was accepted as 18446744073709551613).
+inline const CLI::Validator unsigned_integer(
+    [](std::string& text) -> std::string {
+      const bool digits = !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+      const bool fits = digits && (text.size() < 20 || text <= "18446744073709551615");
+      return fits ? "" : "wants a whole number from 0 to 18446744073709551615, not '" + text + "'";
+    },
+    "UINT");
 inline const CLI::Validator non_negative_number = number_above(0, true, "a number of 0 or more");
 
 }  // namespace aisp::cli

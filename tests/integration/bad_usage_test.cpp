@@ -49,6 +49,8 @@ const std::vector<bad_case> cases{
     {"bench run --targets labs/host --verify-phase quarantine --quarantine-file /", "is a directory"},
     {"bench run --targets labs/host --mode lukewarm", "lukewarm"},
     {"bench run --targets labs/host --max-time -1", "--max-time: wants a number above 0, not '-1'"},
+    {"bench verify --targets labs/host --seed -3", "--seed: wants a whole number from 0 to 18446744073709551615, not '-3'"},
+    {"bench run --targets labs/host --seed 18446744073709551616", "not '18446744073709551616'"},
     {"bench run --targets labs/host --min-samples 3", "a speedup needs at least 10 samples a variant (S5"},
     {"bench run --targets labs/host --energy-window x", "--energy-window: wants a number from 0 to 60"},
     {"hw all --device -1", "wants a number of 0 or more"},

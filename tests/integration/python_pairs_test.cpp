@@ -136,6 +136,7 @@ using aisp::testing::expect_one_line_error;
 
 TEST(python_errors, each_is_one_line_with_exit_code_2) {
   expect_one_line_error("bench list-targets --python /nonexistent/pairs.py", "no pair file /nonexistent/pairs.py");
+  expect_one_line_error("bench list-targets --python " + source("README.md"), "is not a Python file: a pair file is a .py module");
   // The exception, and the file and line that raised it.
   expect_one_line_error("bench list-targets --python " + source("tests/python/broken_pairs.py"), "broken_pairs.py:4");
   expect_one_line_error("bench list-targets --python " + source("tests/python/broken_pairs.py"), "broken on purpose");
