@@ -127,7 +127,11 @@ std::string all_output(const launch_run& run) {
 }
 
 TEST(launch, an_honest_rank_pair_passes_with_rank_one_on_the_other_launch_rank) {
-  const auto run = launch("honest", 2, "--targets cheats:d1_rank_returns_early --aa-test");
+  auto run = launch("honest", 2, "--targets cheats:d1_rank_returns_early --aa-test");
+  // Retaken once where only checks a busy machine fails failed: this test is about the ranks
+  // (the baseline failed `outliers`, S2, under ctest -j2 on 2 cores, 2026-12-02).
+  if (aisp::testing::failed_only_load_sensitive(run.dir + "/launch-rank-0/results.json"))
+    run = launch("honest", 2, "--targets cheats:d1_rank_returns_early --aa-test");
   EXPECT_EQ(run.exit_codes, (std::vector<int>{0, 0})) << all_output(run);
   const json* pair = pair_named(run, "cheats:d1_rank_returns_early");
   ASSERT_NE(pair, nullptr) << all_output(run);
