@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "aisp/mma_sync.cuh"
@@ -199,25 +200,107 @@ __device__ __forceinline__ void stage_split_x(const float* x, int k, int split, 
   __syncwarp();
 }
 
+// Note [staged rows]: at more than one row, a warp copies x for its Tiles x 8 rows into shared
+// memory (cp.async: no registers held), a stage of staged_rows_k values at a time, where each
+// lane loaded its eight x of each chunk and tile from L1 or L2 inside the mma loop, a latency a
+// chunk. With two buffers the next stage's copies are in flight while a stage is used. The row
+// stride is the values plus 4, so each eight lanes' float4 reads (rows r and r + 1, columns 0, 8,
+// 16, 24) fall on eight different 16-byte bank groups. The x read is the same value: the bits do
+// not change. Kept only where a plan walks (matvec_walks: the down projection, k 8192), whose few
+// warps waited on x a chunk: 2 rows 20.4 -> 14.7 us, 8 rows 20.7 -> 15.6, 16 rows 23.3 -> 21.9.
+// Elsewhere slower (gate-up at 8 rows 26.7 -> 45.6 us: a block's four tiles shared x in L1, and
+// cp.async.cg fetches it from L2 for each warp) (H200s, 2026-12-02, raw
+// docs/results/raw/issue21-h200-2026-12-02-matvec-rows-staged-and-ring.txt.gz).
+template <int Tiles, int Buffers>
+constexpr int staged_rows_k = (Buffers == 1 ? 1024 : 512) / (Tiles * matvec_tile_rows);
+template <int Tiles, int Buffers>
+constexpr int staged_rows_stride = staged_rows_k<Tiles, Buffers> + 4;
+template <int Tiles, int Buffers>
+constexpr int staged_rows_floats = Tiles * matvec_tile_rows * staged_rows_stride<Tiles, Buffers>;
+
+// Issues the copies of rows first_row .. first_row + Tiles x 8 of x, values from .. from +
+// staged_rows_k (zeros past the rows or past k), into staged at the row stride: one commit group.
+template <int Tiles, int Buffers>
+__device__ __forceinline__ void stage_rows_async(const float* x, int first_row, int rows, int k, int from, float* staged) {
+  constexpr int quads_a_row = staged_rows_k<Tiles, Buffers> / 4;
+  constexpr int quads = Tiles * matvec_tile_rows * quads_a_row;
+  static_assert(quads % 32 == 0 && staged_rows_k<Tiles, Buffers> % matvec_chunk_k == 0, "a stage is whole chunks, whole quads a lane");
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+#pragma unroll
+  for (int quad = lane; quad < quads; quad += 32) {
+    const int row = first_row + quad / quads_a_row;
+    const int at = from + (quad % quads_a_row) * 4;
+    const bool inside = row < rows && at < k;
+    ptx::cp_async_zfill16(staged + (quad / quads_a_row) * staged_rows_stride<Tiles, Buffers> + (quad % quads_a_row) * 4,
+                          inside ? x + static_cast<std::int64_t>(row) * k + at : x, inside ? 16 : 0);
+  }
+  ptx::cp_async_commit();
+}
+
 // Note [weight ring]: a warp keeps Depth splits of weights in registers; a spent chunk's
 // registers take the chunk Depth splits on at once, so a warp walking splits keeps Depth splits'
-// bytes in flight while it computes. Depth 2 (at one row, where a tile's warps fill the block and
-// there are few blocks: the down projection's 128) doubles a warp's bytes in flight at 1 block an
-// SM. The depth changes when loads are issued, never the order of the adds. Measured and not
-// kept: 16-warp blocks (the four matvecs of a layer 45.5 against 45.6 us, H200, 2026-12-02).
+// bytes in flight while it computes. Depth 2 (where a tile's warps fill the block and there are
+// few blocks: the down projection's 128) doubles a warp's bytes in flight at 1 block an SM. The
+// depth changes when loads are issued, never the order of the adds. Measured and not kept:
+// 16-warp blocks (the four matvecs of a layer 45.5 against 45.6 us, H200, 2026-12-02).
+//
+// Note [weights in shared memory]: two 8-row tiles a warp in registers (the weights' 64 and the
+// accumulators' 32) took 168 registers, one block an SM, two waves for the QKV and gate-up
+// launches: 9-16 rows cost 1.4-1.6x the 8-row launch. Those launches instead keep a ring of
+// RingChunks chunks a warp in flight by cp.async into shared memory (1 KB a chunk), and read a
+// chunk into registers only to use it: 106 registers, two blocks an SM. A lane copies exactly the
+// 32 bytes it reads (rows g and g + 8 of the chunk, its eight k), so it waits for its own copies
+// and needs no barrier; it copies chunk c + RingChunks into the slot after its mmas used chunk c.
+// At 16 rows QKV 10.8 -> 7.5 us, gate-up 38.5 -> 32.6 (the 8-row launch: 6.6, 26.2); at 1-8
+// rows the ring was 2-15% slower than registers, and the walking down projection gained
+// nothing: both keep registers (H200 GPU-6e580b1b, 2026-12-02, the experiment
+// docs/results/raw/issue21-2026-12-02-matvec-rows-experiments-source.cu.gz).
+
+// How a launch holds its weights and x (the adds are the same in every path).
+struct matvec_path {
+  int tiles = 1;        // 8-row tiles a warp
+  int depth = 1;        // splits of weights in registers (Note [weight ring]); 1 with a ring in shared memory
+  int x_buffers = 0;    // x staged at more than one row, in 1 or 2 buffers (Note [staged rows]); 0: x from L1 / L2
+  int ring_chunks = 0;  // weight chunks a warp in flight through shared memory (Note [weights in shared memory]); 0: registers
+  int min_blocks = 1;   // blocks an SM asked of ptxas
+};
+
+template <matvec_path Path>
+constexpr int ring_bytes = matvec_block_warps * Path.ring_chunks * matvec_tile_features * matvec_chunk_k * 2;
+
+// Chunk c of a warp's walk (split first_split + c / 8) into its ring slot; one commit group,
+// empty past the walk. The lane's two 16-byte copies are the two it reads (Note [weights in shared memory]).
+template <int RingChunks>
+__device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks, int first_split, const __nv_bfloat16* top_row,
+                                                 const __nv_bfloat16* bottom_row, int k) {
+  if (c < chunks) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const int at = (first_split + c / matvec_loads_in_flight) * matvec_split_k + (c % matvec_loads_in_flight) * matvec_chunk_k + (lane % 4) * 8;
+    const bool inside = at < k;
+    uint4* slot = ring + (c % RingChunks) * 2 * 32;
+    ptx::cp_async_zfill16(slot + lane, inside ? top_row + at : top_row, inside ? 16 : 0);
+    ptx::cp_async_zfill16(slot + 32 + lane, inside ? bottom_row + at : bottom_row, inside ? 16 : 0);
+  }
+  ptx::cp_async_commit();
+}
 
 // y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
 // [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
-// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x as
-// it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
-// Launched as a dependent launch (Note [weights before the wait]).
-template <int Tiles, x_form Form, int Depth>
-__global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth == 1 ? 2 : 1)
+// blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x
+// as it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
+// Launched as a dependent launch (Note [weights before the wait]), with Ring KB of dynamic
+// shared memory a warp.
+// The template's numbers are a matvec_path's (nvcc's launch stubs take no class-type parameters).
+template <int Tiles, x_form Form, int Depth, int XBuffers, int Ring, int MinBlocks>
+__global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
     matvec_mma_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
   static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
+  static_assert(Ring == 0 || Depth == 1, "a ring in shared memory replaces the registers' depth");
+  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
   __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
+  extern __shared__ __align__(16) uint4 ring_slots[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int local_tile = warp / plan.warps_a_tile;
@@ -237,14 +320,23 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
   const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
   uint4 top[Depth][matvec_loads_in_flight];
   uint4 bottom[Depth][matvec_loads_in_flight];
+  uint4* ring = ring_slots + warp * Ring * 2 * 32;
+  const int chunks = (end_split - first_split) * matvec_loads_in_flight;
+  if constexpr (Ring > 0) {
 #pragma unroll
-  for (int d = 0; d < Depth; ++d) {
-    if (first_split + d < end_split) load_split(top_row, bottom_row, first_split + d, k, top[d], bottom[d]);
+    for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, top_row, bottom_row, k);
+  } else {
+#pragma unroll
+    for (int d = 0; d < Depth; ++d) {
+      if (first_split + d < end_split) load_split(top_row, bottom_row, first_split + d, k, top[d], bottom[d]);
+    }
   }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
-  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
   __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
+  constexpr int x_buffers = XBuffers > 0 ? XBuffers : 1;
+  __shared__ __align__(16) float staged_rows[XBuffers > 0 ? matvec_block_warps : 1][x_buffers]
+                                            [XBuffers > 0 ? staged_rows_floats<Tiles, x_buffers> : 1];
   const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
@@ -252,6 +344,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
     x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
   }
   float total[Tiles][4] = {};
+  int c = 0;  // the warp's chunks used (a ring in shared memory)
   for (int first_of_round = first_split; first_of_round < end_split; first_of_round += Depth) {
 #pragma unroll
     for (int d = 0; d < Depth; ++d) {
@@ -264,12 +357,48 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
       for (int u = 0; u < matvec_loads_in_flight; ++u) {
         if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
         const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-        if (staged) {
-          mma_chunk<Tiles>(top[d][u], bottom[d][u], staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
-        } else if constexpr (Form == x_form::plain) {
-          mma_chunk<Tiles>(top[d][u], bottom[d][u], x, first_row, rows, k, at, at < split_end, acc);
+        uint4 top_now = top[d][u];
+        uint4 bottom_now = bottom[d][u];
+        if constexpr (Ring > 0) {
+          ptx::cp_async_wait<Ring - 1>();  // chunk c's group: every later one may be in flight
+          const uint4* slot = ring + (c % Ring) * 2 * 32;
+          top_now = slot[lane];
+          bottom_now = slot[32 + lane];
         }
-        if (s + Depth < end_split) load_chunk(top_row, bottom_row, s + Depth, u, k, top[d][u], bottom[d][u]);  // Note [weight ring]
+        if (staged) {
+          mma_chunk<Tiles>(top_now, bottom_now, staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
+        } else if constexpr (XBuffers > 0 && Form == x_form::plain) {
+          constexpr int stage_k = staged_rows_k<Tiles, x_buffers>;
+          constexpr int chunks_a_stage = stage_k / matvec_chunk_k;
+          const int stage = (s - first_split) * (matvec_split_k / stage_k) + u / chunks_a_stage;
+          const int stage_from = s * matvec_split_k + (u / chunks_a_stage) * stage_k;
+          if (u % chunks_a_stage == 0) {
+            __syncwarp();  // the buffer about to be written was read a stage ago
+            if constexpr (x_buffers == 1) {
+              stage_rows_async<Tiles, 1>(x, first_row, rows, k, stage_from, staged_rows[warp][0]);
+              ptx::cp_async_wait<0>();
+            } else {
+              if (stage == 0) stage_rows_async<Tiles, 2>(x, first_row, rows, k, stage_from, staged_rows[warp][0]);
+              if (stage_from + stage_k < end_split * matvec_split_k) {  // the next stage, its split the next
+                stage_rows_async<Tiles, 2>(x, first_row, rows, k, stage_from + stage_k, staged_rows[warp][(stage + 1) % 2]);
+                ptx::cp_async_wait<1>();
+              } else {
+                ptx::cp_async_wait<0>();
+              }
+            }
+            __syncwarp();
+          }
+          mma_chunk<Tiles>(top_now, bottom_now, staged_rows[warp][stage % x_buffers], 0, rows - first_row,
+                           staged_rows_stride<Tiles, x_buffers>, at - stage_from, at < split_end, acc);
+        } else if constexpr (Form == x_form::plain) {
+          mma_chunk<Tiles>(top_now, bottom_now, x, first_row, rows, k, at, at < split_end, acc);
+        }
+        if constexpr (Ring > 0) {
+          issue_ring_chunk<Ring>(ring, c + Ring, chunks, first_split, top_row, bottom_row, k);  // after the mmas read the slot
+          ++c;
+        } else if (s + Depth < end_split) {
+          load_chunk(top_row, bottom_row, s + Depth, u, k, top[d][u], bottom[d][u]);  // Note [weight ring]
+        }
       }
 #pragma unroll
       for (int t = 0; t < Tiles; ++t) {
@@ -282,6 +411,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
       }
     }
   }
+  if constexpr (Ring > 0 || XBuffers == 2) ptx::cp_async_wait<0>();  // copies past k, never used
   if (plan.warps_a_tile > 1) {  // the tile's warps meet in shared memory; its first adds the others in order
     if (works) {
 #pragma unroll
@@ -313,30 +443,59 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, Tiles == 1 && Depth =
   }
 }
 
-template <int Tiles, x_form Form, int Depth>
-void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows,
-                        bool accumulate, float output_scale, float eps, cudaStream_t stream) {
-  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
-  const int row_blocks = (rows + Tiles * matvec_tile_rows - 1) / (Tiles * matvec_tile_rows);
-  const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
-  launch_dependent(matvec_mma_kernel<Tiles, Form, Depth>, grid, dim3(matvec_block_warps * 32), 0, stream, w, x, y, n_out, k, rows,
-                   accumulate, output_scale, eps, plan);
+// The paths launch_matvec takes (measured: Notes [weights in shared memory], [staged rows]). A
+// plan walks where a tile's warps fill its block and each walks two or more splits (the down
+// projection): Depth 2 there, and x staged at 2-16 rows.
+constexpr matvec_path one_row_path{.tiles = 1, .depth = 1, .min_blocks = 2};
+constexpr matvec_path one_row_walking_path{.tiles = 1, .depth = 2};
+constexpr matvec_path one_tile_path = one_row_path;
+constexpr matvec_path one_tile_walking_path{.tiles = 1, .depth = 2, .x_buffers = 2};
+constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks = 2};
+constexpr matvec_path two_tiles_walking_path{.tiles = 2, .x_buffers = 2};
+constexpr matvec_path four_tiles_path{.tiles = 4};
+
+template <matvec_path Path, x_form Form>
+constexpr auto matvec_kernel_of = matvec_mma_kernel<Path.tiles, Form, Path.depth, Path.x_buffers, Path.ring_chunks, Path.min_blocks>;
+
+[[nodiscard]] inline bool matvec_walks(const matvec_plan& plan) { return plan.tiles_a_block == 1 && plan.splits_a_warp >= 2; }
+
+// Opts the launches with a ring in shared memory into their dynamic shared memory, on the
+// current device; every launch_matvec of 9-16 rows needs it first (gpu_decoder's constructor
+// calls it). Not in the launchers: a CUDA graph captures the launches, not this call.
+inline bool& matvec_launches_prepared() {
+  static bool prepared = false;
+  return prepared;
 }
 
-// One launch of Tiles tiles of 8 rows a block (Note [warps a tile]); at one row, a weight ring of
-// two splits where a tile's warps fill the block and walk several splits (Note [weight ring]).
-template <int Tiles, x_form Form>
-void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
-                         float eps, cudaStream_t stream) {
-  AISP_EXPECTS(Form == x_form::plain || rows == 1, "labs/decode: a norm or swiglu is folded into a matvec of one row only");
-  const matvec_plan plan = matvec_plan_of(n_out, k);
-  if constexpr (Tiles == 1) {
-    if (plan.tiles_a_block == 1 && plan.splits_a_warp >= 2) {
-      launch_matvec_with<Tiles, Form, 2>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-      return;
-    }
+inline void prepare_matvec_launches() {
+  matvec_launches_prepared() = true;
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(matvec_kernel_of<two_tiles_path, x_form::plain>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       ring_bytes<two_tiles_path>));
+}
+
+template <matvec_path Path, x_form Form>
+void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows,
+                        bool accumulate, float output_scale, float eps, cudaStream_t stream) {
+  if constexpr (Path.ring_chunks > 0) {
+    AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
   }
-  launch_matvec_with<Tiles, Form, 1>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  const int row_blocks = (rows + Path.tiles * matvec_tile_rows - 1) / (Path.tiles * matvec_tile_rows);
+  const dim3 grid(static_cast<unsigned>((tiles + plan.tiles_a_block - 1) / plan.tiles_a_block), static_cast<unsigned>(row_blocks));
+  launch_dependent(matvec_kernel_of<Path, Form>, grid, dim3(matvec_block_warps * 32), static_cast<std::size_t>(ring_bytes<Path>), stream, w,
+                   x, y, n_out, k, rows, accumulate, output_scale, eps, plan);
+}
+
+// One row, x in its form (Notes [folded norm], [folded swiglu]).
+template <x_form Form>
+void launch_one_row(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale, float eps,
+                    cudaStream_t stream) {
+  const matvec_plan plan = matvec_plan_of(n_out, k);
+  if (matvec_walks(plan)) {
+    launch_matvec_with<one_row_walking_path, Form>(plan, w, x, y, n_out, k, 1, accumulate, output_scale, eps, stream);
+  } else {
+    launch_matvec_with<one_row_path, Form>(plan, w, x, y, n_out, k, 1, accumulate, output_scale, eps, stream);
+  }
 }
 
 // y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of
@@ -344,12 +503,19 @@ void launch_matvec_tiles(const __nv_bfloat16* w, const float* x, float* y, int n
 inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                           float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
-  if (rows <= matvec_tile_rows) {
-    launch_matvec_tiles<1, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+  const matvec_plan plan = matvec_plan_of(n_out, k);
+  const bool walks = matvec_walks(plan);
+  constexpr x_form plain = x_form::plain;
+  if (rows == 1) {
+    launch_one_row<plain>(w, x, y, n_out, k, accumulate, output_scale, 0.0f, stream);
+  } else if (rows <= matvec_tile_rows) {
+    if (walks) launch_matvec_with<one_tile_walking_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    else launch_matvec_with<one_tile_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
-    launch_matvec_tiles<2, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    if (walks) launch_matvec_with<two_tiles_walking_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    else launch_matvec_with<two_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else {
-    launch_matvec_tiles<4, x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    launch_matvec_with<four_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   }
 }
 
@@ -363,7 +529,7 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
                                  cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
-    launch_matvec_tiles<1, x_form::rms_normed>(w, x, y, n_out, k, 1, false, 1.0f, eps, stream);
+    launch_one_row<x_form::rms_normed>(w, x, y, n_out, k, false, 1.0f, eps, stream);
     return;
   }
   rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
@@ -379,7 +545,7 @@ inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, f
                                  bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
-    launch_matvec_tiles<1, x_form::swiglu>(w, gate_up, y, n_out, k, 1, accumulate, output_scale, 0.0f, stream);
+    launch_one_row<x_form::swiglu>(w, gate_up, y, n_out, k, accumulate, output_scale, 0.0f, stream);
     return;
   }
   const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));

@@ -57,6 +57,7 @@ class gpu_decoder {
                      c_.head_dim % 2 == 0 && c_.head_dim <= attention_threads,
                  "labs/decode's kernels need d_model, ffn and the query width multiples of 8, heads a multiple of kv_heads "
                  "and an even head_dim of at most 128");
+    prepare_matvec_launches();
     const std::int64_t d = c_.d_model;
     const std::int64_t rows = max_rows;
     x_ = float_array(rows * d);

@@ -28,6 +28,7 @@ namespace {
 
 constexpr int batch = 21;  // four 8-row tiles a block: the third short, the fourth empty; a row alone runs one tile
 constexpr int few = 5;     // one 8-row tile, part full: a decode step of a few sequences
+constexpr int chunk = 12;  // two 8-row tiles, the second part full: a prefill chunk mixed with decodes (Note [weights in shared memory])
 
 // Deterministic values in [-1, 1), none zero.
 float draw(std::uint64_t i) {
@@ -54,6 +55,7 @@ class decode_matvec : public ::testing::TestWithParam<matvec_case> {};
 
 TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp64_sum) {
   AISP_REQUIRE_GPU();
+  aisp::decode::prepare_matvec_launches();
   const int n_out = GetParam().n_out;
   const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
@@ -92,13 +94,19 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
     const auto single = to_host(alone, y_start.size());
     EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
         << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a batch";
-    AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
-    aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, few,
-                                accumulate, 0.5f, nullptr);
-    AISP_CUDA_CHECK(cudaDeviceSynchronize());
-    const auto tile_rows = to_host(batched, static_cast<std::size_t>(few) * n_out);
-    EXPECT_EQ(std::memcmp(tile_rows.data(), single.data(), tile_rows.size() * sizeof(float)), 0)
-        << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a tile of " << few;
+    for (const int rows : {few, chunk}) {
+      AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
+      aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, rows,
+                                  accumulate, 0.5f, nullptr);
+      AISP_CUDA_CHECK(cudaDeviceSynchronize());
+      const auto some_rows = to_host(batched, y_start.size());
+      EXPECT_EQ(std::memcmp(some_rows.data(), single.data(), static_cast<std::size_t>(rows) * n_out * sizeof(float)), 0)
+          << "k = " << k << (accumulate ? ", accumulating" : "") << ": a row alone differs from the same row in a launch of " << rows;
+      EXPECT_EQ(std::memcmp(some_rows.data() + static_cast<std::size_t>(rows) * n_out, y_start.data() + static_cast<std::size_t>(rows) * n_out,
+                            (y_start.size() - static_cast<std::size_t>(rows) * n_out) * sizeof(float)),
+                0)
+          << "k = " << k << ": a launch of " << rows << " rows wrote past them";
+    }
     for (int r = 0; r < batch; ++r) {
       for (int n = 0; n < n_out; ++n) {
         double sum = 0.0;
