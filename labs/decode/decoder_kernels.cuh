@@ -30,7 +30,8 @@ namespace {
 
 constexpr int row_block_threads = 256;
 constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the matvec that folds it in (Note [folded norm])
-constexpr int attention_threads = 128;
+constexpr int attention_threads = 512;  // Note [attention latency]
+constexpr int attention_max_head_dim = 128;
 
 // Where each processed row belongs; device arrays of the launch's row count.
 struct row_meta {
@@ -233,14 +234,40 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   }
   __syncthreads();
   const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
-  for (int j = static_cast<int>(threadIdx.x) / 32; j < keys; j += attention_threads / 32) {
-    const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j) + head_offset;
-    const bool fresh = RopeHere && j == keys - 1;
-    float dot = 0.0f;
-    for (int i = lane; i < m.head_dim; i += 32) dot = fmaf(q[i], fresh ? new_k[i] : __bfloat162float(key[i]), dot);
-    dot = warp_sum(dot);
-    if (lane == 0) scores[j] = dot * scale;
+  // Note [attention latency]: a warp takes keys_a_round keys at once and loads all their values
+  // before it multiplies any, so a round costs one trip to memory, not one a key; each key's dot
+  // is still the lane's fmas over i = lane, lane + 32, ... and one warp_sum. 512 threads a block:
+  // a launch of one row is 32 blocks, and the V loop's parts walk a quarter of the keys each.
+  // 32.8 -> 14.0 us a layer at one row, the batch-1 step 1.220 -> 0.977 ms (64 cached
+  // positions; H200s, 2026-12-02, labs/decode/README.md).
+  constexpr int keys_a_round = 4;
+  constexpr int dims_a_lane = attention_max_head_dim / 32;
+  constexpr int warps = attention_threads / 32;
+  for (int first = warp * keys_a_round; first < keys; first += warps * keys_a_round) {
+    float values[keys_a_round][dims_a_lane];
+#pragma unroll
+    for (int u = 0; u < keys_a_round; ++u) {
+      const int j = first + u;
+      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < keys ? j : 0) + head_offset;
+      const bool fresh = RopeHere && j == keys - 1;
+#pragma unroll
+      for (int e = 0; e < dims_a_lane; ++e) {
+        const int i = lane + 32 * e;
+        values[u][e] = j < keys && i < m.head_dim ? (fresh ? new_k[i] : __bfloat162float(key[i])) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < keys_a_round; ++u) {
+      float dot = 0.0f;
+#pragma unroll
+      for (int e = 0; e < dims_a_lane; ++e) {
+        if (lane + 32 * e < m.head_dim) dot = fmaf(q[lane + 32 * e], values[u][e], dot);
+      }
+      dot = warp_sum(dot);
+      if (lane == 0 && first + u < keys) scores[first + u] = dot * scale;
+    }
   }
   __syncthreads();
   float largest = -INFINITY;
@@ -258,7 +285,8 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
   const int part = static_cast<int>(threadIdx.x) / m.head_dim;
   float sum = 0.0f;
   if (part < parts) {
-    for (int j = part; j < keys; j += parts) {
+#pragma unroll 8
+    for (int j = part; j < keys; j += parts) {  // unrolled: the loads run ahead of the adds, whose order stays
       const float value = RopeHere && j == keys - 1 ? new_v[dim] : __bfloat162float(v_cache[cache.offset(m, slot, layer, j) + head_offset + dim]);
       sum = fmaf(scores[j], value, sum);
     }

@@ -54,7 +54,7 @@ class gpu_decoder {
         max_rows_(max_rows),
         paged_(paged) {
     AISP_EXPECTS(c_.d_model % 8 == 0 && c_.ffn % 8 == 0 && c_.q_width() % 8 == 0 && c_.heads % c_.kv_heads == 0 &&
-                     c_.head_dim % 2 == 0 && c_.head_dim <= attention_threads,
+                     c_.head_dim % 2 == 0 && c_.head_dim <= attention_max_head_dim,
                  "labs/decode's kernels need d_model, ffn and the query width multiples of 8, heads a multiple of kv_heads "
                  "and an even head_dim of at most 128");
     prepare_matvec_launches();
