@@ -31,7 +31,9 @@ function check(condition, what) {
 const token = "dashboard-test-token";
 const history = recordHistory(aisp, sourceDir, work);
 const server = await startServer(aisp, { ...history, token });
-const browser = await puppeteer.launch({ executablePath: chromium, headless: true,
+// Chromium's first start in a clean clone took over puppeteer's 30 s on CI's two cores (seen
+// once, 2026-12-02; the rerun passed): give it two minutes.
+const browser = await puppeteer.launch({ executablePath: chromium, headless: true, timeout: 120000,
                                          args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
 const page = await browser.newPage();
 await page.setViewport({ width: 1280, height: 900 });

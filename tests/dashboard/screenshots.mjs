@@ -25,7 +25,7 @@ const pages = [
   ["pair", `#/pair/${newest}?target=${encodeURIComponent(target)}`], ["history", `#/history?target=${encodeURIComponent(target)}`],
   ["compare", `#/compare?a=${earlierRun || (runs[1]?.id ?? newest)}&b=${newest}`], ["roofline", `#/roofline/${newest}`], ["ceilings", "#/ceilings"],
 ];
-const browser = await puppeteer.launch({ executablePath: chromium, headless: true, args: ["--no-sandbox", "--disable-gpu"] });
+const browser = await puppeteer.launch({ executablePath: chromium, headless: true, timeout: 120000, args: ["--no-sandbox", "--disable-gpu"] });
 const page = await browser.newPage();
 await page.setViewport({ width: 1280, height: 900 });
 for (const [name, hash] of pages) {
