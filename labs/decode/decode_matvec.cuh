@@ -357,13 +357,16 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       for (int u = 0; u < matvec_loads_in_flight; ++u) {
         if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp
         const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-        uint4 top_now = top[d][u];
-        uint4 bottom_now = bottom[d][u];
+        uint4 top_now;
+        uint4 bottom_now;
         if constexpr (Ring > 0) {
           ptx::cp_async_wait<Ring - 1>();  // chunk c's group: every later one may be in flight
           const uint4* slot = ring + (c % Ring) * 2 * 32;
           top_now = slot[lane];
           bottom_now = slot[32 + lane];
+        } else {
+          top_now = top[d][u];
+          bottom_now = bottom[d][u];
         }
         if (staged) {
           mma_chunk<Tiles>(top_now, bottom_now, staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
