@@ -203,7 +203,8 @@ __device__ __forceinline__ void stage_split_x(const float* x, int k, int split, 
 // Note [staged rows]: at more than one row, a warp copies x for its Tiles x 8 rows into shared
 // memory (cp.async: no registers held), a stage of staged_rows_k values at a time, where each
 // lane loaded its eight x of each chunk and tile from L1 or L2 inside the mma loop, a latency a
-// chunk. With two buffers the next stage's copies are in flight while a stage is used. The row
+// chunk. Two buffers: the next stage's copies are in flight while a stage is used (one buffer,
+// waiting for each stage, was measured slower and dropped). The row
 // stride is the values plus 4, so each eight lanes' float4 reads (rows r and r + 1, columns 0, 8,
 // 16, 24) fall on eight different 16-byte bank groups. The x read is the same value: the bits do
 // not change. Kept only where a plan walks (matvec_walks: the down projection, k 8192), whose few
@@ -211,27 +212,27 @@ __device__ __forceinline__ void stage_split_x(const float* x, int k, int split, 
 // Elsewhere slower (gate-up at 8 rows 26.7 -> 45.6 us: a block's four tiles shared x in L1, and
 // cp.async.cg fetches it from L2 for each warp) (H200s, 2026-12-02, raw
 // docs/results/raw/issue21-h200-2026-12-02-matvec-rows-staged-and-ring.txt.gz).
-template <int Tiles, int Buffers>
-constexpr int staged_rows_k = (Buffers == 1 ? 1024 : 512) / (Tiles * matvec_tile_rows);
-template <int Tiles, int Buffers>
-constexpr int staged_rows_stride = staged_rows_k<Tiles, Buffers> + 4;
-template <int Tiles, int Buffers>
-constexpr int staged_rows_floats = Tiles * matvec_tile_rows * staged_rows_stride<Tiles, Buffers>;
+template <int Tiles>
+constexpr int staged_rows_k = 512 / (Tiles * matvec_tile_rows);  // a stage: 512 floats a warp
+template <int Tiles>
+constexpr int staged_rows_stride = staged_rows_k<Tiles> + 4;
+template <int Tiles>
+constexpr int staged_rows_floats = Tiles * matvec_tile_rows * staged_rows_stride<Tiles>;
 
 // Issues the copies of rows first_row .. first_row + Tiles x 8 of x, values from .. from +
 // staged_rows_k (zeros past the rows or past k), into staged at the row stride: one commit group.
-template <int Tiles, int Buffers>
+template <int Tiles>
 __device__ __forceinline__ void stage_rows_async(const float* x, int first_row, int rows, int k, int from, float* staged) {
-  constexpr int quads_a_row = staged_rows_k<Tiles, Buffers> / 4;
+  constexpr int quads_a_row = staged_rows_k<Tiles> / 4;
   constexpr int quads = Tiles * matvec_tile_rows * quads_a_row;
-  static_assert(quads % 32 == 0 && staged_rows_k<Tiles, Buffers> % matvec_chunk_k == 0, "a stage is whole chunks, whole quads a lane");
+  static_assert(quads % 32 == 0 && staged_rows_k<Tiles> % matvec_chunk_k == 0, "a stage is whole chunks, whole quads a lane");
   const int lane = static_cast<int>(threadIdx.x) % 32;
 #pragma unroll
   for (int quad = lane; quad < quads; quad += 32) {
     const int row = first_row + quad / quads_a_row;
     const int at = from + (quad % quads_a_row) * 4;
     const bool inside = row < rows && at < k;
-    ptx::cp_async_zfill16(staged + (quad / quads_a_row) * staged_rows_stride<Tiles, Buffers> + (quad % quads_a_row) * 4,
+    ptx::cp_async_zfill16(staged + (quad / quads_a_row) * staged_rows_stride<Tiles> + (quad % quads_a_row) * 4,
                           inside ? x + static_cast<std::int64_t>(row) * k + at : x, inside ? 16 : 0);
   }
   ptx::cp_async_commit();
@@ -260,7 +261,7 @@ __device__ __forceinline__ void stage_rows_async(const float* x, int first_row, 
 struct matvec_path {
   int tiles = 1;        // 8-row tiles a warp
   int depth = 1;        // splits of weights in registers (Note [weight ring]); 1 with a ring in shared memory
-  int x_buffers = 0;    // x staged at more than one row, in 1 or 2 buffers (Note [staged rows]); 0: x from L1 / L2
+  bool stage_x = false; // x staged at more than one row (Note [staged rows]); else x from L1 / L2
   int ring_chunks = 0;  // weight chunks a warp in flight through shared memory (Note [weights in shared memory]); 0: registers
   int min_blocks = 1;   // blocks an SM asked of ptxas
 };
@@ -291,7 +292,7 @@ __device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks,
 // Launched as a dependent launch (Note [weights before the wait]), with Ring KB of dynamic
 // shared memory a warp.
 // The template's numbers are a matvec_path's (nvcc's launch stubs take no class-type parameters).
-template <int Tiles, x_form Form, int Depth, int XBuffers, int Ring, int MinBlocks>
+template <int Tiles, x_form Form, int Depth, bool StageX, int Ring, int MinBlocks>
 __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
     matvec_mma_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
@@ -334,9 +335,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
   __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
-  constexpr int x_buffers = XBuffers > 0 ? XBuffers : 1;
-  __shared__ __align__(16) float staged_rows[XBuffers > 0 ? matvec_block_warps : 1][x_buffers]
-                                            [XBuffers > 0 ? staged_rows_floats<Tiles, x_buffers> : 1];
+  __shared__ __align__(16) float staged_rows[StageX ? matvec_block_warps : 1][2][StageX ? staged_rows_floats<Tiles> : 1];
   const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
@@ -370,29 +369,24 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
         }
         if (staged) {
           mma_chunk<Tiles>(top_now, bottom_now, staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
-        } else if constexpr (XBuffers > 0 && Form == x_form::plain) {
-          constexpr int stage_k = staged_rows_k<Tiles, x_buffers>;
+        } else if constexpr (StageX && Form == x_form::plain) {
+          constexpr int stage_k = staged_rows_k<Tiles>;
           constexpr int chunks_a_stage = stage_k / matvec_chunk_k;
           const int stage = (s - first_split) * (matvec_split_k / stage_k) + u / chunks_a_stage;
           const int stage_from = s * matvec_split_k + (u / chunks_a_stage) * stage_k;
           if (u % chunks_a_stage == 0) {
             __syncwarp();  // the buffer about to be written was read a stage ago
-            if constexpr (x_buffers == 1) {
-              stage_rows_async<Tiles, 1>(x, first_row, rows, k, stage_from, staged_rows[warp][0]);
-              ptx::cp_async_wait<0>();
+            if (stage == 0) stage_rows_async<Tiles>(x, first_row, rows, k, stage_from, staged_rows[warp][0]);
+            if (stage_from + stage_k < end_split * matvec_split_k) {  // the next stage, its split the next
+              stage_rows_async<Tiles>(x, first_row, rows, k, stage_from + stage_k, staged_rows[warp][(stage + 1) % 2]);
+              ptx::cp_async_wait<1>();
             } else {
-              if (stage == 0) stage_rows_async<Tiles, 2>(x, first_row, rows, k, stage_from, staged_rows[warp][0]);
-              if (stage_from + stage_k < end_split * matvec_split_k) {  // the next stage, its split the next
-                stage_rows_async<Tiles, 2>(x, first_row, rows, k, stage_from + stage_k, staged_rows[warp][(stage + 1) % 2]);
-                ptx::cp_async_wait<1>();
-              } else {
-                ptx::cp_async_wait<0>();
-              }
+              ptx::cp_async_wait<0>();
             }
             __syncwarp();
           }
-          mma_chunk<Tiles>(top_now, bottom_now, staged_rows[warp][stage % x_buffers], 0, rows - first_row,
-                           staged_rows_stride<Tiles, x_buffers>, at - stage_from, at < split_end, acc);
+          mma_chunk<Tiles>(top_now, bottom_now, staged_rows[warp][stage % 2], 0, rows - first_row, staged_rows_stride<Tiles>,
+                           at - stage_from, at < split_end, acc);
         } else if constexpr (Form == x_form::plain) {
           mma_chunk<Tiles>(top_now, bottom_now, x, first_row, rows, k, at, at < split_end, acc);
         }
@@ -414,7 +408,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       }
     }
   }
-  if constexpr (Ring > 0 || XBuffers == 2) ptx::cp_async_wait<0>();  // copies past k, never used
+  if constexpr (Ring > 0 || StageX) ptx::cp_async_wait<0>();  // copies past k, never used
   if (plan.warps_a_tile > 1) {  // the tile's warps meet in shared memory; its first adds the others in order
     if (works) {
 #pragma unroll
@@ -452,13 +446,13 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
 constexpr matvec_path one_row_path{.tiles = 1, .depth = 1, .min_blocks = 2};
 constexpr matvec_path one_row_walking_path{.tiles = 1, .depth = 2};
 constexpr matvec_path one_tile_path = one_row_path;
-constexpr matvec_path one_tile_walking_path{.tiles = 1, .depth = 2, .x_buffers = 2};
+constexpr matvec_path one_tile_walking_path{.tiles = 1, .depth = 2, .stage_x = true};
 constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks = 2};
-constexpr matvec_path two_tiles_walking_path{.tiles = 2, .x_buffers = 2};
+constexpr matvec_path two_tiles_walking_path{.tiles = 2, .stage_x = true};
 constexpr matvec_path four_tiles_path{.tiles = 4};
 
 template <matvec_path Path, x_form Form>
-constexpr auto matvec_kernel_of = matvec_mma_kernel<Path.tiles, Form, Path.depth, Path.x_buffers, Path.ring_chunks, Path.min_blocks>;
+constexpr auto matvec_kernel_of = matvec_mma_kernel<Path.tiles, Form, Path.depth, Path.stage_x, Path.ring_chunks, Path.min_blocks>;
 
 [[nodiscard]] inline bool matvec_walks(const matvec_plan& plan) { return plan.tiles_a_block == 1 && plan.splits_a_warp >= 2; }
 
