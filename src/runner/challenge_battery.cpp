@@ -125,7 +125,7 @@ void jitter_buffer(const judge_scope& scope, variant_slot& slot, const workload&
   // Stuck for most, moved for fewer: also a cache keyed by the positions that moved it (it
   // recomputes only when one of them is perturbed), which `jitter` names. A cache keyed by x[0]
   // was caught only as W8 whenever the positions hit x[0] (1 run in ~125).
-  if (partial && stuck > moved && &kind == &verify::checks::jitter_partial) add_check(scope.checks, verify::checks::jitter, slot.label, false, detail);
+  if (&kind == &verify::checks::jitter_partial && stuck > moved) add_check(scope.checks, verify::checks::jitter, slot.label, false, detail);
 }
 
 void fresh_inputs_check(const judge_scope& scope, variant_slot& slot, const workload& work, bool warm,
