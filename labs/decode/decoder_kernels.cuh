@@ -33,6 +33,10 @@ constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the matvec 
 constexpr int attention_threads = 512;  // Note [attention latency]
 constexpr int attention_max_head_dim = 128;
 
+// The elements of a key each lane of attention_rows_kernel holds: 2 up to a head of 64, else 4
+// (two kernels, so a head of 64 holds no registers for dimensions it lacks).
+constexpr int attention_head_lanes(int head_dim) { return head_dim <= 64 ? 2 : 4; }
+
 // Where each processed row belongs; device arrays of the launch's row count.
 struct row_meta {
   const int* token;
@@ -135,14 +139,28 @@ __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const
     out[static_cast<std::int64_t>(blockIdx.x) * d_model + i] = __fmul_rn(row[i], scale);
 }
 
-// The pair (i, i + half) of a head rotated to `position` (RoPE, half-split pairs), with angles in
-// double as the reference takes them: (low, high).
-__device__ __forceinline__ float2 rope_pair(double a, double b, int position, int i, int head_dim, double theta) {
-  const double angle = position * pow(theta, -2.0 * i / head_dim);
-  double sine = 0;
-  double cosine = 0;
-  sincos(angle, &sine, &cosine);
-  return make_float2(static_cast<float>(a * cosine - b * sine), static_cast<float>(a * sine + b * cosine));
+// Note [rope table]: RoPE's angles in double, as the reference takes them: entry (position, i)
+// holds the cosine and sine of position * theta^(-2i / head_dim), computed once on the device
+// when the model is built (rope_table_kernel), so every launch reads the same bits it used to
+// compute in each block with pow and sincos in double: a chain of ~200 dependent double
+// instructions on the critical path of every layer's attention at one row. The table depends on
+// theta, head_dim and max_len only, never on an input.
+__global__ void rope_table_kernel(double2* table, int head_dim, double theta) {  // a block a position
+  const int position = static_cast<int>(blockIdx.x);
+  const int half = head_dim / 2;
+  for (int i = static_cast<int>(threadIdx.x); i < half; i += static_cast<int>(blockDim.x)) {
+    const double angle = position * pow(theta, -2.0 * i / head_dim);
+    double sine = 0;
+    double cosine = 0;
+    sincos(angle, &sine, &cosine);
+    table[static_cast<std::int64_t>(position) * half + i] = make_double2(cosine, sine);
+  }
+}
+
+// The pair (i, i + half) of a head rotated by the table's (cosine, sine) for its position and i
+// (RoPE, half-split pairs), in double: (low, high).
+__device__ __forceinline__ float2 rope_pair(double a, double b, double2 angle) {
+  return make_float2(static_cast<float>(a * angle.x - b * angle.y), static_cast<float>(a * angle.y + b * angle.x));
 }
 
 // Rotate each row's query and key heads (rope_pair at its position), then store its K and V as
@@ -151,8 +169,8 @@ __device__ __forceinline__ float2 rope_pair(double a, double b, int position, in
 // a layer at batch 1, 10% of the step (ncu, H200, 2026-11-29); every value is computed as it
 // was, bit for bit. A launch of one row folds this into attention (Note [rope in attention]).
 template <class Cache>
-__global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache, model_dims m,
-                                      Cache cache, int layer, double theta) {
+__global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
+                                      model_dims m, Cache cache, int layer) {
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();  // a dependent launch: qkv is the matvec's before it
   const int r = static_cast<int>(blockIdx.x);
@@ -168,7 +186,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
     v_cache[at + e + half] = __float2bfloat16_rn(head[i + half]);
     return;
   }
-  const float2 rotated = rope_pair(head[i], head[i + half], position, i, m.head_dim, theta);
+  const float2 rotated = rope_pair(head[i], head[i + half], rope[static_cast<std::int64_t>(position) * half + i]);
   head[i] = rotated.x;
   head[i + half] = rotated.y;
   if (h >= m.heads) {  // a k head: its rotated values into the cache
@@ -189,84 +207,121 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, __nv_bfloat16* 
 // spares a launch and a kernel boundary a layer. A launch of several rows must not: a row reads
 // the keys that other rows of its slot append in the same launch, so rope_and_cache_kernel runs
 // first.
-template <class Cache, bool RopeHere>
-__global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const float* qkv, row_meta rows, __nv_bfloat16* k_cache,
-                                                                           __nv_bfloat16* v_cache, float* attended, model_dims m,
-                                                                           Cache cache, int layer, double theta) {
+//
+// Note [attention latency]: a warp takes keys_a_round keys at once and loads all their values
+// before it multiplies any, so a round costs one trip to memory, not one a key; each key's dot
+// is the lane's fmas over i = lane, lane + 32, ... and one warp_sum, whichever warp takes it.
+// 512 threads a block; the V loop's parts each walk every parts-th key, in order, the first
+// values_ahead of them loaded with the keys. 32.8 -> 14.0 us a layer at one row (four keys a
+// warp, V after the softmax), the batch-1 step 1.220 -> 0.977 ms (64 cached positions; H200s,
+// 2026-12-02, labs/decode/README.md). Then (sixth session) every load without a condition, V's
+// first values with the keys, the RoPE table and the reads before the wait: 13.3 -> 7.3 us a
+// layer at one row and 21.0 -> 14.6 at 16 (Nsight Compute, each launch alone), the step's GPU
+// time 0.975 -> 0.860 ms at one row, 1.341 -> 1.289 at 8, 1.744 -> 1.637 at 16, 2.610 -> 2.411
+// at 32 (H200 GPU-4647951d), every logit's bits unchanged.
+//
+// Note [reads before the wait]: at one row the keys and values below the row's position, the
+// row metadata and the RoPE table were all written before this step's first launch (a plain
+// launch, which every earlier kernel has finished), and no kernel of the step writes them: the
+// only cache entry a one-row launch writes is its own position, which this kernel supplies from
+// shared memory (Note [rope in attention]). So the block loads its first round of keys, its
+// values ahead and its RoPE angles before it waits for the QKV matvec, and those trips to memory
+// overlap that kernel. A launch of several rows waits first: rope_and_cache_kernel, the kernel
+// before it, appends keys its rows read.
+template <class Cache, bool RopeHere, int HeadLanes>
+__global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
+    attention_rows_kernel(const float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
+                          float* attended, model_dims m, Cache cache, int layer) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
-  ptx::wait_for_previous_kernel();  // a dependent launch: qkv (and the cache) are the kernels' before it
+  constexpr int keys_a_round = RopeHere ? 8 : 4;  // a launch of many rows keeps two blocks an SM
+  constexpr int dims_a_lane = HeadLanes;  // attention_head_lanes(head_dim)
+  constexpr int warps = attention_threads / 32;
+  constexpr int values_ahead = RopeHere ? 16 : 8 / (HeadLanes / 2);  // what fits beside the keys in 64 or 128 registers
   extern __shared__ float scores[];
-  __shared__ float partial[attention_threads / 32];
+  __shared__ float partial[warps];
   const int r = static_cast<int>(blockIdx.x);
   const int head = static_cast<int>(blockIdx.y);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  if constexpr (!RopeHere) ptx::wait_for_previous_kernel();  // Note [reads before the wait]: the row metadata too, to keep it simple
   const int keys = rows.position[r] + 1;
+  const int slot = rows.slot[r];
+  const int kv_head = head / (m.heads / m.kv_heads);
+  const int head_offset = kv_head * m.head_dim;
+  const int cached = RopeHere ? keys - 1 : keys;  // the keys the cache holds for this launch; at one row the last is new_k
+  // Every load of the cache below has an address that is always valid (a key past the row's
+  // reads position 0, whose value is then never used; a dimension past head_dim the head's last)
+  // and no condition: a load under
+  // a condition compiled to a branch a load, each waiting for its value before the next was
+  // issued (Nsight Compute's source view, H200, 2026-12-02). Which values count is decided where
+  // they are used. A round of keys: warp w holds keys base + w * keys_a_round + u, element
+  // i = lane + 32 e in e.
+  __nv_bfloat16 held[keys_a_round][dims_a_lane];
+  const auto load_round = [&](int base) {
+#pragma unroll
+    for (int u = 0; u < keys_a_round; ++u) {
+      const int j = base + warp * keys_a_round + u;
+      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset;
+#pragma unroll
+      for (int e = 0; e < dims_a_lane; ++e) held[u][e] = key[min(lane + 32 * e, m.head_dim - 1)];
+    }
+  };
+  // Thread t sums dim t % head_dim over positions part, part + parts, ...; the parts meet in q.
+  const int parts = attention_threads / m.head_dim;
+  const int dim = static_cast<int>(threadIdx.x) % m.head_dim;
+  const int part = static_cast<int>(threadIdx.x) / m.head_dim;
+  const auto value_at = [&](int j) { return v_cache[cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset + dim]; };
+  __nv_bfloat16 ahead[values_ahead];
+#pragma unroll
+  for (int t = 0; t < values_ahead; ++t) ahead[t] = value_at(part + parts * t);
+  load_round(0);
   float* q = scores + m.max_len;
   float* new_k = q + m.head_dim;
   float* new_v = new_k + m.head_dim;
-  const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
-  const int group = m.heads / m.kv_heads;
-  const int kv_head = head / group;
-  const int slot = rows.slot[r];
-  const int head_offset = kv_head * m.head_dim;
   if constexpr (RopeHere) {
     const int half = m.head_dim / 2;
+    const double2 angle = rope[static_cast<std::int64_t>(keys - 1) * half + min(static_cast<int>(threadIdx.x), half - 1)];
+    ptx::wait_for_previous_kernel();  // qkv is the QKV matvec's
+    const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
     const float* k_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + static_cast<std::int64_t>(m.heads + kv_head) * m.head_dim;
     const float* v_row = k_row + static_cast<std::int64_t>(m.kv_heads) * m.head_dim;
     const std::int64_t at = cache.offset(m, slot, layer, keys - 1) + head_offset;
-    for (int i = static_cast<int>(threadIdx.x); i < half; i += attention_threads) {
-      const float2 rotated_q = rope_pair(q_row[i], q_row[i + half], keys - 1, i, m.head_dim, theta);
+    const int i = static_cast<int>(threadIdx.x);
+    if (i < half) {
+      const float2 rotated_q = rope_pair(q_row[i], q_row[i + half], angle);
       q[i] = rotated_q.x;
       q[i + half] = rotated_q.y;
-      const float2 rotated_k = rope_pair(k_row[i], k_row[i + half], keys - 1, i, m.head_dim, theta);
+      const float2 rotated_k = rope_pair(k_row[i], k_row[i + half], angle);
       const __nv_bfloat16 k_pair[2] = {__float2bfloat16_rn(rotated_k.x), __float2bfloat16_rn(rotated_k.y)};
       const __nv_bfloat16 v_pair[2] = {__float2bfloat16_rn(v_row[i]), __float2bfloat16_rn(v_row[i + half])};
       for (int e = 0; e < 2; ++e) {
         new_k[i + e * half] = __bfloat162float(k_pair[e]);
         new_v[i + e * half] = __bfloat162float(v_pair[e]);
-        if (head % group == 0) {
+        if (head % (m.heads / m.kv_heads) == 0) {
           k_cache[at + i + e * half] = k_pair[e];
           v_cache[at + i + e * half] = v_pair[e];
         }
       }
     }
   } else {
+    const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
     for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
   }
   __syncthreads();
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int warp = static_cast<int>(threadIdx.x) / 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
-  // Note [attention latency]: a warp takes keys_a_round keys at once and loads all their values
-  // before it multiplies any, so a round costs one trip to memory, not one a key; each key's dot
-  // is still the lane's fmas over i = lane, lane + 32, ... and one warp_sum. 512 threads a block:
-  // a launch of one row is 32 blocks, and the V loop's parts walk a quarter of the keys each.
-  // 32.8 -> 14.0 us a layer at one row, the batch-1 step 1.220 -> 0.977 ms (64 cached
-  // positions; H200s, 2026-12-02, labs/decode/README.md).
-  constexpr int keys_a_round = 4;
-  constexpr int dims_a_lane = attention_max_head_dim / 32;
-  constexpr int warps = attention_threads / 32;
-  for (int first = warp * keys_a_round; first < keys; first += warps * keys_a_round) {
-    float values[keys_a_round][dims_a_lane];
+  for (int base = 0; base < keys; base += warps * keys_a_round) {
+    if (base > 0) load_round(base);
 #pragma unroll
     for (int u = 0; u < keys_a_round; ++u) {
-      const int j = first + u;
-      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < keys ? j : 0) + head_offset;
-      const bool fresh = RopeHere && j == keys - 1;
-#pragma unroll
-      for (int e = 0; e < dims_a_lane; ++e) {
-        const int i = lane + 32 * e;
-        values[u][e] = j < keys && i < m.head_dim ? (fresh ? new_k[i] : __bfloat162float(key[i])) : 0.0f;
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < keys_a_round; ++u) {
+      const int j = base + warp * keys_a_round + u;
       float dot = 0.0f;
 #pragma unroll
       for (int e = 0; e < dims_a_lane; ++e) {
-        if (lane + 32 * e < m.head_dim) dot = fmaf(q[lane + 32 * e], values[u][e], dot);
+        const int i = lane + 32 * e;
+        if (i < m.head_dim) dot = fmaf(q[i], RopeHere && j == cached ? new_k[i] : __bfloat162float(held[u][e]), dot);
       }
       dot = warp_sum(dot);
-      if (lane == 0 && first + u < keys) scores[first + u] = dot * scale;
+      if (lane == 0 && j < keys) scores[j] = dot * scale;
     }
   }
   __syncthreads();
@@ -279,16 +334,23 @@ __global__ void __launch_bounds__(attention_threads) attention_rows_kernel(const
     total += scores[j];
   }
   total = block_sum(total, partial);  // its barriers also publish the exponentials
-  // Thread t sums dim t % head_dim over positions part, part + parts, ...; the parts meet in q.
-  const int parts = attention_threads / m.head_dim;
-  const int dim = static_cast<int>(threadIdx.x) % m.head_dim;
-  const int part = static_cast<int>(threadIdx.x) / m.head_dim;
   float sum = 0.0f;
   if (part < parts) {
-#pragma unroll 8
-    for (int j = part; j < keys; j += parts) {  // unrolled: the loads run ahead of the adds, whose order stays
-      const float value = RopeHere && j == keys - 1 ? new_v[dim] : __bfloat162float(v_cache[cache.offset(m, slot, layer, j) + head_offset + dim]);
-      sum = fmaf(scores[j], value, sum);
+#pragma unroll
+    for (int t = 0; t < values_ahead; ++t) {
+      const int j = part + parts * t;
+      if (j < keys) sum = fmaf(scores[j], RopeHere && j == cached ? new_v[dim] : __bfloat162float(ahead[t]), sum);
+    }
+    constexpr int values_a_trip = 8;
+    for (int first = part + parts * values_ahead; first < keys; first += parts * values_a_trip) {
+      __nv_bfloat16 values[values_a_trip];
+#pragma unroll
+      for (int t = 0; t < values_a_trip; ++t) values[t] = value_at(first + parts * t);
+#pragma unroll
+      for (int t = 0; t < values_a_trip; ++t) {
+        const int j = first + parts * t;
+        if (j < keys) sum = fmaf(scores[j], RopeHere && j == cached ? new_v[dim] : __bfloat162float(values[t]), sum);
+      }
     }
   }
   __syncthreads();

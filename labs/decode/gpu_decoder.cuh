@@ -83,6 +83,10 @@ class gpu_decoder {
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
     allow_attention_shared_bytes<contiguous_cache>(attention_smem);
     allow_attention_shared_bytes<paged_cache>(attention_smem);
+    rope_ = array<double2>(static_cast<std::int64_t>(max_len) * (c_.head_dim / 2));  // Note [rope table]
+    rope_table_kernel<<<static_cast<unsigned>(max_len), 64>>>(rope_, c_.head_dim, c_.rope_theta);
+    AISP_CHECK_LAUNCH();
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());  // the table is ready before any stream's first launch
   }
 
   [[nodiscard]] const decoder_config& config() const { return c_; }
@@ -134,8 +138,10 @@ class gpu_decoder {
  private:
   template <class Cache>
   static void allow_attention_shared_bytes(int bytes) {
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
   [[nodiscard]] int attention_shared_bytes() const {  // scores, then q, the new k and the new v
@@ -146,17 +152,26 @@ class gpu_decoder {
   // kernel at one row (Note [rope in attention]). Both are dependent launches.
   template <class Cache>
   void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
+    if (attention_head_lanes(c_.head_dim) == 2) {
+      rope_and_attention<Cache, 2>(meta, grid_rows, l, cache, stream);
+    } else {
+      rope_and_attention<Cache, 4>(meta, grid_rows, l, cache, stream);
+    }
+  }
+
+  template <class Cache, int HeadLanes>
+  void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
     const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads));
     if (grid_rows == 1) {
-      launch_dependent(attention_rows_kernel<Cache, true>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(), stream, qkv_,
-                       meta, k_cache_, v_cache_, attended_, dims_, cache, l, c_.rope_theta);
+      launch_dependent(attention_rows_kernel<Cache, true, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
+                       stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
       return;
     }
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
-                     k_cache_, v_cache_, dims_, cache, l, c_.rope_theta);
-    launch_dependent(attention_rows_kernel<Cache, false>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(), stream, qkv_,
-                     meta, k_cache_, v_cache_, attended_, dims_, cache, l, c_.rope_theta);
+                     rope_, k_cache_, v_cache_, dims_, cache, l);
+    launch_dependent(attention_rows_kernel<Cache, false, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
+                     stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
   }
 
   void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
@@ -185,6 +200,7 @@ class gpu_decoder {
   int* gather_ = nullptr;
   int* next_ = nullptr;
   int* table_ = nullptr;  // a paged cache's block table
+  double2* rope_ = nullptr;  // Note [rope table]
 };
 
 }  // namespace
