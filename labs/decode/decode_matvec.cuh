@@ -529,8 +529,8 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
     launch_one_row<x_form::rms_normed>(w, x, y, n_out, k, false, 1.0f, eps, stream);
     return;
   }
-  rms_norm_rows_kernel<<<static_cast<unsigned>(rows), norm_block_threads, 0, stream>>>(x, normed, k, nullptr, eps);
-  AISP_CHECK_LAUNCH();
+  launch_dependent(rms_norm_rows_kernel, dim3(static_cast<unsigned>(rows)), dim3(norm_block_threads), 0, stream, x, normed, k,
+                   static_cast<const int*>(nullptr), eps);
   launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
 }
 
@@ -546,8 +546,7 @@ inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, f
     return;
   }
   const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
-  swiglu_rows_kernel<<<spans_of_rows, row_block_threads, 0, stream>>>(gate_up, act, k);
-  AISP_CHECK_LAUNCH();
+  launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);
   launch_matvec(w, act, y, n_out, k, rows, accumulate, output_scale, stream);
 }
 

@@ -107,6 +107,11 @@ __device__ float block_max(float value, float* shared) {
   return largest;
 }
 
+// Note [dependent row kernels]: the row kernels between matvecs (the norms and SwiGLU at more
+// than one row, the final norm and the argmax) are dependent launches that wait for the kernel
+// before them at their start, as every matvec is: a plain launch is not even scheduled until the
+// kernel before it has drained. The embedding stays a plain launch: it is each forward's
+// barrier (Note [reads before the wait]).
 // x[r, :] = embedding[token[r], :]
 __global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows, float* x, int d_model) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
@@ -131,6 +136,7 @@ __device__ float rms_scale(const float* row, int d_model, float eps, float* shar
 __global__ void __launch_bounds__(norm_block_threads) rms_norm_rows_kernel(const float* x, float* out, int d_model, const int* gather,
                                                                            float eps) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
+  ptx::wait_for_previous_kernel();  // a dependent launch (Note [dependent row kernels]): x is the kernels' before it
   __shared__ float partial[norm_block_threads / 32];
   const std::int64_t src = gather != nullptr ? gather[blockIdx.x] : blockIdx.x;
   const float* row = x + src * d_model;
@@ -372,6 +378,7 @@ __device__ __forceinline__ float swiglu_value(float gate, float up) { return gat
 // each, 26.8 us a layer at batch 1, a quarter of the step (ncu, H200, 2026-11-29).
 __global__ void swiglu_rows_kernel(const float* gate_up, float* act, int ffn) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
+  ptx::wait_for_previous_kernel();  // a dependent launch (Note [dependent row kernels]): gate_up is the matvec's before it
   const float* row = gate_up + static_cast<std::int64_t>(blockIdx.x) * 2 * ffn;
   const int i = static_cast<int>(blockIdx.y * blockDim.x + threadIdx.x);
   if (i >= ffn) return;
@@ -380,6 +387,7 @@ __global__ void swiglu_rows_kernel(const float* gate_up, float* act, int ffn) {
 
 // next[s] = argmax of logits[s, :], the lowest id on a tie (as the reference's greedy).
 __global__ void __launch_bounds__(row_block_threads) argmax_rows_kernel(const float* logits, int vocab, int* next) {
+  ptx::wait_for_previous_kernel();  // a dependent launch (Note [dependent row kernels]): the logits are the head's
   __shared__ float best_value[row_block_threads];
   __shared__ int best_id[row_block_threads];
   const float* row = logits + static_cast<std::int64_t>(blockIdx.x) * vocab;

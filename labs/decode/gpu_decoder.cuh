@@ -128,11 +128,10 @@ class gpu_decoder {
       launch_swiglu_matvec(weights + at.down(l), gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;
-    rms_norm_rows_kernel<<<static_cast<unsigned>(picks), norm_block_threads, 0, stream>>>(x_, normed_, c_.d_model, gather, eps);
-    AISP_CHECK_LAUNCH();
+    launch_dependent(rms_norm_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(norm_block_threads), 0, stream, x_, normed_, c_.d_model,
+                     gather, eps);
     matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
-    argmax_rows_kernel<<<static_cast<unsigned>(picks), row_block_threads, 0, stream>>>(logits_, c_.vocab, next_);
-    AISP_CHECK_LAUNCH();
+    launch_dependent(argmax_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(row_block_threads), 0, stream, logits_, c_.vocab, next_);
   }
 
  private:
