@@ -23,9 +23,9 @@ namespace {
   pair declared("labs/decode:continuous_batching");
   with_serving_contract(declared)
       .summary("serving a saturated Poisson trace of 64 requests with heavy-tailed outputs (geometric, mean 32, up to 256) with "
-               "the 1B model in 8 slots: static batches against continuous batching with 32-row prefill chunks")
+               "the 1B model in 8 slots: static batches against continuous batching in launches of at most 16 rows (decodes first, then prompt chunks)")
       .benchmark_size({{"model", 2}, {"requests", 64}, {"rate", 1000}, {"prompt_max", 32}, {"output_max", 256}, {"output_mean", 32},
-                       {"slots", 8}, {"step_us", 1000}, {"chunk", 32}})
+                       {"slots", 8}, {"step_us", 1000}, {"chunk", 16}})
       .validation_size({{"model", 0}, {"requests", 1}, {"rate", 1000}, {"prompt_max", 4}, {"output_max", 5}, {"output_mean", 0},
                         {"slots", 1}, {"step_us", 50}, {"chunk", 2}})
       .validation_size({{"model", 0}, {"requests", 7}, {"rate", 2000}, {"prompt_max", 6}, {"output_max", 12}, {"output_mean", 4},
