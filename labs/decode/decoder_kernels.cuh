@@ -257,11 +257,10 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
   const int cached = RopeHere ? keys - 1 : keys;  // the keys the cache holds for this launch; at one row the last is new_k
   // Every load of the cache below has an address that is always valid (a key past the row's
   // reads position 0, whose value is then never used; a dimension past head_dim the head's last)
-  // and no condition: a load under
-  // a condition compiled to a branch a load, each waiting for its value before the next was
-  // issued (Nsight Compute's source view, H200, 2026-12-02). Which values count is decided where
-  // they are used. A round of keys: warp w holds keys base + w * keys_a_round + u, element
-  // i = lane + 32 e in e.
+  // and no condition: a load under a condition compiled to a branch a load, each waiting for its
+  // value before the next was issued (Nsight Compute's source view, H200, 2026-12-02). Which
+  // values count is decided where they are used. A round of keys: warp w holds keys base + w *
+  // keys_a_round + u, element i = lane + 32 e in e.
   __nv_bfloat16 held[keys_a_round][dims_a_lane];
   const auto load_round = [&](int base) {
 #pragma unroll
