@@ -305,9 +305,10 @@ TEST(serving_scheduler, the_issues_2x_at_equal_tpot_needs_a_saturated_heavy_tail
       << "without chunks, prefill launches stall the decodes";
 }
 
-// continuous_batching's benchmark size since 2026-12-02 (labs/decode/continuous_batching.cu),
-// through the pairs' own shapes_of: with chunks and a launch cost flat in its rows, 2x at TPOT
-// p99 equal to static batching's. A model of the schedule, not a measurement.
+// continuous_batching's benchmark trace since 2026-12-02 (labs/decode/continuous_batching.cu),
+// through the pairs' own shapes_of (the trace does not depend on `chunk`: 32 here, as the pair
+// had it until the sixth session of 2026-12-02; 16 since): with chunks and a launch cost flat in
+// its rows, 2x at TPOT p99 equal to static batching's. A model of the schedule, not a measurement.
 TEST(serving_scheduler, the_default_trace_gives_2x_at_equal_tpot_with_chunks_and_flat_rows) {
   const aisp::workload benchmark{aisp::workload_kind::benchmark,
                                  {{"model", 2}, {"requests", 64}, {"rate", 1000}, {"prompt_max", 32}, {"output_max", 256},
