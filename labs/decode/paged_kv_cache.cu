@@ -12,7 +12,7 @@
 // the batch it then fits. Every request's greedy tokens are checked against the fp64 reference
 // and the baseline's, bit for bit: a recomputed prefix gives the cached one's bits (Note
 // [batch-invariant rows]), and the validation sizes preempt.
-// Measured: labs/decode/README.md (H200, 2026-11-29: 1.44x the tokens a second of the slabs).
+// Measured: docs/results/issue21.md (H200, 2026-11-29: 1.44x the tokens a second of the slabs), then labs/decode/README.md.
 // Run: aisp bench run --targets labs/decode:paged_kv_cache
 #include "aisp/pair_kit.hpp"
 #include "serving_pair_parts.cuh"
