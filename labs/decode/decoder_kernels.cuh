@@ -112,6 +112,7 @@ __device__ float block_max(float value, float* shared) {
 // before them at their start, as every matvec is: a plain launch is not even scheduled until the
 // kernel before it has drained. The embedding stays a plain launch: it is each forward's
 // barrier (Note [reads before the wait]).
+
 // x[r, :] = embedding[token[r], :]
 __global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows, float* x, int d_model) {
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
@@ -252,7 +253,8 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
   if constexpr (!RopeHere) ptx::wait_for_previous_kernel();  // Note [reads before the wait]: the row metadata too, to keep it simple
   const int keys = rows.position[r] + 1;
   const int slot = rows.slot[r];
-  const int kv_head = head / (m.heads / m.kv_heads);
+  const int group = m.heads / m.kv_heads;
+  const int kv_head = head / group;
   const int head_offset = kv_head * m.head_dim;
   const int cached = RopeHere ? keys - 1 : keys;  // the keys the cache holds for this launch; at one row the last is new_k
   // Every load of the cache below has an address that is always valid (a key past the row's
@@ -302,7 +304,7 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
       for (int e = 0; e < 2; ++e) {
         new_k[i + e * half] = __bfloat162float(k_pair[e]);
         new_v[i + e * half] = __bfloat162float(v_pair[e]);
-        if (head % (m.heads / m.kv_heads) == 0) {
+        if (head % group == 0) {
           k_cache[at + i + e * half] = k_pair[e];
           v_cache[at + i + e * half] = v_pair[e];
         }

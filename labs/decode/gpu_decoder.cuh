@@ -137,10 +137,9 @@ class gpu_decoder {
  private:
   template <class Cache>
   static void allow_attention_shared_bytes(int bytes) {
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, true, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-    AISP_CUDA_CHECK(cudaFuncSetAttribute(attention_rows_kernel<Cache, false, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    for (const auto kernel : {attention_rows_kernel<Cache, true, 2>, attention_rows_kernel<Cache, false, 2>, attention_rows_kernel<Cache, true, 4>,
+                              attention_rows_kernel<Cache, false, 4>})
+      AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
   [[nodiscard]] int attention_shared_bytes() const {  // scores, then q, the new k and the new v

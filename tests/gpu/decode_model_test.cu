@@ -168,7 +168,7 @@ TEST_F(decode_model, long_sequences_match_the_fp64_reference_at_both_head_widths
     config_ = aisp::decode::small_model();
     config_.head_dim = head_dim;
     config_.heads = 256 / head_dim;
-    config_.kv_heads = config_.heads / 4 > 0 ? config_.heads / 4 : 1;
+    config_.kv_heads = std::max(1, config_.heads / 4);
     weights_ = aisp::decode::seeded_weights(config_, 11);
     std::vector<float> first, last;
     const auto tokens = gpu_tokens(true, &first, &last);
