@@ -75,12 +75,14 @@ class graph_decoder {
 
 void setup_graph(run_context& ctx) {
   auto& state = make_state<graph_decoder>(ctx, config_of(ctx.param("model")), job_of(ctx));
+  state.model().pack(weights_of(ctx), ctx.stream());  // a capture records forward(), which asks for packed weights
   static_cast<void>(state.step_for(weights_of(ctx), job_of(ctx)));
 }
 
 void run_graph(run_context& ctx) {
   const decode_job job = job_of(ctx);
   auto& state = state_of<graph_decoder>(ctx);
+  state.model().pack(weights_of(ctx), ctx.stream());  // the graph reads the packed copy: made afresh in every call
   const cudaGraphExec_t step = state.step_for(weights_of(ctx), job);
   prefill(state.model(), weights_of(ctx), job, ctx.stream());
   for (int i = 1; i < job.new_tokens; ++i) AISP_CUDA_CHECK(cudaGraphLaunch(step, ctx.stream()));

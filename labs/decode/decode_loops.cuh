@@ -116,6 +116,7 @@ void setup_cached_decoder(run_context& ctx) {
 void decode_with_cache(run_context& ctx) {
   const decode_job job = job_of(ctx);
   const auto& model = state_of<gpu_decoder>(ctx);
+  model.pack(weights_of(ctx), ctx.stream());
   prefill(model, weights_of(ctx), job, ctx.stream());
   for (int i = 1; i < job.new_tokens; ++i) cached_step(model, weights_of(ctx), job, ctx.stream());
 }

@@ -2,12 +2,14 @@
 // cores for every row count (Note [tensor-core rows]), and the launchers the model calls: a plain
 // matvec, one with the RMS norm of its input and one with SwiGLU of it (each folded in at one
 // row: Notes [folded norm], [folded swiglu]). Every matvec is a programmatic dependent launch
-// (Note [weights before the wait]).
+// (Note [weights before the wait]). The weights are read from their packed copy (Note [packed
+// weights]), which pack_matrix makes.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "aisp/async_copy.cuh"
@@ -153,21 +155,63 @@ __device__ __forceinline__ uint4 load_streaming(const uint4* address) {
   return v;
 }
 
-// Chunk u of a split's weights, rows g and g + 8 of the tile: the lane's eight k (zeros past k).
-__device__ __forceinline__ void load_chunk(const __nv_bfloat16* top_row, const __nv_bfloat16* bottom_row, int split, int u, int k,
-                                           uint4& top, uint4& bottom) {
+// Note [packed weights]
+// The matvec reads each weight where a lane's mma wants it: chunk u of a split, rows g and g + 8
+// (g = lane / 4) of the tile, the lane's 16 bytes at k (lane % 4) * 8 + 32 u. Read from the
+// row-major matrix, one load instruction of a warp is eight 64-byte pieces of eight rows, and
+// DRAM served that pattern at 3.30 TB/s where the same bytes read 512 contiguous bytes an
+// instruction streamed at 4.37 (the 1B model's MLP weights read by dependent launches in a graph,
+// nothing else done; H200, 2026-12-02, docs/results/raw/issue21-2026-12-02-stream-experiment-source.cu.gz).
+// So every call of a decode loop first copies the weights it is given into the order the lanes
+// read them (pack_matrix, ~1 ms for the 1B model, timed with the loop): a (tile, split) is 8 KB
+// contiguous, chunk u's top rows then its bottom rows, 512 bytes each, lane by lane; rows past
+// n_out and k past its end are zeros (never stored, and production loaded zeros past k). A lane
+// gets the same 16 bytes as before, so every sum and every bit is unchanged.
+constexpr int packed_quads_a_split = matvec_loads_in_flight * 2 * 32;  // 16-byte words of a (tile, split): 8 KB
+
+[[nodiscard]] __host__ __device__ inline std::int64_t packed_quads(int n_out, int k) {
+  const std::int64_t tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  return tiles * ((k + matvec_split_k - 1) / matvec_split_k) * packed_quads_a_split;
+}
+
+// packed[((tile x splits + split) x 8 + u) x 64 + half x 32 + lane] = the lane's 8 weights of
+// chunk u, row 16 tile + lane / 4 + 8 half (zeros past the matrix).
+__global__ void pack_matrix_kernel(const __nv_bfloat16* w, int n_out, int k, uint4* packed) {
+  const int splits = (k + matvec_split_k - 1) / matvec_split_k;
+  const std::int64_t quads = packed_quads(n_out, k);
+  for (std::int64_t q = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; q < quads; q += std::int64_t{gridDim.x} * blockDim.x) {
+    const int lane = static_cast<int>(q % 32);
+    const int half = static_cast<int>(q / 32 % 2);
+    const int u = static_cast<int>(q / 64 % matvec_loads_in_flight);
+    const std::int64_t item = q / packed_quads_a_split;
+    const int split = static_cast<int>(item % splits);
+    const std::int64_t row = item / splits * matvec_tile_features + lane / 4 + 8 * half;
+    const int at = split * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+    packed[q] = row < n_out && at < k ? *reinterpret_cast<const uint4*>(w + row * k + at) : make_uint4(0, 0, 0, 0);
+  }
+}
+
+// w (n_out, k) row-major bf16 into `packed` (packed_quads(n_out, k) words), on `stream`.
+inline void pack_matrix(const __nv_bfloat16* w, int n_out, int k, uint4* packed, cudaStream_t stream) {
+  constexpr int threads = 256;
+  const std::int64_t blocks = std::min<std::int64_t>((packed_quads(n_out, k) + threads - 1) / threads, 8192);
+  pack_matrix_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(w, n_out, k, packed);
+  AISP_CHECK_LAUNCH();
+}
+
+// Chunk u of a split of the warp's tile (`tile`: its packed words), rows g and g + 8: the lane's eight k.
+__device__ __forceinline__ void load_chunk(const uint4* tile, int split, int u, uint4& top, uint4& bottom) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const int at = split * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
-  const bool inside = at < k;
-  top = inside ? load_streaming(reinterpret_cast<const uint4*>(top_row + at)) : make_uint4(0, 0, 0, 0);
-  bottom = inside ? load_streaming(reinterpret_cast<const uint4*>(bottom_row + at)) : make_uint4(0, 0, 0, 0);
+  const uint4* chunk = tile + static_cast<std::int64_t>(split) * packed_quads_a_split + u * 64;
+  top = load_streaming(chunk + lane);
+  bottom = load_streaming(chunk + 32 + lane);
 }
 
 // A split's weights: every chunk of it.
-__device__ __forceinline__ void load_split(const __nv_bfloat16* top_row, const __nv_bfloat16* bottom_row, int split, int k,
-                                           uint4 (&top)[matvec_loads_in_flight], uint4 (&bottom)[matvec_loads_in_flight]) {
+__device__ __forceinline__ void load_split(const uint4* tile, int split, uint4 (&top)[matvec_loads_in_flight],
+                                           uint4 (&bottom)[matvec_loads_in_flight]) {
 #pragma unroll
-  for (int u = 0; u < matvec_loads_in_flight; ++u) load_chunk(top_row, bottom_row, split, u, k, top[u], bottom[u]);
+  for (int u = 0; u < matvec_loads_in_flight; ++u) load_chunk(tile, split, u, top[u], bottom[u]);
 }
 
 // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
@@ -272,15 +316,14 @@ constexpr int ring_bytes = matvec_block_warps * Path.ring_chunks * matvec_tile_f
 // Chunk c of a warp's walk (split first_split + c / 8) into its ring slot; one commit group,
 // empty past the walk. The lane's two 16-byte copies are the two it reads (Note [weights in shared memory]).
 template <int RingChunks>
-__device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks, int first_split, const __nv_bfloat16* top_row,
-                                                 const __nv_bfloat16* bottom_row, int k) {
+__device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks, int first_split, const uint4* tile) {
   if (c < chunks) {
     const int lane = static_cast<int>(threadIdx.x) % 32;
-    const int at = (first_split + c / matvec_loads_in_flight) * matvec_split_k + (c % matvec_loads_in_flight) * matvec_chunk_k + (lane % 4) * 8;
-    const bool inside = at < k;
+    const uint4* chunk =
+        tile + static_cast<std::int64_t>(first_split + c / matvec_loads_in_flight) * packed_quads_a_split + (c % matvec_loads_in_flight) * 64;
     uint4* slot = ring + (c % RingChunks) * 2 * 32;
-    ptx::cp_async_zfill16(slot + lane, inside ? top_row + at : top_row, inside ? 16 : 0);
-    ptx::cp_async_zfill16(slot + 32 + lane, inside ? bottom_row + at : bottom_row, inside ? 16 : 0);
+    ptx::cp_async_zfill16(slot + lane, chunk + lane, 16);
+    ptx::cp_async_zfill16(slot + 32 + lane, chunk + 32 + lane, 16);
   }
   ptx::cp_async_commit();
 }
@@ -294,7 +337,7 @@ __device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks,
 // The template's numbers are a matvec_path's (nvcc's launch stubs take no class-type parameters).
 template <int Tiles, x_form Form, int Depth, bool StageX, int Ring, int MinBlocks>
 __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
-    matvec_mma_kernel(const __nv_bfloat16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
+    matvec_mma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
   static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
@@ -316,20 +359,19 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   // a dependent one (include/aisp/dependent_launch.cuh), so at one row those loads, most of the
   // launch, overlap that kernel's tail. Asking the L2 for the warp's later splits as well
   // (prefetch.global.L2) made the batch-1 step 7-10% slower (H200, 2026-12-01): not done.
-  // A missing feature rereads the last weight row, and is not stored.
-  const __nv_bfloat16* top_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4, n_out - 1)) * k;
-  const __nv_bfloat16* bottom_row = w + static_cast<std::int64_t>(min(first_feature + lane / 4 + 8, n_out - 1)) * k;
+  // The warp's tile in the packed weights (Note [packed weights]); a warp past the tiles loads nothing.
+  const uint4* tile = w + static_cast<std::int64_t>(min(first_feature, n_out - 1) / matvec_tile_features) * plan.splits * packed_quads_a_split;
   uint4 top[Depth][matvec_loads_in_flight];
   uint4 bottom[Depth][matvec_loads_in_flight];
   uint4* ring = ring_slots + warp * Ring * 2 * 32;
   const int chunks = (end_split - first_split) * matvec_loads_in_flight;
   if constexpr (Ring > 0) {
 #pragma unroll
-    for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, top_row, bottom_row, k);
+    for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, tile);
   } else {
 #pragma unroll
     for (int d = 0; d < Depth; ++d) {
-      if (first_split + d < end_split) load_split(top_row, bottom_row, first_split + d, k, top[d], bottom[d]);
+      if (first_split + d < end_split) load_split(tile, first_split + d, top[d], bottom[d]);
     }
   }
   ptx::let_next_kernel_start();
@@ -391,10 +433,10 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
           mma_chunk<Tiles>(top_now, bottom_now, x, first_row, rows, k, at, at < split_end, acc);
         }
         if constexpr (Ring > 0) {
-          issue_ring_chunk<Ring>(ring, c + Ring, chunks, first_split, top_row, bottom_row, k);  // after the mmas read the slot
+          issue_ring_chunk<Ring>(ring, c + Ring, chunks, first_split, tile);  // after the mmas read the slot
           ++c;
         } else if (s + Depth < end_split) {
-          load_chunk(top_row, bottom_row, s + Depth, u, k, top[d][u], bottom[d][u]);  // Note [weight ring]
+          load_chunk(tile, s + Depth, u, top[d][u], bottom[d][u]);  // Note [weight ring]
         }
       }
 #pragma unroll
@@ -471,7 +513,7 @@ inline void prepare_matvec_launches() {
 }
 
 template <matvec_path Path, x_form Form>
-void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows,
+void launch_matvec_with(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows,
                         bool accumulate, float output_scale, float eps, cudaStream_t stream) {
   if constexpr (Path.ring_chunks > 0) {
     AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
@@ -485,7 +527,7 @@ void launch_matvec_with(const matvec_plan& plan, const __nv_bfloat16* w, const f
 
 // One row, x in its form (Notes [folded norm], [folded swiglu]).
 template <x_form Form>
-void launch_one_row(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale, float eps,
+void launch_one_row(const uint4* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale, float eps,
                     cudaStream_t stream) {
   const matvec_plan plan = matvec_plan_of(n_out, k);
   if (matvec_walks(plan)) {
@@ -497,7 +539,7 @@ void launch_one_row(const __nv_bfloat16* w, const float* x, float* y, int n_out,
 
 // y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of
 // 8 rows a block up to 8 rows, two up to 16, four beyond (each weight chunk serves them all).
-inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
+inline void launch_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                           float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   const matvec_plan plan = matvec_plan_of(n_out, k);
@@ -522,7 +564,7 @@ inline void launch_matvec(const __nv_bfloat16* w, const float* x, float* y, int 
 // as it reads it, which spares a launch a norm (33 a token, ~3.4 us each: 9% of a batch-1 step's
 // kernel time, ncu, H200, 2026-11-29) for one more read of the 8 KB row from L2 a block. Other
 // row counts run the norm kernel into `normed`, then the matvec.
-inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
+inline void launch_normed_matvec(const uint4* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
                                  cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
@@ -538,7 +580,7 @@ inline void launch_normed_matvec(const __nv_bfloat16* w, const float* x, float* 
 // stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
 // a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
 // matvec.
-inline void launch_swiglu_matvec(const __nv_bfloat16* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
+inline void launch_swiglu_matvec(const uint4* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
                                  bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {

@@ -3,6 +3,7 @@
 // table gives the slots: Note [paged cache]), and forward(): the rows through every layer of
 // the model whose weights it is given (weight_layout), then the logits and the greedy token of the
 // rows asked for. Built in a variant's setup(); every launch on the stream it is given, checked.
+// A decode loop calls pack(weights) first in every call (Note [packed weights]).
 // Kernels: decoder_kernels.cuh (rows, norms, RoPE, attention) and decode_matvec.cuh (the matvec).
 #pragma once
 
@@ -76,6 +77,7 @@ class gpu_decoder {
     }
     k_cache_ = bf16_array(cache);
     v_cache_ = bf16_array(cache);
+    packed_ = array<uint4>(static_cast<std::int64_t>(c_.layers) * packed_layer_quads() + packed_quads(c_.vocab, c_.d_model));
     rows_ = {int_array(rows), int_array(rows), int_array(rows)};
     gather_ = int_array(rows);
     next_ = int_array(rows);
@@ -101,6 +103,22 @@ class gpu_decoder {
   [[nodiscard]] int* block_table() const { return table_; }
   // The last forward()'s logits, (picks, vocab) fp32: for the layer-by-layer test against the reference.
   [[nodiscard]] const float* logits() const { return logits_; }
+  // The matvecs' weights of `weights` in the order their lanes read them (Note [packed weights]),
+  // on `stream`: a decode loop's first work in every call, since the harness draws the weights
+  // afresh for each; forward() asks for the same pointer.
+  void pack(const __nv_bfloat16* weights, cudaStream_t stream) const {
+    const weight_layout at{c_};
+    for (int l = 0; l < c_.layers; ++l) {
+      const layer_matrices m = packed_layer(l);
+      pack_matrix(weights + at.qkv(l), dims_.qkv_width(), c_.d_model, m.qkv, stream);
+      pack_matrix(weights + at.wo(l), c_.d_model, c_.q_width(), m.wo, stream);
+      pack_matrix(weights + at.gate_up(l), 2 * c_.ffn, c_.d_model, m.gate_up, stream);
+      pack_matrix(weights + at.down(l), c_.d_model, c_.ffn, m.down, stream);
+    }
+    pack_matrix(weights + at.head(), c_.vocab, c_.d_model, packed_head(), stream);
+    packed_from_ = weights;
+  }
+
   // `count` rows of `meta` through the model, their K and V into the cache; then the greedy token
   // of `picks` rows into next(): rows gather[0..picks), or rows 0..picks where gather is null. A
   // launch of prompt chunks that completes no prompt picks none: it only fills the cache.
@@ -110,6 +128,7 @@ class gpu_decoder {
                  "labs/decode: a launch of 1 to max_rows rows, picking at most as many");
     const int layers = plan.layers < 0 ? c_.layers : plan.layers;
     AISP_EXPECTS(layers >= 1 && layers <= c_.layers, "labs/decode: a launch runs 1 to every layer");
+    AISP_EXPECTS(weights == packed_from_, "labs/decode: pack(weights) before forward() (Note [packed weights])");
     const auto grid_rows = static_cast<unsigned>(count);
     const weight_layout at{c_};
     embed_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(weights + at.embedding(), meta, x_, c_.d_model);
@@ -117,20 +136,21 @@ class gpu_decoder {
     const auto eps = static_cast<float>(c_.norm_eps);
     for (int l = 0; l < layers; ++l) {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
-      launch_normed_matvec(weights + at.qkv(l), x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
+      const layer_matrices m = packed_layer(l);
+      launch_normed_matvec(m.qkv, x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
       if (paged_) {
         rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, stream);
       } else {
         rope_and_attention(meta, grid_rows, l, contiguous_cache{}, stream);
       }
-      matvec(weights + at.wo(l), attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
-      launch_normed_matvec(weights + at.gate_up(l), x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
-      launch_swiglu_matvec(weights + at.down(l), gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
+      launch_matvec(m.wo, attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
+      launch_normed_matvec(m.gate_up, x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
+      launch_swiglu_matvec(m.down, gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;
     launch_dependent(rms_norm_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(norm_block_threads), 0, stream, x_, normed_, c_.d_model,
                      gather, eps);
-    matvec(weights + at.head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
+    launch_matvec(packed_head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
     launch_dependent(argmax_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(row_block_threads), 0, stream, logits_, c_.vocab, next_);
   }
 
@@ -172,10 +192,22 @@ class gpu_decoder {
                      stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
   }
 
-  void matvec(const __nv_bfloat16* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
-              cudaStream_t stream) const {
-    launch_matvec(w, x, y, n_out, k, rows, accumulate, output_scale, stream);
+  // Where each matvec's packed weights are (Note [packed weights]): a layer's QKV, wo, gate/up
+  // and down, layer by layer, then the head.
+  struct layer_matrices {
+    uint4 *qkv, *wo, *gate_up, *down;
+  };
+  [[nodiscard]] std::int64_t packed_layer_quads() const {
+    return packed_quads(dims_.qkv_width(), c_.d_model) + packed_quads(c_.d_model, c_.q_width()) + packed_quads(2 * c_.ffn, c_.d_model) +
+           packed_quads(c_.d_model, c_.ffn);
   }
+  [[nodiscard]] layer_matrices packed_layer(int l) const {
+    uint4* qkv = packed_ + l * packed_layer_quads();
+    uint4* wo = qkv + packed_quads(dims_.qkv_width(), c_.d_model);
+    uint4* gate_up = wo + packed_quads(c_.d_model, c_.q_width());
+    return {qkv, wo, gate_up, gate_up + packed_quads(2 * c_.ffn, c_.d_model)};
+  }
+  [[nodiscard]] uint4* packed_head() const { return packed_ + c_.layers * packed_layer_quads(); }
 
   template <class T>
   T* array(std::int64_t count) {
@@ -199,6 +231,8 @@ class gpu_decoder {
   int* next_ = nullptr;
   int* table_ = nullptr;  // a paged cache's block table
   double2* rope_ = nullptr;  // Note [rope table]
+  uint4* packed_ = nullptr;  // Note [packed weights]
+  mutable const __nv_bfloat16* packed_from_ = nullptr;  // the weights pack() last copied
 };
 
 }  // namespace

@@ -33,6 +33,7 @@ void setup_recompute(run_context& ctx) {
 void run_recompute(run_context& ctx) {
   const decode_job job = job_of(ctx);
   const auto& model = state_of<gpu_decoder>(ctx);
+  model.pack(weights_of(ctx), ctx.stream());
   prefill(model, weights_of(ctx), job, ctx.stream());
   for (int i = 1; i < job.new_tokens; ++i) recomputed_step(model, weights_of(ctx), job, i, ctx.stream());
 }

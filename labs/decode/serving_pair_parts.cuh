@@ -107,6 +107,7 @@ class serving_state {
     const std::int64_t outputs = static_cast<std::int64_t>(shapes_.size()) * output_max_;
     fill_kernel<<<serving_blocks(std::min<std::int64_t>(outputs, 65536)), serving_threads, 0, ctx.stream()>>>(tokens, outputs, -1);
     AISP_CHECK_LAUNCH();
+    model_.pack(weights, ctx.stream());
     scheduler.reset();
     const auto start = std::chrono::steady_clock::now();
     const auto now_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };

@@ -88,6 +88,7 @@ class speculative_decoder {
   void decode(run_context& ctx) {
     const decode_job job = job_of(ctx);
     const auto* weights = weights_of(ctx);
+    model_.pack(weights, ctx.stream());
     prefill(model_, weights, job, ctx.stream(), plans_.target);
     for (int b = 0; b < job.batch; ++b) {
       AISP_CUDA_CHECK(cudaMemcpyAsync(emitted_.data(), job.tokens + static_cast<std::ptrdiff_t>(b) * job.new_tokens, sizeof(int),
@@ -150,6 +151,7 @@ void run_speculative(run_context& ctx) { state_of<speculative_decoder>(ctx).deco
 void run_plain(run_context& ctx) {
   const decode_job job = job_of(ctx);
   const auto& v = state_of<speculative_decoder>(ctx);
+  v.model().pack(weights_of(ctx), ctx.stream());
   prefill(v.model(), weights_of(ctx), job, ctx.stream(), v.target());
   for (int i = 1; i < job.new_tokens; ++i) cached_step(v.model(), weights_of(ctx), job, ctx.stream(), v.target());
 }

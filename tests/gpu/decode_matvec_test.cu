@@ -5,7 +5,8 @@
 // eight splits of 256, a warp each; 8192: 32 splits, four a warp), ragged last splits (1000,
 // 3000), more splits than a block's eight warps hold evenly (9216: 36; 17408: 68), and the
 // model's widths, where a tile's warps each walk several splits (Note [warps a tile]); and every
-// sum is the fp64 dot product to fp32 accuracy (x split into two tf32 pieces).
+// sum is the fp64 dot product to fp32 accuracy (x split into two tf32 pieces). Every matvec reads
+// the packed copy of its weights (Note [packed weights]), made here as a decode loop makes it.
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
@@ -40,6 +41,14 @@ std::vector<float> to_host(const aisp::device_scratch& d, std::size_t count) {
   std::vector<float> out(count);
   AISP_CUDA_CHECK(cudaMemcpy(out.data(), d.data(), count * sizeof(float), cudaMemcpyDeviceToHost));
   return out;
+}
+
+// The packed copy of w (n_out, k) that the matvec reads (Note [packed weights]), into `packed`
+// (packed_bytes(n_out, k)).
+std::size_t packed_bytes(int n_out, int k) { return static_cast<std::size_t>(aisp::decode::packed_quads(n_out, k)) * sizeof(uint4); }
+const uint4* packed_weights(const aisp::device_scratch& w, int n_out, int k, aisp::device_scratch& packed) {
+  aisp::decode::pack_matrix(static_cast<const __nv_bfloat16*>(w.data()), n_out, k, static_cast<uint4*>(packed.data()), nullptr);
+  return static_cast<const uint4*>(packed.data());
 }
 
 // A matvec's shape: 37 features (three tiles of 16, the last one short) give every tile a block's
@@ -78,7 +87,8 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
   aisp::device_scratch alone(y_start.size() * sizeof(float));
   AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
   AISP_CUDA_CHECK(cudaMemcpy(x_d.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
-  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  aisp::device_scratch packed(packed_bytes(n_out, k));
+  const uint4* w_d = packed_weights(w, n_out, k, packed);
   for (const bool accumulate : {false, true}) {
     AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
     AISP_CUDA_CHECK(cudaMemcpy(alone.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -143,7 +153,8 @@ TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_m
   aisp::device_scratch alone(static_cast<std::size_t>(batch) * n_out * sizeof(float));
   AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
   AISP_CUDA_CHECK(cudaMemcpy(x_d.data(), x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
-  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  aisp::device_scratch packed(packed_bytes(n_out, k));
+  const uint4* w_d = packed_weights(w, n_out, k, packed);
   const auto* x_rows = static_cast<const float*>(x_d.data());
   constexpr float eps = 1e-5f;
   aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(normed.data()), static_cast<float*>(batched.data()), n_out, k, batch,
@@ -189,7 +200,8 @@ TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_t
   AISP_CUDA_CHECK(cudaMemcpy(gu.data(), gate_up.data(), gate_up.size() * sizeof(float), cudaMemcpyHostToDevice));
   AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
   AISP_CUDA_CHECK(cudaMemcpy(alone.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
-  const auto* w_d = static_cast<const __nv_bfloat16*>(w.data());
+  aisp::device_scratch packed(packed_bytes(n_out, k));
+  const uint4* w_d = packed_weights(w, n_out, k, packed);
   const auto* gu_rows = static_cast<const float*>(gu.data());
   aisp::decode::launch_swiglu_matvec(w_d, gu_rows, static_cast<float*>(act.data()), static_cast<float*>(batched.data()), n_out, k, batch,
                                      true, 1.0f, nullptr);

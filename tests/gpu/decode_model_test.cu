@@ -60,6 +60,7 @@ class decode_model : public ::testing::Test {
       AISP_CUDA_CHECK(cudaMemcpy(model.block_table(), table.data(), table.size() * sizeof(int), cudaMemcpyHostToDevice));
     }
     const auto* w = static_cast<const __nv_bfloat16*>(weights.data());
+    model.pack(w, nullptr);
     aisp::decode::prefill(model, w, job, nullptr, plan);
     if (first_logits != nullptr) {
       first_logits->resize(static_cast<std::size_t>(batch * config_.vocab));
