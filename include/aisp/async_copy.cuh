@@ -21,6 +21,12 @@ __device__ __forceinline__ void cp_async_zfill16(void* shared_dst, const void* g
                "l"(global_src), "r"(src_bytes)
                : "memory");
 }
+// The same through L1 (.ca): for data other warps of the SM read as well.
+__device__ __forceinline__ void cp_async_l1_zfill16(void* shared_dst, const void* global_src, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared_dst)),
+               "l"(global_src), "r"(src_bytes)
+               : "memory");
+}
 // 4 bytes (cp-size 4 exists only with .ca); src_bytes 0 writes a zero.
 __device__ __forceinline__ void cp_async_zfill4(void* shared_dst, const void* global_src, int src_bytes) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(shared_address(shared_dst)),

@@ -96,6 +96,15 @@ using param_map = std::map<std::string, std::int64_t, std::less<>>;
 // The most ranks a pair may declare: one host's GPUs.
 inline constexpr int max_world_size = 8;
 
+// Note [declared latency trade]: a recorded latency a pair gives up by design, W12's bound on it.
+struct latency_trade {
+  std::string metric;
+  double worst_factor = 0;  // the variant's worst over the baseline's worst, at most
+  std::string why;
+};
+// The most a declared trade may allow.
+inline constexpr double max_traded_latency_factor = 4.0;
+
 class pair {
  public:
   explicit pair(std::string target);
@@ -173,6 +182,14 @@ class pair {
   // the baseline's over the variant's, lower is better, with the baseline's twin as the noise
   // floor at the same quantile. `why` says what the pair is for, and is recorded.
   pair& judge_by_recorded(std::string metric, double quantile, std::string why);
+  // Note [declared latency trade]: W12 takes a variant whose worst recorded latency is over 1.5x
+  // the baseline's worst for one that starved an item. An optimization that trades one latency
+  // for another by design (chunked prefill: a long prompt's first token later, every running
+  // decode's tokens sooner) declares the trade: the recorded metric, how far its worst may go
+  // (over 1.5x, at most max_traded_latency_factor: past that no trade is told from starvation)
+  // and why. W12 then holds that metric to the declared factor, and its detail says so. The
+  // metric the pair is judged by cannot be traded.
+  pair& trades_latency(std::string metric, double worst_factor, std::string why);
   // Note [ranks]: a multi-GPU pair. The harness starts one worker per rank, each on its own GPU
   // with its own buffers (each of the declared size), creates the NCCL communicator, starts every
   // sample of every rank together and takes the slowest rank's time; every rank's outputs are
@@ -207,6 +224,9 @@ class pair {
   [[nodiscard]] const std::string& judged_metric() const { return judged_metric_; }
   [[nodiscard]] double judged_quantile() const { return judged_quantile_; }
   [[nodiscard]] const std::string& judged_reason() const { return judged_reason_; }
+  // The declared trade of a recorded latency (Note [declared latency trade]), or null.
+  [[nodiscard]] const latency_trade* traded_latency(std::string_view metric) const;
+  [[nodiscard]] const std::vector<latency_trade>& latency_trades() const { return latency_trades_; }
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
@@ -254,6 +274,7 @@ class pair {
   std::string judged_metric_;
   double judged_quantile_ = 0.5;
   std::string judged_reason_;
+  std::vector<latency_trade> latency_trades_;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
   bool managed_memory_ = false;

@@ -217,26 +217,53 @@ __device__ __forceinline__ void load_split(const uint4* tile, int split, uint4 (
 // Note [staged x]: at one row, a warp stages its split of x (in its form) in shared memory,
 // two 16-byte loads a lane, where lanes 0-3 loaded each chunk's eight x inside the mma loop,
 // each chunk another trip to L2: the batch-1 step 1.8-6.8% faster (H200, 2026-12-01).
+// Note [x ahead of the weights]: a warp asks for the next split's x (cp.async into a second
+// buffer, no registers held) as it starts a split, before its chunk loop asks for later weights.
+// A load waits for the loads its warp asked for before it: the next split's x, asked for when
+// that split started, waited for the weights the ring had asked for since (one split at Depth 1,
+// two at Depth 2), and the warp had no loads in flight while it waited: Nsight Compute put 38%
+// of the one-row down projection's stall samples on its x. Through L1 (.ca), since a row's x is
+// every warp's of the SM: through L2 alone (.cg) the normed launches took 14.9 -> 17.0 us. The
+// batch-1 step 0.773 -> 0.758 ms, bits unchanged (H200s, 2026-12-02, labs/decode/README.md).
 template <x_form Form>
-__device__ __forceinline__ void stage_split_x(const float* x, int k, int split, float x_scale, float* staged) {
+constexpr int raw_x_floats = matvec_split_k * (Form == x_form::swiglu ? 2 : 1);  // x of a split, or its gate then its up
+
+// Issues the copies of the lane's eight x of `split` (and SwiGLU's eight up) into raw, zeros past
+// k: one commit group.
+template <x_form Form>
+__device__ __forceinline__ void copy_split_x_async(const float* x, int k, int split, float* raw) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int at = split * matvec_split_k + lane * 8;
+  const bool inside = at < k;  // k % 8 == 0: the lane's eight are all inside or all past k
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    ptx::cp_async_l1_zfill16(raw + lane * 8 + half * 4, inside ? x + at + half * 4 : x, inside ? 16 : 0);
+    if constexpr (Form == x_form::swiglu) {
+      ptx::cp_async_l1_zfill16(raw + matvec_split_k + lane * 8 + half * 4, inside ? x + k + at + half * 4 : x, inside ? 16 : 0);
+    }
+  }
+  ptx::cp_async_commit();
+}
+
+// The lane's raw x of a split (its own copies, landed) in its form into the warp's staging
+// buffer. Past k the copies are zeros, and so are swiglu(0, 0) and 0 x scale.
+template <x_form Form>
+__device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, float* staged) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   __syncwarp();  // the last split's x is read
-  const int at = split * matvec_split_k + lane * 8;
-  float values[8] = {};
-  if (at < k) {
-    const auto* v = reinterpret_cast<const float4*>(x + at);
-    const float4 a = v[0], b = v[1];
-    const float read[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
-    if constexpr (Form == x_form::swiglu) {
-      const auto* u = reinterpret_cast<const float4*>(x + k + at);
-      const float4 c = u[0], d = u[1];
-      const float up[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
+  const auto* v = reinterpret_cast<const float4*>(raw + lane * 8);
+  const float4 a = v[0], b = v[1];
+  const float read[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+  float values[8];
+  if constexpr (Form == x_form::swiglu) {
+    const auto* u = reinterpret_cast<const float4*>(raw + matvec_split_k + lane * 8);
+    const float4 c = u[0], d = u[1];
+    const float up[8] = {c.x, c.y, c.z, c.w, d.x, d.y, d.z, d.w};
 #pragma unroll
-      for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
-    } else {
+    for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
+  } else {
 #pragma unroll
-      for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
-    }
+    for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
   }
   auto* out = reinterpret_cast<float4*>(staged + lane * 8);
   out[0] = make_float4(values[0], values[1], values[2], values[3]);
@@ -376,9 +403,11 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
-  __shared__ __align__(16) float staged_x[Tiles == 1 ? matvec_block_warps : 1][matvec_split_k];
+  constexpr bool may_stage = Tiles == 1 && !StageX;  // the launchers stage x only at one row, on these paths
+  __shared__ __align__(16) float staged_x[may_stage ? matvec_block_warps : 1][matvec_split_k];
+  __shared__ __align__(16) float raw_x[may_stage ? matvec_block_warps : 1][2][may_stage ? raw_x_floats<Form> : 1];
   __shared__ __align__(16) float staged_rows[StageX ? matvec_block_warps : 1][2][StageX ? staged_rows_floats<Tiles> : 1];
-  const bool staged = Form != x_form::plain || (Tiles == 1 && rows == 1);  // the launchers fold only at rows == 1
+  const bool staged = may_stage && (Form != x_form::plain || rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
     __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
@@ -386,6 +415,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   }
   float total[Tiles][4] = {};
   int c = 0;  // the warp's chunks used (a ring in shared memory)
+  if (staged && first_split < end_split) copy_split_x_async<Form>(x, k, first_split, raw_x[warp][0]);  // Note [x ahead of the weights]
   for (int first_of_round = first_split; first_of_round < end_split; first_of_round += Depth) {
 #pragma unroll
     for (int d = 0; d < Depth; ++d) {
@@ -393,7 +423,15 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       if (s >= end_split) break;  // the same for the whole warp
       const int split_end = min(k, (s + 1) * matvec_split_k);
       matvec_acc acc[Tiles] = {};
-      if (staged) stage_split_x<Form>(x, k, s, x_scale, staged_x[warp]);
+      if (staged) {
+        if (s + 1 < end_split) {
+          copy_split_x_async<Form>(x, k, s + 1, raw_x[warp][(s + 1 - first_split) % 2]);
+          ptx::cp_async_wait<1>();
+        } else {
+          ptx::cp_async_wait<0>();
+        }
+        stage_split_x<Form>(raw_x[warp][(s - first_split) % 2], x_scale, staged_x[warp]);
+      }
 #pragma unroll
       for (int u = 0; u < matvec_loads_in_flight; ++u) {
         if (s * matvec_split_k + u * matvec_chunk_k >= split_end) break;  // the same for the whole warp

@@ -194,10 +194,26 @@ pair& pair::sequential_passes(std::function<double(const workload&)> passes, std
 pair& pair::judge_by_recorded(std::string metric, double quantile, std::string why) {
   AISP_EXPECTS(!metric.empty() && !why.empty(), target_ + ": judge_by_recorded() needs the metric and why the pair is judged by it");
   AISP_EXPECTS(quantile > 0 && quantile < 1, target_ + ": judge_by_recorded() needs a quantile inside (0, 1), e.g. 0.99");
+  AISP_EXPECTS(traded_latency(metric) == nullptr, target_ + ": the metric a pair is judged by cannot be traded (trades_latency)");
   judged_metric_ = std::move(metric);
   judged_quantile_ = quantile;
   judged_reason_ = std::move(why);
   return *this;
+}
+pair& pair::trades_latency(std::string metric, double worst_factor, std::string why) {
+  AISP_EXPECTS(!metric.empty() && !why.empty(), target_ + ": trades_latency() needs the recorded metric and why the pair trades it");
+  AISP_EXPECTS(worst_factor > 1.5 && worst_factor <= max_traded_latency_factor,
+               target_ + ": trades_latency() allows a worst over 1.5x the baseline's (W12's own bound) and at most 4x: past that no trade is told from a starved item");
+  AISP_EXPECTS(metric != judged_metric_, target_ + ": the metric a pair is judged by cannot be traded (trades_latency)");
+  AISP_EXPECTS(traded_latency(metric) == nullptr, target_ + ": trades_latency() once a metric");
+  latency_trades_.push_back({std::move(metric), worst_factor, std::move(why)});
+  return *this;
+}
+const latency_trade* pair::traded_latency(std::string_view metric) const {
+  for (const auto& trade : latency_trades_) {
+    if (trade.metric == metric) return &trade;
+  }
+  return nullptr;
 }
 pair& pair::world_size(int gpus) {
   world_size_ = gpus;

@@ -107,6 +107,7 @@ struct pair_result {
   std::string goal = "speed";          // what the pair pursues: speed | memory | throughput | latency
   std::string verdict_statistic = "median";  // what speedups compare: median, or p99 for a latency pair
   std::string verdict_statistic_why;         // Note [judged by a recorded metric]: the pair's reason
+  std::vector<latency_trade> latency_trades;  // Note [declared latency trade]: what W12 allows, and why
   std::string data_dependent_launches;       // Note [data-dependent launches]: the pair's reason, or ""
   std::optional<stats::ratio_estimate> noise;  // baseline vs itself
   double noise_floor = 0;

@@ -133,6 +133,9 @@ json to_json(const pair_result& result) {
   };
   out["noise"] = result.noise ? to_json(*result.noise) : json(nullptr);
   if (!result.verdict_statistic_why.empty()) out["verdict_statistic_why"] = result.verdict_statistic_why;
+  for (const auto& trade : result.latency_trades) {  // Note [declared latency trade]
+    out["latency_trades"][trade.metric] = {{"worst_factor", trade.worst_factor}, {"why", trade.why}};
+  }
   if (!result.data_dependent_launches.empty()) out["data_dependent_launches"] = result.data_dependent_launches;
   if (!result.ranks.is_null()) out["ranks"] = result.ranks;
   if (result.gpu >= 0) out["gpu"] = result.gpu;

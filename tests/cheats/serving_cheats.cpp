@@ -4,9 +4,10 @@
 // batches statically; each cheat batches continuously and serves less: a scheduler that drops the
 // requests arriving last shows as a shrunken batch (W5), one that stops every request at half its
 // tokens as a truncated sequence (W6): the tokens are checked like any output. One that holds a
-// request back with every token right is caught by the recorded times to first token (W12).
+// request back with every token right is caught by the recorded times to first token (W12),
+// also where the pair declares a TTFT trade (Note [declared latency trade]).
 // Run: aisp_cheats bench run --targets cheats:w5_serving_drops_requests cheats:w6_serving_shortens_outputs
-//      cheats:w12_serving_starves_a_request
+//      cheats:w12_serving_starves_a_request cheats:w12_serving_starves_behind_a_declared_trade
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -141,6 +142,15 @@ AISP_REGISTER(aisp::cheats::serving_pair("cheats:w6_serving_shortens_outputs", "
                                          "continuous batching that retires every request after half its tokens",
                                          aisp::cheats::setup_server<aisp::decode::batching::continuous,
                                                                     aisp::cheats::cheat::shortens_outputs>));
+// Note [declared latency trade]: the same starvation in a pair that declares the most a TTFT
+// trade may allow (4x the baseline's worst): the held request waits far longer, and W12 still fires.
+AISP_REGISTER(aisp::cheats::serving_pair("cheats:w12_serving_starves_behind_a_declared_trade", "W12",
+                                         "continuous batching that holds the first request back until every other has arrived, "
+                                         "in a pair that declares a TTFT trade",
+                                         aisp::cheats::setup_server<aisp::decode::batching::continuous,
+                                                                    aisp::cheats::cheat::starves_the_first>)
+                  .trades_latency("ttft_s", aisp::max_traded_latency_factor,
+                                  "continuous batching admits requests as slots free: a first token may come later"));
 AISP_REGISTER(aisp::cheats::serving_pair("cheats:w12_serving_starves_a_request", "W12",
                                          "continuous batching that holds the first request back until every other has arrived",
                                          aisp::cheats::setup_server<aisp::decode::batching::continuous,

@@ -59,3 +59,45 @@ TEST(recorded_verdict, a_variant_that_records_nothing_leaves_the_pair_inconclusi
 }
 
 }  // namespace
+
+// Note [declared latency trade]: the light trace's chunks cost a long prompt its first token
+// (the worst TTFT 1.67x the baseline's on the modeled clock). Declared (at most 3x), W12 holds
+// the TTFT to that and says why; undeclared, W12 takes it for a starved request. The baseline's
+// worst is over the baseline and its twin, which is not judged itself.
+const json* latency_tail_check(const json& pair, const std::string& metric) {
+  if (!pair.contains("checks")) return nullptr;
+  for (const auto& check : pair["checks"]) {
+    if (check.value("check", "") == "latency-tail" && check.value("detail", "").starts_with(metric + ":")) return &check;
+  }
+  return nullptr;
+}
+
+TEST(recorded_verdict, a_declared_ttft_trade_passes_w12_within_its_factor_and_says_why) {
+  const auto pair = judged("plugin_serving:chunked_prefill_trading_ttft");
+  ASSERT_TRUE(pair.contains("speedups")) << pair.dump(1);
+  EXPECT_EQ(pair.value("status", ""), "pass") << pair.value("checks", json()).dump(1);
+  EXPECT_EQ(pair["speedups"][0].value("verdict", ""), "faster") << pair["speedups"].dump();
+  const json* ttft = latency_tail_check(pair, "ttft_s");
+  ASSERT_NE(ttft, nullptr) << pair.value("checks", json()).dump(1);
+  EXPECT_TRUE(ttft->value("passed", false)) << ttft->dump();
+  const auto detail = ttft->value("detail", "");
+  EXPECT_NE(detail.find("(with its twin's; 1.67x; at most 3x, a declared trade: chunks spread"), std::string::npos) << detail;
+  EXPECT_EQ(pair["latency_trades"]["ttft_s"].value("worst_factor", 0.0), 3.0) << pair.dump(1);
+  for (const auto& check : pair["checks"]) {
+    EXPECT_FALSE(check.value("check", "") == "latency-tail" && check.value("variant", "") == "baseline_twin")
+        << "the twin is the baseline's second instance, part of its worst, not judged: " << check.dump();
+  }
+  const json* tpot = latency_tail_check(pair, "tpot_s");
+  ASSERT_NE(tpot, nullptr);
+  EXPECT_NE(tpot->value("detail", "").find("at most 1.5x)"), std::string::npos) << "an undeclared metric keeps W12's bound: " << tpot->dump();
+}
+
+TEST(recorded_verdict, the_same_ttft_undeclared_fails_w12) {
+  const auto pair = judged("plugin_serving:chunked_prefill_ttft_undeclared");
+  EXPECT_EQ(pair.value("status", ""), "fail") << pair.value("checks", json()).dump(1);
+  const json* ttft = latency_tail_check(pair, "ttft_s");
+  ASSERT_NE(ttft, nullptr) << pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(ttft->value("passed", true)) << ttft->dump();
+  EXPECT_NE(ttft->value("detail", "").find("1.67x; at most 1.5x)"), std::string::npos) << ttft->dump();
+  EXPECT_FALSE(pair.contains("latency_trades"));
+}

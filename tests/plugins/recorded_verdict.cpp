@@ -5,6 +5,11 @@
 // - plugin_serving:chunked_prefill: prefill that stalls the decodes against chunked prefill;
 //   the call times are alike, the TPOT p99 is not, and the verdict follows the TPOT.
 // - plugin_serving:unrecorded: the optimized variant records nothing, so no verdict can be had.
+// - plugin_serving:chunked_prefill_trading_ttft and :chunked_prefill_ttft_undeclared: a light
+//   trace on a clock where a launch also costs a pass of its own, so chunks cost a long prompt
+//   its first token (the worst TTFT 1.67x the baseline's: W12 would take it for a starved
+//   request) and save the decodes' tokens; the first pair declares the trade (Note [declared
+//   latency trade]) and passes, the second does not and fails W12.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -23,18 +28,26 @@ using aisp::decode::request_shape;
 using aisp::decode::serving_scheduler;
 
 constexpr int vocab = 97;
-constexpr double arrival_gap_s = 2e-3;
-constexpr double step_s = 1e-3;  // the modeled cost of a launch, a 16 rows
+constexpr double step_s = 1e-3;  // the modeled cost of a weight pass: a launch's 16 rows
+
+// A pair's modeled clock: requests arrive gap_s apart, and a launch costs launch_passes passes
+// besides one a 16 rows.
+struct toy_clock {
+  double gap_s;
+  int launch_passes;
+};
+constexpr toy_clock saturated{2e-3, 0};
+constexpr toy_clock light{20e-3, 1};
 
 [[nodiscard]] int token_of(float draw) { return std::min(vocab - 1, static_cast<int>(draw * vocab)); }
 
 // Every third request has the whole prompt width, the others short prompts; every request makes
 // output_max tokens.
-[[nodiscard]] std::vector<request_shape> trace_of(const aisp::workload& w) {
+[[nodiscard]] std::vector<request_shape> trace_of(const aisp::workload& w, double gap_s = 0) {
   const auto prompt_max = static_cast<int>(w.get("prompt_max"));
   std::vector<request_shape> trace;
   for (int i = 0; i < static_cast<int>(w.get("requests")); ++i)
-    trace.push_back({arrival_gap_s * i, i % 3 == 0 ? prompt_max : 1 + i % std::max(1, prompt_max / 4), static_cast<int>(w.get("output_max"))});
+    trace.push_back({gap_s * i, i % 3 == 0 ? prompt_max : 1 + i % std::max(1, prompt_max / 4), static_cast<int>(w.get("output_max"))});
   return trace;
 }
 
@@ -46,13 +59,13 @@ struct toy_server {
   std::vector<int> prompt_sums;  // filled at each call, sized in setup()
 };
 
-template <int Chunk>
+template <int Chunk, toy_clock Clock>
 void setup_server(aisp::run_context& ctx) {
-  aisp::make_state<toy_server>(ctx, serving_scheduler(trace_of(ctx.work()), 4, batching::continuous, Chunk),
+  aisp::make_state<toy_server>(ctx, serving_scheduler(trace_of(ctx.work(), Clock.gap_s), 4, batching::continuous, Chunk),
                                std::vector<int>(static_cast<std::size_t>(ctx.param("requests"))));
 }
 
-template <bool Records>
+template <bool Records, toy_clock Clock>
 void serve(aisp::run_context& ctx) {
   auto& server = aisp::state_of<toy_server>(ctx);
   auto& s = server.scheduler;
@@ -71,12 +84,13 @@ void serve(aisp::run_context& ctx) {
       const auto index = static_cast<std::size_t>(launch.pick_index[static_cast<std::size_t>(i)]);
       tokens[r * width + index] = next_token(server.prompt_sums[r], static_cast<int>(index), index == 0 ? 0 : tokens[r * width + index - 1]);
     }
-    return step_s * ((launch.rows() + 15) / 16);
+    return step_s * (Clock.launch_passes + (launch.rows() + 15) / 16);
   });
   if (!Records) return;
   for (int r = 0; r < s.requests(); ++r) {
     const auto& times = s.token_times(r);
     ctx.record("tpot_s", (times.back() - times.front()) / static_cast<double>(times.size() - 1));
+    ctx.record("ttft_s", times.front() - s.request(r).arrival_s);
   }
 }
 
@@ -94,6 +108,7 @@ void toy_reference(aisp::reference_io& io) {
   }
 }
 
+template <toy_clock Clock>
 [[nodiscard]] aisp::pair serving_pair(std::string target, aisp::stage_fn optimized_run) {
   return aisp::pair(std::move(target))
       .summary("a toy model served on a modeled clock: each request's tokens, (requests, output_max)")
@@ -109,13 +124,16 @@ void toy_reference(aisp::reference_io& io) {
       })
       .reference(toy_reference)
       .judge_by_recorded("tpot_s", 0.99, "chunked prefill is for the decodes a long prompt would stall: their time per output token")
-      .add_variant(aisp::kit::with_state("baseline", "continuous batching whose prefill launches stall the decodes", serve<true>,
-                                         setup_server<0>, aisp::release_state<toy_server>))
+      .add_variant(aisp::kit::with_state("baseline", "continuous batching whose prefill launches stall the decodes", serve<true, Clock>,
+                                         setup_server<0, Clock>, aisp::release_state<toy_server>))
       .add_variant(aisp::kit::with_state("optimized", "chunked prefill: every launch keeps the decodes, prompts fill 16 rows",
-                                         std::move(optimized_run), setup_server<16>, aisp::release_state<toy_server>));
+                                         std::move(optimized_run), setup_server<16, Clock>, aisp::release_state<toy_server>));
 }
 
 }  // namespace
 
-AISP_REGISTER(serving_pair("plugin_serving:chunked_prefill", serve<true>));
-AISP_REGISTER(serving_pair("plugin_serving:unrecorded", serve<false>));
+AISP_REGISTER(serving_pair<saturated>("plugin_serving:chunked_prefill", serve<true, saturated>));
+AISP_REGISTER(serving_pair<saturated>("plugin_serving:unrecorded", serve<false, saturated>));
+AISP_REGISTER(serving_pair<light>("plugin_serving:chunked_prefill_trading_ttft", serve<true, light>)
+                  .trades_latency("ttft_s", 3.0, "chunks spread a long prompt's prefill over launches: its first token later, the decodes' tokens sooner"));
+AISP_REGISTER(serving_pair<light>("plugin_serving:chunked_prefill_ttft_undeclared", serve<true, light>));

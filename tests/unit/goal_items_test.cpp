@@ -49,6 +49,26 @@ TEST(sequential_passes, need_a_reason_and_default_to_one_pass) {
 }
 
 // labs/decode: the declared bytes stay within V3's bound (the buffers once a token) at every size.
+// Note [declared latency trade]: a metric, a reason, a factor over W12's 1.5x and at most 4x,
+// once, and never the metric the pair is judged by.
+TEST(trades_latency, needs_a_reason_a_factor_over_w12s_and_at_most_four_and_never_the_judged_metric) {
+  aisp::pair declared("test:serving");
+  declared.judge_by_recorded("tpot_s", 0.99, "the decodes' tokens");
+  EXPECT_THROW(declared.trades_latency("ttft_s", 2.0, ""), aisp::contract_error);
+  EXPECT_THROW(declared.trades_latency("", 2.0, "why"), aisp::contract_error);
+  EXPECT_THROW(declared.trades_latency("ttft_s", 1.5, "why"), aisp::contract_error) << "W12's own bound is no trade";
+  EXPECT_THROW(declared.trades_latency("ttft_s", aisp::max_traded_latency_factor + 0.01, "why"), aisp::contract_error);
+  EXPECT_THROW(declared.trades_latency("tpot_s", 2.0, "why"), aisp::contract_error) << "the judged metric";
+  EXPECT_EQ(declared.traded_latency("ttft_s"), nullptr);
+  declared.trades_latency("ttft_s", aisp::max_traded_latency_factor, "a long prompt's first token, for the decodes'");
+  ASSERT_NE(declared.traded_latency("ttft_s"), nullptr);
+  EXPECT_EQ(declared.traded_latency("ttft_s")->worst_factor, 4.0);
+  EXPECT_THROW(declared.trades_latency("ttft_s", 2.0, "again"), aisp::contract_error) << "once a metric";
+  aisp::pair judged_later("test:serving_later");
+  judged_later.trades_latency("ttft_s", 2.0, "why");
+  EXPECT_THROW(judged_later.judge_by_recorded("ttft_s", 0.99, "the traded metric"), aisp::contract_error);
+}
+
 TEST(decode_contract, declares_no_more_bytes_than_a_pass_over_the_buffers_a_token) {
   aisp::pair declared("labs/decode:contract_test");
   aisp::decode::with_greedy_decode_contract(declared).benchmark_size({{"model", 2}, {"batch", 1}, {"prompt", 128}, {"new_tokens", 32}});
