@@ -30,7 +30,8 @@ namespace {
 
 constexpr int row_block_threads = 256;
 constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the matvec that folds it in (Note [folded norm])
-constexpr int attention_threads = 512;  // Note [attention latency]
+constexpr int attention_threads = 512;  // Note [attention latency]; a narrow block plays two of its threads (Note [attention waves])
+constexpr int attention_narrow_threads = 256;
 constexpr int attention_max_head_dim = 128;
 
 // The elements of a key each lane of attention_rows_kernel holds: 2 up to a head of 64, else 4
@@ -84,18 +85,30 @@ __device__ __forceinline__ float warp_sum(float value) {
   return value;
 }
 
-// Sum over a block of row_block_threads, norm_block_threads or attention_threads, in one fixed order; every thread
-// gets the total. `shared` holds a float per warp.
-__device__ float block_sum(float value, float* shared) {
-  value = warp_sum(value);
+// Sum over a block that plays Copies times its threads, thread t + c blockDim.x holding values[c],
+// in one fixed order: each played warp's warp_sum, then the played warps in order. So a block of
+// 256 threads playing 512 gets the bits of a block of 512 (Note [attention waves]). Every thread
+// gets the total. `shared` holds a float per played warp.
+template <int Copies>
+__device__ float block_sum_played(const float (&values)[Copies], float* shared) {
+  float warp_totals[Copies];
+#pragma unroll
+  for (int c = 0; c < Copies; ++c) warp_totals[c] = warp_sum(values[c]);
   const int warps = static_cast<int>(blockDim.x) / 32;
   __syncthreads();  // `shared` may still be read by a previous call
-  if (threadIdx.x % 32 == 0) shared[threadIdx.x / 32] = value;
+  if (threadIdx.x % 32 == 0) {
+#pragma unroll
+    for (int c = 0; c < Copies; ++c) shared[c * warps + static_cast<int>(threadIdx.x) / 32] = warp_totals[c];
+  }
   __syncthreads();
   float total = 0.0f;
-  for (int w = 0; w < warps; ++w) total += shared[w];
+  for (int w = 0; w < Copies * warps; ++w) total += shared[w];
   return total;
 }
+
+// Sum over a block of row_block_threads, norm_block_threads or attention_threads, in one fixed order; every thread
+// gets the total. `shared` holds a float per warp.
+__device__ float block_sum(float value, float* shared) { return block_sum_played<1>({value}, shared); }
 
 __device__ float block_max(float value, float* shared) {
   for (int offset = 16; offset > 0; offset /= 2) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
@@ -227,6 +240,14 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // time 0.975 -> 0.860 ms at one row, 1.341 -> 1.289 at 8, 1.744 -> 1.637 at 16, 2.610 -> 2.411
 // at 32 (H200 GPU-4647951d), every logit's bits unchanged.
 //
+// Note [attention waves]: a launch of many rows runs narrow blocks when wide ones would not fit
+// in one wave (gpu_decoder::attention_narrow): at 16 rows, 32 heads of 512 threads a block are 512
+// blocks at two an SM, two waves on 132 SMs, 14.8 us a layer against 8.8 at 8 rows (Nsight
+// Compute, H200, 2026-12-02). A narrow block of attention_narrow_threads runs four an SM and
+// plays two threads of the wide block, t and t + 256: the exponentials' sums and the values'
+// parts of both, in the wide block's order (block_sum_played, by_part indexed by the played
+// thread). So a row's bits are the same in every launch (Note [batch-invariant rows]).
+//
 // Note [reads before the wait]: at one row the keys and values below the row's position, the
 // row metadata and the RoPE table were all written before this step's first launch (a plain
 // launch, which every earlier kernel has finished), and no kernel of the step writes them: the
@@ -235,17 +256,23 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // values ahead and its RoPE angles before it waits for the QKV matvec, and those trips to memory
 // overlap that kernel. A launch of several rows waits first: rope_and_cache_kernel, the kernel
 // before it, appends keys its rows read.
-template <class Cache, bool RopeHere, int HeadLanes>
-__global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
+template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads>
+__global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads / Threads)
     attention_rows_kernel(const float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
                           float* attended, model_dims m, Cache cache, int layer) {
+  static_assert(Threads == attention_threads || (!RopeHere && Threads == attention_narrow_threads));
   ptx::let_next_kernel_start();  // the matvec after this one may load its weights now (Note [weights before the wait])
-  constexpr int keys_a_round = RopeHere ? 8 : 4;  // a launch of many rows keeps two blocks an SM
+  constexpr int copies = attention_threads / Threads;  // the wide block's threads each thread plays (Note [attention waves])
+  // A launch of many rows keeps 64 registers a thread (two wide or four narrow blocks an SM).
+  constexpr int keys_a_round = RopeHere ? 8 : (copies == 1 ? 4 : 8 / (HeadLanes / 2));
   constexpr int dims_a_lane = HeadLanes;  // attention_head_lanes(head_dim)
-  constexpr int warps = attention_threads / 32;
-  constexpr int values_ahead = RopeHere ? 16 : 8 / (HeadLanes / 2);  // what fits beside the keys in 64 or 128 registers
+  constexpr int warps = Threads / 32;
+  // A played thread's values loaded with the keys: what fits in 64 or 128 registers beside them
+  // (a narrow block's two played threads, a paged cache's offsets: 1 or 2, no spill).
+  constexpr int values_ahead = RopeHere ? 16 : (copies == 1 ? 8 / (HeadLanes / 2) : 4 / HeadLanes);
+  constexpr int values_a_trip = 8 / copies;
   extern __shared__ float scores[];
-  __shared__ float partial[warps];
+  __shared__ float partial[attention_threads / 32];
   const int r = static_cast<int>(blockIdx.x);
   const int head = static_cast<int>(blockIdx.y);
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -273,14 +300,21 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
       for (int e = 0; e < dims_a_lane; ++e) held[u][e] = key[min(lane + 32 * e, m.head_dim - 1)];
     }
   };
-  // Thread t sums dim t % head_dim over positions part, part + parts, ...; the parts meet in q.
+  // Played thread p = threadIdx.x + c Threads sums dim p % head_dim over positions part, part +
+  // parts, ... with part = p / head_dim; the parts meet in shared memory. A narrow block's head_dim
+  // divides it (gpu_decoder::attention_narrow), so a thread's played threads share their dim.
   const int parts = attention_threads / m.head_dim;
   const int dim = static_cast<int>(threadIdx.x) % m.head_dim;
-  const int part = static_cast<int>(threadIdx.x) / m.head_dim;
-  const auto value_at = [&](int j) { return v_cache[cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset + dim]; };
-  __nv_bfloat16 ahead[values_ahead];
+  int part[copies];
 #pragma unroll
-  for (int t = 0; t < values_ahead; ++t) ahead[t] = value_at(part + parts * t);
+  for (int c = 0; c < copies; ++c) part[c] = static_cast<int>(threadIdx.x) / m.head_dim + c * (Threads / m.head_dim);
+  const auto value_at = [&](int j) { return v_cache[cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset + dim]; };
+  __nv_bfloat16 ahead[copies][values_ahead];
+#pragma unroll
+  for (int c = 0; c < copies; ++c) {
+#pragma unroll
+    for (int t = 0; t < values_ahead; ++t) ahead[c][t] = value_at(part[c] + parts * t);
+  }
   load_round(0);
   float* q = scores + m.max_len;
   float* new_k = q + m.head_dim;
@@ -312,7 +346,7 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
     }
   } else {
     const float* q_row = qkv + static_cast<std::int64_t>(r) * m.qkv_width() + head * m.head_dim;
-    for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += attention_threads) q[i] = q_row[i];
+    for (int i = static_cast<int>(threadIdx.x); i < m.head_dim; i += Threads) q[i] = q_row[i];
   }
   __syncthreads();
   const float scale = 1.0f / sqrtf(static_cast<float>(m.head_dim));
@@ -333,38 +367,51 @@ __global__ void __launch_bounds__(attention_threads, RopeHere ? 1 : 2)
   }
   __syncthreads();
   float largest = -INFINITY;
-  for (int j = static_cast<int>(threadIdx.x); j < keys; j += attention_threads) largest = fmaxf(largest, scores[j]);
+  for (int j = static_cast<int>(threadIdx.x); j < keys; j += Threads) largest = fmaxf(largest, scores[j]);
   largest = block_max(largest, partial);
-  float total = 0.0f;
-  for (int j = static_cast<int>(threadIdx.x); j < keys; j += attention_threads) {
-    scores[j] = __expf(scores[j] - largest);
-    total += scores[j];
-  }
-  total = block_sum(total, partial);  // its barriers also publish the exponentials
-  float sum = 0.0f;
-  if (part < parts) {
+  float totals[copies];
 #pragma unroll
-    for (int t = 0; t < values_ahead; ++t) {
-      const int j = part + parts * t;
-      if (j < keys) sum = fmaf(scores[j], RopeHere && j == cached ? new_v[dim] : __bfloat162float(ahead[t]), sum);
+  for (int c = 0; c < copies; ++c) {
+    totals[c] = 0.0f;
+    for (int j = static_cast<int>(threadIdx.x) + c * Threads; j < keys; j += attention_threads) {
+      scores[j] = __expf(scores[j] - largest);
+      totals[c] += scores[j];
     }
-    constexpr int values_a_trip = 8;
-    for (int first = part + parts * values_ahead; first < keys; first += parts * values_a_trip) {
-      __nv_bfloat16 values[values_a_trip];
+  }
+  const float total = block_sum_played<copies>(totals, partial);  // its barriers also publish the exponentials
+  // A thread past the last whole part (head_dim not dividing 512: a wide block) sums nothing.
+  const int summed = part[0] < parts ? keys : 0;
+  float sum[copies];
 #pragma unroll
-      for (int t = 0; t < values_a_trip; ++t) values[t] = value_at(first + parts * t);
+  for (int c = 0; c < copies; ++c) sum[c] = 0.0f;
+  const auto add = [&](int c, int j, __nv_bfloat16 value) {
+    if (j < summed) sum[c] = fmaf(scores[j], RopeHere && j == cached ? new_v[dim] : __bfloat162float(value), sum[c]);
+  };
 #pragma unroll
-      for (int t = 0; t < values_a_trip; ++t) {
-        const int j = first + parts * t;
-        if (j < keys) sum = fmaf(scores[j], RopeHere && j == cached ? new_v[dim] : __bfloat162float(values[t]), sum);
-      }
+  for (int c = 0; c < copies; ++c) {
+#pragma unroll
+    for (int t = 0; t < values_ahead; ++t) add(c, part[c] + parts * t, ahead[c][t]);
+  }
+  // A thread's first played thread has its lowest part, so it walks the most keys.
+  for (int step = values_ahead; part[0] + parts * step < summed; step += values_a_trip) {
+    __nv_bfloat16 values[copies][values_a_trip];
+#pragma unroll
+    for (int c = 0; c < copies; ++c) {
+#pragma unroll
+      for (int t = 0; t < values_a_trip; ++t) values[c][t] = value_at(part[c] + parts * (step + t));
+    }
+#pragma unroll
+    for (int c = 0; c < copies; ++c) {
+#pragma unroll
+      for (int t = 0; t < values_a_trip; ++t) add(c, part[c] + parts * (step + t), values[c][t]);
     }
   }
   __syncthreads();
-  float* by_part = scores;  // the scores are spent
-  if (part < parts) by_part[part * m.head_dim + dim] = sum;
+  float* by_part = scores;  // the scores are spent; played thread p's sum at p = part * head_dim + dim
+#pragma unroll
+  for (int c = 0; c < copies; ++c) by_part[static_cast<int>(threadIdx.x) + c * Threads] = sum[c];
   __syncthreads();
-  if (part == 0) {
+  if (part[0] == 0) {
     float value = 0.0f;
     for (int p = 0; p < parts; ++p) value += by_part[p * m.head_dim + dim];
     attended[static_cast<std::int64_t>(r) * m.q_width() + head * m.head_dim + dim] = value / total;

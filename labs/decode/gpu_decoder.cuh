@@ -85,6 +85,9 @@ class gpu_decoder {
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
     allow_attention_shared_bytes<contiguous_cache>(attention_smem);
     allow_attention_shared_bytes<paged_cache>(attention_smem);
+    int device = 0;
+    AISP_CUDA_CHECK(cudaGetDevice(&device));
+    AISP_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
     rope_ = array<double2>(static_cast<std::int64_t>(max_len) * (c_.head_dim / 2));  // Note [rope table]
     rope_table_kernel<<<static_cast<unsigned>(max_len), 64>>>(rope_, c_.head_dim, c_.rope_theta);
     AISP_CHECK_LAUNCH();
@@ -157,9 +160,16 @@ class gpu_decoder {
  private:
   template <class Cache>
   static void allow_attention_shared_bytes(int bytes) {
-    for (const auto kernel : {attention_rows_kernel<Cache, true, 2>, attention_rows_kernel<Cache, false, 2>, attention_rows_kernel<Cache, true, 4>,
-                              attention_rows_kernel<Cache, false, 4>})
+    for (const auto kernel :
+         {attention_rows_kernel<Cache, true, 2>, attention_rows_kernel<Cache, false, 2>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads>,
+          attention_rows_kernel<Cache, true, 4>, attention_rows_kernel<Cache, false, 4>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads>})
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
+
+  // Wide blocks while they fit in one wave at two an SM, else narrow ones where head_dim divides
+  // them (Note [attention waves]).
+  [[nodiscard]] bool attention_narrow(unsigned grid_rows) const {
+    return static_cast<long>(grid_rows) * c_.heads > 2L * sms_ && attention_narrow_threads % c_.head_dim == 0;
   }
 
   [[nodiscard]] int attention_shared_bytes() const {  // scores, then q, the new k and the new v
@@ -188,8 +198,13 @@ class gpu_decoder {
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
-    launch_dependent(attention_rows_kernel<Cache, false, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
-                     stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+    if (!attention_narrow(grid_rows)) {
+      launch_dependent(attention_rows_kernel<Cache, false, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
+                       stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+    } else {
+      launch_dependent(attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>, heads_of_rows, dim3(attention_narrow_threads),
+                       attention_shared_bytes(), stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+    }
   }
 
   // Where each matvec's packed weights are (Note [packed weights]): a layer's QKV, wo, gate/up
@@ -221,6 +236,7 @@ class gpu_decoder {
   decoder_config c_;
   model_dims dims_;
   int max_rows_;
+  int sms_ = 0;  // the GPU's multiprocessors: attention's blocks a wave (Note [attention waves])
   std::optional<paged_layout> paged_;
   int pages_per_slot_ = 0;
   std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model

@@ -208,6 +208,21 @@ TEST_F(decode_model, recomputing_the_prefix_gives_the_cached_tokens_bit_for_bit)
   EXPECT_EQ(gpu_tokens(false), gpu_tokens(true));
 }
 
+// Note [attention waves]: recomputing a prefix of 330 positions launches attention over 300+
+// rows, more blocks than one wave of wide blocks holds, so it runs narrow blocks; the cached
+// decode's one-row launches run wide ones. The logits agree to the last bit.
+TEST_F(decode_model, narrow_attention_blocks_give_the_wide_ones_bits) {
+  batch = 1;
+  prompt = 300;
+  new_tokens = 31;
+  draw_prompts();
+  std::vector<float> cached_first, cached_last, recomputed_first, recomputed_last;
+  const auto cached = gpu_tokens(true, &cached_first, &cached_last);
+  const auto recomputed = gpu_tokens(false, &recomputed_first, &recomputed_last);
+  EXPECT_EQ(recomputed, cached);
+  EXPECT_EQ(recomputed_last, cached_last) << "after " << prompt + new_tokens - 1 << " positions";
+}
+
 // Note [paged cache]: K and V found through a block table (pages of 3 positions, so pages end
 // mid-sequence and at no power of two) give the contiguous cache's logits to the last bit.
 TEST_F(decode_model, a_paged_cache_decodes_as_the_contiguous_one_to_the_last_bit) {
