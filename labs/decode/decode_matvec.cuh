@@ -279,7 +279,8 @@ __device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, f
 // stride is the values plus 4, so each eight lanes' float4 reads (rows r and r + 1, columns 0, 8,
 // 16, 24) fall on eight different 16-byte bank groups. The x read is the same value: the bits do
 // not change. Kept only where a plan walks (matvec_walks: the down projection, k 8192), whose few
-// warps waited on x a chunk: 2 rows 20.4 -> 14.7 us, 8 rows 20.7 -> 15.6, 16 rows 23.3 -> 21.9.
+// warps waited on x a chunk: 2 rows 20.4 -> 14.7 us, 8 rows 20.7 -> 15.6, 16 rows 23.3 -> 21.9;
+// but Note [walking rows in two blocks] took 9-16 rows off it.
 // Elsewhere slower (gate-up at 8 rows 26.7 -> 45.6 us: a block's four tiles shared x in L1, and
 // cp.async.cg fetches it from L2 for each warp) (H200s, 2026-12-02, raw
 // docs/results/raw/issue21-h200-2026-12-02-matvec-rows-staged-and-ring.txt.gz).
@@ -522,13 +523,21 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
 
 // The paths launch_matvec takes (measured: Notes [weights in shared memory], [staged rows]). A
 // plan walks where a tile's warps fill its block and each walks two or more splits (the down
-// projection): Depth 2 there, and x staged at 2-16 rows.
+// projection): Depth 2 there, and x staged at 2-8 rows.
 constexpr matvec_path one_row_path{.tiles = 1, .depth = 1, .min_blocks = 2};
 constexpr matvec_path one_row_walking_path{.tiles = 1, .depth = 2};
 constexpr matvec_path one_tile_path = one_row_path;
 constexpr matvec_path one_tile_walking_path{.tiles = 1, .depth = 2, .stage_x = true};
 constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks = 2};
-constexpr matvec_path two_tiles_walking_path{.tiles = 2, .stage_x = true};
+// Note [walking rows in two blocks]: at 9-16 rows the down projection's 128 tiles ran one block
+// of two 8-row tiles an SM (x staged, 188 registers): 8 warps an SM. As two blocks of one tile
+// each (one_tile_path: x from L1 / L2, 124 registers, two blocks an SM; the second block's weights
+// mostly from L2) the 16-row step took 1.390 / 1.387 -> 1.346 / 1.359 ms and the 12-row 1.327 /
+// 1.338 -> 1.316 / 1.319, the logits' bits unchanged; with x staged (128 registers, a spill) it
+// was slower, 1.434 / 1.438 (H200 GPU-1089d517, 2026-12-03, labs/decode/README.md). Also wo
+// (128 blocks) in two row blocks was slower: 16 rows 1.347 / 1.345 -> 1.358 / 1.361 (GPU-9354a5e4).
+// (The fifth session measured the down alone in two row blocks at 40 us against 22, before packed
+// weights, Note [packed weights]; why it now gains was not examined.)
 constexpr matvec_path four_tiles_path{.tiles = 4};
 
 template <matvec_path Path, x_form Form>
@@ -589,7 +598,8 @@ inline void launch_matvec(const uint4* w, const float* x, float* y, int n_out, i
     if (walks) launch_matvec_with<one_tile_walking_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
     else launch_matvec_with<one_tile_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
-    if (walks) launch_matvec_with<two_tiles_walking_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
+    if (walks) launch_matvec_with<one_tile_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
     else launch_matvec_with<two_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
   } else {
     launch_matvec_with<four_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
