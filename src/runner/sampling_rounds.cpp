@@ -389,7 +389,12 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks) {
   const auto& cpu = slot.cpu;
   const double share = on_gpu ? 0.50 : 0.05;
-  if (cpu.other_threads_cpu_s > std::max(share * cpu.visit_wall_s, on_gpu ? 5e-3 : 1e-3))
+  // A host pair's helper doing most of the work is caught in a short run too, where its CPU is
+  // under the floor: cheats:l5_helper_does_the_call_after_return used 0.79 ms of other threads'
+  // CPU in 0.96 ms of timed spans (--max-time 0.3) and escaped the late-write barrier by waking
+  // before it armed (2026-12-03); honest host pairs read within microseconds of zero.
+  const bool helper_did_most = !on_gpu && cpu.other_threads_cpu_s > std::max(0.5 * cpu.visit_wall_s, 1e-4);
+  if (helper_did_most || cpu.other_threads_cpu_s > std::max(share * cpu.visit_wall_s, on_gpu ? 5e-3 : 1e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
               fmt::format("threads other than the one running the variant used {:.3f} s of CPU in {:.3f} s of timed spans",
                           cpu.other_threads_cpu_s, cpu.visit_wall_s));

@@ -66,6 +66,25 @@ TEST(check_worker_cpu, a_host_pair_allows_far_less_helper_cpu_than_a_cuda_pair) 
   EXPECT_TRUE(failed(cuda, "worker-cpu"));
 }
 
+// A short run (the planted-cheat suite's --max-time 0.3): a host helper that did most of the work
+// is under the 1 ms floor yet fails; an honest worker's reading noise of microseconds does not.
+TEST(check_worker_cpu, a_host_helper_doing_most_of_a_short_run_fails_under_the_floor) {
+  auto slot = slot_with_samples(10, 1e-4);
+  slot.cpu.visit_wall_s = 0.96e-3;
+  slot.cpu.other_threads_cpu_s = 0.79e-3;  // cheats:l5_helper_does_the_call_after_return, 2026-12-03
+  std::vector<check_result> host;
+  aisp::check_worker_cpu(slot, false, host);
+  EXPECT_TRUE(failed(host, "worker-cpu"));
+  slot.cpu.other_threads_cpu_s = 8e-6;
+  host.clear();
+  aisp::check_worker_cpu(slot, false, host);
+  EXPECT_FALSE(failed(host, "worker-cpu"));
+  slot.cpu.other_threads_cpu_s = 0.79e-3;  // a CUDA pair keeps its own threads' allowance
+  std::vector<check_result> cuda;
+  aisp::check_worker_cpu(slot, true, cuda);
+  EXPECT_FALSE(failed(cuda, "worker-cpu"));
+}
+
 }  // namespace
 
 namespace {
