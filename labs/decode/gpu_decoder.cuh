@@ -189,21 +189,21 @@ class gpu_decoder {
 
   template <class Cache, int HeadLanes>
   void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
-    const dim3 heads_of_rows(grid_rows, static_cast<unsigned>(c_.heads));
-    if (grid_rows == 1) {
-      launch_dependent(attention_rows_kernel<Cache, true, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
+    const auto attend = [&](auto kernel, int threads) {  // a block a (row, head)
+      launch_dependent(kernel, dim3(grid_rows, static_cast<unsigned>(c_.heads)), dim3(static_cast<unsigned>(threads)), attention_shared_bytes(),
                        stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+    };
+    if (grid_rows == 1) {
+      attend(attention_rows_kernel<Cache, true, HeadLanes>, attention_threads);
       return;
     }
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
-    if (!attention_narrow(grid_rows)) {
-      launch_dependent(attention_rows_kernel<Cache, false, HeadLanes>, heads_of_rows, dim3(attention_threads), attention_shared_bytes(),
-                       stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+    if (attention_narrow(grid_rows)) {
+      attend(attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>, attention_narrow_threads);
     } else {
-      launch_dependent(attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>, heads_of_rows, dim3(attention_narrow_threads),
-                       attention_shared_bytes(), stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+      attend(attention_rows_kernel<Cache, false, HeadLanes>, attention_threads);
     }
   }
 

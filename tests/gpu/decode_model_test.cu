@@ -216,9 +216,15 @@ TEST_F(decode_model, narrow_attention_blocks_give_the_wide_ones_bits) {
   prompt = 300;
   new_tokens = 31;
   draw_prompts();
-  std::vector<float> cached_first, cached_last, recomputed_first, recomputed_last;
-  const auto cached = gpu_tokens(true, &cached_first, &cached_last);
-  const auto recomputed = gpu_tokens(false, &recomputed_first, &recomputed_last);
+  int device = 0;
+  int sms = 0;
+  AISP_CUDA_CHECK(cudaGetDevice(&device));
+  AISP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  ASSERT_GT(prompt * config_.heads, 2 * sms) << "the recomputed launches must not fit one wave of wide blocks";
+  ASSERT_EQ(aisp::decode::attention_narrow_threads % config_.head_dim, 0) << "narrow blocks need head_dim to divide them";
+  std::vector<float> cached_last, recomputed_last;
+  const auto cached = gpu_tokens(true, nullptr, &cached_last);
+  const auto recomputed = gpu_tokens(false, nullptr, &recomputed_last);
   EXPECT_EQ(recomputed, cached);
   EXPECT_EQ(recomputed_last, cached_last) << "after " << prompt + new_tokens - 1 << " positions";
 }
