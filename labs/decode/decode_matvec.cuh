@@ -91,6 +91,13 @@ __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t
 
 constexpr std::uint32_t tf32_mask = 0xffffe000u;
 
+// x's two tf32 pieces (Note [tensor-core rows]): hi, x with its low 13 bits cleared, and lo, the
+// rest likewise.
+__device__ __forceinline__ std::uint32_t tf32_hi(float value) { return __float_as_uint(value) & tf32_mask; }
+__device__ __forceinline__ std::uint32_t tf32_lo(float value, std::uint32_t hi) {
+  return __float_as_uint(__fsub_rn(value, __uint_as_float(hi))) & tf32_mask;
+}
+
 // What a matvec reads as its x: x itself; x times its row's RMS scale (Note [folded norm]); or
 // swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]). The last two are made
 // where x is staged (Note [staged x]), at one row.
@@ -109,33 +116,80 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
   const float values[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
-    hi[e] = __float_as_uint(values[e]) & tf32_mask;
-    lo[e] = __float_as_uint(__fsub_rn(values[e], __uint_as_float(hi[e]))) & tf32_mask;
+    hi[e] = tf32_hi(values[e]);
+    lo[e] = tf32_lo(values[e], hi[e]);
   }
 }
 
 // A tile's accumulators: [piece][mma j % 2], each an m16n8 fragment.
 using matvec_acc = float[2][2][4];
 
-// One chunk: the lane's eight k of weight rows g and g + 8 (top, bottom) against Tiles tiles of 8 rows.
+// One chunk of one tile: the lane's eight k of weight rows g and g + 8 (top, bottom) against its
+// eight x in pieces.
+__device__ __forceinline__ void mma_chunk_pieces(const uint4& top, const uint4& bottom, const std::uint32_t (&hi)[8],
+                                                 const std::uint32_t (&lo)[8], float (&acc)[2][2][4]) {
+  const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
+  const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
+    const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
+    const std::uint32_t b_hi[2] = {hi[2 * j], hi[2 * j + 1]};
+    const std::uint32_t b_lo[2] = {lo[2 * j], lo[2 * j + 1]};
+    mma_tf32_1688(acc[0][j % 2], a, b_hi);
+    mma_tf32_1688(acc[1][j % 2], a, b_lo);
+  }
+}
+
+// One chunk of one tile at one row against the split's staged pieces (Note [staged pieces]):
+// `pieces` holds the split's hi words, then its lo words. Note [one row, both pieces]: at one
+// row B's column 0 (lanes 0-3) takes hi and column 1 (lanes 4-7) lo, so one mma does what the
+// hi and the lo mma did: D[f][0] is the hi product, D[f][1] the lo one, each computed from its
+// own column as before (the premise of Note [batch-invariant rows]), so the bits are unchanged
+// and a chunk takes 4 mmas, not 8. `merged[j % 2]` gets mma j: c0 and c1 feature g's hi and lo,
+// c2 and c3 feature g + 8's; unmerge_one_row puts them where the split's adds read them. The
+// batch-1 step in a graph 0.753 / 0.755 -> 0.711 / 0.709 ms, every logit's bits unchanged at 1-16
+// rows; the one-row launches alone 1,028 -> 981 us a step (Nsight Compute; H200 GPU-54196981,
+// 2026-12-03, labs/decode/README.md). The launches of 2-16 rows, no longer built with the
+// one-row path's branches (matvec_path::one_row), took 2.6-2.8% off their steps as well.
+__device__ __forceinline__ void mma_chunk_one_row(const uint4& top, const uint4& bottom, const std::uint32_t* pieces, bool in_split, int at,
+                                                  float (&merged)[2][4]) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const bool mine = lane < 8 && in_split;
+  const std::uint32_t* piece = pieces + (lane >= 4 ? matvec_split_k : 0) + at;
+  const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
+  const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const uint2 b = mine ? *reinterpret_cast<const uint2*>(piece + 2 * j) : make_uint2(0, 0);
+    const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
+    const std::uint32_t b_pair[2] = {b.x, b.y};
+    mma_tf32_1688(merged[j % 2], a, b_pair);
+  }
+}
+
+// The merged accumulators of Note [one row, both pieces] as a tile's [piece][j % 2][i] (rows 1
+// and up, never stored, zero).
+__device__ __forceinline__ void unmerge_one_row(const float (&merged)[2][4], float (&acc)[2][2][4]) {
+#pragma unroll
+  for (int jp = 0; jp < 2; ++jp) {
+    acc[0][jp][0] = merged[jp][0];
+    acc[1][jp][0] = merged[jp][1];
+    acc[0][jp][2] = merged[jp][2];
+    acc[1][jp][2] = merged[jp][3];
+    acc[0][jp][1] = acc[1][jp][1] = acc[0][jp][3] = acc[1][jp][3] = 0.0f;
+  }
+}
+
+// One chunk against Tiles tiles of 8 rows, each lane's x read from `x` and split.
 template <int Tiles>
 __device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom, const float* x, int first_row, int rows, int k, int at,
                                           bool in_split, matvec_acc (&acc)[Tiles]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
-  const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
-  const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
     std::uint32_t hi[8], lo[8];
     x_pieces(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, hi, lo);
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
-      const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
-      const std::uint32_t b_hi[2] = {hi[2 * j], hi[2 * j + 1]};
-      const std::uint32_t b_lo[2] = {lo[2 * j], lo[2 * j + 1]};
-      mma_tf32_1688(acc[t][0][j % 2], a, b_hi);
-      mma_tf32_1688(acc[t][1][j % 2], a, b_lo);
-    }
+    mma_chunk_pieces(top, bottom, hi, lo, acc[t]);
   }
 }
 
@@ -225,6 +279,11 @@ __device__ __forceinline__ void load_split(const uint4* tile, int split, uint4 (
 // of the one-row down projection's stall samples on its x. Through L1 (.ca), since a row's x is
 // every warp's of the SM: through L2 alone (.cg) the normed launches took 14.9 -> 17.0 us. The
 // batch-1 step 0.773 -> 0.758 ms, bits unchanged (H200s, 2026-12-02, labs/decode/README.md).
+// Note [staged pieces]: the staged split holds x already in its two tf32 pieces (hi words, then
+// lo words), made once a split by the lane that stages them, where every lane of the warp split
+// its eight x again for each chunk (24 instructions a chunk, lanes 4-31 on zeros): the same
+// pieces, so the bits are unchanged. Alone it bought nothing (the batch-1 step 0.753 / 0.755 ->
+// 0.751 / 0.752 ms); Note [one row, both pieces] reads it.
 template <x_form Form>
 constexpr int raw_x_floats = matvec_split_k * (Form == x_form::swiglu ? 2 : 1);  // x of a split, or its gate then its up
 
@@ -248,7 +307,7 @@ __device__ __forceinline__ void copy_split_x_async(const float* x, int k, int sp
 // The lane's raw x of a split (its own copies, landed) in its form into the warp's staging
 // buffer. Past k the copies are zeros, and so are swiglu(0, 0) and 0 x scale.
 template <x_form Form>
-__device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, float* staged) {
+__device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, std::uint32_t* staged) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   __syncwarp();  // the last split's x is read
   const auto* v = reinterpret_cast<const float4*>(raw + lane * 8);
@@ -265,9 +324,18 @@ __device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, f
 #pragma unroll
     for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
   }
-  auto* out = reinterpret_cast<float4*>(staged + lane * 8);
-  out[0] = make_float4(values[0], values[1], values[2], values[3]);
-  out[1] = make_float4(values[4], values[5], values[6], values[7]);
+  std::uint32_t hi[8], lo[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) {
+    hi[e] = tf32_hi(values[e]);
+    lo[e] = tf32_lo(values[e], hi[e]);
+  }
+  auto* out_hi = reinterpret_cast<uint4*>(staged + lane * 8);
+  auto* out_lo = reinterpret_cast<uint4*>(staged + matvec_split_k + lane * 8);
+  out_hi[0] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+  out_hi[1] = make_uint4(hi[4], hi[5], hi[6], hi[7]);
+  out_lo[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+  out_lo[1] = make_uint4(lo[4], lo[5], lo[6], lo[7]);
   __syncwarp();
 }
 
@@ -336,6 +404,7 @@ struct matvec_path {
   bool stage_x = false; // x staged at more than one row (Note [staged rows]); else x from L1 / L2
   int ring_chunks = 0;  // weight chunks a warp in flight through shared memory (Note [weights in shared memory]); 0: registers
   int min_blocks = 1;   // blocks an SM asked of ptxas
+  bool one_row = false; // a launch of one row: x staged a split at a time (Note [staged x]), in any form
 };
 
 template <matvec_path Path>
@@ -363,14 +432,15 @@ __device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks,
 // Launched as a dependent launch (Note [weights before the wait]), with Ring KB of dynamic
 // shared memory a warp.
 // The template's numbers are a matvec_path's (nvcc's launch stubs take no class-type parameters).
-template <int Tiles, x_form Form, int Depth, bool StageX, int Ring, int MinBlocks>
+template <int Tiles, x_form Form, int Depth, bool StageX, int Ring, int MinBlocks, bool OneRow>
 __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
     matvec_mma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
   static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
   static_assert(Ring == 0 || Depth == 1, "a ring in shared memory replaces the registers' depth");
-  static_assert(Form == x_form::plain || Tiles == 1, "a folded norm or swiglu takes one row, staged");
+  static_assert(Form == x_form::plain || OneRow, "a folded norm or swiglu takes one row, staged");
+  static_assert(!OneRow || (Tiles == 1 && !StageX && Ring == 0), "one row is one tile, its x staged a split at a time");
   __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
   extern __shared__ __align__(16) uint4 ring_slots[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
@@ -404,11 +474,10 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();
-  constexpr bool may_stage = Tiles == 1 && !StageX;  // the launchers stage x only at one row, on these paths
-  __shared__ __align__(16) float staged_x[may_stage ? matvec_block_warps : 1][matvec_split_k];
-  __shared__ __align__(16) float raw_x[may_stage ? matvec_block_warps : 1][2][may_stage ? raw_x_floats<Form> : 1];
+  constexpr bool staged = OneRow;  // x staged a split at a time (Note [staged x])
+  __shared__ __align__(16) std::uint32_t staged_x[staged ? matvec_block_warps : 1][2 * matvec_split_k];  // Note [staged pieces]
+  __shared__ __align__(16) float raw_x[staged ? matvec_block_warps : 1][2][staged ? raw_x_floats<Form> : 1];
   __shared__ __align__(16) float staged_rows[StageX ? matvec_block_warps : 1][2][StageX ? staged_rows_floats<Tiles> : 1];
-  const bool staged = may_stage && (Form != x_form::plain || rows == 1);  // the launchers fold only at rows == 1
   float x_scale = 1.0f;
   if constexpr (Form == x_form::rms_normed) {
     __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
@@ -424,6 +493,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       if (s >= end_split) break;  // the same for the whole warp
       const int split_end = min(k, (s + 1) * matvec_split_k);
       matvec_acc acc[Tiles] = {};
+      float merged[2][4] = {};  // Note [one row, both pieces]
       if (staged) {
         if (s + 1 < end_split) {
           copy_split_x_async<Form>(x, k, s + 1, raw_x[warp][(s + 1 - first_split) % 2]);
@@ -449,7 +519,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
           bottom_now = bottom[d][u];
         }
         if (staged) {
-          mma_chunk<Tiles>(top_now, bottom_now, staged_x[warp], 0, 1, k, at - s * matvec_split_k, at < split_end, acc);
+          mma_chunk_one_row(top_now, bottom_now, staged_x[warp], at < split_end, at - s * matvec_split_k, merged);
         } else if constexpr (StageX && Form == x_form::plain) {
           constexpr int stage_k = staged_rows_k<Tiles>;
           constexpr int chunks_a_stage = stage_k / matvec_chunk_k;
@@ -478,6 +548,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
           load_chunk(tile, s + Depth, u, top[d][u], bottom[d][u]);  // Note [weight ring]
         }
       }
+      if (staged) unmerge_one_row(merged, acc[0]);
 #pragma unroll
       for (int t = 0; t < Tiles; ++t) {
 #pragma unroll
@@ -524,9 +595,9 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
 // The paths launch_matvec takes (measured: Notes [weights in shared memory], [staged rows]). A
 // plan walks where a tile's warps fill its block and each walks two or more splits (the down
 // projection): Depth 2 there, and x staged at 2-8 rows.
-constexpr matvec_path one_row_path{.tiles = 1, .depth = 1, .min_blocks = 2};
-constexpr matvec_path one_row_walking_path{.tiles = 1, .depth = 2};
-constexpr matvec_path one_tile_path = one_row_path;
+constexpr matvec_path one_row_path{.tiles = 1, .depth = 1, .min_blocks = 2, .one_row = true};
+constexpr matvec_path one_row_walking_path{.tiles = 1, .depth = 2, .one_row = true};
+constexpr matvec_path one_tile_path{.tiles = 1, .depth = 1, .min_blocks = 2};
 constexpr matvec_path one_tile_walking_path{.tiles = 1, .depth = 2, .stage_x = true};
 constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks = 2};
 // Note [walking rows in two blocks]: at 9-16 rows the down projection's 128 tiles ran one block
@@ -541,7 +612,8 @@ constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks =
 constexpr matvec_path four_tiles_path{.tiles = 4};
 
 template <matvec_path Path, x_form Form>
-constexpr auto matvec_kernel_of = matvec_mma_kernel<Path.tiles, Form, Path.depth, Path.stage_x, Path.ring_chunks, Path.min_blocks>;
+constexpr auto matvec_kernel_of =
+    matvec_mma_kernel<Path.tiles, Form, Path.depth, Path.stage_x, Path.ring_chunks, Path.min_blocks, Path.one_row>;
 
 [[nodiscard]] inline bool matvec_walks(const matvec_plan& plan) { return plan.tiles_a_block == 1 && plan.splits_a_warp >= 2; }
 
