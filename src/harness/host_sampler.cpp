@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
 
 namespace aisp {
@@ -27,14 +28,21 @@ class host_sampler final : public sampler {
     if (before) before();
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
-    const double others_before = other_threads_cpu_s();
+    // The children's walk of /proc stays outside the process clock's readings, so its own CPU
+    // does not count as the span's (Note [host idle]).
+    const double children_before = children_cpu_s();
+    const auto cpu_before = take_cpu_reading();
     const long long faults_before = minor_faults_so_far();
     const auto start = std::chrono::steady_clock::now();
     for (int call = 0; call < calls_; ++call) one_call_();
     const auto stop = std::chrono::steady_clock::now();
     sample_record record;
     record.minor_faults = minor_faults_so_far() - faults_before;
-    record.other_threads_cpu_s = other_threads_cpu_s() - others_before;
+    const auto cpu_after = take_cpu_reading();
+    const double children_used_s = children_cpu_s() - children_before;
+    const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
+    record.other_threads_cpu_s = others_s(cpu_after) - others_s(cpu_before);
+    record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;

@@ -73,6 +73,10 @@ struct cpu_reading {
   double thread_cpu_s = 0;
 };
 [[nodiscard]] cpu_reading take_cpu_reading();
+// The CPU time of the worker's child processes so far: every thread of the live ones (and of
+// theirs), and the reaped ones'. A variant of an executable pair computes in a process of its
+// own (Note [executable pairs]), which the process clock does not see (Note [host idle]).
+[[nodiscard]] double children_cpu_s();
 [[nodiscard]] std::uint64_t allocation_count();
 
 }  // namespace aisp

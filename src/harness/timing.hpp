@@ -28,6 +28,9 @@ struct sample_record {
   // Note [worker CPU time]: CPU time of the worker's other threads across the timed span (the
   // harness's own fill threads have finished before it opens); stays in the worker.
   double other_threads_cpu_s = 0;
+  // Note [host idle]: the whole process's CPU time across the same span, its child processes'
+  // included; host sampler only (the device sampler leaves it 0).
+  double process_cpu_s = 0;
   // M6: the process's minor page faults across the same span. The harness's own work before it
   // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
   long long minor_faults = 0;

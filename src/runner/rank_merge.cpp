@@ -1,6 +1,7 @@
 #include "runner/rank_merge.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "aisp/check.hpp"
 
@@ -106,7 +107,10 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
   const auto share = [](const json& cpu, const char* used, const char* wall) {
     return number(cpu, used) / std::max(number(cpu, wall), 1e-9);
   };
+  // Note [host idle] per rank: the smallest share of its timed spans a rank spent on a CPU, set
+  // against the spans kept; a rank that sleeps shows.
   json cpu = merged.value("cpu", json::object());
+  double least_busy_share = std::numeric_limits<double>::infinity();
   for (const auto& r : replies) {
     faults += r.value("minor_faults", 0LL);
     const json other = r.value("cpu", json::object());
@@ -114,6 +118,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
       cpu["wall_s"] = number(other, "wall_s");
       cpu["other_threads_cpu_s"] = number(other, "other_threads_cpu_s");
     }
+    if (number(other, "wall_s") > 0) least_busy_share = std::min(least_busy_share, share(other, "process_cpu_s", "wall_s"));
     if (share(other, "idle_cpu_s", "idle_wall_s") > share(cpu, "idle_cpu_s", "idle_wall_s")) {
       cpu["idle_wall_s"] = number(other, "idle_wall_s");
       cpu["idle_cpu_s"] = number(other, "idle_cpu_s");
@@ -122,6 +127,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
     if (merged.value("access_policy", std::string()).empty()) merged["access_policy"] = r.value("access_policy", std::string());
   }
   merged["minor_faults"] = faults;
+  if (number(cpu, "wall_s") > 0) cpu["process_cpu_s"] = least_busy_share * number(cpu, "wall_s");
   if (merged.contains("cpu")) merged["cpu"] = std::move(cpu);
   if (!merged.value("verified", json()).is_object()) return merged;
   json& verified = merged["verified"];

@@ -86,6 +86,11 @@ inline const check_kind sandbox_kill{"sandbox", {"L5", "V1"}, "the sandbox kille
 // Note [worker CPU time]: threads other than the serving one busy during timed visits, or any
 // thread busy while the worker waits between requests (helpers started in setup()).
 inline const check_kind worker_cpu{"worker-cpu", {"L5", "S8"}, "the worker's other threads used CPU around its timed samples"};
+// Note [host idle]: a host variant whose worker (child processes included) was off the CPU
+// through most of its timed spans: a sleep or a blocking wait in every call, such as a
+// handicapped baseline's, which `outliers` cannot see (S2); the host side of L1's CPU reading.
+inline const check_kind host_idle{"host-idle", {"S2", "L1"},
+                                  "the host variant's process was off the CPU through most of its timed spans (it slept or blocked)"};
 inline const check_kind priority_change{"priority-change", {"E3"}, "run() changed the worker's priority"};
 // Judge-side statistics and declarations.
 inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};

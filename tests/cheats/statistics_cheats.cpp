@@ -1,8 +1,9 @@
 // Planted cheats of the statistical rows (S2, S5, S7, S8) and of timer granularity (T4): the
-// outputs are right; the samples lie. Outliers planted in the baseline, calls too slow for the
-// minimum sample count, an allocator in the timed call, calls too short for the clock, a baseline
-// that runs at two speeds in its two workers. Each must fail with its row's code (S8: its verdict
-// is inconclusive, with the reason). S1, S3, S4 and S6 are rules of the statistics themselves.
+// outputs are right; the samples lie. Outliers planted in the baseline, a baseline that sleeps
+// in every call, calls too slow for the minimum sample count, an allocator in the timed call,
+// calls too short for the clock, a baseline that runs at two speeds in its two workers. Each must
+// fail with its row's code (S8: its verdict is inconclusive, with the reason). S1, S3, S4 and S6
+// are rules of the statistics themselves.
 // Run: aisp_cheats bench run --targets cheats
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -28,6 +29,14 @@ void baseline_with_outliers(run_context& ctx) {
   static int calls = 0;
   if (++calls % 4 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
+}
+
+// ---- S2: the baseline does its work, then sleeps 1 ms on every call: every sample is slow
+// alike, so no sample is an outlier, and the honest optimized variant looks 20x faster. Its
+// process is off the CPU through most of each timed span (Note [host idle]) ----
+void baseline_that_sleeps(run_context& ctx) {
+  affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 // ---- S8: the baseline takes four times as long in whichever of its two workers reaches setup()
@@ -75,6 +84,13 @@ void two_speed_baseline(run_context& ctx) {
       .add_variant("optimized", "honest loop: y = 2x + 1", honest_run(affine_math));
 }
 
+[[nodiscard]] pair sleeping_baseline_pair() {
+  return elementwise_declaration("cheats:s2_baseline_sleeps_every_call", "S2")
+      .summary(cheat_summary("S2", "the baseline sleeps 1 ms after every call's work"))
+      .add_variant("baseline", "planted cheat: sleeps 1 ms after every call's work", baseline_that_sleeps)
+      .add_variant("optimized", "honest loop: y = 2x + 1", honest_run(affine_math));
+}
+
 // ---- S5: 0.4 s per call at the benchmark size: a 0.3 s budget holds one or two samples ----
 // Only the timed size is slow, so the verification sizes stay quick.
 void slow_at_benchmark_size(run_context& ctx) {
@@ -110,6 +126,7 @@ void scratch_per_call(run_context& ctx) {
 
 AISP_REGISTER(aisp::cheats::unalike_workers_pair());
 AISP_REGISTER(aisp::cheats::injected_outliers_pair().tag("check:outliers"));
+AISP_REGISTER(aisp::cheats::sleeping_baseline_pair().tag("check:host-idle"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:s5_too_few_samples", "S5",
                                              "sleeps 0.4 s per call at the benchmark size",
                                              aisp::cheats::slow_at_benchmark_size).tag("check:sample-count"));

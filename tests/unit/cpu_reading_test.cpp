@@ -1,8 +1,11 @@
 // Note [bracketed CPU reading]: a single-threaded process reads no other threads' CPU across a
 // span that begins right after a cache flush, and a helper's CPU inside the span is all read.
+// Note [host idle]: a child process's CPU is read too.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <thread>
@@ -47,6 +50,41 @@ TEST(cpu_reading, a_helpers_cpu_inside_the_span_is_read_whole) {
   const double others = aisp::other_threads_cpu_s() - before;
   EXPECT_GT(others, 19e-3);
   EXPECT_LT(others, 25e-3);
+}
+
+// Note [host idle]: an executable pair's variant computes in a child process, whose CPU the
+// process clock does not see. Read live, then again once the child is reaped, it is all there.
+TEST(cpu_reading, a_child_process_cpu_is_read_while_it_lives_and_after_it_is_reaped) {
+  int spun[2];
+  int release[2];
+  ASSERT_EQ(pipe(spun), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const double before = aisp::children_cpu_s();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(release[1]);  // or its own copy would keep the read below from ever seeing the end
+    spin_for_own_cpu(20e-3);
+    char done = 1;
+    if (write(spun[1], &done, 1) != 1) _exit(1);
+    if (read(release[0], &done, 1) < 0) _exit(1);  // alive, and idle, until the parent reads
+    _exit(0);
+  }
+  close(release[0]);
+  char done = 0;
+  const bool spun_whole = read(spun[0], &done, 1) == 1;
+  const double while_alive = aisp::children_cpu_s() - before;
+  close(release[1]);
+  close(spun[0]);
+  close(spun[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  const double once_reaped = aisp::children_cpu_s() - before;
+  ASSERT_TRUE(spun_whole);
+  EXPECT_GT(while_alive, 19e-3);
+  EXPECT_LT(while_alive, 25e-3);
+  EXPECT_GT(once_reaped, 19e-3);
+  EXPECT_LT(once_reaped, 25e-3);
 }
 
 }  // namespace

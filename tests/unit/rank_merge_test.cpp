@@ -83,6 +83,17 @@ TEST(rank_merge, a_helper_on_one_rank_is_not_averaged_away) {
   EXPECT_DOUBLE_EQ(merged["cpu"]["idle_cpu_s"].get<double>(), 0.5);
 }
 
+// Note [host idle]: a host rank that sleeps through its spans shows, whichever rank's spans are kept.
+TEST(rank_merge, a_rank_off_the_cpu_is_not_averaged_away) {
+  auto busy = sample_reply({1.0});
+  busy["cpu"] = {{"wall_s", 2.0}, {"other_threads_cpu_s", 0.1}, {"process_cpu_s", 2.0}};
+  auto sleeping = sample_reply({1.0});
+  sleeping["cpu"] = {{"wall_s", 1.0}, {"other_threads_cpu_s", 0.0}, {"process_cpu_s", 0.1}};
+  const auto merged = ranks::merge_sample({sleeping, busy}, {});
+  EXPECT_DOUBLE_EQ(merged["cpu"]["wall_s"].get<double>(), 2.0);        // the busier helper's rank
+  EXPECT_DOUBLE_EQ(merged["cpu"]["process_cpu_s"].get<double>(), 0.2);  // at the sleeping rank's 10%
+}
+
 TEST(rank_merge, values_concatenate_rank_after_rank) {
   const auto merged = ranks::concatenate_values({{{"y", {1, 2}}}, {{"y", {3, 4}}}});
   EXPECT_EQ(merged["y"], json::array({1, 2, 3, 4}));

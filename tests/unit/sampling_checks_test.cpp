@@ -1,6 +1,6 @@
 // The judge's sampling checks on a slot built by hand: the paths no planted cheat can reach on
-// a lent card (a thermally throttled GPU: the card's state is never changed) and the worker-CPU
-// thresholds by backend (Note [worker CPU time]).
+// a lent card (a thermally throttled GPU: the card's state is never changed), the worker-CPU
+// thresholds by backend (Note [worker CPU time]) and a host worker off the CPU (Note [host idle]).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -50,20 +50,22 @@ TEST(check_sampling, samples_under_a_thermal_clock_event_fail_thermal_throttle) 
   EXPECT_FALSE(failed(checks, "thermal-throttle"));
 }
 
+// Whether one of the slot's CPU checks (check_worker_cpu, check_host_idle) fails `name`.
+using slot_check = void (*)(const aisp::variant_slot&, bool, std::vector<check_result>&);
+bool fails(slot_check check, const aisp::variant_slot& slot, bool on_gpu, const std::string& name) {
+  std::vector<check_result> checks;
+  check(slot, on_gpu, checks);
+  return failed(checks, name);
+}
+
 TEST(check_worker_cpu, a_host_pair_allows_far_less_helper_cpu_than_a_cuda_pair) {
   auto slot = slot_with_samples(100, 1e-3);
   slot.cpu.visit_wall_s = 1.0;
   slot.cpu.other_threads_cpu_s = 0.2;  // 20%: CUDA's own threads reach this; a host pair has none
-  std::vector<check_result> host;
-  aisp::check_worker_cpu(slot, false, host);
-  EXPECT_TRUE(failed(host, "worker-cpu"));
-  std::vector<check_result> cuda;
-  aisp::check_worker_cpu(slot, true, cuda);
-  EXPECT_FALSE(failed(cuda, "worker-cpu"));
+  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
+  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
   slot.cpu.other_threads_cpu_s = 0.6;
-  cuda.clear();
-  aisp::check_worker_cpu(slot, true, cuda);
-  EXPECT_TRUE(failed(cuda, "worker-cpu"));
+  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
 }
 
 // A short run (the planted-cheat suite's --max-time 0.3): a host helper that did most of the work
@@ -72,17 +74,38 @@ TEST(check_worker_cpu, a_host_helper_doing_most_of_a_short_run_fails_under_the_f
   auto slot = slot_with_samples(10, 1e-4);
   slot.cpu.visit_wall_s = 0.96e-3;
   slot.cpu.other_threads_cpu_s = 0.79e-3;  // cheats:l5_helper_does_the_call_after_return, 2026-12-03
-  std::vector<check_result> host;
-  aisp::check_worker_cpu(slot, false, host);
-  EXPECT_TRUE(failed(host, "worker-cpu"));
+  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
   slot.cpu.other_threads_cpu_s = 8e-6;
-  host.clear();
-  aisp::check_worker_cpu(slot, false, host);
-  EXPECT_FALSE(failed(host, "worker-cpu"));
+  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
   slot.cpu.other_threads_cpu_s = 0.79e-3;  // a CUDA pair keeps its own threads' allowance
-  std::vector<check_result> cuda;
-  aisp::check_worker_cpu(slot, true, cuda);
-  EXPECT_FALSE(failed(cuda, "worker-cpu"));
+  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
+}
+
+// Note [host idle]: 0.120 s of timed spans, 1 ms of sleep after ~50 us of work a call (the
+// planted cheat) leaves 0.004 s of CPU; an honest host variant is on the CPU the whole span.
+TEST(check_host_idle, a_host_variant_that_sleeps_through_its_spans_fails_and_an_honest_one_passes) {
+  auto slot = slot_with_samples(100, 1e-3);
+  slot.cpu.visit_wall_s = 0.120;
+  slot.cpu.process_cpu_s = 0.004;
+  std::vector<check_result> host;
+  aisp::check_host_idle(slot, false, host);
+  ASSERT_TRUE(failed(host, "host-idle"));
+  EXPECT_NE(host.front().detail.find("0.004 s of CPU in 0.120 s of timed spans (3%)"), std::string::npos) << host.front().detail;
+  slot.cpu.process_cpu_s = 0.118;
+  EXPECT_FALSE(fails(aisp::check_host_idle, slot, false, "host-idle"));
+  slot.cpu.process_cpu_s = 0.036;  // 30%: preempted on a loaded machine, still over a quarter
+  EXPECT_FALSE(fails(aisp::check_host_idle, slot, false, "host-idle"));
+}
+
+TEST(check_host_idle, a_gpu_variant_and_a_run_under_2_ms_are_not_judged) {
+  auto slot = slot_with_samples(100, 1e-3);
+  slot.cpu.visit_wall_s = 0.120;
+  slot.cpu.process_cpu_s = 0.0;  // a CUDA worker's host waits for the device: device-idle's side
+  EXPECT_FALSE(fails(aisp::check_host_idle, slot, true, "host-idle"));
+  slot.cpu.visit_wall_s = 1.9e-3;  // a few samples: too coarse to judge
+  EXPECT_FALSE(fails(aisp::check_host_idle, slot, false, "host-idle"));
+  slot.cpu.visit_wall_s = 2.1e-3;
+  EXPECT_TRUE(fails(aisp::check_host_idle, slot, false, "host-idle"));
 }
 
 }  // namespace
