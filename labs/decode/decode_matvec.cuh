@@ -1,7 +1,7 @@
 // labs/decode's matvec, y (rows, n_out) from x (rows, k) fp32 and w (n_out, k) bf16, on the tensor
 // cores for every row count (Note [tensor-core rows]), and the launchers the model calls: a plain
 // matvec, one with the RMS norm of its input and one with SwiGLU of it (each folded in at one
-// row: Notes [folded norm], [folded swiglu]). Every matvec is a programmatic dependent launch
+// row: Notes [norm as an output scale], [folded swiglu]). Every matvec is a programmatic dependent launch
 // (Note [weights before the wait]). The weights are read from their packed copy (Note [packed
 // weights]), which pack_matrix makes.
 #pragma once
@@ -91,6 +91,23 @@ __device__ __forceinline__ void mma_tf32_1688(float (&d)[4], const std::uint32_t
 
 constexpr std::uint32_t tf32_mask = 0xffffe000u;
 
+// Note [norm as an output scale]: W rms_norm(x) = s W x with s = 1 / sqrt(mean(x^2) + eps) a
+// row's scalar (the model's gains are ones), so a normed matvec multiplies each row's sum by s
+// instead of scaling x first, and no launch waits for a norm: a block needs s only when it stores.
+// The sum of squares comes from the x its warps read anyway, in one order for every row count:
+// each group of 8 consecutive x (a lane's eight of a chunk) summed in order from zero; a split's
+// 32 groups in warp_sum's tree (group l meets l ^ 16, then ^ 8, ^ 4, ^ 2, ^ 1: the lanes that
+// stage a split at one row hold one group each, and a lane of a multi-row launch holds groups q,
+// q + 4, ..., q + 28 of its row, pairing them in the same tree before its shuffles); then the
+// splits in the order the dot products' totals add (a warp's, then the tile's warps in order).
+// So every row count gives a row the same s and the same bits.
+__device__ __forceinline__ float group_squares(const float (&values)[8]) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) sum = __fmaf_rn(values[e], values[e], sum);
+  return sum;
+}
+
 // x's two tf32 pieces (Note [tensor-core rows]): hi, x with its low 13 bits cleared, and lo, the
 // rest likewise.
 __device__ __forceinline__ std::uint32_t tf32_hi(float value) { return __float_as_uint(value) & tf32_mask; }
@@ -98,14 +115,15 @@ __device__ __forceinline__ std::uint32_t tf32_lo(float value, std::uint32_t hi) 
   return __float_as_uint(__fsub_rn(value, __uint_as_float(hi))) & tf32_mask;
 }
 
-// What a matvec reads as its x: x itself; x times its row's RMS scale (Note [folded norm]); or
-// swiglu of a (rows, 2k) gate_up, silu(gate) up (Note [folded swiglu]). The last two are made
-// where x is staged (Note [staged x]), at one row.
+// What a matvec reads as its x: x itself; x, each row's sum then scaled by the row's RMS scale
+// (Note [norm as an output scale]); or swiglu of a (rows, 2k) gate_up, silu(gate) up (Note
+// [folded swiglu]), made where x is staged (Note [staged x]), at one row.
 enum class x_form { plain, rms_normed, swiglu };
 
-// Eight consecutive x of a row (zeros past the rows or past the split) as hi and lo tf32 pieces.
-__device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, std::uint32_t (&hi)[8],
-                                         std::uint32_t (&lo)[8]) {
+// Eight consecutive x of a row (zeros past the rows or past the split) as hi and lo tf32 pieces;
+// returns their sum of squares in order (Note [norm as an output scale]).
+__device__ __forceinline__ float x_pieces(const float* x, int row, int rows, int k, int at, bool in_split, std::uint32_t (&hi)[8],
+                                          std::uint32_t (&lo)[8]) {
   float4 a = make_float4(0.f, 0.f, 0.f, 0.f);
   float4 b = a;
   if (row < rows && in_split) {
@@ -119,6 +137,7 @@ __device__ __forceinline__ void x_pieces(const float* x, int row, int rows, int 
     hi[e] = tf32_hi(values[e]);
     lo[e] = tf32_lo(values[e], hi[e]);
   }
+  return group_squares(values);
 }
 
 // A tile's accumulators: [piece][mma j % 2], each an m16n8 fragment.
@@ -180,17 +199,32 @@ __device__ __forceinline__ void unmerge_one_row(const float (&merged)[2][4], flo
   }
 }
 
-// One chunk against Tiles tiles of 8 rows, each lane's x read from `x` and split.
+// One chunk against Tiles tiles of 8 rows, each lane's x read from `x` and split; `squares[t]`
+// gets the sum of squares of the lane's eight x of tile t.
 template <int Tiles>
 __device__ __forceinline__ void mma_chunk(const uint4& top, const uint4& bottom, const float* x, int first_row, int rows, int k, int at,
-                                          bool in_split, matvec_acc (&acc)[Tiles]) {
+                                          bool in_split, matvec_acc (&acc)[Tiles], float (&squares)[Tiles]) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
     std::uint32_t hi[8], lo[8];
-    x_pieces(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, hi, lo);
+    squares[t] = x_pieces(x, first_row + t * matvec_tile_rows + lane / 4, rows, k, at, in_split, hi, lo);
     mma_chunk_pieces(top, bottom, hi, lo, acc[t]);
   }
+}
+
+// A split's sum of squares of a row from a lane's groups (Note [norm as an output scale]): the
+// lane of a multi-row launch holds groups q + 4u of its row in paired[u % 4] as
+// pair_groups_of_split adds them (u + 4 onto u), then this finishes warp_sum's tree.
+__device__ __forceinline__ float split_squares(const float (&paired)[4]) {
+  float total = __fadd_rn(__fadd_rn(paired[0], paired[2]), __fadd_rn(paired[1], paired[3]));
+  total = __fadd_rn(total, __shfl_xor_sync(0xffffffffu, total, 2));
+  return __fadd_rn(total, __shfl_xor_sync(0xffffffffu, total, 1));
+}
+
+// Chunk u's group (lane l = 4u + q of a split) into the tree's first level: group l + 16 onto l.
+__device__ __forceinline__ void pair_groups_of_split(float (&paired)[4], int u, float group) {
+  paired[u % 4] = u < 4 ? group : __fadd_rn(paired[u % 4], group);
 }
 
 // The rounded end of a row's sum: scaled, then stored or added. Rounded intrinsics: a plain
@@ -305,9 +339,10 @@ __device__ __forceinline__ void copy_split_x_async(const float* x, int k, int sp
 }
 
 // The lane's raw x of a split (its own copies, landed) in its form into the warp's staging
-// buffer. Past k the copies are zeros, and so are swiglu(0, 0) and 0 x scale.
+// buffer. Past k the copies are zeros, and so is swiglu(0, 0). Returns the split's sum of squares
+// of x (Note [norm as an output scale]) for a normed matvec, else 0.
 template <x_form Form>
-__device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, std::uint32_t* staged) {
+__device__ __forceinline__ float stage_split_x(const float* raw, std::uint32_t* staged) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   __syncwarp();  // the last split's x is read
   const auto* v = reinterpret_cast<const float4*>(raw + lane * 8);
@@ -322,7 +357,7 @@ __device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, s
     for (int e = 0; e < 8; ++e) values[e] = swiglu_value(read[e], up[e]);
   } else {
 #pragma unroll
-    for (int e = 0; e < 8; ++e) values[e] = Form == x_form::rms_normed ? __fmul_rn(read[e], x_scale) : read[e];
+    for (int e = 0; e < 8; ++e) values[e] = read[e];
   }
   std::uint32_t hi[8], lo[8];
 #pragma unroll
@@ -337,6 +372,8 @@ __device__ __forceinline__ void stage_split_x(const float* raw, float x_scale, s
   out_lo[0] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
   out_lo[1] = make_uint4(lo[4], lo[5], lo[6], lo[7]);
   __syncwarp();
+  if constexpr (Form == x_form::rms_normed) return warp_sum(group_squares(values));
+  return 0.0f;
 }
 
 // Note [staged rows]: at more than one row, a warp copies x for its Tiles x 8 rows into shared
@@ -428,7 +465,7 @@ __device__ __forceinline__ void issue_ring_chunk(uint4* ring, int c, int chunks,
 // y[r, n] = (accumulate ? y[r, n] : 0) + output_scale sum_k x[r, k] w[n, k] / sqrt(k) (Note
 // [weights as an input]; output_scale a power of two, Note [controlled acceptance]); k % 8 == 0.
 // blockIdx.x: tiles_a_block tiles of 16 features; blockIdx.y: Tiles tiles of 8 rows. Form: x
-// as it is, or (at one row) normed or swiglu'd on the way (Notes [folded norm], [folded swiglu]).
+// as it is, normed (Note [norm as an output scale]) or (at one row) swiglu'd on the way (Note [folded swiglu]).
 // Launched as a dependent launch (Note [weights before the wait]), with Ring KB of dynamic
 // shared memory a warp.
 // The template's numbers are a matvec_path's (nvcc's launch stubs take no class-type parameters).
@@ -436,12 +473,13 @@ template <int Tiles, x_form Form, int Depth, bool StageX, int Ring, int MinBlock
 __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
     matvec_mma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
-  static_assert(matvec_block_warps * 32 >= norm_block_threads, "the folded norm takes rms_norm_rows_kernel's threads");
   static_assert(matvec_split_k == matvec_chunk_k * matvec_loads_in_flight, "a split is one batch of loads");
   static_assert(Ring == 0 || Depth == 1, "a ring in shared memory replaces the registers' depth");
-  static_assert(Form == x_form::plain || OneRow, "a folded norm or swiglu takes one row, staged");
+  static_assert(Form != x_form::swiglu || OneRow, "a folded swiglu takes one row, staged");
   static_assert(!OneRow || (Tiles == 1 && !StageX && Ring == 0), "one row is one tile, its x staged a split at a time");
   __shared__ float warp_totals[matvec_block_warps][Tiles][4][32];
+  constexpr bool normed = Form == x_form::rms_normed;  // Note [norm as an output scale]
+  __shared__ float warp_squares[normed ? matvec_block_warps : 1][Tiles][32];
   extern __shared__ __align__(16) uint4 ring_slots[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -478,11 +516,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   __shared__ __align__(16) std::uint32_t staged_x[staged ? matvec_block_warps : 1][2 * matvec_split_k];  // Note [staged pieces]
   __shared__ __align__(16) float raw_x[staged ? matvec_block_warps : 1][2][staged ? raw_x_floats<Form> : 1];
   __shared__ __align__(16) float staged_rows[StageX ? matvec_block_warps : 1][2][StageX ? staged_rows_floats<Tiles> : 1];
-  float x_scale = 1.0f;
-  if constexpr (Form == x_form::rms_normed) {
-    __shared__ float norm_partial[matvec_block_warps];  // block_sum: a float a warp
-    x_scale = rms_scale(x, k, eps, norm_partial);  // every thread of the block
-  }
+  float squares[Tiles] = {};  // the lane's row's sum of squares over the warp's splits (normed)
   float total[Tiles][4] = {};
   int c = 0;  // the warp's chunks used (a ring in shared memory)
   if (staged && first_split < end_split) copy_split_x_async<Form>(x, k, first_split, raw_x[warp][0]);  // Note [x ahead of the weights]
@@ -494,6 +528,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       const int split_end = min(k, (s + 1) * matvec_split_k);
       matvec_acc acc[Tiles] = {};
       float merged[2][4] = {};  // Note [one row, both pieces]
+      float paired[Tiles][4] = {};  // the split's groups of squares, paired (Note [norm as an output scale])
       if (staged) {
         if (s + 1 < end_split) {
           copy_split_x_async<Form>(x, k, s + 1, raw_x[warp][(s + 1 - first_split) % 2]);
@@ -501,7 +536,8 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
         } else {
           ptx::cp_async_wait<0>();
         }
-        stage_split_x<Form>(raw_x[warp][(s - first_split) % 2], x_scale, staged_x[warp]);
+        const float split_squares_of_x = stage_split_x<Form>(raw_x[warp][(s - first_split) % 2], staged_x[warp]);
+        squares[0] = s == first_split ? split_squares_of_x : __fadd_rn(squares[0], split_squares_of_x);
       }
 #pragma unroll
       for (int u = 0; u < matvec_loads_in_flight; ++u) {
@@ -520,7 +556,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
         }
         if (staged) {
           mma_chunk_one_row(top_now, bottom_now, staged_x[warp], at < split_end, at - s * matvec_split_k, merged);
-        } else if constexpr (StageX && Form == x_form::plain) {
+        } else if constexpr (StageX && Form != x_form::swiglu) {
           constexpr int stage_k = staged_rows_k<Tiles>;
           constexpr int chunks_a_stage = stage_k / matvec_chunk_k;
           const int stage = (s - first_split) * (matvec_split_k / stage_k) + u / chunks_a_stage;
@@ -536,10 +572,16 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
             }
             __syncwarp();
           }
+          float chunk_squares[Tiles];
           mma_chunk<Tiles>(top_now, bottom_now, staged_rows[warp][stage % 2], 0, rows - first_row, staged_rows_stride<Tiles>,
-                           at - stage_from, at < split_end, acc);
-        } else if constexpr (Form == x_form::plain) {
-          mma_chunk<Tiles>(top_now, bottom_now, x, first_row, rows, k, at, at < split_end, acc);
+                           at - stage_from, at < split_end, acc, chunk_squares);
+#pragma unroll
+          for (int t = 0; t < Tiles; ++t) pair_groups_of_split(paired[t], u, chunk_squares[t]);
+        } else if constexpr (Form != x_form::swiglu) {
+          float chunk_squares[Tiles];
+          mma_chunk<Tiles>(top_now, bottom_now, x, first_row, rows, k, at, at < split_end, acc, chunk_squares);
+#pragma unroll
+          for (int t = 0; t < Tiles; ++t) pair_groups_of_split(paired[t], u, chunk_squares[t]);
         }
         if constexpr (Ring > 0) {
           issue_ring_chunk<Ring>(ring, c + Ring, chunks, first_split, tile);  // after the mmas read the slot
@@ -549,6 +591,13 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
         }
       }
       if (staged) unmerge_one_row(merged, acc[0]);
+      if constexpr (normed && !staged) {
+#pragma unroll
+        for (int t = 0; t < Tiles; ++t) {
+          const float split_sum = split_squares(paired[t]);
+          squares[t] = s == first_split ? split_sum : __fadd_rn(squares[t], split_sum);
+        }
+      }
 #pragma unroll
       for (int t = 0; t < Tiles; ++t) {
 #pragma unroll
@@ -567,6 +616,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       for (int t = 0; t < Tiles; ++t) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) warp_totals[warp][t][i][lane] = total[t][i];
+        if constexpr (normed) warp_squares[warp][t][lane] = squares[t];
       }
     }
     __syncthreads();
@@ -576,6 +626,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
       for (int t = 0; t < Tiles; ++t) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) total[t][i] = __fadd_rn(total[t][i], warp_totals[warp + other][t][i][lane]);
+        if constexpr (normed) squares[t] = __fadd_rn(squares[t], warp_squares[warp + other][t][lane]);
       }
     }
   }
@@ -583,11 +634,16 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   const float scale = matvec_scale(output_scale, k);
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
+    // A normed row's s (rms_scale's expression), held by its lanes 4r .. 4r + 3 (at one row, by all).
+    const float row_scale = normed ? 1.0f / sqrtf(squares[t] / static_cast<float>(k) + eps) : 1.0f;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {  // accumulator i: feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile
       const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
-      const int row = first_row + t * matvec_tile_rows + 2 * (lane % 4) + i % 2;
-      if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, total[t][i], scale, accumulate);
+      const int tile_row = 2 * (lane % 4) + i % 2;
+      const int row = first_row + t * matvec_tile_rows + tile_row;
+      float sum = total[t][i];
+      if constexpr (normed) sum = __fmul_rn(sum, __shfl_sync(0xffffffffu, row_scale, 4 * tile_row));
+      if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
     }
   }
 }
@@ -627,8 +683,9 @@ inline bool& matvec_launches_prepared() {
 
 inline void prepare_matvec_launches() {
   matvec_launches_prepared() = true;
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(matvec_kernel_of<two_tiles_path, x_form::plain>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       ring_bytes<two_tiles_path>));
+  for (const auto kernel : {matvec_kernel_of<two_tiles_path, x_form::plain>, matvec_kernel_of<two_tiles_path, x_form::rms_normed>}) {
+    AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
+  }
 }
 
 template <matvec_path Path, x_form Form>
@@ -644,7 +701,7 @@ void launch_matvec_with(const matvec_plan& plan, const uint4* w, const float* x,
                    x, y, n_out, k, rows, accumulate, output_scale, eps, plan);
 }
 
-// One row, x in its form (Notes [folded norm], [folded swiglu]).
+// One row, x in its form (Notes [norm as an output scale], [folded swiglu]).
 template <x_form Form>
 void launch_one_row(const uint4* w, const float* x, float* y, int n_out, int k, bool accumulate, float output_scale, float eps,
                     cudaStream_t stream) {
@@ -656,44 +713,41 @@ void launch_one_row(const uint4* w, const float* x, float* y, int n_out, int k, 
   }
 }
 
-// y (rows, n_out) from x (rows, k) and w (n_out, k), as matvec_mma_kernel defines it: one tile of
-// 8 rows a block up to 8 rows, two up to 16, four beyond (each weight chunk serves them all).
-inline void launch_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
-                          float output_scale, cudaStream_t stream) {
+// y (rows, n_out) from x (rows, k) in its form (plain or normed) and w (n_out, k), as
+// matvec_mma_kernel defines it: one tile of 8 rows a block up to 8 rows, two up to 16, four
+// beyond (each weight chunk serves them all).
+template <x_form Form>
+void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale, float eps,
+                      cudaStream_t stream) {
+  static_assert(Form != x_form::swiglu, "swiglu is folded at one row only");
   expect_matvec_shape(n_out, k, rows);
   const matvec_plan plan = matvec_plan_of(n_out, k);
   const bool walks = matvec_walks(plan);
-  constexpr x_form plain = x_form::plain;
   if (rows == 1) {
-    launch_one_row<plain>(w, x, y, n_out, k, accumulate, output_scale, 0.0f, stream);
+    launch_one_row<Form>(w, x, y, n_out, k, accumulate, output_scale, eps, stream);
   } else if (rows <= matvec_tile_rows) {
-    if (walks) launch_matvec_with<one_tile_walking_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
-    else launch_matvec_with<one_tile_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
-    if (walks) launch_matvec_with<one_tile_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
-    else launch_matvec_with<two_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    else launch_matvec_with<two_tiles_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else {
-    launch_matvec_with<four_tiles_path, plain>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+    launch_matvec_with<four_tiles_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   }
 }
 
-// Note [folded norm]: y = W rms_norm(x) (no accumulation, output scale 1). At a decode step of
-// one row the norm is folded into the matvec: each block computes the row's scale as
-// rms_norm_rows_kernel does (the same block shape and rms_scale, so the same bits) and scales x
-// as it reads it, which spares a launch a norm (33 a token, ~3.4 us each: 9% of a batch-1 step's
-// kernel time, ncu, H200, 2026-11-29) for one more read of the 8 KB row from L2 a block. Other
-// row counts run the norm kernel into `normed`, then the matvec.
-inline void launch_normed_matvec(const uint4* w, const float* x, float* normed, float* y, int n_out, int k, int rows, float eps,
-                                 cudaStream_t stream) {
-  expect_matvec_shape(n_out, k, rows);
-  if (rows == 1) {
-    launch_one_row<x_form::rms_normed>(w, x, y, n_out, k, false, 1.0f, eps, stream);
-    return;
-  }
-  launch_dependent(rms_norm_rows_kernel, dim3(static_cast<unsigned>(rows)), dim3(norm_block_threads), 0, stream, x, normed, k,
-                   static_cast<const int*>(nullptr), eps);
-  launch_matvec(w, normed, y, n_out, k, rows, false, 1.0f, stream);
+inline void launch_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
+                          float output_scale, cudaStream_t stream) {
+  launch_matvec_of<x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+}
+
+// y = W rms_norm(x) (no accumulation, output scale 1), the norm applied to each row's sum at any
+// row count (Note [norm as an output scale]): no norm launch, and x read as it is. It replaced
+// Note [folded norm] (the norm folded in at one row, each block scaling x by the row's scale
+// before its dot products; a norm kernel into a `normed` copy at more rows).
+inline void launch_normed_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps, cudaStream_t stream) {
+  launch_matvec_of<x_form::rms_normed>(w, x, y, n_out, k, rows, false, 1.0f, eps, stream);
 }
 
 // Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp

@@ -29,7 +29,7 @@ namespace aisp::decode {
 namespace {
 
 constexpr int row_block_threads = 256;
-constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel and the matvec that folds it in (Note [folded norm])
+constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel's
 constexpr int attention_threads = 512;  // Note [attention latency]; a narrow block plays two of its threads (Note [attention waves])
 constexpr int attention_narrow_threads = 256;
 constexpr int attention_max_head_dim = 128;
@@ -136,8 +136,8 @@ __global__ void embed_rows_kernel(const __nv_bfloat16* embedding, row_meta rows,
 
 // 1 / sqrt(mean(row^2) + eps) over the first norm_block_threads of a block: thread t sums t, t +
 // 128, ... in order, then block_sum (a larger block's other warps add +0.0f, which changes no
-// sum of squares). One function, so the norm kernel and the matvec that folds the norm in (Note
-// [folded norm]) compute the same bits.
+// sum of squares). The final norm before the head; the layers' normed matvecs scale their sums
+// instead (Note [norm as an output scale] in decode_matvec.cuh).
 __device__ float rms_scale(const float* row, int d_model, float eps, float* shared) {
   float square = 0.0f;
   if (threadIdx.x < norm_block_threads) {

@@ -140,14 +140,14 @@ class gpu_decoder {
     for (int l = 0; l < layers; ++l) {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
       const layer_matrices m = packed_layer(l);
-      launch_normed_matvec(m.qkv, x_, normed_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
+      launch_normed_matvec(m.qkv, x_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
       if (paged_) {
         rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, stream);
       } else {
         rope_and_attention(meta, grid_rows, l, contiguous_cache{}, stream);
       }
       launch_matvec(m.wo, attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
-      launch_normed_matvec(m.gate_up, x_, normed_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
+      launch_normed_matvec(m.gate_up, x_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
       launch_swiglu_matvec(m.down, gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;

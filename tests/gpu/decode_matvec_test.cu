@@ -136,19 +136,26 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
   }
 }
 
-// Note [folded norm]: one row with the norm folded into the matvec gives the bits of the
-// norm kernel followed by the matvec, which a batch runs.
-TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_matvec) {
+// Note [norm as an output scale]: a normed matvec gives a row the same bits alone, in a batch and
+// in a few rows, and W rms_norm(x) / sqrt(k) to fp32's accuracy.
+TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64_norm) {
   AISP_REQUIRE_GPU();
+  aisp::decode::prepare_matvec_launches();
   const int n_out = GetParam().n_out;
   const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
-  for (std::size_t i = 0; i < w_bits.size(); ++i) w_bits[i] = aisp::float_to_bf16_bits(draw(i + 11));
+  std::vector<double> w_values(w_bits.size());
+  for (std::size_t i = 0; i < w_bits.size(); ++i) {
+    w_bits[i] = aisp::float_to_bf16_bits(draw(i + 11));
+    const std::uint32_t widened = static_cast<std::uint32_t>(w_bits[i]) << 16;
+    float value = 0.0f;
+    std::memcpy(&value, &widened, sizeof(value));
+    w_values[i] = value;
+  }
   std::vector<float> x(static_cast<std::size_t>(batch) * k);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 3.0f * draw(i + 500009);  // a residual stream, not unit-sized
   aisp::device_scratch w(w_bits.size() * 2);
   aisp::device_scratch x_d(x.size() * sizeof(float));
-  aisp::device_scratch normed(x.size() * sizeof(float));
   aisp::device_scratch batched(static_cast<std::size_t>(batch) * n_out * sizeof(float));
   aisp::device_scratch alone(static_cast<std::size_t>(batch) * n_out * sizeof(float));
   AISP_CUDA_CHECK(cudaMemcpy(w.data(), w_bits.data(), w_bits.size() * 2, cudaMemcpyHostToDevice));
@@ -157,26 +164,45 @@ TEST_P(decode_matvec, a_folded_norm_gives_the_bits_of_the_norm_kernel_then_the_m
   const uint4* w_d = packed_weights(w, n_out, k, packed);
   const auto* x_rows = static_cast<const float*>(x_d.data());
   constexpr float eps = 1e-5f;
-  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(normed.data()), static_cast<float*>(batched.data()), n_out, k, batch,
-                                     eps, nullptr);
+  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, batch, eps, nullptr);
   for (int r = 0; r < batch; ++r) {
-    aisp::decode::launch_normed_matvec(w_d, x_rows + static_cast<std::size_t>(r) * k, static_cast<float*>(normed.data()),
+    aisp::decode::launch_normed_matvec(w_d, x_rows + static_cast<std::size_t>(r) * k,
                                        static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, eps, nullptr);
   }
   AISP_CUDA_CHECK(cudaDeviceSynchronize());
   const auto together = to_host(batched, static_cast<std::size_t>(batch) * n_out);
   const auto single = to_host(alone, together.size());
   EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
-      << "k = " << k << ": the folded norm differs from the norm kernel and the matvec";
-  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(normed.data()), static_cast<float*>(batched.data()), n_out, k, few,
-                                     eps, nullptr);
-  AISP_CUDA_CHECK(cudaDeviceSynchronize());
-  const auto few_rows = to_host(batched, static_cast<std::size_t>(few) * n_out);
-  EXPECT_EQ(std::memcmp(few_rows.data(), single.data(), few_rows.size() * sizeof(float)), 0)
-      << "k = " << k << ": " << few << " rows through the norm kernel and the matvec differ from one row with the norm folded";
+      << "k = " << k << ": a normed row alone differs from the same row in a batch of " << batch;
+  for (const int rows : {few, chunk}) {
+    aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, rows, eps, nullptr);
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+    const auto some_rows = to_host(batched, static_cast<std::size_t>(rows) * n_out);
+    EXPECT_EQ(std::memcmp(some_rows.data(), single.data(), some_rows.size() * sizeof(float)), 0)
+        << "k = " << k << ": a normed row alone differs from the same row in a launch of " << rows;
+  }
+  for (const int r : {0, 1, few - 1, chunk - 1, batch - 1}) {  // a row of each tile
+    double squares = 0.0;
+    for (int i = 0; i < k; ++i) squares += static_cast<double>(x[static_cast<std::size_t>(r) * k + i]) * x[static_cast<std::size_t>(r) * k + i];
+    const double norm_scale = 1.0 / std::sqrt(squares / k + eps);
+    for (int n = 0; n < n_out; ++n) {
+      double sum = 0.0;
+      double magnitude = 0.0;
+      for (int i = 0; i < k; ++i) {
+        const double product = w_values[static_cast<std::size_t>(n) * k + i] * x[static_cast<std::size_t>(r) * k + i];
+        sum += product;
+        magnitude += std::fabs(product);
+      }
+      // As the plain matvec's bound (x in two tf32 pieces, fp32 sums), with the row's scale an fp32
+      // sum of squares and two rounded multiplies more.
+      const double bound = 1e-5 * norm_scale * magnitude / std::sqrt(k) + 1e-6;
+      EXPECT_NEAR(single[static_cast<std::size_t>(r) * n_out + n], norm_scale * sum / std::sqrt(k), bound)
+          << "k = " << k << ", row " << r << ", feature " << n;
+    }
+  }
   double largest = 0.0;
   for (float v : single) largest = std::max(largest, static_cast<double>(std::fabs(v)));
-  EXPECT_GT(largest, 0.05) << "outputs of a normalized row are O(1): a folded norm that zeroed x would pass the bitwise check only with the rows' path broken alike";
+  EXPECT_GT(largest, 0.05) << "outputs of a normalized row are O(1): a norm that zeroed its rows would pass the bitwise checks only with every row count broken alike";
 }
 
 // Note [folded swiglu]: one row with swiglu folded into the matvec gives the bits of the swiglu
