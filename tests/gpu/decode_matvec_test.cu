@@ -62,6 +62,29 @@ void PrintTo(const matvec_case& c, std::ostream* out) { *out << c.n_out << "x" <
 
 class decode_matvec : public ::testing::TestWithParam<matvec_case> {};
 
+double bf16_value(std::uint16_t bits) {
+  const std::uint32_t widened = static_cast<std::uint32_t>(bits) << 16;
+  float value = 0.0f;
+  std::memcpy(&value, &widened, sizeof(value));
+  return value;
+}
+
+// Feature n's dot product with row r of x in fp64, and the sum of its products' magnitudes (the
+// scale of the rounding a fp32 sum may carry).
+struct fp64_dot {
+  double sum = 0.0;
+  double magnitude = 0.0;
+};
+fp64_dot dot_in_fp64(const std::vector<double>& w_values, const std::vector<float>& x, int n, int r, int k) {
+  fp64_dot dot;
+  for (int i = 0; i < k; ++i) {
+    const double product = w_values[static_cast<std::size_t>(n) * k + i] * x[static_cast<std::size_t>(r) * k + i];
+    dot.sum += product;
+    dot.magnitude += std::fabs(product);
+  }
+  return dot;
+}
+
 TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp64_sum) {
   AISP_REQUIRE_GPU();
   aisp::decode::prepare_matvec_launches();
@@ -71,10 +94,7 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
   std::vector<double> w_values(w_bits.size());
   for (std::size_t i = 0; i < w_bits.size(); ++i) {
     w_bits[i] = aisp::float_to_bf16_bits(draw(i));
-    const std::uint32_t widened = static_cast<std::uint32_t>(w_bits[i]) << 16;
-    float value = 0.0f;
-    std::memcpy(&value, &widened, sizeof(value));
-    w_values[i] = value;
+    w_values[i] = bf16_value(w_bits[i]);
   }
   std::vector<float> x(static_cast<std::size_t>(batch) * k);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = draw(i + 1000003);
@@ -119,13 +139,7 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
     }
     for (int r = 0; r < batch; ++r) {
       for (int n = 0; n < n_out; ++n) {
-        double sum = 0.0;
-        double magnitude = 0.0;
-        for (int i = 0; i < k; ++i) {
-          const double product = w_values[static_cast<std::size_t>(n) * k + i] * x[static_cast<std::size_t>(r) * k + i];
-          sum += product;
-          magnitude += std::fabs(product);
-        }
+        const auto [sum, magnitude] = dot_in_fp64(w_values, x, n, r, k);
         const double expected = (accumulate ? y_start[static_cast<std::size_t>(r) * n_out + n] : 0.0) + 0.5 * sum / std::sqrt(k);
         // x in two tf32 pieces (2^-21 of itself), fp32 accumulators over 1024 k a split, rounded
         // adds of the splits: far under 1e-5 of the products' magnitudes; 1e-6 for the add to y.
@@ -147,10 +161,7 @@ TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64
   std::vector<double> w_values(w_bits.size());
   for (std::size_t i = 0; i < w_bits.size(); ++i) {
     w_bits[i] = aisp::float_to_bf16_bits(draw(i + 11));
-    const std::uint32_t widened = static_cast<std::uint32_t>(w_bits[i]) << 16;
-    float value = 0.0f;
-    std::memcpy(&value, &widened, sizeof(value));
-    w_values[i] = value;
+    w_values[i] = bf16_value(w_bits[i]);
   }
   std::vector<float> x(static_cast<std::size_t>(batch) * k);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = 3.0f * draw(i + 500009);  // a residual stream, not unit-sized
@@ -186,13 +197,7 @@ TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64
     for (int i = 0; i < k; ++i) squares += static_cast<double>(x[static_cast<std::size_t>(r) * k + i]) * x[static_cast<std::size_t>(r) * k + i];
     const double norm_scale = 1.0 / std::sqrt(squares / k + eps);
     for (int n = 0; n < n_out; ++n) {
-      double sum = 0.0;
-      double magnitude = 0.0;
-      for (int i = 0; i < k; ++i) {
-        const double product = w_values[static_cast<std::size_t>(n) * k + i] * x[static_cast<std::size_t>(r) * k + i];
-        sum += product;
-        magnitude += std::fabs(product);
-      }
+      const auto [sum, magnitude] = dot_in_fp64(w_values, x, n, r, k);
       // As the plain matvec's bound (x in two tf32 pieces, fp32 sums), with the row's scale an fp32
       // sum of squares and two rounded multiplies more.
       const double bound = 1e-5 * norm_scale * magnitude / std::sqrt(k) + 1e-6;
