@@ -83,9 +83,11 @@ inline bool all_speedups_faster(const std::string& results_path) {
 
 // Checks a loaded machine can fail on honest code: samples preempted past 5x the median, a pair
 // whose time ran out before its minimum samples, a host ceiling measured while the CPUs were
-// busy, page faults of a starved process (CI, 2-core machine, 2026-11-28).
+// busy, page faults of a starved process (CI, 2-core machine, 2026-11-28), a host worker that
+// waited for a CPU more than it ran (host-idle: runnable is not running).
 inline bool load_sensitive_check(const std::string& check) {
-  return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults";
+  return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults" ||
+         check == "host-idle";
 }
 
 // Whether the failed checks of a results.json (of `variant` only, where one is named) are all

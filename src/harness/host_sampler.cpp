@@ -29,7 +29,8 @@ class host_sampler final : public sampler {
     ++generation_;
     for (auto& word : flush_buffer_) word = generation_;
     // The children's walk of /proc stays outside the process clock's readings, so its own CPU
-    // does not count as the span's (Note [host idle]).
+    // does not count as the span's (Note [host idle]); so do the other threads' runtimes.
+    const auto others_before = other_thread_runtimes();
     const double children_before = children_cpu_s();
     const auto cpu_before = take_cpu_reading();
     const long long faults_before = minor_faults_so_far();
@@ -40,8 +41,12 @@ class host_sampler final : public sampler {
     record.minor_faults = minor_faults_so_far() - faults_before;
     const auto cpu_after = take_cpu_reading();
     const double children_used_s = children_cpu_s() - children_before;
+    // Note [other threads' runtime]: each other thread's own runtime, not the process clock minus
+    // the thread clock, so a worker with no other thread reads exactly nothing and a helper's
+    // tens of microseconds in a short run stand out (check_worker_cpu's host floor).
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
-    record.other_threads_cpu_s = others_s(cpu_after) - others_s(cpu_before);
+    record.other_threads_cpu_s =
+        cpu_between(others_before, other_thread_runtimes(), others_s(cpu_after) - others_s(cpu_before));
     record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();

@@ -81,6 +81,18 @@ TEST(check_worker_cpu, a_host_helper_doing_most_of_a_short_run_fails_under_the_f
   EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
 }
 
+// A host worker reads its other threads' own runtimes (exactly nothing with none), so a helper
+// doing a share of every call fails a short run from 0.1 ms; a CUDA pair keeps its 5 ms floor.
+TEST(check_worker_cpu, a_host_helper_doing_a_share_of_a_short_run_fails_from_a_tenth_of_a_millisecond) {
+  auto slot = slot_with_samples(10, 1e-4);
+  slot.cpu.visit_wall_s = 1.0e-3;
+  slot.cpu.other_threads_cpu_s = 0.3e-3;  // under half the span and under the old 1 ms floor
+  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
+  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
+  slot.cpu.other_threads_cpu_s = 0;
+  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
+}
+
 // Note [host idle]: 0.120 s of timed spans, 1 ms of sleep after ~50 us of work a call (the
 // planted cheat) leaves 0.004 s of CPU; an honest host variant is on the CPU the whole span.
 TEST(check_host_idle, a_host_variant_that_sleeps_through_its_spans_fails_and_an_honest_one_passes) {
