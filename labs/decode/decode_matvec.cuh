@@ -143,6 +143,15 @@ __device__ __forceinline__ float x_pieces(const float* x, int row, int rows, int
 // A tile's accumulators: [piece][mma j % 2], each an m16n8 fragment.
 using matvec_acc = float[2][2][4];
 
+// The tf32 A fragment of two bf16 pairs, k 2j and 2j + 1 of rows g (top) and g + 8 (bottom): a
+// word's low half is k 2j, its high half k 2j + 1, each as fp32 bits (bf16 is fp32's top half).
+struct tf32_a_fragment {
+  std::uint32_t words[4];
+};
+__device__ __forceinline__ tf32_a_fragment tf32_a_of_bf16_pairs(std::uint32_t top, std::uint32_t bottom) {
+  return {{top << 16, bottom << 16, top & 0xffff0000u, bottom & 0xffff0000u}};
+}
+
 // One chunk of one tile: the lane's eight k of weight rows g and g + 8 (top, bottom) against its
 // eight x in pieces.
 __device__ __forceinline__ void mma_chunk_pieces(const uint4& top, const uint4& bottom, const std::uint32_t (&hi)[8],
@@ -150,12 +159,12 @@ __device__ __forceinline__ void mma_chunk_pieces(const uint4& top, const uint4& 
   const std::uint32_t top_words[4] = {top.x, top.y, top.z, top.w};
   const std::uint32_t bottom_words[4] = {bottom.x, bottom.y, bottom.z, bottom.w};
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {  // a word's low half is k 2j, its high half k 2j + 1; as fp32 bits
-    const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
+  for (int j = 0; j < 4; ++j) {
+    const auto a = tf32_a_of_bf16_pairs(top_words[j], bottom_words[j]);
     const std::uint32_t b_hi[2] = {hi[2 * j], hi[2 * j + 1]};
     const std::uint32_t b_lo[2] = {lo[2 * j], lo[2 * j + 1]};
-    mma_tf32_1688(acc[0][j % 2], a, b_hi);
-    mma_tf32_1688(acc[1][j % 2], a, b_lo);
+    mma_tf32_1688(acc[0][j % 2], a.words, b_hi);
+    mma_tf32_1688(acc[1][j % 2], a.words, b_lo);
   }
 }
 
@@ -180,9 +189,9 @@ __device__ __forceinline__ void mma_chunk_one_row(const uint4& top, const uint4&
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     const uint2 b = mine ? *reinterpret_cast<const uint2*>(piece + 2 * j) : make_uint2(0, 0);
-    const std::uint32_t a[4] = {top_words[j] << 16, bottom_words[j] << 16, top_words[j] & 0xffff0000u, bottom_words[j] & 0xffff0000u};
+    const auto a = tf32_a_of_bf16_pairs(top_words[j], bottom_words[j]);
     const std::uint32_t b_pair[2] = {b.x, b.y};
-    mma_tf32_1688(merged[j % 2], a, b_pair);
+    mma_tf32_1688(merged[j % 2], a.words, b_pair);
   }
 }
 
