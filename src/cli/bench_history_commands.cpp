@@ -89,6 +89,9 @@ int expectations_command(const std::string& hardware, const std::string& file, c
                          bool update, bool check) {
   AISP_EXPECTS(is_hardware_key(hardware),
                "--hardware wants a card key such as h100, h200 or host (lower-case letters, digits, - and _), not '" + hardware + "'");
+  AISP_EXPECTS(run.empty() || check || update,
+               "--run is read with --update (write its speedups) or --check (mark it); alone it would be ignored");
+  AISP_EXPECTS(!(check && update), "--check and --update together: check the run against the file first, then update it");
   const std::string path = file.empty() ? "expectations/" + hardware + ".json" : file;
   auto expectations = load_expectations(path, hardware);
   if (!check && !update && !std::filesystem::exists(path))  // showing nothing at all: say why, to stderr
@@ -221,7 +224,7 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   auto check = std::make_shared<bool>(false);
   expect->add_option("--hardware", *hardware, "h100, h200, ... (or host)")->required();
   expect->add_option("--file", *file, "the expectations file (default expectations/<hardware>.json)");
-  expect->add_option("--run", *run, "with --update: the run's artifacts folder");
+  expect->add_option("--run", *run, "with --update or --check: the run's artifacts folder (or its results.json)");
   expect->add_option("--min-speedup", *min_speedup, "only speedups whose CI low is at least this (default 1.05)");
   expect->add_flag("--update", *update, "write the run's passing speedups into the file");
   expect->add_flag("--check", *check, "mark the run met/regressed/improved against the file; exit 1 when one regressed");

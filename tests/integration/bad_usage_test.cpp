@@ -87,6 +87,8 @@ const std::vector<bad_case> cases{
     {"new pair ch07:made_here --dir /proc/no/such/place", "cannot create directories"},
     {"bench expectations --hardware", "hardware"},
     {"bench expectations --hardware ../../etc", "--hardware wants a card key such as h100"},
+    {"bench expectations --hardware h100 --run /tmp/any_run", "--run is read with --update (write its speedups) or --check"},
+    {"bench expectations --hardware h100 --check --update --run /tmp/any_run", "--check and --update together"},
     {"bench run --targets labs/host --golden-file /etc/os-release", "malformed golden file /etc/os-release"},
     {"bench history --limit 0", "--limit: wants a number above 0, not '0'"},
     {"tools kv-cache --model mistral-7b --tokens 8 --batch -1", "--batch: wants a number above 0, not '-1'"},
