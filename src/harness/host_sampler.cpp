@@ -12,6 +12,8 @@ namespace {
 // Host pairs are timed with the steady clock (T6). Each sample starts from cold CPU caches:
 // the sampler first writes a buffer larger than the last-level caches of the CI machines.
 constexpr std::size_t cache_flush_bytes = std::size_t{64} << 20;
+// Note [bracketed CPU reading]: under a microsecond a reading, two readings a sample.
+constexpr double process_clock_slack_s = 5e-6;
 
 class host_sampler final : public sampler {
  public:
@@ -41,12 +43,13 @@ class host_sampler final : public sampler {
     record.minor_faults = minor_faults_so_far() - faults_before;
     const auto cpu_after = take_cpu_reading();
     const double children_used_s = children_cpu_s() - children_before;
-    // Note [other threads' runtime]: each other thread's own runtime, not the process clock minus
-    // the thread clock, so a worker with no other thread reads exactly nothing and a helper's
-    // tens of microseconds in a short run stand out (check_worker_cpu's host floor).
+    // Note [other threads' runtime]: each live thread's own runtime, not the process clock minus
+    // the thread clock alone, so a worker with no other thread reads nothing and a helper's tens
+    // of microseconds in a short run stand out (check_worker_cpu's host floor); the process clock
+    // still counts a thread started and joined inside the span, past its reading noise.
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
-    record.other_threads_cpu_s =
-        cpu_between(others_before, other_thread_runtimes(), others_s(cpu_after) - others_s(cpu_before));
+    record.other_threads_cpu_s = span_cpu_of_other_threads(others_before, other_thread_runtimes(),
+                                                           others_s(cpu_after) - others_s(cpu_before), process_clock_slack_s);
     record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();

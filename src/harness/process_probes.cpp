@@ -286,6 +286,12 @@ double cpu_between(const thread_runtimes& first, const thread_runtimes& second, 
   return one_exited ? std::max(survivors_s, process_other_s) : survivors_s;
 }
 
+double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runtimes& second, double process_other_s,
+                                 double slack_s) {
+  const double seen = cpu_between(first, second, process_other_s);
+  return seen + std::max(0.0, process_other_s - seen - slack_s);
+}
+
 long long minor_faults_so_far() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

@@ -39,6 +39,11 @@ using thread_runtimes = std::vector<std::pair<long, std::uint64_t>>;  // tid, ns
 // CPU the other threads used between two readings. A thread gone by the second reading ran
 // after the first to exit: its share is what the process clock says beyond the survivors'.
 [[nodiscard]] double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s);
+// A timed span's other-thread CPU: the survivors' own runtimes (cpu_between) plus what the
+// process clock saw beyond them, past `slack_s` of its reading noise: a thread that was started
+// and joined inside the span is in neither list, only in the process clock.
+[[nodiscard]] double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runtimes& second,
+                                               double process_other_s, double slack_s);
 // Whether a thread other than the caller is running or waiting for a CPU (state R in
 // /proc/self/task/<tid>/stat): a helper starved of CPU is runnable, not idle.
 [[nodiscard]] bool another_thread_runnable();

@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include <time.h>
+
 #include "harness/process_probes.hpp"
 
 namespace {
@@ -59,6 +61,26 @@ TEST(other_thread_runtimes, a_survivor_counts_its_growth_a_newcomer_all_and_an_e
   EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}, {11, 5'000}, {12, 7'000}}, 0.0), 7e-6);
   EXPECT_DOUBLE_EQ(aisp::cpu_between(first, {{10, 1'000}}, 25e-6), 25e-6);
   EXPECT_DOUBLE_EQ(aisp::cpu_between({}, {}, 25e-6), 0.0);  // one thread: nothing to read
+}
+
+// A thread started and joined inside a timed span is in neither reading of the live threads:
+// the process clock's excess over them counts, past its reading noise.
+TEST(other_thread_runtimes, a_thread_that_came_and_went_in_the_span_counts_through_the_process_clock) {
+  EXPECT_DOUBLE_EQ(aisp::span_cpu_of_other_threads({}, {}, 3e-6, 5e-6), 0.0);  // reading noise
+  EXPECT_NEAR(aisp::span_cpu_of_other_threads({}, {}, 505e-6, 5e-6), 500e-6, 1e-12);
+  const aisp::thread_runtimes first{{10, 1'000}};
+  EXPECT_NEAR(aisp::span_cpu_of_other_threads(first, {{10, 101'000}}, 102e-6, 5e-6), 100e-6, 1e-12);
+  EXPECT_NEAR(aisp::span_cpu_of_other_threads(first, {{10, 101'000}}, 400e-6, 5e-6), 395e-6, 1e-12);
+  // And for real: a thread that spins for 3 ms of its own CPU and is joined between the readings.
+  const auto others = [](const aisp::cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
+  const auto runtimes_before = aisp::other_thread_runtimes();
+  const auto cpu_before = aisp::take_cpu_reading();
+  std::thread([] {
+    for (timespec used{}; used.tv_sec == 0 && used.tv_nsec < 3'000'000;) clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
+  }).join();
+  const auto cpu_after = aisp::take_cpu_reading();
+  EXPECT_GT(aisp::span_cpu_of_other_threads(runtimes_before, aisp::other_thread_runtimes(), others(cpu_after) - others(cpu_before), 5e-6),
+            2e-3);
 }
 
 // Note [starved helpers]: a spinning helper is runnable; one blocked on a condition is not.
