@@ -396,7 +396,8 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
   // CPU in 0.96 ms of timed spans (--max-time 0.3) and escaped the late-write barrier by waking
   // before it armed (2026-12-03); honest host pairs read within microseconds of zero.
   // A host worker's other threads are read from their own runtimes (Note [other threads'
-  // runtime]): one with no other thread reads exactly nothing, so its floor is 0.1 ms, where a
+  // runtime]; the process clock only past its reading noise): one with no other thread reads
+  // next to nothing, so its floor is 0.1 ms, where a
   // CUDA pair's (the process clock minus the thread clock) is 5 ms. cheats:l5_helper_finishes_
   // after_return's helper, half of every call, escaped the 1 ms floor of a short run in CI.
   const bool helper_did_most = !on_gpu && cpu.other_threads_cpu_s > std::max(0.5 * cpu.visit_wall_s, 1e-4);
