@@ -104,6 +104,8 @@ struct latency_trade {
 };
 // The most a declared trade may allow.
 inline constexpr double max_traded_latency_factor = 4.0;
+// The most threads a pair may declare (Note [declared threads]).
+inline constexpr int max_host_threads = 256;
 
 class pair {
  public:
@@ -153,6 +155,14 @@ class pair {
   // serving loop that schedules from the GPU's answers) declares it, with the reason; its samples
   // are never gated (results: launch_gate_reason).
   pair& times_host_launches(std::string reason);
+  // Note [declared threads]: a variant's work runs on `count` threads of its worker (a pool
+  // started in setup(), torch's or OpenMP's intra-op threads), with the reason. Undeclared, a
+  // worker's other threads are a helper working outside the timed thread (L5: worker-cpu,
+  // late-write); declared, up to count - 1 other threads may work in a timed sample, using up to
+  // count - 1 timed spans of CPU, and
+  // their CPU after run() returned (pools spin before they sleep) is recorded, not failed: the
+  // outputs' hashes around the call and the write barrier still catch a late write.
+  pair& host_threads(int count, std::string reason);
   // A variant may set an access-policy (persisting-L2) window: the pair is about that (X4).
   pair& allow_access_policy_window();
   // Managed (unified) memory is refused unless declared: its migrations are work the timed
@@ -237,6 +247,8 @@ class pair {
   [[nodiscard]] const std::string& short_calls_reason() const { return short_calls_reason_; }
   [[nodiscard]] const std::string& data_dependent_launches_reason() const { return data_dependent_launches_reason_; }
   [[nodiscard]] const std::string& host_launches_reason() const { return host_launches_reason_; }
+  [[nodiscard]] int host_threads() const { return host_threads_; }
+  [[nodiscard]] const std::string& host_threads_reason() const { return host_threads_reason_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }
@@ -285,6 +297,8 @@ class pair {
   std::string short_calls_reason_;
   std::string data_dependent_launches_reason_;
   std::string host_launches_reason_;
+  int host_threads_ = 1;
+  std::string host_threads_reason_;
   data_path data_path_ = data_path::device_memory;
   int world_size_ = 1;
   std::vector<std::string> tags_;

@@ -72,6 +72,7 @@ class pair:
         self._exact = False
         self._fixed_inputs = ""
         self._threads = 1
+        self._threads_reason = ""
         self._subprocesses = ""
         self._goal = "speed"
         _PAIRS.append(self)
@@ -135,10 +136,16 @@ class pair:
         self._subprocesses = reason
         return self
 
-    def threads(self, count):
-        """torch's intra-op threads in the workers (default 1, so that host timings are one
-        core's and the worker-CPU check reads helper threads as the variant's own)."""
-        self._threads = int(count)
+    def threads(self, count, reason=None):
+        """torch's intra-op threads in the workers (default 1: host timings are one core's).
+        More is declared with the pair (Note [declared threads]): the other threads may then use
+        up to count - 1 timed spans of CPU, and their spinning after a call is not a late write;
+        beyond that, worker-CPU (L5) still reads them as a helper's. The reason is in the results."""
+        count = int(count)
+        if count < 1:
+            raise DeclarationError(f"{self.target}: threads() wants 1 or more, not {count}")
+        self._threads = count
+        self._threads_reason = reason or f"torch intra-op threads: torch.set_num_threads({count})"
         return self
 
     def reference(self, fn):
@@ -169,5 +176,6 @@ class pair:
         return {"target": self.target, "summary": self.summary, "backend": "host" if self.device == "cpu" else "cuda",
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
+                "threads_reason": self._threads_reason if self._threads > 1 else "",
                 "goal": self._goal, "subprocesses": self._subprocesses,
                 "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"]} for v in self._variants]}

@@ -54,6 +54,7 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
   p.pursue(goals.at(declared.value("goal", std::string("speed"))));
   if (declared.value("exact_math", false)) p.exact_math();
   if (const auto reason = declared.value("fixed_inputs", std::string()); !reason.empty()) p.fixed_inputs(reason);
+  if (const int threads = declared.value("threads", 1); threads != 1) p.host_threads(threads, declared.value("threads_reason", std::string()));
   return buffers;
 }
 

@@ -84,6 +84,8 @@ json audit_pair(const pair& p) {
           // Note [short calls]: null unless the pair is timed in graph mode by default, with the reason.
           {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())},
           {"times_host_launches", p.host_launches_reason().empty() ? json(nullptr) : json(p.host_launches_reason())},
+          // Note [declared threads]: null for one thread, else the count and the reason.
+          {"host_threads", p.host_threads() == 1 ? json(nullptr) : json{{"count", p.host_threads()}, {"reason", p.host_threads_reason()}}},
           {"compliant", gaps.empty()}, {"gaps", gaps}};
 }
 

@@ -14,6 +14,8 @@ namespace {
 constexpr std::size_t cache_flush_bytes = std::size_t{64} << 20;
 // Note [bracketed CPU reading]: under a microsecond a reading, two readings a sample.
 constexpr double process_clock_slack_s = 5e-6;
+// A thread that woke and slept again uses microseconds; one that shared the work, far more.
+constexpr double busy_thread_s = 10e-6;
 
 class host_sampler final : public sampler {
  public:
@@ -48,8 +50,10 @@ class host_sampler final : public sampler {
     // of microseconds in a short run stand out (check_worker_cpu's host floor); the process clock
     // still counts a thread started and joined inside the span, past its reading noise.
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
-    record.other_threads_cpu_s = span_cpu_of_other_threads(others_before, other_thread_runtimes(),
+    const auto others_after = other_thread_runtimes();
+    record.other_threads_cpu_s = span_cpu_of_other_threads(others_before, others_after,
                                                            others_s(cpu_after) - others_s(cpu_before), process_clock_slack_s);
+    record.busy_other_threads = threads_busy_between(others_before, others_after, busy_thread_s);
     record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();

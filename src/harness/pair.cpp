@@ -129,6 +129,14 @@ pair& pair::times_host_launches(std::string reason) {
   host_launches_reason_ = std::move(reason);
   return *this;
 }
+pair& pair::host_threads(int count, std::string reason) {
+  AISP_EXPECTS(count >= 1 && count <= max_host_threads,
+               fmt::format("{}: host_threads({}) wants 1 to {} threads", target_, count, max_host_threads));
+  AISP_EXPECTS(count == 1 || !reason.empty(), target_ + ": host_threads() needs the reason its calls run on several threads");
+  host_threads_ = count;
+  host_threads_reason_ = count == 1 ? std::string() : std::move(reason);
+  return *this;
+}
 pair& pair::short_calls(std::string reason) {
   AISP_EXPECTS(!reason.empty(), target_ + ": short_calls() needs the reason its calls are short and a warm L2 is fair");
   short_calls_reason_ = std::move(reason);

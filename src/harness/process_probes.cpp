@@ -292,6 +292,16 @@ double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runt
   return seen + std::max(0.0, process_other_s - seen - slack_s);
 }
 
+int threads_busy_between(const thread_runtimes& first, const thread_runtimes& second, double at_least_s) {
+  int busy = 0;
+  for (const auto& [tid, ns] : second) {
+    const auto earlier = std::lower_bound(first.begin(), first.end(), std::make_pair(tid, std::uint64_t{0}));
+    const std::uint64_t before = earlier != first.end() && earlier->first == tid ? earlier->second : 0;
+    busy += static_cast<double>(ns - std::min(ns, before)) * 1e-9 >= at_least_s;
+  }
+  return busy;
+}
+
 long long minor_faults_so_far() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);

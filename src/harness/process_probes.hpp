@@ -44,6 +44,9 @@ using thread_runtimes = std::vector<std::pair<long, std::uint64_t>>;  // tid, ns
 // and joined inside the span is in neither list, only in the process clock.
 [[nodiscard]] double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runtimes& second,
                                                double process_other_s, double slack_s);
+// How many threads ran for `at_least_s` or more between two readings (a thread that came and
+// went in between is not counted: the process clock sees its CPU, span_cpu_of_other_threads).
+[[nodiscard]] int threads_busy_between(const thread_runtimes& first, const thread_runtimes& second, double at_least_s);
 // Whether a thread other than the caller is running or waiting for a CPU (state R in
 // /proc/self/task/<tid>/stat): a helper starved of CPU is runnable, not idle.
 [[nodiscard]] bool another_thread_runnable();

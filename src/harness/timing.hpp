@@ -28,6 +28,8 @@ struct sample_record {
   // Note [worker CPU time]: CPU time of the worker's other threads across the timed span (the
   // harness's own fill threads have finished before it opens); stays in the worker.
   double other_threads_cpu_s = 0;
+  // Note [declared threads]: how many other threads ran (10 us or more) across the same span.
+  int busy_other_threads = 0;
   // Note [host idle]: the whole process's CPU time across the same span, its child processes'
   // included; host sampler only (the device sampler leaves it 0).
   double process_cpu_s = 0;

@@ -100,6 +100,8 @@ struct pair_result {
   bool launch_gate = false;       // samples queued behind the launch gate (Note [launch gate])
   std::string launch_gate_reason;  // why the run's --launch-gate does not hold this pair; "" where it does or was off
   std::string mode_reason;  // why not the run's --mode (Note [short calls]); "" when it is
+  int host_threads = 1;            // the threads a call runs on, as declared (Note [declared threads])
+  std::string host_threads_reason;  // why, where more than one
   std::vector<std::string> tags;  // the pair's declared tags (techniques; cheat:<code> on fixtures)
   workload benchmark;
   work_amount work;

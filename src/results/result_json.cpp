@@ -116,6 +116,8 @@ json to_json(const pair_result& result) {
       {"timing_mode_reason", result.mode_reason},
       {"launch_gate", result.launch_gate},
       {"launch_gate_reason", result.launch_gate_reason},
+      {"host_threads", result.host_threads},
+      {"host_threads_reason", result.host_threads_reason.empty() ? json(nullptr) : json(result.host_threads_reason)},
       {"aa_test", result.aa_test},
       {"flagged", result.flagged},
       {"workload", params},

@@ -42,8 +42,10 @@ bool compare_outputs(const pair& declared, const workload& work, const raw_outpu
 // The probes around a verified call: mutation, subnormals, threads, allocations, stdout,
 // environment, priority. Records only failures (and M2 when an input changed while outputs
 // were left unwritten).
+// A pair that declares threads (Note [declared threads]) has its other threads' CPU after run()
+// returned recorded in the report, not failed.
 void check_call_probes(const nlohmann::json& report, const std::string& variant, bool outputs_unwritten,
-                       std::vector<check_result>& checks, bool runs_in_a_process);
+                       std::vector<check_result>& checks, bool runs_in_a_process, int declared_threads = 1);
 // Note [worker sandbox]: the calls a worker's sandbox denied, threads a static initializer
 // started before main(), and channel copies it made.
 void check_sandbox(const variant_slot& slot, std::vector<check_result>& checks);

@@ -357,7 +357,8 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   for (auto& slot : slots) {
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only)
-      check_sampling(slot, config, declared.where() == backend::cuda, result.checks, declared.goal_of() == goal::latency);
+      check_sampling(slot, config, declared.where() == backend::cuda, result.checks, declared.goal_of() == goal::latency,
+                     declared.host_threads());
     check_reported_clock(slot, result.checks);
     check_device_timeline(declared, result.benchmark, slot, result.checks);
     check_access_policy(declared, slot.access_policy, "a visit of timed samples", slot.label, result.checks);
@@ -422,6 +423,8 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   result.mode_reason = timing.reason;
   result.launch_gate = timing.launch_gate;
   result.launch_gate_reason = timing.launch_gate_reason;
+  result.host_threads = declared.host_threads();
+  result.host_threads_reason = declared.host_threads_reason();
   if (!timing.reason.empty() && progress) progress(fmt::format("[mode] {}: graph mode, {}", declared.target(), timing.reason));
   result.benchmark = benchmark_of(declared, config);
   result.work = declared.work_of()(result.benchmark);

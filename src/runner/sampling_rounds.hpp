@@ -29,13 +29,16 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 [[nodiscard]] double median_host_excess_s(const std::vector<sample_record>& samples);
 
 // Note [worker CPU time]: other threads busy in timed visits, or the worker busy while idle (L5, S8).
+// Note [declared threads]: a pair on `declared_threads` threads lets the others use that many
+// timed spans less one.
+void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks, int declared_threads);
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
 // Note [host idle]: a host variant's worker off the CPU through most of its timed spans (S2, L1).
 void check_host_idle(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
 // After summarize_slot: timer resolution (T4), outliers (S2), sample count (S5), faults (M6),
 // work escaped past the stop event (T1, T2, C4; GPU only), and the two checks above.
 void check_sampling(const variant_slot& slot, const run_config& config, bool on_gpu, std::vector<check_result>& checks,
-                    bool tail_is_measured = false);
+                    bool tail_is_measured = false, int declared_threads = 1);
 // Note [two clocks]: wall-clock when most of the worker's audited samples disagree with the audit.
 void check_reported_clock(const variant_slot& slot, std::vector<check_result>& checks);
 

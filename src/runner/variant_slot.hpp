@@ -28,6 +28,7 @@ enum class slot_role { baseline, candidate, noise_twin };
 struct worker_cpu_time {
   double visit_wall_s = 0;
   double other_threads_cpu_s = 0;
+  int busy_other_threads = 0;  // the most other threads that ran in one timed sample (host pairs)
   double process_cpu_s = 0;  // Note [host idle]: the whole worker's, children included (host pairs)
   double idle_wall_s = 0;
   double idle_cpu_s = 0;

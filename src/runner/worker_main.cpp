@@ -229,12 +229,14 @@ class worker {
     json samples = json::array();
     double timed_wall_s = 0;
     double others_cpu_s = 0;
+    int busy_other_threads = 0;
     double process_cpu_s = 0;
     long long timed_faults = 0;
     for (const auto& record : records) {
       samples.push_back(protocol::sample_to_json(record));
       timed_wall_s += record.host_wall_s;
       others_cpu_s += record.other_threads_cpu_s;
+      busy_other_threads = std::max(busy_other_threads, record.busy_other_threads);
       process_cpu_s += record.process_cpu_s;
       timed_faults += record.minor_faults;
     }
@@ -254,7 +256,7 @@ class worker {
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
-                           {"process_cpu_s", process_cpu_s}}}};
+                           {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s}}}};
     if (auto recorded = session_->take_recorded(); !recorded.empty()) reply["recorded"] = std::move(recorded);  // Note [recorded metrics]
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {

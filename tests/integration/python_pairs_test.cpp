@@ -44,6 +44,20 @@ TEST(python_pairs, the_tutorial_host_pair_is_verified_with_every_check_passing) 
   EXPECT_TRUE(waived) << judged_pair.pair.at("checks").dump(1);
 }
 
+// Note [declared threads]: p.threads(2) on a CPU pair; torch's second thread is the declared
+// pool's (before, worker-cpu and late-write failed this honest pair, 2026-12-03).
+TEST(python_pairs, a_cpu_pair_on_declared_threads_is_not_read_as_a_helper) {
+  const auto judged_pair = judge("tests/python/threaded_pairs.py", "py_threads:two_intra_op_threads");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.pair.value("host_threads", 0), 2) << judged_pair.pair.dump(1).substr(0, 2000);
+  EXPECT_EQ(judged_pair.pair.value("host_threads_reason", ""), "torch splits each elementwise op over two intra-op threads");
+  for (const auto* variant : {"baseline", "optimized", "baseline_twin"}) {
+    const auto failed = failed_checks(judged_pair.pair, variant);
+    for (const auto* check : {"worker-cpu", "late-write", "background-thread"})
+      EXPECT_EQ(std::count(failed.begin(), failed.end(), check), 0) << variant << ": " << judged_pair.pair.at("checks").dump(1);
+  }
+}
+
 TEST(python_pairs, list_targets_shows_the_pair_files_pairs) {
   const auto listed = run_command(aisp::testing::aisp_binary() + " bench list-targets --python " +
                                   source("examples/python/host_pairs.py") + " --python " + source("tests/python/cheating_pairs.py"));

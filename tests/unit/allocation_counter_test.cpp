@@ -83,6 +83,14 @@ TEST(other_thread_runtimes, a_thread_that_came_and_went_in_the_span_counts_throu
             2e-3);
 }
 
+// Note [declared threads]: the threads that worked between two readings, a newcomer by all of its runtime.
+TEST(other_thread_runtimes, count_the_threads_that_worked_between_two_readings) {
+  const aisp::thread_runtimes first{{10, 1'000}, {11, 5'000}};
+  EXPECT_EQ(aisp::threads_busy_between(first, {{10, 3'000}, {11, 5'000}}, 10e-6), 0);  // a wake-up's 2 us
+  EXPECT_EQ(aisp::threads_busy_between(first, {{10, 501'000}, {11, 5'000}, {12, 40'000}}, 10e-6), 2);
+  EXPECT_EQ(aisp::threads_busy_between({}, {}, 10e-6), 0);
+}
+
 // Note [starved helpers]: a spinning helper is runnable; one blocked on a condition is not.
 TEST(another_thread_runnable, sees_a_spinning_helper_and_not_a_blocked_one) {
   std::atomic<bool> stop{false};

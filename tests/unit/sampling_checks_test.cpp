@@ -93,6 +93,36 @@ TEST(check_worker_cpu, a_host_helper_doing_a_share_of_a_short_run_fails_from_a_t
   EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
 }
 
+// Note [declared threads]: a pair on n threads lets the others use up to 1.05 (n - 1) spans.
+TEST(check_worker_cpu, a_declared_pool_may_use_its_threads_and_no_more) {
+  auto slot = slot_with_samples(100, 1e-3);
+  slot.cpu.visit_wall_s = 0.1;
+  slot.cpu.other_threads_cpu_s = 0.09;  // one helper busy for 90% of the span
+  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
+  std::vector<check_result> checks;
+  aisp::check_worker_cpu(slot, false, checks, 2);
+  EXPECT_FALSE(failed(checks, "worker-cpu"));
+  slot.cpu.other_threads_cpu_s = 0.2;  // three helpers' worth of a two-thread declaration
+  checks.clear();
+  aisp::check_worker_cpu(slot, false, checks, 2);
+  ASSERT_TRUE(failed(checks, "worker-cpu"));
+  EXPECT_NE(checks.front().detail.find("more than the 2 declared threads' 1 others could"), std::string::npos) << checks.front().detail;
+  checks.clear();
+  aisp::check_worker_cpu(slot, false, checks, 4);
+  EXPECT_FALSE(failed(checks, "worker-cpu"));
+  // Three helpers on a loaded 2-core machine stay within one span of CPU, yet three ran.
+  slot.cpu.other_threads_cpu_s = 0.08;
+  slot.cpu.busy_other_threads = 3;
+  checks.clear();
+  aisp::check_worker_cpu(slot, false, checks, 2);
+  ASSERT_TRUE(failed(checks, "worker-cpu"));
+  EXPECT_NE(checks.front().detail.find("3 threads besides the one running the variant worked"), std::string::npos) << checks.front().detail;
+  slot.cpu.busy_other_threads = 1;
+  checks.clear();
+  aisp::check_worker_cpu(slot, false, checks, 2);
+  EXPECT_FALSE(failed(checks, "worker-cpu"));
+}
+
 // Note [host idle]: 0.120 s of timed spans, 1 ms of sleep after ~50 us of work a call (the
 // planted cheat) leaves 0.004 s of CPU; an honest host variant is on the CPU the whole span.
 TEST(check_host_idle, a_host_variant_that_sleeps_through_its_spans_fails_and_an_honest_one_passes) {
