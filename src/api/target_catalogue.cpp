@@ -20,7 +20,9 @@ json list_targets(std::string_view group) {
                        {"benchmark_workload", p.benchmark_workload().describe()},
                        // Note [short calls]: timed in graph mode unless --mode says otherwise.
                        {"short_calls", p.short_calls_reason().empty() ? json(nullptr) : json(p.short_calls_reason())},
-          {"times_host_launches", p.host_launches_reason().empty() ? json(nullptr) : json(p.host_launches_reason())}});
+          {"times_host_launches", p.host_launches_reason().empty() ? json(nullptr) : json(p.host_launches_reason())},
+          // Note [declared threads]: null for one thread.
+          {"host_threads", p.host_threads() == 1 ? json(nullptr) : json{{"count", p.host_threads()}, {"reason", p.host_threads_reason()}}}});
   }
   if (!group.empty() && listing.empty()) throw api_error("no targets in chapter or lab '" + std::string(group) + "'");
   return listing;

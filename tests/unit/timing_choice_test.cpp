@@ -55,6 +55,13 @@ TEST(timing_choice, a_declaration_without_a_reason_is_refused) {
   auto declared = gpu_pair("test:short");
   EXPECT_THROW(declared.short_calls(""), aisp::contract_error);
   EXPECT_THROW(declared.times_host_launches(""), aisp::contract_error);
+  // Note [declared threads]: more than one thread needs its reason; the count is 1 to 256.
+  EXPECT_THROW(declared.host_threads(2, ""), aisp::contract_error);
+  EXPECT_THROW(declared.host_threads(0, "none"), aisp::contract_error);
+  EXPECT_THROW(declared.host_threads(aisp::max_host_threads + 1, "too many"), aisp::contract_error);
+  EXPECT_EQ(declared.host_threads(1, "").host_threads(), 1);
+  EXPECT_EQ(declared.host_threads(4, "a pool of three helpers").host_threads(), 4);
+  EXPECT_EQ(declared.host_threads_reason(), "a pool of three helpers");
 }
 
 TEST(timing_choice, the_launch_gate_holds_gpu_pairs_by_default_and_never_one_that_times_host_launches_or_migrates_managed_memory) {
