@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include <algorithm>
+#include <optional>
 #include <array>
 #include <string>
 #include <string_view>
@@ -268,21 +269,28 @@ bool another_thread_runnable() {
   return runnable;
 }
 
+namespace {
+
+// Thread `tid`'s runtime in `runtimes`, if it was alive at that reading.
+std::optional<std::uint64_t> runtime_of(const thread_runtimes& runtimes, long tid) {
+  const auto found = std::lower_bound(runtimes.begin(), runtimes.end(), std::make_pair(tid, std::uint64_t{0}));
+  if (found == runtimes.end() || found->first != tid) return std::nullopt;
+  return found->second;
+}
+
+// A thread's runtime at the second reading since the first, in seconds: all of it for one
+// started after the first reading.
+double grown_s(const thread_runtimes& first, long tid, std::uint64_t ns) {
+  return static_cast<double>(ns - std::min(ns, runtime_of(first, tid).value_or(0))) * 1e-9;
+}
+
+}  // namespace
+
 double cpu_between(const thread_runtimes& first, const thread_runtimes& second, double process_other_s) {
   double survivors_s = 0;
-  bool one_exited = false;
-  for (const auto& [tid, ns] : first) {
-    const auto later = std::lower_bound(second.begin(), second.end(), std::make_pair(tid, std::uint64_t{0}));
-    if (later == second.end() || later->first != tid) {
-      one_exited = true;
-      continue;
-    }
-    survivors_s += static_cast<double>(later->second - std::min(later->second, ns)) * 1e-9;
-  }
-  for (const auto& [tid, ns] : second) {  // started after the first reading: all of its runtime
-    const auto earlier = std::lower_bound(first.begin(), first.end(), std::make_pair(tid, std::uint64_t{0}));
-    if (earlier == first.end() || earlier->first != tid) survivors_s += static_cast<double>(ns) * 1e-9;
-  }
+  for (const auto& [tid, ns] : second) survivors_s += grown_s(first, tid, ns);
+  const bool one_exited =
+      std::any_of(first.begin(), first.end(), [&second](const auto& thread) { return !runtime_of(second, thread.first); });
   return one_exited ? std::max(survivors_s, process_other_s) : survivors_s;
 }
 
@@ -293,13 +301,8 @@ double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runt
 }
 
 int threads_busy_between(const thread_runtimes& first, const thread_runtimes& second, double at_least_s) {
-  int busy = 0;
-  for (const auto& [tid, ns] : second) {
-    const auto earlier = std::lower_bound(first.begin(), first.end(), std::make_pair(tid, std::uint64_t{0}));
-    const std::uint64_t before = earlier != first.end() && earlier->first == tid ? earlier->second : 0;
-    busy += static_cast<double>(ns - std::min(ns, before)) * 1e-9 >= at_least_s;
-  }
-  return busy;
+  return static_cast<int>(std::count_if(second.begin(), second.end(),
+                                        [&](const auto& thread) { return grown_s(first, thread.first, thread.second) >= at_least_s; }));
 }
 
 long long minor_faults_so_far() {

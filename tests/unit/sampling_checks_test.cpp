@@ -68,29 +68,26 @@ TEST(check_worker_cpu, a_host_pair_allows_far_less_helper_cpu_than_a_cuda_pair) 
   EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
 }
 
-// A short run (the planted-cheat suite's --max-time 0.3): a host helper that did most of the work
-// is under the 1 ms floor yet fails; an honest worker's reading noise of microseconds does not.
-TEST(check_worker_cpu, a_host_helper_doing_most_of_a_short_run_fails_under_the_floor) {
+// A short run (the planted-cheat suite's --max-time 0.3): a host worker reads its other threads'
+// own runtimes (next to nothing with none), so a helper that did most of the work, or a share of
+// every call, fails from 0.1 ms, under the old 1 ms floor; an honest worker's microseconds do
+// not, and a CUDA pair keeps its own threads' allowance (5 ms).
+TEST(check_worker_cpu, a_host_helper_fails_a_short_run_from_a_tenth_of_a_millisecond) {
   auto slot = slot_with_samples(10, 1e-4);
-  slot.cpu.visit_wall_s = 0.96e-3;
-  slot.cpu.other_threads_cpu_s = 0.79e-3;  // cheats:l5_helper_does_the_call_after_return, 2026-12-03
-  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
-  slot.cpu.other_threads_cpu_s = 8e-6;
-  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
-  slot.cpu.other_threads_cpu_s = 0.79e-3;  // a CUDA pair keeps its own threads' allowance
-  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
-}
-
-// A host worker reads its other threads' own runtimes (exactly nothing with none), so a helper
-// doing a share of every call fails a short run from 0.1 ms; a CUDA pair keeps its 5 ms floor.
-TEST(check_worker_cpu, a_host_helper_doing_a_share_of_a_short_run_fails_from_a_tenth_of_a_millisecond) {
-  auto slot = slot_with_samples(10, 1e-4);
-  slot.cpu.visit_wall_s = 1.0e-3;
-  slot.cpu.other_threads_cpu_s = 0.3e-3;  // under half the span and under the old 1 ms floor
-  EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
-  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu"));
-  slot.cpu.other_threads_cpu_s = 0;
-  EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu"));
+  const struct {
+    double wall_s, helper_s;
+  } helpers[] = {{0.96e-3, 0.79e-3},  // cheats:l5_helper_does_the_call_after_return, 2026-12-03
+                 {1.0e-3, 0.3e-3}};   // a share of every call: under half the span
+  for (const auto& [wall_s, helper_s] : helpers) {
+    slot.cpu.visit_wall_s = wall_s;
+    slot.cpu.other_threads_cpu_s = helper_s;
+    EXPECT_TRUE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu")) << helper_s;
+    EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, true, "worker-cpu")) << helper_s;
+    for (const double honest_s : {8e-6, 0.0}) {
+      slot.cpu.other_threads_cpu_s = honest_s;
+      EXPECT_FALSE(fails(aisp::check_worker_cpu, slot, false, "worker-cpu")) << honest_s;
+    }
+  }
 }
 
 // Note [declared threads]: a pair on n threads lets the others use up to 1.05 (n - 1) spans.
