@@ -193,7 +193,7 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   compare->add_flag("--json", *compare_json, "print machine-readable JSON");
   compare->add_flag("--strict", *strict,
                     "refuse (exit 1, nothing compared) when the runs differ in card, driver, timing mode or a "
-                    "pair's benchmark size: such ratios measure the difference, not the code");
+                    "pair's benchmark size, or either is a `bench verify` run: such ratios measure the difference, not the code");
   compare->add_flag("--fail-on-slower", *fail_on_slower, "exit 1 when any variant of run B is slower than in run A");
   compare->callback([=, &result] {
     auto store = api::open_history(*db);  // through the results API, as MCP's and serve's compare

@@ -296,6 +296,7 @@ int run_here(const run_options& options, const std::string& command_line, const 
     report << report_markdown(to_json(suite));
   }
   std::printf("results: %s\n", outputs.results_path.c_str());
+  if (suite.interrupted_by != 0) return finish(128 + suite.interrupted_by);  // Note [interrupted runs]
   return finish(suite.any_failed() ? 1 : 0);
 }
 

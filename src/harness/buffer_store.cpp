@@ -89,6 +89,7 @@ void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
     std::vector<unsigned char> bytes(b.bytes());
     fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name),
                 bytes.data(), b.num_elements);
+    widen_draws(b.spec, values, bytes.data(), b.num_elements);
     write(b, bytes);
     for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
       if (derived.spec.derived_from != b.spec.name) continue;

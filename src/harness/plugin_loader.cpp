@@ -64,19 +64,20 @@ loaded_plugin load_one(const std::string& path) {
                            path, abi(), AISP_VERSION, AISP_PLUGIN_ABI_VERSION));
   // A plugin that registers at run time (the Python bridge, Note [python bridge]) does it here,
   // after the ABI matched, and says in one line why it could not.
+  // A bridge's pairs come from the user's files, not from the bridge library: name the flag.
+  const auto kind = kind_of_plugin(path);
+  const std::string prefix = kind == plugin_kind::python_bridge ? "--python: "
+                             : kind == plugin_kind::exec_bridge ? "--exec: "
+                                                                : "plugin '" + path + "': ";
   if (const auto late = reinterpret_cast<const char* (*)()>(dlsym(handle, "aisp_plugin_register")); late != nullptr) {
     const char* why = late();
-    const auto kind = kind_of_plugin(path);
-    const std::string prefix = kind == plugin_kind::python_bridge ? "--python: "
-                               : kind == plugin_kind::exec_bridge ? "--exec: "
-                                                                  : "plugin '" + path + "': ";
     AISP_EXPECTS(why == nullptr, prefix + without_source_locations(why != nullptr ? why : ""));
   }
   if (known.broken().size() > broken_before) {
     std::string why;
     for (std::size_t i = broken_before; i < known.broken().size(); ++i)
       why += (why.empty() ? "" : ", ") + without_source_locations(known.broken()[i]);
-    AISP_EXPECTS(false, "plugin '" + path + "' breaks the benchmark contract: " + why);
+    AISP_EXPECTS(false, prefix + "breaks the benchmark contract: " + why);
   }
   AISP_EXPECTS(known.pairs().size() > pairs_before, "plugin '" + path + "' registers no pair (AISP_REGISTER)");
   // Older plugins of this ABI may lack it: then only the poisoned outputs catch a silent failure.

@@ -231,9 +231,9 @@ void variant_session::keep_unchecked_launch_error() {
   if (pending != cudaSuccess && unchecked_launch_error_.empty()) unchecked_launch_error_ = cudaGetErrorName(pending);
 }
 
-void variant_session::prepare_call(std::uint64_t input_seed, const output_fill& fill) {
+void variant_session::prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs) {
   keep_unchecked_launch_error();
-  if (!pair_.has_fixed_inputs()) buffers_->refresh_inputs(input_seed, stream_);
+  if (!pair_.has_fixed_inputs() || fresh_inputs) buffers_->refresh_inputs(input_seed, stream_);
   buffers_->fill_outputs(fill, stream_);
   context_->recorded().prepare(sampling_);  // Note [recorded metrics]
 }
@@ -357,7 +357,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     const std::uint64_t input_seed =
         verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
-    records.push_back(sampler_->take([&] { prepare_call(input_seed, fill); }));
+    records.push_back(sampler_->take([&] { prepare_call(input_seed, fill, plan.fresh_inputs); }));
     if (!verified_here) continue;
     timed_call_fingerprint fingerprint;
     fingerprint.sample_index = i;
@@ -378,6 +378,12 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     verified = std::move(fingerprint);
   }
   sampling_ = false;
+  // Note [input reuse]: the pair's own fixed inputs back, as load() made them, for the calls
+  // compared after sampling (baseline-match, the timed calls' truths).
+  if (plan.fresh_inputs && pair_.has_fixed_inputs()) {
+    buffers_->fill_inputs(options_.seed);
+    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
   return records;
 }
 

@@ -90,6 +90,7 @@ struct sample_plan {
   std::optional<std::uint64_t> input_base;
   std::optional<std::uint64_t> fill_base;
   std::optional<std::uint64_t> verify_input_seed;  // the verified sample's inputs (Note [shared verified inputs])
+  bool fresh_inputs = false;  // Note [input reuse] (runner/input_reuse.cpp): new inputs a call even where the pair fixes them
 };
 
 // Output values at positions, keyed by output name.
@@ -142,7 +143,7 @@ class variant_session {
   void unload();
   void prepare_timed_path();
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
-  void prepare_call(std::uint64_t input_seed, const output_fill& fill);
+  void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);
   void keep_unchecked_launch_error();
   [[nodiscard]] std::map<std::string, std::uint64_t> hash_inputs(std::size_t* subnormals) const;
   [[nodiscard]] std::map<std::string, std::uint64_t> hash_buffers(buffer_role role, std::size_t* subnormals) const;

@@ -37,6 +37,15 @@ run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int
   const auto mode = [](const json& h) { return h.value("config", json::object()).value("mode", ""); };
   if (mode(*header_a) != mode(*header_b))
     comparison.warnings.push_back("different timing modes: " + mode(*header_a) + " vs " + mode(*header_b));
+  // `bench verify` takes a token of samples and claims no speedup: its times are no baseline for
+  // a regression gate (a user's verify run read 1.46x "slower" against a timing run).
+  const auto verify_only = [](const json& h) { return h.value("config", json::object()).value("verify_only", false); };
+  for (const auto& [id, header] : {std::pair{run_a, &*header_a}, std::pair{run_b, &*header_b}}) {
+    if (verify_only(*header))
+      comparison.warnings.push_back(fmt::format("run {} is a `bench verify` run: a token of samples, not a timing run, so its times "
+                                                "compare with nothing",
+                                                id));
+  }
   // Note [launch gate]: runs before 2026-12-02 have no key and were not gated.
   const auto gated = [](const json& h) { return h.value("config", json::object()).value("launch_gate", false); };
   if (first_gpu(*header_b, "uuid") != "host" && gated(*header_a) != gated(*header_b))

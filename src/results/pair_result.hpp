@@ -138,6 +138,9 @@ struct suite_result {
   nlohmann::json environment;  // the environment gate's report
   nlohmann::json telemetry_end;  // NVML at the end of the run (the start is in `device`)
   std::vector<pair_result> pairs;
+  // Note [interrupted runs] (suite_runner.cpp): the signal (SIGINT, SIGTERM) that ended the run
+  // early, 0 when it ran to its end.
+  int interrupted_by = 0;
   [[nodiscard]] bool any_failed() const;
 };
 

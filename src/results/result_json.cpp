@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -147,7 +148,7 @@ json to_json(const pair_result& result) {
 json to_json(const suite_result& suite) {
   json pairs = json::array();
   for (const auto& p : suite.pairs) pairs.push_back(to_json(p));
-  return {{"schema", results_schema},
+  json document = {{"schema", results_schema},
           {"schema_version", result_schema_version},
           {"aisp_version", suite.aisp_version},
           {"git", {{"sha", AISP_GIT_SHA}, {"dirty", AISP_GIT_DIRTY}}},
@@ -160,6 +161,8 @@ json to_json(const suite_result& suite) {
           {"telemetry_end", suite.telemetry_end},
           {"time", to_json(break_down(suite.pairs))},
           {"pairs", pairs}};
+  if (suite.interrupted_by != 0) document["interrupted_by"] = strsignal(suite.interrupted_by);  // Note [interrupted runs]
+  return document;
 }
 
 nlohmann::json primary_gpu(const nlohmann::json& results) {

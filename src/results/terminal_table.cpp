@@ -128,7 +128,7 @@ std::string render_table(const suite_result& suite) {
                            p.verdict_statistic == "median" ? "" : " " + p.verdict_statistic),
                s.verdict, verified_text(p, cand), rate(base) + "→" + rate(cand) + sol(cand)},
               cand);
-      if (!s.verdict_reason.empty()) notes.push_back(p.target + " " + s.variant + " inconclusive: " + s.verdict_reason);
+      if (!s.verdict_reason.empty()) notes.push_back(p.target + " " + s.variant + " " + s.verdict + ": " + s.verdict_reason);
     }
     for (const auto& v : p.variants) {  // Note [goals]: the goal's own figures
       const auto estimate = [&](const char* key, auto&& show) {

@@ -17,12 +17,12 @@
 #include "verify/tolerance.hpp"
 
 namespace aisp {
-namespace {
 
-// Challenge seeds: derived from the run seed, never sent to a worker before the challenge.
 std::uint64_t challenge_seed(const run_config& config, std::uint64_t salt) {
   return buffer_stream_id(config.seed ^ (0xC4A11E46Eull * (salt + 1)), "challenge");
 }
+
+namespace {
 
 constexpr int jitter_positions = 8;
 

@@ -13,6 +13,10 @@ namespace aisp {
 
 void run_challenges(const judge_scope& scope, variant_slot& slot, const workload& work);
 
+// Challenge seeds: derived from the run seed (salt: the challenge), never sent to a worker
+// before the challenge.
+[[nodiscard]] std::uint64_t challenge_seed(const run_config& config, std::uint64_t salt);
+
 // Every slot's verified timed calls (fingerprints taken during sampling), each against the
 // baseline worker's untimed call on the same inputs, at the same probe positions; a call that
 // several slots share is answered once (Note [shared verified inputs] in sampling_rounds.cpp).

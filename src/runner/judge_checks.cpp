@@ -122,8 +122,12 @@ void check_call_probes(const nlohmann::json& report, const std::string& variant,
   for (const auto& [key, what] : allocators) {
     if (delta(key) > 0)
       add_check(checks, verify::checks::allocation_in_run, variant, false,
-                fmt::format("run() made {} {}{}", delta(key), what,
-                            std::string_view(key) != "allocations" && !caller.empty() ? ", the latest from " + caller : ""));
+                fmt::format("run() made {} {}{}{}", delta(key), what,
+                            std::string_view(key) != "allocations" && !caller.empty() ? ", the latest from " + caller : "",
+                            // Note [declared threads]: a thread started in run() allocates its state (a user's std::thread).
+                            declared_threads > 1 ? "; a declared pool's threads are started in setup(): a thread made in run() "
+                                                   "allocates"
+                                                 : ""));
   }
   if (const auto late = report.value("late_outputs", std::vector<std::string>{}); !late.empty())
     add_check(checks, verify::checks::late_write, variant, false,

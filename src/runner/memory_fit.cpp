@@ -53,17 +53,27 @@ memory_need host_memory_need(const pair& declared, const workload& work, int wor
   return need;
 }
 
+namespace {
+
+// What the judge holds beside the workers (a host need's two outputs), so the sum reads right.
+std::string judge_share(const memory_need& need) {
+  const auto workers_bytes = need.per_worker * static_cast<std::uint64_t>(need.workers);
+  return need.needed > workers_bytes ? fmt::format(" + {} of the judge's output copies", gib(need.needed - workers_bytes)) : "";
+}
+
+}  // namespace
+
 std::string memory_fit_problem(const memory_need& need) {
   if (!need.available) return "";
   const auto headroom = std::max(headroom_bytes, static_cast<std::uint64_t>(headroom_fraction * static_cast<double>(*need.available)));
   if (need.needed + headroom <= *need.available) return "";
-  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers, a moved copy, an output snapshot; a host pair's warmed heap) "
-                     "need {}, and {} is free; choose a smaller --size",
-                     need.where, need.workers, gib(need.per_worker), gib(need.needed), gib(*need.available));
+  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers, a moved copy, an output snapshot; a host pair's warmed heap)"
+                     "{} need {}, and {} is free; choose a smaller --size",
+                     need.where, need.workers, gib(need.per_worker), judge_share(need), gib(need.needed), gib(*need.available));
 }
 
 std::string describe(const memory_need& need) {
-  return fmt::format("{} memory: {} workers x {} = {} needed, {} free", need.where, need.workers, gib(need.per_worker),
+  return fmt::format("{} memory: {} workers x {}{} = {} needed, {} free", need.where, need.workers, gib(need.per_worker), judge_share(need),
                      gib(need.needed), need.available ? gib(*need.available) : std::string("unknown"));
 }
 

@@ -15,6 +15,7 @@
 #include "harness/recorded_metrics.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
+#include "runner/input_reuse.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
@@ -178,10 +179,13 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
     speedup.verdict_reason =
         too_few_for_a_tail(declared, statistic, std::min({values.size(), baseline_values.size(), twin_values.size()}));
     if (speedup.verdict_reason.empty()) speedup.verdict_reason = stats::disturbed_noise_reason(*result.noise, speedup.speedup);
-    speedup.verdict = invalid  ? "invalid"
-                      : too_few || !speedup.verdict_reason.empty()
-                          ? "inconclusive"
-                          : std::string(stats::verdict_name(stats::decide(speedup.speedup, result.noise_floor, config.verdicts)));
+    if (too_few && speedup.verdict_reason.empty())
+      speedup.verdict_reason = fmt::format("fewer timed samples than the minimum {} (a longer --max-time takes more)", config.stopping.min_samples);
+    const auto decided = stats::decide(speedup.speedup, result.noise_floor, config.verdicts);
+    speedup.verdict = invalid                           ? "invalid"
+                      : !speedup.verdict_reason.empty() ? "inconclusive"
+                                                        : std::string(stats::verdict_name(decided));
+    if (speedup.verdict_reason.empty()) speedup.verdict_reason = stats::decision_reason(decided, speedup.speedup, result.noise_floor, config.verdicts);
     if (invalid) speedup.verdict_reason.clear();
     result.speedups.push_back(speedup);
   }
@@ -216,6 +220,15 @@ void check_declared_work(const pair& declared, const workload& benchmark, const 
   const double passes = declared.passes_at(benchmark);
   const std::string passes_note =
       declared.passes_reason().empty() ? "" : fmt::format(" x {:.0f} sequential passes ({})", passes, declared.passes_reason());
+  // No bytes at all switches off the traffic check (W3) that holds a variant skipping its work
+  // (a red team's graph-mode variant that ran one call's kernels a captured batch, 2026-12-03).
+  if (!(work.bytes > 0)) {
+    add_check(checks, verify::checks::declared_work, "baseline", false,
+              fmt::format("declared no bytes per iteration (all buffers together hold {:.0f}): declare the fewest bytes one call must "
+                          "move (its inputs read once, its outputs written once), which the traffic check holds every variant to",
+                          buffer_bytes));
+    return;
+  }
   add_check(checks, verify::checks::declared_work, "baseline", passes >= 1.0 && work.bytes <= buffer_bytes * passes * 1.001,
             fmt::format("declared {:.0f} bytes per iteration; all buffers together hold {:.0f}{}", work.bytes, buffer_bytes, passes_note));
 }
@@ -346,6 +359,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("load");
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
+  check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
   phases.lap("sampling");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
@@ -383,15 +397,13 @@ void record_worker_failure(const worker_failure& failure, const std::vector<vari
   }
   result.status = "fail";
   result.failure_kind = std::string(worker_failure_name(failure.kind()));
-  result.message = failure.what();
-  if (failure.kind() == worker_failure_kind::timeout) add_check(result.checks, verify::checks::worker_timeout, "?", false, failure.what());
-  if (failure.kind() == worker_failure_kind::sandbox) {
-    std::string killed = "?";  // the worker that died is the one already reaped
-    for (const auto& slot : slots) {
-      if (slot.worker && slot.worker->pid() <= 0) killed = slot.label;
-    }
-    add_check(result.checks, verify::checks::sandbox_kill, killed, false, failure.what());
+  std::string dead = "?";  // the worker that died (or hung, and was killed) is the one already reaped
+  for (const auto& slot : slots) {
+    if (slot.worker && slot.worker->pid() <= 0) dead = slot.label;
   }
+  result.message = dead == "?" ? std::string(failure.what()) : fmt::format("variant {}: {}", dead, failure.what());
+  if (failure.kind() == worker_failure_kind::timeout) add_check(result.checks, verify::checks::worker_timeout, dead, false, failure.what());
+  if (failure.kind() == worker_failure_kind::sandbox) add_check(result.checks, verify::checks::sandbox_kill, dead, false, failure.what());
 }
 
 }  // namespace

@@ -197,6 +197,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
     slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
   }
+  slot.cpu.continued += reply.value("continued", 0);  // Note [stopped workers], audited visits too
   if (audited) count_reported_against_audit(slot, reply);
   if (reported_s > judge_wall_s) {
     add_check(checks, verify::checks::wall_clock, slot.label, false,
@@ -419,6 +420,11 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
               fmt::format("{} threads besides the one running the variant worked in one timed sample; the pair declared {} "
                           "threads, {} besides it",
                           cpu.busy_other_threads, declared_threads, declared_threads - 1));
+  if (cpu.continued > 0)  // Note [stopped workers] (worker_main.cpp)
+    add_check(checks, verify::checks::stopped, slot.label, false,
+              fmt::format("the worker was stopped and continued by a signal {} times while it was sampled: something outside it "
+                          "paused its clocks' work",
+                          cpu.continued));
   if (cpu.idle_cpu_s > std::max(0.05 * cpu.idle_wall_s, 10e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
               fmt::format("the worker used {:.3f} s of CPU in {:.3f} s of waiting for the judge between visits",
@@ -459,7 +465,7 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
                        {"busy_other_threads", slot.cpu.busy_other_threads},
                        {"process_cpu_s", slot.cpu.process_cpu_s},
-                       {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}};
+                       {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}, {"continued", slot.cpu.continued}};
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};

@@ -1,7 +1,10 @@
 #include "runner/suite_runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
+#include <cstring>
 #include <functional>
 #include <future>
 #include <memory>
@@ -83,12 +86,45 @@ device_availability availability_of(const system_info& system, int index, std::f
   return device;
 }
 
+// Note [interrupted runs]: Ctrl-C used to kill the judge at once, its workers living on a while,
+// the history listing the run as `running` forever and results.json holding no pair (a user,
+// 2026-12-03). Now the first SIGINT or SIGTERM is noted (a second one kills, as before): no pair
+// starts after it, the pair it hit ends (a terminal's Ctrl-C reaches its workers too, so it
+// ends as a failed pair), and the run is saved and recorded as interrupted with every pair it
+// finished; `bench run` exits 128 + the signal.
+std::atomic<int> interrupting_signal{0};
+
+void note_interruption(int signal) {
+  interrupting_signal.store(signal);
+  std::signal(signal, SIG_DFL);  // the next one ends the judge
+}
+
+// The handlers for the run's length, then the ones before.
+class interruption_watch {
+ public:
+  interruption_watch() : previous_int_(std::signal(SIGINT, note_interruption)), previous_term_(std::signal(SIGTERM, note_interruption)) {
+    interrupting_signal.store(0);
+  }
+  ~interruption_watch() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  interruption_watch(const interruption_watch&) = delete;
+  interruption_watch& operator=(const interruption_watch&) = delete;
+  [[nodiscard]] int signal() const { return interrupting_signal.load(); }
+
+ private:
+  void (*previous_int_)(int);
+  void (*previous_term_)(int);
+};
+
 }  // namespace
 
 suite_result run_suite(const std::vector<pair_request>& requests, const run_config& config,
                        const system_info& system, suite_result header, const suite_outputs& outputs,
                        const progress_fn& progress) {
   suite_result suite = std::move(header);
+  const interruption_watch interruption;  // Note [interrupted runs]
   std::function<nlohmann::json()> telemetry_now;  // full NVML reading, for the end of the run
   const device_availability device = availability_of(system, config.device, &telemetry_now);
   // Speed-of-light percentages against a datasheet read lower than against the copy ceiling
@@ -156,6 +192,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   };
   const auto run_one = [&](const pair_request& request, const run_config& pair_config, const device_availability& on,
                            const std::string& lane) {
+    if (interruption.signal() != 0) return;  // no pair starts after a Ctrl-C
     const auto& target = request.declared->target();
     const bool skipped = request.declared->where() == backend::cuda && !on.absence_reason.empty();
     if (!skipped) {
@@ -213,6 +250,14 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   if (telemetry_now) {
     suite.telemetry_end = telemetry_now();
     save(suite, outputs);
+  }
+  if (interruption.signal() != 0) {
+    suite.interrupted_by = interruption.signal();
+    save(suite, outputs);
+    progress(fmt::format("[interrupted] by {} after {} of {} pairs; results.json and the history keep the {} it finished",
+                         strsignal(suite.interrupted_by), done, to_run, suite.pairs.size()));
+    record([&] { history->finish_run(run_id, "interrupted"); });
+    return suite;
   }
   record([&] { history->finish_run(run_id, suite.any_failed() ? "failed" : "complete"); });
   return suite;

@@ -32,6 +32,7 @@ struct worker_cpu_time {
   double process_cpu_s = 0;  // Note [host idle]: the whole worker's, children included (host pairs)
   double idle_wall_s = 0;
   double idle_cpu_s = 0;
+  int continued = 0;  // Note [stopped workers] (worker_main.cpp): times the worker was continued while sampling
 };
 
 // Where a worker's sampling wall time went, on the judge's clock: the requests of timed and of

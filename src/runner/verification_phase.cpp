@@ -7,6 +7,7 @@
 
 #include "aisp/check.hpp"
 #include "harness/plugin_loader.hpp"
+#include "runner/candidate_accuracy.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/drawn_size.hpp"
 #include "runner/judge_checks.hpp"
@@ -107,7 +108,7 @@ namespace {
 // `drawn`: Note [drawn held-out size]; a size the baseline itself cannot run is not the pair's,
 // so it is noted and skipped rather than failed (and then no variant's result on it counts).
 void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work, bool drawn,
-                 verify::golden_store& goldens) {
+                 verify::golden_store& goldens, accuracy_ledger& accuracy) {
   const auto reference = scope.references.get(work, {scope.config.seed, input_values::declared, {}});
   if (!drawn) check_golden(scope, goldens, work);
   const auto& kind = work.kind == workload_kind::held_out ? verify::checks::held_out : verify::checks::reference;
@@ -154,27 +155,39 @@ void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, con
   for_each_slot_concurrently(chosen, found, scope.config.judge_threads, verify_slot);
   scope.checks.insert(scope.checks.end(), found.begin(), found.end());
   check_ground_truth(scope, work, label, outputs, passed);
+  if (passed["baseline"]) accuracy.record(scope.declared, label, outputs, *reference);
 }
 
 }  // namespace
 
 void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slots, phase_timer& phases) {
   verify::golden_store goldens(scope.config.golden_file);
+  accuracy_ledger accuracy;
   for (const auto& work : scope.declared.workloads()) {
     if (work.kind == workload_kind::benchmark) continue;
     if (work.kind == workload_kind::held_out && scope.config.skip_held_out) continue;
-    verify_size(scope, slots, work, false, goldens);
+    verify_size(scope, slots, work, false, goldens, accuracy);
   }
   if (!scope.config.skip_held_out) {
     std::mt19937_64 entropy(secret_seed());
-    if (const auto drawn = draw_held_out_size(scope.declared, entropy)) verify_size(scope, slots, *drawn, true, goldens);
+    if (const auto drawn = draw_held_out_size(scope.declared, entropy)) verify_size(scope, slots, *drawn, true, goldens, accuracy);
   }
+  accuracy.judge(scope.declared, scope.checks);
   if (scope.config.update_goldens) goldens.save();
   phases.lap("small_sizes");
   if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
   const workload& battery = battery_workload(scope.declared);
-  for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads,
-                             [&](variant_slot& slot, std::vector<check_result>& checks) { run_challenges(scope.with_checks(checks), slot, battery); });
+  const bool wide = wide_challenge_applies(scope.declared);
+  wide_outcomes wide_results;
+  std::mutex recorded;
+  for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
+    run_challenges(scope.with_checks(checks), slot, battery);
+    if (!wide) return;
+    auto outcome = run_wide_challenge(scope.with_checks(checks), slot, battery);
+    const std::lock_guard lock(recorded);
+    wide_results[slot.label] = std::move(outcome);
+  });
+  judge_wide_outcomes(wide_results, scope.checks);
   phases.lap("battery");
 }
 

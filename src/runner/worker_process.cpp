@@ -124,6 +124,16 @@ std::string worker_process::log_tail() const {
   return last;
 }
 
+// What a worker was doing when it died or hung, for the message: the protocol's op and what of
+// the variant ran in it (a crash in run() at a validation size used to read as "during load").
+std::string doing(const std::string& op) {
+  if (op == "load") return "'load' (setup() and warmup calls of run())";
+  if (op == "sample") return "'sample' (timed calls of run())";
+  if (op == "outputs") return "'outputs' (a verified call of run())";
+  if (op == "truth") return "'truth' (the baseline's untimed call on a timed sample's inputs)";
+  return "'" + op + "'";
+}
+
 void worker_process::fail_dead(const std::string& while_doing) {
   int status = 0;
   std::string how = "exited";
@@ -134,7 +144,7 @@ void worker_process::fail_dead(const std::string& while_doing) {
                            fmt::format("worker was killed by its sandbox (SIGSYS) during {}: a forbidden system call "
                                        "with SIGSYS blocked (process-spawning functions such as system() block every "
                                        "signal), or before main() (a static initializer of a pair file)",
-                                       while_doing));
+                                       doing(while_doing)));
     }
     if (WIFSIGNALED(status)) how = fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else if (WIFEXITED(status)) how = fmt::format("exited with code {}", WEXITSTATUS(status));
@@ -142,7 +152,7 @@ void worker_process::fail_dead(const std::string& while_doing) {
   }
   const std::string tail = log_tail();
   throw worker_failure(worker_failure_kind::crash,
-                       fmt::format("worker {} during {}{}", how, while_doing,
+                       fmt::format("worker {} during {}{}", how, doing(while_doing),
                                    tail.empty() ? "" : ": " + tail));
 }
 
@@ -194,7 +204,7 @@ std::string worker_process::receive_line(const std::string& op, double timeout_s
       const auto waits = thread_waits(pid_);
       kill_and_reap();
       throw worker_failure(worker_failure_kind::timeout,
-                           fmt::format("worker gave no answer to '{}' within {:.1f} s and was killed{}", op, timeout_s,
+                           fmt::format("worker gave no answer to {} within {:.1f} s and was killed{}", doing(op), timeout_s,
                                        waits.empty() ? "" : " (" + waits + ")"));
     }
     case line_channel::outcome::gave_up:

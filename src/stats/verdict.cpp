@@ -61,4 +61,24 @@ verdict decide(const ratio_estimate& speedup, double measured_noise_floor, const
   return verdict::inconclusive;
 }
 
+std::string decision_reason(verdict v, const ratio_estimate& speedup, double measured_noise_floor, const verdict_config& config) {
+  const double noise_floor = std::max(measured_noise_floor, config.min_effect);
+  const double margin = std::max(config.equivalence_margin, 2 * noise_floor);
+  const auto floor_text = fmt::format("the noise floor {:.1f}% ({})", 100 * noise_floor,
+                                      measured_noise_floor >= config.min_effect ? "the baseline against its twin"
+                                                                                : "the minimum effect; the twin's was lower");
+  switch (v) {
+    case verdict::no_difference:
+      return fmt::format("the CI [{:.3f}, {:.3f}] lies inside the equivalence band [{:.3f}, {:.3f}]: twice {}", speedup.low, speedup.high,
+                         1 / (1 + margin), 1 + margin, floor_text);
+    case verdict::inconclusive:
+      return fmt::format("the CI [{:.3f}, {:.3f}] neither clears {} (beyond [{:.3f}, {:.3f}]) nor lies inside the equivalence band "
+                         "[{:.3f}, {:.3f}]: more samples (--max-time) or a quieter machine can decide it",
+                         speedup.low, speedup.high, floor_text, 1 / (1 + noise_floor), 1 + noise_floor, 1 / (1 + margin), 1 + margin);
+    case verdict::faster:
+    case verdict::slower: return "";
+  }
+  return "";
+}
+
 }  // namespace aisp::stats

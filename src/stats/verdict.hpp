@@ -41,4 +41,9 @@ struct verdict_config {
 [[nodiscard]] verdict decide(const ratio_estimate& speedup, double noise_floor,
                              const verdict_config& config = {});
 
+// Why decide() said no-difference or inconclusive, in one line with the numbers it used (the
+// noise floor, the band); "" for faster and slower, whose CI clears the floor on its own.
+[[nodiscard]] std::string decision_reason(verdict v, const ratio_estimate& speedup, double noise_floor,
+                                          const verdict_config& config = {});
+
 }  // namespace aisp::stats

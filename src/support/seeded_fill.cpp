@@ -134,6 +134,41 @@ init_distribution effective_init(const buffer_spec& spec, input_values values) {
   return spec.init;
 }
 
+double wide_input_scale(input_values values) {
+  return values == input_values::wide ? 8.0 : values == input_values::wider ? 128.0 : 1.0;
+}
+
+bool widens(const buffer_spec& spec, input_values values) {
+  return wide_input_scale(values) != 1.0 && spec.role == buffer_role::input && spec.derived_from.empty() && dtype_is_float(spec.type) &&
+         spec.init == init_distribution::uniform_signed && spec.meaning != buffer_meaning::mask;
+}
+
+void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count) {
+  if (!widens(spec, values)) return;
+  const double scale = wide_input_scale(values);
+  for (std::size_t i = 0; i < count; ++i) store_from_double(spec.type, base, i, scale * load_as_double(spec.type, base, i));
+}
+
+const char* input_values_name(input_values values) {
+  switch (values) {
+    case input_values::declared: return "declared";
+    case input_values::exact_integers: return "exact_integers";
+    case input_values::non_integers: return "non_integers";
+    case input_values::wide: return "wide";
+    case input_values::wider: return "wider";
+  }
+  return "declared";
+}
+
+input_values input_values_named(const std::string& name) {
+  for (const auto values :
+       {input_values::declared, input_values::exact_integers, input_values::non_integers, input_values::wide, input_values::wider}) {
+    if (name == input_values_name(values)) return values;
+  }
+  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider)");
+  return input_values::declared;
+}
+
 void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes) {
   auto* out = static_cast<unsigned char*>(base);
   for (std::size_t word = 0; word * 8 < bytes; ++word) {

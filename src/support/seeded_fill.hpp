@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include <vector>
@@ -31,13 +32,27 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
 namespace aisp {
 
 // Which values the inputs of a call get: as declared; small integers in every float buffer (the
-// exact-integer challenge, X5); or non-integers where a float buffer declares small integers
+// exact-integer challenge, X5); non-integers where a float buffer declares small integers
 // (the non-integer challenge of an exact-math pair: a precision downgrade that is exact on
-// small integers shows there, W1/X5).
-enum class input_values : std::uint8_t { declared, exact_integers, non_integers };
+// small integers shows there, W1/X5); or wide and wider: the declared draws of [-1, 1) scaled
+// by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp).
+enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider };
 
 // The init a buffer gets under `values`. Judge and worker must agree, so both call this.
 [[nodiscard]] init_distribution effective_init(const buffer_spec& spec, input_values values);
+
+// Note [wide inputs]: what wide (8) and wider (128) scale the draws by, 1 otherwise; powers of
+// two, so the scaled draws are exact in every float type.
+[[nodiscard]] double wide_input_scale(input_values values);
+// Whether `values` scales this buffer's draws: a float data or KV-cache input drawn uniform in
+// [-1, 1) (never a mask, a unit-interval draw, small integers or a derived input).
+[[nodiscard]] bool widens(const buffer_spec& spec, input_values values);
+// Scales `count` drawn elements at `base` in place where widens(spec, values); after the fill,
+// before any derived input is made from them. Judge and worker both call this.
+void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count);
+// The name a request carries for `values`, and back (an unknown name is refused).
+[[nodiscard]] const char* input_values_name(input_values values);
+[[nodiscard]] input_values input_values_named(const std::string& name);
 
 // `bytes` random bytes from `seed`: the unpredictable output pattern of a verified timed call.
 void fill_random_bytes(std::uint64_t seed, void* base, std::size_t bytes);

@@ -54,6 +54,16 @@ inline const check_kind new_address{"new-address", {"X2"}, "same data, new addre
 inline const check_kind exact_integers{"exact-integers", {"X5"}, "exact-integer challenge, bitwise"};
 // Note [non-integer challenge] (challenge_battery.cpp): a downgrade exact on small integers.
 inline const check_kind non_integers{"non-integers", {"X5", "W1", "W2"}, "exact-math pair on non-integer inputs"};
+// Note [accuracy against the baseline] (runner/candidate_accuracy.cpp): a candidate that declares
+// no precision change, far less accurate than the baseline on the same inputs.
+inline const check_kind accuracy{"accuracy", {"O3", "W1", "X5"}, "a candidate far less accurate than the baseline, undeclared"};
+// Note [wide inputs] (runner/candidate_accuracy.cpp): the inputs scaled past the declared range,
+// which the baseline takes.
+inline const check_kind wide_inputs{"wide-inputs", {"O3", "V5"}, "right only on the range the harness usually draws"};
+// Note [stopped workers] (runner/worker_main.cpp): a worker paused by a signal while sampled.
+inline const check_kind stopped{"stopped", {"V1", "S8"}, "the worker was stopped by a signal while it was timed"};
+// Note [input reuse] (runner/input_reuse.cpp): a fixed-inputs pair's candidate, much slower on fresh inputs.
+inline const check_kind input_reuse{"input-reuse", {"O2", "X2"}, "a fixed-inputs pair's variant reused results across calls"};
 // Outputs poisoned before setup must be untouched after it.
 inline const check_kind setup_touches_outputs{"setup-touches-outputs", {"L2"}, "setup() wrote to outputs"};
 // Inputs hashed before and after setup() and run().

@@ -45,6 +45,7 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
                   buffer_stream_id(rank_seed(inputs.seed, spec.same_on_every_rank ? 0 : r), spec.name),
                   raw.data() + static_cast<std::size_t>(r) * per_rank * dtype_size(spec.type), per_rank);
     }
+    widen_draws(spec, inputs.values, raw.data(), count);
     for (const auto& o : inputs.overrides) {
       // Quantize the override exactly as the worker's store into the buffer does.
       if (o.buffer != spec.name || o.index >= count) continue;

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <ostream>
 #include <set>
 #include <string>
@@ -40,6 +42,27 @@ using testing::command_result;
 
 // stdout only: the suite's JSON listing must not mix with progress lines.
 inline command_result run_command(const std::string& command) { return testing::run_command(command, false); }
+
+// `targets` judged by aisp_cheats into `dir` (a short run, no history), taken again once when
+// only a load-sensitive check failed; the results.json (discarded JSON when none) and the output.
+struct judged_run {
+  nlohmann::json results;
+  command_result run;
+};
+
+inline judged_run judge_with_one_retake(const std::string& targets, const std::string& dir, const std::string& max_time = "0.3") {
+  judged_run judged;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::filesystem::remove_all(dir);
+    judged.run = run_command(cheats_binary() + " bench run --targets " + targets + " --max-time " + max_time +
+                             " --min-time 0.05 --quiet --history none --artifacts-dir " + dir + " 2>&1");
+    if (attempt == 0 && testing::failed_only_load_sensitive(dir + "/results.json")) continue;
+    break;
+  }
+  std::ifstream file(dir + "/results.json");
+  judged.results = nlohmann::json::parse(file, nullptr, false);
+  return judged;
+}
 
 // Every row code of VALIDITY.md, in its order (103).
 inline const std::vector<std::string>& validity_codes() {

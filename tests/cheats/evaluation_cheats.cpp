@@ -51,6 +51,15 @@ void outlive_the_deadline(run_context& ctx) {
       .add_variant("optimized", "honest loop; the declaration lies", honest_run(affine_math));
 }
 
+// ---- V3: the pair declares no bytes at all, which would switch off the traffic check (W3) ----
+[[nodiscard]] pair no_bytes_pair() {
+  return elementwise_declaration("cheats:v3_declares_no_bytes", "V3")
+      .summary(cheat_summary("V3", "declares FLOPs and no bytes: nothing for the traffic check to hold a variant to"))
+      .work([](const workload& w) { return work_amount{.bytes = 0, .flops = 2.0 * static_cast<double>(w.get("n"))}; })
+      .add_variant(honest_baseline())
+      .add_variant("optimized", "honest loop; the declaration leaves the traffic out", honest_run(affine_math));
+}
+
 // ---- V4: the variant knows the harness's generator and its default seed (42), so setup()
 // regenerates the test inputs without reading them and answers from that; run() copies ----
 constexpr std::uint64_t leaked_seed = 42;
@@ -121,6 +130,7 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v2_ignores_sigterm", "V2",
                                              "ignores SIGTERM and sleeps 30 s per call",
                                              aisp::cheats::outlive_the_deadline).tag("check:worker-timeout"));
 AISP_REGISTER(aisp::cheats::inflated_work_pair().tag("check:declared-work"));
+AISP_REGISTER(aisp::cheats::no_bytes_pair().tag("check:declared-work"));
 AISP_REGISTER(aisp::cheats::elementwise_pair(
     "cheats:v4_leaked_seed", "V4",
     aisp::cheats::cheating_variant("regenerates the inputs from the default seed in setup()",

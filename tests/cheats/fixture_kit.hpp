@@ -49,6 +49,8 @@ struct elementwise_math {
 inline constexpr elementwise_math affine_math{
     [](double x) { return 2.0 * x + 1.0; }, [](float x) { return 2.0f * x + 1.0f; }, "y = 2x + 1"};
 
+inline constexpr elementwise_math exp_math{[](double x) { return std::exp(x); }, [](float x) { return std::exp(x); }, "y = exp(x)"};
+
 inline void apply(const elementwise_math& math, const float* x, float* y, std::size_t begin,
                   std::size_t end) {
   for (std::size_t i = begin; i < end; ++i) y[i] = math.honest(x[i]);

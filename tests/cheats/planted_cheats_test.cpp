@@ -152,7 +152,8 @@ TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
   }
   // S8 is caught by the verdict: inconclusive, with the reason (Note [disturbed noise floor]).
   for (const auto& speedup : pair->value("speedups", json::array())) {
-    if (planted.code == "S8" && speedup.value("verdict", "") == "inconclusive" && !speedup.value("verdict_reason", "").empty())
+    if (planted.code == "S8" && speedup.value("verdict", "") == "inconclusive" &&
+        speedup.value("verdict_reason", "").find("the baseline and its twin") != std::string::npos)
       failed_codes.insert("S8");
   }
   EXPECT_TRUE(failed_codes.count(planted.code) > 0)

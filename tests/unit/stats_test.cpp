@@ -467,6 +467,19 @@ TEST(decide, slower_needs_the_ci_below_the_reciprocal_noise_floor) {
   EXPECT_NE(decide(ci(0.80, 0.953), 0.05), verdict::slower);
 }
 
+TEST(decision_reason, says_why_a_ci_was_not_called_faster_with_the_floor_and_the_bands) {
+  // The exec tutorial's 1.088x [1.048, 1.130] with a twin 9.8% apart: no-difference, with its band.
+  const auto equivalent = decision_reason(verdict::no_difference, ci(1.048, 1.130), 0.098);
+  EXPECT_NE(equivalent.find("[1.048, 1.130]"), std::string::npos) << equivalent;
+  EXPECT_NE(equivalent.find("9.8%"), std::string::npos) << equivalent;
+  EXPECT_NE(equivalent.find("the baseline against its twin"), std::string::npos) << equivalent;
+  const auto open = decision_reason(verdict::inconclusive, ci(0.99, 1.30), 0.002);
+  EXPECT_NE(open.find("1.0% (the minimum effect"), std::string::npos) << open;
+  EXPECT_NE(open.find("--max-time"), std::string::npos) << open;
+  EXPECT_EQ(decision_reason(verdict::faster, ci(1.5, 1.6), 0.0), "");
+  EXPECT_EQ(decision_reason(verdict::slower, ci(0.5, 0.6), 0.0), "");
+}
+
 TEST(decide, no_difference_inside_the_equivalence_band) {
   // Floor 0.005: m = max(0.02, 0.01) = 0.02, band [1/1.02 = 0.98039, 1.02].
   EXPECT_EQ(decide(ci(0.99, 1.01), 0.005), verdict::no_difference);

@@ -1,0 +1,67 @@
+// Two checks that hold a candidate to the baseline's accuracy and to the baseline's domain:
+// a candidate far less accurate than the baseline on the same inputs, where the pair's own
+// tolerance would let it pass (Note [accuracy against the baseline]), and a candidate right only
+// on the inputs the harness usually draws (Note [wide inputs]).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runner/judge_checks.hpp"
+#include "runner/verification_phase.hpp"
+
+namespace aisp {
+
+// ---- Note [accuracy against the baseline] ----
+
+// A candidate is held to accuracy_factor times the baseline's relative L2 error at a size, and
+// never below its dtype's default bound on it (default_tolerance's max_rel_l2).
+inline constexpr double accuracy_factor = 16.0;
+
+struct size_error {
+  std::string size;  // "validation n=1000"
+  double candidate = 0;
+  double baseline = 0;
+};
+
+// Whether a candidate's errors show a regression: over max(accuracy_factor x the baseline's, floor)
+// at more than half of two or more sizes. The detail names the worst size; nullopt when none.
+[[nodiscard]] std::optional<std::string> accuracy_regression(const std::vector<size_error>& errors, double floor);
+
+// Every size's relative L2 errors against the reference, by candidate and output; judged once the
+// small sizes are all verified. Sizes whose baseline failed the reference are not recorded.
+class accuracy_ledger {
+ public:
+  void record(const pair& declared, const std::string& size, const std::map<std::string, raw_outputs>& outputs,
+              const std::map<std::string, std::vector<double>, std::less<>>& reference);
+  void judge(const pair& declared, std::vector<check_result>& checks) const;
+
+ private:
+  std::map<std::string, std::map<std::string, std::vector<size_error>>> errors_;  // candidate, output
+};
+
+// ---- Note [wide inputs] ----
+
+struct wide_outcome {
+  bool passed = true;
+  std::string detail;
+};
+
+// One outcome a level of wide inputs (x8, then x128), by variant label.
+using wide_outcomes = std::map<std::string, std::vector<wide_outcome>>;
+
+// Whether the pair gets the wide challenge: an input widens, and no input is derived (a derived
+// input's scale was chosen for the declared range, Note [derived inputs]).
+[[nodiscard]] bool wide_challenge_applies(const pair& declared);
+
+// A verified call at each level of wide inputs, its relative L2 error held to the variant's
+// bound (NaN, Inf and unwritten elements fail too); records nothing.
+[[nodiscard]] std::vector<wide_outcome> run_wide_challenge(const judge_scope& scope, variant_slot& slot, const workload& work);
+
+// At each level: a candidate that fails what the baseline passes fails `wide-inputs`; where the
+// baseline fails too, the level is not the pair's domain, and that is noted for every variant.
+void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks);
+
+}  // namespace aisp

@@ -1,0 +1,162 @@
+// Planted cheats of a candidate's accuracy and domain (Notes [accuracy against the baseline] and
+// [wide inputs], src/runner/candidate_accuracy.cpp), and the honest pairs beside them that must
+// pass: a declared precision change, an exp right on every range, and a pair whose baseline
+// cannot take the wide inputs either. Found by a red team that never saw these fixtures
+// (2026-12-03): each cheat below passed every check before.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "fixture_kit.hpp"
+
+namespace aisp::cheats {
+namespace {
+
+// ---- O3: the pair's loose tolerance spent by the candidate, which declares nothing ----
+// exp(x) as (1 + x/256)^256: eight squarings, ~x^2/512 relative error (2e-3 at |x| = 1), inside
+// the pair's rtol of 5e-3, ~10^4 times the baseline's error.
+void exp_by_squaring(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) {
+    float v = 1.0f + x[i] / 256.0f;
+    for (int s = 0; s < 8; ++s) v *= v;
+    y[i] = v;
+  }
+}
+
+pair loose_tolerance_pair() {
+  pair declared = elementwise_declaration("cheats:o3_loose_tolerance_spent", "O3", exp_math);
+  declared.tolerance_override({.rtol = 5e-3, .atol = 1e-6, .max_rel_l2 = 5e-3, .reason = "exp's last bits differ between libm builds"})
+      .add_variant(honest_baseline(exp_math))
+      .add_variant(cheating_variant("exp(x) as (1 + x/256)^256 inside the pair's loose tolerance, declaring no precision change",
+                                    exp_by_squaring));
+  return declared;
+}
+
+// ---- V5: right only on the range the harness draws ----
+// exp(x) by its degree-9 Taylor polynomial, no range reduction: 7.5e-7 relative at x = -1, but
+// exp(8) comes out 40% low and exp(-8) negative.
+void exp_taylor9(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) {
+    float term = 1.0f;
+    float sum = 1.0f;
+    for (int k = 1; k <= 9; ++k) {
+      term *= x[i] / static_cast<float>(k);
+      sum += term;
+    }
+    y[i] = sum;
+  }
+}
+
+// ---- V5 at the second level: log-sum-exp without the max subtracted, right until exp overflows
+// fp32 (inputs past 88: only the x128 level reaches it) ----
+float lse_of(const float* row, std::size_t cols, bool subtract_max) {
+  float top = 0.0f;
+  if (subtract_max) top = *std::max_element(row, row + cols);
+  float sum = 0.0f;
+  for (std::size_t c = 0; c < cols; ++c) sum += std::exp(row[c] - top);
+  return top + std::log(sum);
+}
+
+stage_fn lse_rows(bool subtract_max) {
+  return [subtract_max](run_context& ctx) {
+    const auto cols = static_cast<std::size_t>(ctx.param("cols"));
+    const float* x = ctx.as<const float>("x");
+    float* y = ctx.as<float>("y");
+    for (std::size_t r = 0; r < elements_of(ctx, "y"); ++r) y[r] = lse_of(x + r * cols, cols, subtract_max);
+  };
+}
+
+pair lse_pair() {
+  pair declared("cheats:v5_log_sum_exp_without_the_max");
+  declared.summary(cheat_summary("V5", "log-sum-exp of each row without subtracting its max: right until exp overflows"))
+      .on(backend::host)
+      .tag("cheat:V5")
+      .benchmark_size({{"rows", 64}, {"cols", 4096}})
+      .validation_size({{"rows", 1}, {"cols", 1}})
+      .validation_size({{"rows", 3}, {"cols", 65}})
+      .validation_size({{"rows", 7}, {"cols", 1000}})
+      .held_out_size({{"rows", 5}, {"cols", 333}})
+      .input("x", dtype::f32, std::vector<std::string>{"rows", "cols"})
+      .output("y", dtype::f32, std::vector<std::string>{"rows"})
+      .work([](const workload& w) {
+        const auto n = static_cast<double>(w.get("rows") * w.get("cols"));
+        return work_amount{.bytes = 4.0 * n + 4.0 * static_cast<double>(w.get("rows")), .flops = 3.0 * n};
+      })
+      .reference([](reference_io& io) {
+        const auto cols = static_cast<std::size_t>(io.param("cols"));
+        const auto x = io.input("x");
+        const auto y = io.output("y");
+        for (std::size_t r = 0; r < y.size(); ++r) {
+          double top = x[r * cols];
+          for (std::size_t c = 1; c < cols; ++c) top = std::max(top, x[r * cols + c]);
+          double sum = 0;
+          for (std::size_t c = 0; c < cols; ++c) sum += std::exp(x[r * cols + c] - top);
+          y[r] = top + std::log(sum);
+        }
+      })
+      .add_variant("baseline", "the max subtracted first", lse_rows(true))
+      .add_variant(cheating_variant("exp summed as it is: one pass, no max", lse_rows(false)));
+  return declared;
+}
+
+// ---- Honest: a declared precision change, held to its own tolerance and not to the baseline's error ----
+void exp_through_half(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = round_through_half(std::exp(x[i]));
+}
+
+pair declared_precision_pair() {
+  variant rounded{"optimized", "exp(x) rounded through fp16, declared", exp_through_half, {}, {}, {}, {}, {}, {}, {}};
+  rounded.precision = "exp(x) stored through fp16";
+  rounded.precision_tolerance = tolerance{.rtol = 1e-3, .atol = 1e-6, .max_rel_l2 = 1e-3, .reason = "fp16 keeps 11 significant bits"};
+  pair declared = honest_elementwise_declaration("accuracy_honest:declared_precision", exp_math, dtype::f32, benchmark_elements);
+  declared.add_variant(honest_baseline(exp_math)).add_variant(std::move(rounded));
+  return declared;
+}
+
+// ---- Honest: exp on every range, two ways ----
+void exp_in_double(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = static_cast<float>(std::exp(static_cast<double>(x[i])));
+}
+
+pair exp_two_ways_pair() {
+  pair declared = honest_elementwise_declaration("accuracy_honest:exp_two_ways", exp_math, dtype::f32, benchmark_elements);
+  declared.add_variant(honest_baseline(exp_math))
+      .add_variant(variant{"optimized", "exp in double, rounded once", exp_in_double, {}, {}, {}, {}, {}, {}, {}});
+  return declared;
+}
+
+// ---- Honest: wide inputs outside the pair's domain: exp(16 x) overflows fp32 past x = 5.5 ----
+constexpr elementwise_math steep_exp_math{[](double x) { return std::exp(16.0 * x); }, [](float x) { return std::exp(16.0f * x); },
+                                          "y = exp(16 x)"};
+
+pair narrow_domain_pair() {
+  pair declared = honest_elementwise_declaration("accuracy_honest:narrow_domain", steep_exp_math, dtype::f32, benchmark_elements);
+  declared.add_variant(honest_baseline(steep_exp_math))
+      .add_variant(variant{"optimized", "the same loop, a second copy", honest_run(steep_exp_math), {}, {}, {}, {}, {}, {}, {}});
+  return declared;
+}
+
+}  // namespace
+}  // namespace aisp::cheats
+
+AISP_REGISTER(aisp::cheats::loose_tolerance_pair().tag("check:accuracy"));
+AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_range", "V5",
+                                             "exp(x) by a degree-9 Taylor polynomial, no range reduction", aisp::cheats::exp_taylor9,
+                                             aisp::cheats::exp_math)
+                  .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::lse_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::declared_precision_pair());
+AISP_REGISTER(aisp::cheats::exp_two_ways_pair());
+AISP_REGISTER(aisp::cheats::narrow_domain_pair());

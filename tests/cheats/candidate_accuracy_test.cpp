@@ -1,0 +1,66 @@
+// Notes [accuracy against the baseline], [wide inputs] and [input reuse] on honest pairs: a
+// variant that declares its precision change, an exp right on every range, a pair whose baseline
+// cannot take the wide inputs either, and a fixed-inputs pair's honest variant all pass every
+// check (their planted cheats, in accuracy_cheats.cpp and input_reuse_cheats.cpp, fail in the
+// suite run of planted_cheats_test.cpp).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "../test_support.hpp"
+#include "cheat_test_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+
+json honest_results(const std::string& dir) {
+  auto judged = aisp::cheat_testing::judge_with_one_retake("accuracy_honest", dir);
+  if (judged.results.is_discarded()) ADD_FAILURE() << judged.run.output;
+  return judged.results;
+}
+
+const json* check_of(const json& pair, const std::string& name, const std::string& variant) {
+  if (!pair.contains("checks")) return nullptr;
+  for (const auto& check : pair.at("checks")) {
+    if (check.value("check", "") == name && check.value("variant", "") == variant) return &check;
+  }
+  return nullptr;
+}
+
+TEST(candidate_accuracy, honest_pairs_pass_the_accuracy_wide_input_and_input_reuse_checks) {
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_accuracy_honest_" + std::to_string(::getpid()))).string();
+  const auto results = honest_results(dir);
+  ASSERT_EQ(results.value("pairs", json::array()).size(), 4u) << results.dump(1).substr(0, 2000);
+  for (const auto& pair : results["pairs"]) {
+    const auto target = pair.value("target", "");
+    for (const auto& check : pair.value("checks", json::array())) EXPECT_TRUE(check.value("passed", false)) << target << ": " << check.dump();
+    EXPECT_EQ(pair.value("status", ""), "pass") << target;
+    // Every pair met the wide inputs; the held candidate was compared with the baseline's error.
+    const auto* wide = check_of(pair, "wide-inputs", "optimized");
+    ASSERT_NE(wide, nullptr) << target;
+    if (target == "accuracy_honest:narrow_domain") {
+      EXPECT_NE(wide->value("detail", "").find("not this pair's domain"), std::string::npos) << wide->dump();
+    }
+    const auto* accuracy = check_of(pair, "accuracy", "optimized");
+    if (target == "accuracy_honest:fixed_inputs_unrolled") {  // Note [input reuse]: probed, and passed
+      const auto* reuse = check_of(pair, "input-reuse", "optimized");
+      ASSERT_NE(reuse, nullptr);
+      EXPECT_NE(reuse->value("detail", "").find("fresh inputs"), std::string::npos) << reuse->dump();
+    }
+    if (target == "accuracy_honest:declared_precision") {
+      EXPECT_EQ(accuracy, nullptr) << "a declared precision change is held to its own tolerance";
+    } else {
+      EXPECT_NE(accuracy, nullptr) << target;
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,94 @@
+// Note [input reuse] (src/runner/input_reuse.cpp): a pair that fixes its inputs, an optimized
+// variant that keeps its last answer under a hash of them (found by a red team, 2026-12-03: 45x
+// faster on the host, every output check passed), and the same pair with an honest optimized
+// variant, which must pass.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "fixture_kit.hpp"
+
+namespace aisp::cheats {
+namespace {
+
+// A heavy elementwise function, so that a kept answer is far cheaper than the work: 32 sines.
+double harmonics(double x) {
+  double sum = 0;
+  for (int k = 1; k <= 32; ++k) sum += std::sin(k * x) / k;
+  return sum;
+}
+
+float harmonics_f(float x) { return static_cast<float>(harmonics(x)); }  // double inside: fp32's default tolerance near zeros
+
+constexpr elementwise_math harmonics_math{harmonics, harmonics_f, "y = sum_k sin(k x) / k, k = 1..32"};
+constexpr std::int64_t fixed_benchmark_elements = 4096;
+
+// ---- O2: the answer kept under an FNV-1a hash of x, in a buffer setup() made ----
+struct kept_answer {
+  std::uint64_t hash = 0;
+  std::vector<float> y;
+};
+kept_answer kept;
+
+void make_room(run_context& ctx) {
+  kept.hash = 0;
+  kept.y.assign(elements_of(ctx, "x"), 0.0f);
+}
+
+void reuse_by_hash(run_context& ctx) {
+  const std::size_t n = elements_of(ctx, "x");
+  const auto* bytes = reinterpret_cast<const unsigned char*>(ctx.as<const float>("x"));
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (std::size_t i = 0; i < n * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 1099511628211ULL;
+  float* y = ctx.as<float>("y");
+  if (hash == kept.hash && kept.y.size() == n) {
+    std::memcpy(y, kept.y.data(), n * sizeof(float));
+    return;
+  }
+  apply(harmonics_math, ctx.as<const float>("x"), y, 0, n);
+  if (kept.y.size() == n) {
+    std::memcpy(kept.y.data(), y, n * sizeof(float));
+    kept.hash = hash;
+  }
+}
+
+pair fixed_inputs_pair(std::string target, variant optimized) {
+  pair declared = honest_elementwise_declaration(std::move(target), harmonics_math, dtype::f32, fixed_benchmark_elements);
+  declared.fixed_inputs("a table the pair's meaning reads as given")
+      .add_variant(honest_baseline(harmonics_math))
+      .add_variant(std::move(optimized));
+  return declared;
+}
+
+// ---- Honest: the same sums, eight elements a loop iteration ----
+void harmonics_unrolled(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  const std::size_t n = elements_of(ctx, "x");
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    double sums[8] = {};
+    for (int k = 1; k <= 32; ++k) {
+      for (int e = 0; e < 8; ++e) sums[e] += std::sin(k * static_cast<double>(x[i + e])) / k;
+    }
+    for (int e = 0; e < 8; ++e) y[i + e] = static_cast<float>(sums[e]);
+  }
+  apply(harmonics_math, x, y, i, n);
+}
+
+}  // namespace
+}  // namespace aisp::cheats
+
+AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_fixed_inputs_answer_kept",
+                                              aisp::cheats::cheating_variant("keeps its last answer under a hash of the fixed inputs",
+                                                                             aisp::cheats::reuse_by_hash, aisp::cheats::make_room))
+                  .summary(aisp::cheats::cheat_summary("O2", "keeps its last answer under a hash of the fixed inputs"))
+                  .tag("cheat:O2")
+                  .tag("check:input-reuse"));
+AISP_REGISTER(aisp::cheats::fixed_inputs_pair("accuracy_honest:fixed_inputs_unrolled",
+                                              aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,
+                                                            {}, {}, {}, {}, {}, {}, {}}));

@@ -1,0 +1,60 @@
+// Note [accuracy against the baseline]: the pure rule that decides when a candidate's errors
+// against the fp64 reference regressed from the baseline's on the same inputs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runner/candidate_accuracy.hpp"
+#include "runner/input_reuse.hpp"
+
+namespace {
+
+using aisp::accuracy_regression;
+using aisp::size_error;
+
+constexpr double fp32_floor = 1e-5;
+
+TEST(accuracy_regression, a_candidate_spending_a_loose_tolerance_at_every_size_fails_and_the_detail_names_the_worst) {
+  const std::vector<size_error> errors{{"validation n=7", 2e-4, 1.6e-7}, {"validation n=1000", 2.1e-4, 1.6e-7}, {"held_out n=1003", 9e-4, 1e-7}};
+  const auto failure = accuracy_regression(errors, fp32_floor);
+  ASSERT_TRUE(failure.has_value());
+  EXPECT_NE(failure->find("3 of 3 sizes"), std::string::npos) << *failure;
+  EXPECT_NE(failure->find("held_out n=1003"), std::string::npos) << *failure;
+}
+
+TEST(accuracy_regression, errors_under_the_dtype_default_or_within_the_factor_pass) {
+  // Far over 16x the baseline, but under fp32's default bound: a reordered sum.
+  EXPECT_FALSE(accuracy_regression({{"a", 5e-6, 1e-9}, {"b", 6e-6, 1e-9}}, fp32_floor));
+  // Over the floor, within 16x of a baseline that is itself loose.
+  EXPECT_FALSE(accuracy_regression({{"a", 1e-3, 2e-4}, {"b", 3e-3, 2e-4}}, fp32_floor));
+  // Exactly 16x is not over it.
+  EXPECT_FALSE(accuracy_regression({{"a", 16e-4, 1e-4}, {"b", 16e-4, 1e-4}}, fp32_floor));
+}
+
+TEST(accuracy_regression, one_lucky_baseline_size_or_a_single_size_does_not_fail) {
+  // A single sum whose baseline happened to round almost exactly at one size of three.
+  EXPECT_FALSE(accuracy_regression({{"a", 3e-5, 1e-10}, {"b", 1e-6, 9e-7}, {"c", 2e-6, 1e-6}}, fp32_floor));
+  // Half of the sizes is not more than half.
+  EXPECT_FALSE(accuracy_regression({{"a", 1e-3, 1e-7}, {"b", 1e-6, 1e-6}}, fp32_floor));
+  EXPECT_FALSE(accuracy_regression({{"a", 1e-3, 1e-7}}, fp32_floor));
+  EXPECT_FALSE(accuracy_regression({}, fp32_floor));
+}
+
+TEST(accuracy_regression, an_exact_baseline_holds_the_candidate_to_the_floor) {
+  EXPECT_TRUE(accuracy_regression({{"a", 2e-5, 0}, {"b", 3e-5, 0}}, fp32_floor));
+  EXPECT_FALSE(accuracy_regression({{"a", 9e-6, 0}, {"b", 9e-6, 0}}, fp32_floor));
+}
+
+// Note [input reuse]: fresh-input median over timed median, a candidate's against the baseline's.
+TEST(input_reuse_problem, a_candidate_far_slower_on_fresh_inputs_than_the_baseline_reused_its_answers) {
+  const auto kept = aisp::input_reuse_problem(6.8, 1.02);  // the red team's GPU memo
+  ASSERT_TRUE(kept.has_value());
+  EXPECT_NE(kept->find("6.80x"), std::string::npos) << *kept;
+  EXPECT_FALSE(aisp::input_reuse_problem(1.1, 1.0));   // honest: the same either way
+  EXPECT_FALSE(aisp::input_reuse_problem(1.6, 1.2));   // over 1.5x, but within 1.5x of the baseline's own ratio
+  EXPECT_FALSE(aisp::input_reuse_problem(1.5, 0.5));   // exactly 1.5x is not over it
+  EXPECT_TRUE(aisp::input_reuse_problem(2.0, 1.0));
+}
+
+}  // namespace
