@@ -1,5 +1,6 @@
 #include "runner/memory_fit.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -58,7 +59,8 @@ namespace {
 // What the judge holds beside the workers (a host need's two outputs), so the sum reads right.
 std::string judge_share(const memory_need& need) {
   const auto workers_bytes = need.per_worker * static_cast<std::uint64_t>(need.workers);
-  return need.needed > workers_bytes ? fmt::format(" + {} of the judge's output copies", gib(need.needed - workers_bytes)) : "";
+  const double judge_gib = static_cast<double>(need.needed - std::min(need.needed, workers_bytes)) / (1ull << 30);
+  return judge_gib >= 0.005 ? fmt::format(" + {} of the judge's output copies", gib(need.needed - workers_bytes)) : "";
 }
 
 }  // namespace

@@ -89,6 +89,12 @@ void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const
   if (!fingerprint.is_object()) return;
   const std::uint64_t positions_seed = state.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
   fingerprint["positions_seed"] = positions_seed;
+  // The worker numbers the sample within its visit; the results name it among the worker's samples
+  // (every failure read "timed sample 0" for a user, 2026-12-03). A visit's samples are the last kept.
+  const auto in_visit = fingerprint.value("index", 0);
+  const auto visit_samples = static_cast<int>(reply.at("samples").size());
+  const int among_all = static_cast<int>(slot.result.samples.size()) - visit_samples + in_visit;
+  fingerprint["index"] = among_all >= 0 ? among_all : in_visit;
   fingerprint["probe_values"] =
       slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}}, config.worker_timeout_s)
           .at("values");
@@ -363,9 +369,14 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
   if (!tail_is_measured && far >= 3 && static_cast<double>(far) >= 0.05 * static_cast<double>(result.samples.size()))
     add_check(checks, verify::checks::outliers, slot.label, false,
               fmt::format("{} of {} samples are over 5x the median", far, result.samples.size()));
-  if (result.samples.size() < config.stopping.min_samples)
+  if (result.samples.size() < config.stopping.min_samples) {
+    const double per_sample_s = result.sampling_s / std::max(1.0, static_cast<double>(result.samples.size()));
     add_check(checks, verify::checks::sample_count, slot.label, false,
-              fmt::format("{} samples, fewer than the minimum {}", result.samples.size(), config.stopping.min_samples));
+              fmt::format("{} samples, fewer than the minimum {}: a sample took {:.3g} s of the {:.3g} s --max-time; a longer "
+                          "--max-time (about {:.2g} s) takes the minimum",
+                          result.samples.size(), config.stopping.min_samples, per_sample_s, config.stopping.max_time_s,
+                          1.5 * static_cast<double>(config.stopping.min_samples) * per_sample_s));
+  }
   // E7: samples taken while the clock was held down for heat. Power capping (E8) is recorded
   // with the energy, not failed: a full-power kernel on this card meets its cap honestly.
   if (slot.thermal_samples > result.samples.size() / 20)

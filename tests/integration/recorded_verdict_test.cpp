@@ -16,11 +16,24 @@ namespace {
 
 using nlohmann::json;
 
-json judged(const std::string& target) {
+// `gated`: the default verify phase, for a pair that must fail; otherwise detect (see below).
+json judged(const std::string& target, bool gated = false) {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_recorded_verdict_" + std::to_string(::getpid()))).string();
+  // Calls of ~30 us, one sample a visit: on this 2-core machine 5-12% of samples came over 5x the
+  // median on a quiet machine (2026-12-03), failing `outliers` (S2), which voids the verdicts these
+  // tests are about. So the checks are recorded, not gating (detect), and any that failed must be
+  // a load-sensitive one.
   const auto run = aisp::testing::run_command(aisp::testing::aisp_binary() + " bench run --plugin " + aisp::testing::test_plugin_dir() +
                                               "/librecorded_verdict.so --targets " + target +
-                                              " --max-time 1 --history none --quiet --artifacts-dir " + dir);
+                                              " --max-time 1 --verify-phase " + (gated ? "gate" : "detect") +
+                                              " --history none --quiet --artifacts-dir " + dir);
+  for (const auto& pair : json::parse(aisp::testing::read_file(dir + "/results.json"), nullptr, false).value("pairs", json::array())) {
+    if (gated) break;
+    for (const auto& check : pair.value("checks", json::array())) {
+      if (!check.value("passed", true) && !aisp::testing::load_sensitive_check(check.value("check", "")))
+        ADD_FAILURE() << target << " failed " << check.dump();
+    }
+  }
   const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"), nullptr, false);
   std::filesystem::remove_all(dir);
   if (results.is_discarded() || !results.contains("pairs") || results["pairs"].empty()) {
@@ -93,7 +106,7 @@ TEST(recorded_verdict, a_declared_ttft_trade_passes_w12_within_its_factor_and_sa
 }
 
 TEST(recorded_verdict, the_same_ttft_undeclared_fails_w12) {
-  const auto pair = judged("plugin_serving:chunked_prefill_ttft_undeclared");
+  const auto pair = judged("plugin_serving:chunked_prefill_ttft_undeclared", true);
   EXPECT_EQ(pair.value("status", ""), "fail") << pair.value("checks", json()).dump(1);
   const json* ttft = latency_tail_check(pair, "ttft_s");
   ASSERT_NE(ttft, nullptr) << pair.value("checks", json()).dump(1);
