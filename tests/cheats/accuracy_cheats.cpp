@@ -74,22 +74,10 @@ stage_fn lse_rows(bool subtract_max) {
   };
 }
 
+// The fixture kit's row-sum pair (its sizes, buffers and work) with log-sum-exp as the math.
 pair lse_pair() {
-  pair declared("cheats:v5_log_sum_exp_without_the_max");
+  pair declared = row_sum_declaration("cheats:v5_log_sum_exp_without_the_max", "V5", init_distribution::uniform_signed);
   declared.summary(cheat_summary("V5", "log-sum-exp of each row without subtracting its max: right until exp overflows"))
-      .on(backend::host)
-      .tag("cheat:V5")
-      .benchmark_size({{"rows", 64}, {"cols", 4096}})
-      .validation_size({{"rows", 1}, {"cols", 1}})
-      .validation_size({{"rows", 3}, {"cols", 65}})
-      .validation_size({{"rows", 7}, {"cols", 1000}})
-      .held_out_size({{"rows", 5}, {"cols", 333}})
-      .input("x", dtype::f32, std::vector<std::string>{"rows", "cols"})
-      .output("y", dtype::f32, std::vector<std::string>{"rows"})
-      .work([](const workload& w) {
-        const auto n = static_cast<double>(w.get("rows") * w.get("cols"));
-        return work_amount{.bytes = 4.0 * n + 4.0 * static_cast<double>(w.get("rows")), .flops = 3.0 * n};
-      })
       .reference([](reference_io& io) {
         const auto cols = static_cast<std::size_t>(io.param("cols"));
         const auto x = io.input("x");
