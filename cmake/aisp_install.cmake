@@ -6,6 +6,7 @@ install(TARGETS aisp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # `--python` finds these beside bin/ (src/cli/python_pairs_option.cpp), hence lib/ and share/ as such.
 install(TARGETS aisp_python aisp_exec aisp_serve LIBRARY DESTINATION lib/aisp)
 install(FILES ${AISP_PYTHON_PACKAGE_SOURCES} DESTINATION share/aisp/python/aisp)
+install(FILES ${AISP_SHIPPED_DATA} DESTINATION share/aisp/expectations)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/aisp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/package/aisp_plugin_abi.cpp DESTINATION ${CMAKE_INSTALL_DATADIR}/aisp)
 set(AISP_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/aisp)

@@ -42,6 +42,9 @@
 #   agreement: issue 22's classifier table: `aisp profile ncu --baseline-only` of each pair in
 #           TARGET... (default: expectations/bottlenecks.json's) in two streams, each pair under a
 #           time limit, OUT_DIR/agreement.tgz, and the table in OUT_DIR/agreement.md;
+#   batched: Note [batch reuse]: `bench run` of TARGET... (default: the single-GPU chapters) in
+#           --mode hot, then --mode graph, each under 270 s, and every batch-reuse check's ratios
+#           (a candidate's and its baseline's), OUT_DIR/batched-<mode>.json;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
 set -uo pipefail
@@ -118,6 +121,20 @@ PY
     cp expectations/goldens.json "$out/goldens.json"
     "$bin/aisp" bench verify --targets "$@" --update-goldens --golden-file "$out/goldens.json" --quiet --history none \
       --artifacts-dir /tmp/aisp_goldens | tail -n 10 ;;
+  batched)
+    [ $# -gt 0 ] || set -- ch01 ch02 ch06 ch07 ch08 ch09 ch10 ch15 ch16 ch17 ch18 ch19
+    for mode in hot graph; do
+      timeout 270 "$bin/aisp" bench run --targets "$@" --mode "$mode" --max-time 0.2 --min-time 0.05 --quiet --history none \
+        --artifacts-dir "/tmp/aisp_batched_$mode" --json "$out/batched-$mode.json" > "$out/batched-$mode.log" 2>&1
+      echo "--mode $mode: rc $?"
+      python3 - "$out/batched-$mode.json" <<'PY'
+import json, sys
+for p in json.load(open(sys.argv[1]))["pairs"]:
+    for c in p["checks"]:
+        if c["check"] == "batch-reuse":
+            print(("pass " if c["passed"] else "FAIL ") + p["target"] + ":" + c["variant"] + " " + c["detail"])
+PY
+    done ;;
   flushab)
     [ $# -gt 0 ] || set -- ch07:vectorized_copy ch07:coalesced_copy ch06:grid_stride_tuning ch08:occupancy_tuning
     for flush in write read; do

@@ -16,6 +16,7 @@
 #include "analysis/serving_math.hpp"
 #include "cli/commands.hpp"
 #include "results/result_json.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -92,11 +93,11 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
 
   auto cost_options = std::make_shared<common>();
   auto gpu = std::make_shared<std::string>("h100");
-  auto prices = std::make_shared<std::string>("expectations/prices.json");
+  auto prices = std::make_shared<std::string>(shipped_data_file("expectations/prices.json"));
   auto usd_per_hour = std::make_shared<double>(0);
   auto* cost = add(bench, "cost", "USD per million calls of each variant: median time x your price per GPU-hour.", cost_options);
   cost->add_option("--gpu", *gpu, "the price table's key (default h100)");
-  cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json)");
+  cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json here, else the one shipped with aisp)");
   cost->add_option("--usd-per-hour", *usd_per_hour, "a price that overrides the table");
   cost->callback([=, &result] {
     const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);

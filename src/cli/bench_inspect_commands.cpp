@@ -1,6 +1,7 @@
 // Read-only views of the registry and the quarantine: list-targets, audit, quarantine-report.
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,16 @@ using nlohmann::json;
 
 std::string backend_name(const pair& p) { return p.where() == backend::cuda ? "cuda" : "host"; }
 
-void list_targets(const std::string& chapter, bool as_json) {
-  const json listing = api::list_targets(chapter);  // the results API answers; the CLI formats
+// `only`: when not empty, the targets to list (a plugin's, as `bench run --plugin` judges them).
+void list_targets(const std::string& chapter, bool as_json, const std::set<std::string>& only) {
+  json listing = api::list_targets(chapter);  // the results API answers; the CLI formats
+  if (!only.empty()) {
+    json kept = json::array();
+    for (auto& item : listing) {
+      if (only.count(item.value("target", "")) > 0) kept.push_back(std::move(item));
+    }
+    listing = std::move(kept);
+  }
   if (as_json) {
     std::printf("%s\n", listing.dump(2).c_str());
     return;
@@ -220,9 +229,15 @@ void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   list->add_option("--chapter", *chapter, "only this chapter or lab, e.g. ch07 or labs/host");
   list->add_flag("--json", *list_json, "print machine-readable JSON");
   add_plugin_option(*list, *list_plugins);
+  list->footer("With --plugin, --python or --exec and no --chapter, only their pairs are listed, as `bench run`\n"
+               "judges only theirs when it is given no --targets.");
   list->callback([chapter, list_json, list_plugins, &result] {
     load_user_plugins(*list_plugins);
-    list_targets(*chapter, *list_json);
+    std::set<std::string> only;
+    if (chapter->empty()) {
+      for (const auto& plugin : loaded_plugins()) only.insert(plugin.targets.begin(), plugin.targets.end());
+    }
+    list_targets(*chapter, *list_json, only);
     result.exit_code = 0;
   });
 

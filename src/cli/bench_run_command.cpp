@@ -38,6 +38,7 @@
 #include "runner/worker_process.hpp"
 #include "support/utc_time.hpp"
 #include "verify/golden_store.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -66,7 +67,7 @@ struct run_options {
   bool small_sizes_only = false;
   bool validation_sizes_only = false;
   bool skip_battery = false;
-  std::string golden_file = "expectations/goldens.json";
+  std::string golden_file = shipped_data_file("expectations/goldens.json");
   bool update_goldens = false;
   std::string env_profile = "auto";
   std::string l2_flush = "read";
@@ -310,7 +311,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--mode", options.mode,
                      "cold: L2 flushed before every sample (the default, but for pairs that declare short calls: graph); "
                      "hot: warm batches, for microsecond kernels; graph: batches replayed from a CUDA graph, the L2 "
-                     "flushed before each batch. Given, it applies to every pair")
+                     "flushed before each batch (in both, a few more samples of one call each check that no call "
+                     "reused the batch's earlier work: batch-reuse). Given, it applies to every pair")
       ->check(CLI::IsMember({"cold", "hot", "graph"}));
   command.add_option("--seed", options.seed,
                      "seed of the validation-size inputs and of the challenges (default: random, recorded in "
@@ -335,7 +337,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "still has its GPU to itself; host and multi-GPU pairs run afterwards, alone");
   command.add_option("--golden-file", options.golden_file,
                      "stored reference fingerprints; a reference that drifts from its golden is flagged O6 "
-                     "(default expectations/goldens.json)");
+                     "(default expectations/goldens.json here, else the one shipped with aisp)");
   command.add_flag("--update-goldens", options.update_goldens, "record the goldens that are missing (never overwrites)");
   command.add_option("--l2-flush", options.l2_flush,
                      "how cold mode flushes the L2 before each sample: read (the default: leaves clean lines) or "

@@ -134,9 +134,10 @@ void add_new_command(CLI::App& app, outcome& result) {
   auto* group = app.add_subcommand("new", "Start something of your own from a commented skeleton.");
   group->require_subcommand(1);
   auto* pair_command = group->add_subcommand(
-      "pair", "Write GROUP_FOLDER/NAME.cpp, a host pair that builds and passes `bench verify` as written,\n"
-              "and a CMakeLists.txt for a plugin when the folder has none; or, with --python, NAME.py, a\n"
-              "PyTorch pair file. Fill its TODOs with your code.");
+      "pair", "Write NAME.cpp (in --dir, default the current folder), a host pair that builds and passes\n"
+              "`bench verify` as written, and a CMakeLists.txt for a plugin when that folder has none; or,\n"
+              "with --python, NAME.py, a PyTorch pair file. Fill its TODOs with your code.\n"
+              "Example: aisp new pair mine:fused_mlp --dir mine   writes mine/fused_mlp.cpp");
   auto target = std::make_shared<std::string>();
   auto folder = std::make_shared<std::string>(".");
   pair_command->add_option("target", *target, "group:name, e.g. mine:fused_mlp")->required();

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/number_checks.hpp"
 #include "hw/system_info.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -125,7 +126,7 @@ void add_tools_command(CLI::App& app, outcome& result) {
   auto tokens_per_s = std::make_shared<double>(0);
   auto gpus = std::make_shared<int>(1);
   auto gpu = std::make_shared<std::string>("h100");
-  auto prices = std::make_shared<std::string>("expectations/prices.json");
+  auto prices = std::make_shared<std::string>(shipped_data_file("expectations/prices.json"));
   auto usd_per_hour = std::make_shared<double>(0);
   auto as_json = std::make_shared<bool>(false);
   auto* cost = tools->add_subcommand("cost-per-token",
@@ -135,7 +136,7 @@ void add_tools_command(CLI::App& app, outcome& result) {
   cost->add_option("--tokens-per-s", *tokens_per_s, "measured tokens per second")->required()->check(cli::positive_number);
   cost->add_option("--gpus", *gpus, "GPUs that produce that throughput (default 1)")->check(cli::positive_number);
   cost->add_option("--gpu", *gpu, "the price table's key (default h100)");
-  cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json)");
+  cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json here, else the one shipped with aisp)");
   cost->add_option("--usd-per-hour", *usd_per_hour, "price of one GPU-hour, overriding the table")->check(cli::positive_number);
   cost->add_flag("--json", *as_json, "machine-readable output");
   cost->callback([=, &result] {

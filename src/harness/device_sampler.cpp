@@ -69,6 +69,15 @@ class device_sampler final : public sampler {
     return record;
   }
 
+  sample_record take_one(const std::function<void()>& before, const std::function<void()>& call) override {
+    // Not take(): an empty window queues slower than it runs, and that must not turn the gate
+    // off for the timed samples.
+    single_call_ = &call;
+    const sample_record record = take_once(before, std::chrono::steady_clock::now());
+    single_call_ = nullptr;
+    return record;
+  }
+
   void run_prepared_once() override {
     run_batch();
     const uncounted_allocations harness_sync;  // Note [allocation counter]: not run()'s
@@ -78,7 +87,7 @@ class device_sampler final : public sampler {
  private:
   sample_record take_once(const std::function<void()>& before, std::chrono::steady_clock::time_point begin) {
     if (before) before();
-    if (mode_ != timing_mode::hot) {
+    if (mode_ != timing_mode::hot && single_call_ == nullptr) {
       AISP_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
       flusher_.flush(stream_);
     }
@@ -118,11 +127,12 @@ class device_sampler final : public sampler {
     AISP_CUDA_CHECK(take_plugin_cuda_errors());  // ... in a plugin's own CUDA runtime (Note [plugins])
     float elapsed_ms = 0;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&elapsed_ms, start_.get(), stop_.get()));
-    if (observer_ != nullptr) observer_->sample_taken(calls_);
+    const int calls = single_call_ != nullptr ? 1 : calls_;
+    if (observer_ != nullptr) observer_->sample_taken(calls);
     sample_record record;
-    record.calls = calls_;
+    record.calls = calls;
     record.gated = gate_.has_value();
-    record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls_;
+    record.duration_s = static_cast<double>(elapsed_ms) * 1e-3 / calls;
     // Gated, the host span starts when the gate opens: the host's enqueueing is not in the
     // window, and the wait past its stop event is what escaped (Note [launch gate]).
     record.host_wall_s = std::chrono::duration<double>(host_stop - released).count();
@@ -141,6 +151,10 @@ class device_sampler final : public sampler {
   }
 
   void run_batch() {
+    if (single_call_ != nullptr) {
+      if (*single_call_) (*single_call_)();
+      return;
+    }
     if (graph_exec_ != nullptr) {
       AISP_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
       return;
@@ -194,6 +208,7 @@ class device_sampler final : public sampler {
   timing_observer* observer_;
   std::function<void()> one_call_;
   int calls_ = 1;
+  const std::function<void()>* single_call_ = nullptr;  // take_one()'s call, for the sample it takes
   l2_flusher flusher_;
   stream_step align_;
   sm_clock_probe clock_probe_;

@@ -74,6 +74,9 @@ class sampler {
   // `before` (may be empty) runs first, untimed and before the cold-mode flush: the fresh
   // inputs and output fill of Note [fresh calls].
   virtual sample_record take(const std::function<void()>& before = {}) = 0;
+  // Note [batch reuse]: `call` once, after `before`, timed as a hot sample of one call: no flush,
+  // no capture, whatever the mode (an empty `call` times the window alone).
+  virtual sample_record take_one(const std::function<void()>& before, const std::function<void()>& call) = 0;
   // Runs the prepared batch once, untimed, on the timed path (graph replay in graph mode).
   virtual void run_prepared_once() = 0;
 };
@@ -88,6 +91,8 @@ using stream_step = std::function<void(cudaStream_t)>;
 [[nodiscard]] std::unique_ptr<sampler> make_device_sampler(timing_mode mode, cudaStream_t stream,
                                                            timing_observer* observer = nullptr, bool read_flush = true,
                                                            stream_step align = {}, bool launch_gate = false);
-[[nodiscard]] std::unique_ptr<sampler> make_host_sampler();
+// Cold mode writes past the CPU caches before each sample; hot (and graph, which a host pair
+// times as hot) does not.
+[[nodiscard]] std::unique_ptr<sampler> make_host_sampler(timing_mode mode);
 
 }  // namespace aisp

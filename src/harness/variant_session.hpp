@@ -90,7 +90,10 @@ struct sample_plan {
   std::optional<std::uint64_t> input_base;
   std::optional<std::uint64_t> fill_base;
   std::optional<std::uint64_t> verify_input_seed;  // the verified sample's inputs (Note [shared verified inputs])
-  bool fresh_inputs = false;  // Note [input reuse] (runner/input_reuse.cpp): new inputs a call even where the pair fixes them
+  bool fresh_inputs = false;  // Note [input reuse] (runner/call_reuse.cpp): new inputs a call even where the pair fixes them
+  // Note [batch reuse] (runner/batch_reuse.cpp): one call a sample, unbatched and uncaptured,
+  // where the mode batches calls; empty_window_s() then says what an empty window reads.
+  bool one_call = false;
 };
 
 // Output values at positions, keyed by output name.
@@ -129,6 +132,9 @@ class variant_session {
   // cannot be read (a host pair, no permission, a profiler already on the device).
   [[nodiscard]] std::optional<measured_traffic> measure_traffic(std::string& why);
   [[nodiscard]] int calls_per_batch() const { return calls_per_sample_; }
+  // The median window around no call of the last one-call sample() (Note [batch reuse]); 0
+  // before one.
+  [[nodiscard]] double empty_window_s() const { return empty_window_s_; }
   // Something that pins data in L2 outside the pair's declaration: a window on the harness's
   // stream, or a persisting-L2 set-aside (X4); "" when neither.
   [[nodiscard]] std::string access_policy_in_force() const;
@@ -142,6 +148,9 @@ class variant_session {
   class context;
   void unload();
   void prepare_timed_path();
+  [[nodiscard]] std::function<void()> timed_call() const;
+  [[nodiscard]] std::vector<sample_record> one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base);
+  void restore_fixed_inputs();
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
   void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);
   void keep_unchecked_launch_error();
@@ -167,6 +176,7 @@ class variant_session {
   void remember_addresses(const buffer_store& store);
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
+  double empty_window_s_ = 0;  // Note [batch reuse]: the last one-call samples' empty window
   // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
   // so keeping them faults in no new pages during sampling (M6).
   std::unique_ptr<buffer_store> kept_outputs_;

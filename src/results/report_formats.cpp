@@ -1,6 +1,7 @@
 #include "results/report_formats.hpp"
 
 #include <algorithm>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -179,6 +180,11 @@ std::string speedup_cell(const row& r) {
   return fmt::format("{:.3f}x [{:.3f}, {:.3f}]{}", r.speedup, r.low, r.high, r.statistic == "median" ? "" : " " + r.statistic);
 }
 
+// A variant that never ran (its pair failed first) has no median: "—", not 0.00.
+std::string median_cell(const row& r, std::string_view unit) {
+  return r.samples > 0 ? fmt::format("{:.2f}{}", r.median_us, unit) : "—";
+}
+
 std::string peer_cell(const row& r) {
   return r.peer > 0 ? fmt::format("{:.0f}% [{:.0f}, {:.0f}]", 100 * r.peer, 100 * r.peer_low, 100 * r.peer_high) : "—";
 }
@@ -192,8 +198,8 @@ std::string report_markdown(const json& results) {
   md += "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string precision_notes;
   for (const auto& r : rows_of(results)) {
-    md += fmt::format("| {} | {}{} | {} | {:.2f} µs | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} | {} |\n", r.target, r.variant,
-                      r.precision.empty() ? "" : " *", r.status, r.median_us, speedup_cell(r), r.verdict.empty() ? "—" : r.verdict,
+    md += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {:.0f} | {:.1f} | {:.2f} | {} | {} | {} |\n", r.target, r.variant,
+                      r.precision.empty() ? "" : " *", r.status, median_cell(r, " µs"), speedup_cell(r), r.verdict.empty() ? "—" : r.verdict,
                       r.expectation.empty() ? "—" : r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), r.samples, r.goal_cell());
     if (!r.precision.empty()) precision_notes += fmt::format("- {} {}: declared precision change: {}\n", r.target, r.variant, r.precision);
   }
@@ -206,8 +212,8 @@ std::string report_csv(const json& results) {
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
       "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item,recorded\n";
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{:.4f},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
-                       csv_field(r.target), csv_field(r.variant), r.status, r.median_us, r.speedup, r.low, r.high, r.verdict,
+    csv += fmt::format("{},{},{},{},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
+                       csv_field(r.target), csv_field(r.variant), r.status, r.samples > 0 ? fmt::format("{:.4f}", r.median_us) : "", r.speedup, r.low, r.high, r.verdict,
                        r.expectation, r.gbps, r.sol, r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision),
                        r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item), csv_field(r.recorded));
   }
@@ -224,9 +230,9 @@ std::string report_html(const json& results) {
   html += "<tr><th>target</th><th>variant</th><th>status</th><th>median (µs)</th><th>speedup</th><th>verdict</th><th>expectation</th>"
           "<th>GB/s</th><th>SOL %</th><th>TFLOP/s</th><th>vs peer</th><th>precision</th><th>latency / throughput</th></tr>\n";
   for (const auto& r : rows) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td>"
+    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.0f}</td><td>{:.1f}</td>"
                         "<td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                        xml_escaped(r.target), xml_escaped(r.variant), r.status, r.median_us, speedup_cell(r), r.verdict,
+                        xml_escaped(r.target), xml_escaped(r.variant), r.status, median_cell(r, ""), speedup_cell(r), r.verdict,
                         r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision), xml_escaped(r.goal_cell()));
   }
   html += "</table>\n<h2>Sample distributions</h2>\n";

@@ -244,6 +244,7 @@ class worker {
     if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
     if (request.contains("verify_seed")) plan.verify_input_seed = request.at("verify_seed").get<std::uint64_t>();
     plan.fresh_inputs = request.value("fresh_inputs", false);
+    plan.one_call = request.value("one_call", false);
     const int continued_before = continued_signals.load(std::memory_order_relaxed);
     const auto records = session_->sample(plan, fingerprint);
     const int continued = continued_signals.load(std::memory_order_relaxed) - continued_before;
@@ -279,6 +280,7 @@ class worker {
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s}}}};
     if (auto recorded = session_->take_recorded(); !recorded.empty()) reply["recorded"] = std::move(recorded);  // Note [recorded metrics]
+    if (plan.one_call) reply["empty_window_s"] = session_->empty_window_s();  // Note [batch reuse]
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
     if (audited) {
       json audits = json::array();

@@ -30,4 +30,12 @@ std::string find_program(std::string_view name, const std::vector<std::string>& 
   return "";
 }
 
+std::string shipped_data_file(const std::string& relative) {
+  std::error_code error;
+  if (std::filesystem::exists(relative, error)) return relative;
+  const auto bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();
+  const auto shipped = bin.parent_path() / "share" / "aisp" / relative;
+  return !error && std::filesystem::exists(shipped, error) ? shipped.string() : relative;
+}
+
 }  // namespace aisp

@@ -1,4 +1,5 @@
-// File names and programs: a target as a file name, and a tool found the way a shell finds it.
+// File names and programs: a target as a file name, a tool found the way a shell finds it, and
+// the data files aisp ships.
 #pragma once
 
 #include <string>
@@ -13,5 +14,11 @@ namespace aisp {
 // The first executable `name` in $PATH's directories, then in `also_in` (e.g. /usr/local/cuda/bin,
 // where the CUDA tools live when PATH leaves it out); "" when there is none.
 [[nodiscard]] std::string find_program(std::string_view name, const std::vector<std::string>& also_in = {});
+
+// A data file aisp ships (expectations/prices.json, expectations/goldens.json): `relative` where
+// it exists from the current folder (a checkout, whose copy a user edits), else the copy under
+// share/aisp/ beside the executable's bin/ (the build tree and an install keep that layout);
+// `relative` itself when neither exists, so that an error names the file a user would make.
+[[nodiscard]] std::string shipped_data_file(const std::string& relative);
 
 }  // namespace aisp

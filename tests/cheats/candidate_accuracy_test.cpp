@@ -1,7 +1,7 @@
 // Notes [accuracy against the baseline], [wide inputs] and [input reuse] on honest pairs: a
 // variant that declares its precision change, an exp right on every range, a pair whose baseline
 // cannot take the wide inputs either, and a fixed-inputs pair's honest variant all pass every
-// check (their planted cheats, in accuracy_cheats.cpp and input_reuse_cheats.cpp, fail in the
+// check (their planted cheats, in accuracy_cheats.cpp and call_reuse_cheats.cpp, fail in the
 // suite run of planted_cheats_test.cpp).
 #include <gtest/gtest.h>
 

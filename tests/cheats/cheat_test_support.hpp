@@ -50,12 +50,13 @@ struct judged_run {
   command_result run;
 };
 
-inline judged_run judge_with_one_retake(const std::string& targets, const std::string& dir, const std::string& max_time = "0.3") {
+inline judged_run judge_with_one_retake(const std::string& targets, const std::string& dir, const std::string& max_time = "0.3",
+                                        const std::string& more_options = "") {
   judged_run judged;
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::filesystem::remove_all(dir);
     judged.run = run_command(cheats_binary() + " bench run --targets " + targets + " --max-time " + max_time +
-                             " --min-time 0.05 --quiet --history none --artifacts-dir " + dir + " 2>&1");
+                             " --min-time 0.05 --quiet --history none " + more_options + " --artifacts-dir " + dir + " 2>&1");
     if (attempt == 0 && testing::failed_only_load_sensitive(dir + "/results.json")) continue;
     break;
   }

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstring>
@@ -39,12 +40,16 @@ void baseline_that_sleeps(run_context& ctx) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-// ---- S8: the baseline takes four times as long in whichever of its two workers reaches setup()
+// ---- S8: the baseline takes eight times as long in whichever of its two workers reaches setup()
 // second (an abstract socket name, held for the process's life, decides): the baseline and its
-// twin, the same code, are measured 4x apart, and the noise floor is a fact of the run, not of
-// the code (Note [disturbed noise floor]). 4x: a twin much slower than the baseline is the case
-// the rule once missed (read linearly, its floor stayed under 100% while the slow worker's CI
-// widened; the rule now reads the gap in log space) ----
+// twin, the same code, are measured 8x apart, and the noise floor is a fact of the run, not of
+// the code (Note [disturbed noise floor]). A twin much slower than the baseline is the case the
+// rule once missed (read linearly, a 4x slower twin's floor stayed under 100% while the slow
+// worker's CI widened; the rule now reads the gap in log space, and 8x slower reads 87.5%
+// linearly). The slow worker adds seven times its fastest call, not a multiple of each call: a
+// call the machine's load slowed would be slowed eightfold, and on a loaded 2-core machine the
+// twin's CI then grew past the rule's reach (inconclusive for want of samples, not for the
+// disturbance, in 2 of ~20 local suite runs, 2026-12-03) ----
 bool slow_worker = false;
 int held_name = -1;
 
@@ -60,18 +65,21 @@ void claim_the_fast_worker(run_context&) {
 }
 
 void two_speed_baseline(run_context& ctx) {
+  static auto fastest = std::chrono::steady_clock::duration::max();
   const auto start = std::chrono::steady_clock::now();
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
   if (!slow_worker) return;
-  const auto took = std::chrono::steady_clock::now() - start;  // then three times as long again, spinning
-  while (std::chrono::steady_clock::now() - start < 4 * took) {
+  const auto took = std::chrono::steady_clock::now() - start;
+  fastest = std::min(fastest, took);
+  const auto until = start + took + 7 * fastest;  // then spinning
+  while (std::chrono::steady_clock::now() < until) {
   }
 }
 
 [[nodiscard]] pair unalike_workers_pair() {
   return elementwise_declaration("cheats:s8_baseline_at_two_speeds", "S8")
-      .summary(cheat_summary("S8", "the baseline runs 4x slower in one of its two workers"))
-      .add_variant(variant{"baseline", "planted cheat: 4x slower in the worker that reaches setup() second",
+      .summary(cheat_summary("S8", "the baseline runs 8x slower in one of its two workers"))
+      .add_variant(variant{"baseline", "planted cheat: 8x slower in the worker that reaches setup() second",
                            two_speed_baseline, claim_the_fast_worker, {}, {}, {}, {}, {}, {}})
       .add_variant("optimized", "honest loop", honest_run(affine_math));
 }

@@ -109,4 +109,15 @@ TEST(profile_ncu, without_ncu_on_path_says_so_in_one_line) {
   EXPECT_NE(run.output.find("ncu (Nsight Compute) is not on PATH"), std::string::npos) << run.output;
 }
 
+// Outside a checkout (the cases above run in the temp folder), the price table shipped with aisp
+// is the default: it holds no prices, so the cost says which entry to fill, not that it found no
+// table.
+TEST(shipped_data, the_price_table_is_found_outside_a_checkout) {
+  const auto run = run_command("cd " + std::filesystem::temp_directory_path().string() + " && timeout 60 " +
+                               aisp::testing::aisp_binary() + " tools cost-per-token --tokens-per-s 100");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("no price for 'h100' in "), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("share/aisp/expectations/prices.json"), std::string::npos) << run.output;
+}
+
 }  // namespace

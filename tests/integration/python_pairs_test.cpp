@@ -64,6 +64,11 @@ TEST(python_pairs, list_targets_shows_the_pair_files_pairs) {
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
   for (const auto* target : {"mine:gelu_affine", "py_cheat:cached_output", "py_cheat:skips_the_work"})
     EXPECT_NE(listed.output.find(target), std::string::npos) << target << "\n" << listed.output;
+  // Only the files' pairs, as `bench run --python` judges only theirs; --chapter lists a lab's.
+  EXPECT_EQ(listed.output.find("labs/host:"), std::string::npos) << listed.output;
+  const auto lab = run_command(aisp::testing::aisp_binary() + " bench list-targets --chapter labs/host --python " +
+                               source("examples/python/host_pairs.py"));
+  EXPECT_NE(lab.output.find("labs/host:"), std::string::npos) << lab.output;
 }
 
 TEST(python_cheats, a_cached_output_is_caught_as_in_the_lab) {

@@ -1,12 +1,13 @@
 // Note [accuracy against the baseline]: the pure rule that decides when a candidate's errors
-// against the fp64 reference regressed from the baseline's on the same inputs.
+// against the fp64 reference regressed from the baseline's on the same inputs; and the rules of
+// Notes [input reuse] and [batch reuse], a candidate's extra samples against the baseline's.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "runner/candidate_accuracy.hpp"
-#include "runner/input_reuse.hpp"
+#include "runner/call_reuse.hpp"
 
 namespace {
 
@@ -55,6 +56,21 @@ TEST(input_reuse_problem, a_candidate_far_slower_on_fresh_inputs_than_the_baseli
   EXPECT_FALSE(aisp::input_reuse_problem(1.6, 1.2));   // over 1.5x, but within 1.5x of the baseline's own ratio
   EXPECT_FALSE(aisp::input_reuse_problem(1.5, 0.5));   // exactly 1.5x is not over it
   EXPECT_TRUE(aisp::input_reuse_problem(2.0, 1.0));
+}
+
+// Note [batch reuse]: one-call median (less the empty window) over the timed batched median.
+TEST(batch_reuse_problem, a_candidate_far_slower_one_call_at_a_time_than_the_baseline_did_the_work_once_a_batch) {
+  const auto once_a_batch = aisp::batch_reuse_problem(3.6, 1.05, aisp::timing_mode::hot);  // the red team's host memo
+  ASSERT_TRUE(once_a_batch.has_value());
+  EXPECT_NE(once_a_batch->find("3.60x its timed hot median"), std::string::npos) << *once_a_batch;
+  const auto captured_once = aisp::batch_reuse_problem(8.0, 1.0, aisp::timing_mode::graph);
+  ASSERT_TRUE(captured_once.has_value());
+  EXPECT_NE(captured_once->find("graph"), std::string::npos) << *captured_once;
+  EXPECT_FALSE(aisp::batch_reuse_problem(1.2, 1.0, aisp::timing_mode::hot));  // honest: a call costs its share of a batch
+  EXPECT_FALSE(aisp::batch_reuse_problem(1.7, 1.3, aisp::timing_mode::graph));  // a short call's launch cost, the baseline's too
+  EXPECT_FALSE(aisp::batch_reuse_problem(1.5, 1.15, aisp::timing_mode::hot));   // a host loop whose branches learned the inputs
+  EXPECT_FALSE(aisp::batch_reuse_problem(2.0, 1.0, aisp::timing_mode::hot));   // exactly 2x is not over it
+  EXPECT_TRUE(aisp::batch_reuse_problem(2.1, 1.0, aisp::timing_mode::hot));   // every other call skipped, and a little more
 }
 
 }  // namespace

@@ -130,6 +130,22 @@ TEST(peer_variant, every_view_shows_the_share_of_the_peer_and_the_precision_chan
   EXPECT_EQ(document["pairs"][0]["variants"][2]["vs_peer"], nullptr);
 }
 
+// A variant that never ran (its pair failed before sampling) has no median: the reports say "—"
+// (the CSV leaves it empty), not 0.00 us.
+TEST(reports, a_variant_that_never_ran_shows_no_median) {
+  auto suite = suite_with_peer();
+  suite.pairs[0].variants[1].stats = {};
+  const auto document = aisp::to_json(suite);
+  const auto md = aisp::report_markdown(document);
+  EXPECT_NE(md.find("| baseline | "), std::string::npos) << md;
+  EXPECT_NE(md.find("1000.00 µs"), std::string::npos) << md;
+  EXPECT_NE(md.find("| optimized * | pass | — |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| 0.00 µs"), std::string::npos) << md;
+  const auto csv = aisp::report_csv(document);
+  EXPECT_NE(csv.find("ch09:sgemm,optimized,pass,,"), std::string::npos) << csv;
+  EXPECT_NE(aisp::report_html(document).find("<td>optimized</td><td>pass</td><td>—</td>"), std::string::npos);
+}
+
 // Note [launch gate]: a variant the gate stopped holding says so, with how many samples it held.
 TEST(launch_gate_report, a_variant_sampled_partly_ungated_is_named_with_its_count) {
   auto suite = suite_with_peer();

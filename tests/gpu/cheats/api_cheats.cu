@@ -1,6 +1,7 @@
 // Planted cheats the audit's API callbacks catch: an allocation per call (M4), an access-policy
 // window pinning the input in L2 (X4), a module loaded (K5) or PTX JIT-compiled (L7) inside the
-// timed call, and a CUDA graph that replays a result computed in setup (L3).
+// timed call, and a CUDA graph that replays a result computed in setup (L3); and a graph-mode
+// variant that launches only the first call of each capture (X2, caught by batch-reuse).
 #include <nvrtc.h>
 
 #include <stdexcept>
@@ -132,5 +133,38 @@ AISP_REGISTER(gpu_fixture("l3_graph_replays_setup_result", "L3",
                                 cudaFree(g.result);
                                 release_state<precomputed_graph>(ctx);
                               })));
+
+namespace {
+
+// ---- X2 in a graph: a pair that declares short calls is timed in graph mode, its batch of calls
+// captured once; while the stream is capturing, only a capture's first call launches (its id
+// tells them apart), so a replay runs one call's kernel for the whole batch. Outside a capture
+// (warmup, verified calls, one call a sample) every call launches ----
+void first_call_of_each_capture(run_context& ctx) {
+  static unsigned long long launched_in = 0;
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long capture = 0;
+  AISP_CUDA_CHECK(cudaStreamGetCaptureInfo(ctx.stream(), &status, &capture));
+  if (status == cudaStreamCaptureStatusActive) {
+    if (capture == launched_in) return;
+    launched_in = capture;
+  }
+  honest(ctx);
+}
+
+pair captured_once_pair() {
+  variant cheat = plain(first_call_of_each_capture);
+  cheat.name = "optimized";
+  cheat.summary = "planted cheat X2: launches only the first call of each graph capture";
+  return affine_declaration("cheats_gpu:x2_graph_captures_one_call", cheat.summary, std::int64_t{1} << 16)
+      .short_calls("a 256 KiB affine map runs in microseconds")
+      .tag("cheat:X2")
+      .tag("check:batch-reuse")
+      .add_variant(std::move(cheat));
+}
+
+}  // namespace
+
+AISP_REGISTER(captured_once_pair());
 
 }  // namespace aisp::cheats_gpu

@@ -1,7 +1,9 @@
-// Note [input reuse] (src/runner/input_reuse.cpp): a pair that fixes its inputs, an optimized
+// Note [input reuse] (src/runner/call_reuse.cpp): a pair that fixes its inputs, an optimized
 // variant that keeps its last answer under a hash of them (found by a red team, 2026-12-03: 45x
 // faster on the host, every output check passed), and the same pair with an honest optimized
-// variant, which must pass.
+// variant, which must pass. Note [batch reuse]: in --mode hot, a variant that does the work once
+// a batch (the red team's: 3.6x), and the honest one; batch_reuse_test.cpp runs them.
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -80,6 +82,45 @@ void harmonics_unrolled(run_context& ctx) {
   apply(harmonics_math, x, y, i, n);
 }
 
+// ---- X2 in a batch: the work skipped while the inputs and the outputs are as this variant left
+// them (a few sampled elements of each, as the red team's did): every call of a hot batch after
+// the first. One call on fresh inputs, as cold mode times it, always does the work ----
+struct left_behind {
+  const float* x = nullptr;
+  float* y = nullptr;
+  std::array<float, 8> seen{};  // x and y at the sampled elements after the last call
+};
+left_behind last_call;
+
+std::array<float, 8> sampled(const float* x, const float* y, std::size_t n) {
+  std::array<float, 8> values{};
+  std::size_t k = 0;
+  for (const std::size_t at : {std::size_t{0}, n / 3, n / 2, n - 1}) {
+    values[k++] = x[at];
+    values[k++] = y[at];
+  }
+  return values;
+}
+
+void work_once_a_batch(run_context& ctx) {
+  const std::size_t n = elements_of(ctx, "x");
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  if (x == last_call.x && y == last_call.y && sampled(x, y, n) == last_call.seen) return;
+  apply(harmonics_math, x, y, 0, n);
+  last_call = {x, y, sampled(x, y, n)};
+}
+
+// A few microseconds a call: a hot sample (100 us at least) batches a dozen or more, so the
+// cheat's one call of work a batch is a small share of its batch's time.
+constexpr std::int64_t batched_benchmark_elements = 8;
+
+pair batched_pair(std::string target, variant optimized) {
+  pair declared = honest_elementwise_declaration(std::move(target), harmonics_math, dtype::f32, batched_benchmark_elements);
+  declared.add_variant(honest_baseline(harmonics_math)).add_variant(std::move(optimized));
+  return declared;
+}
+
 }  // namespace
 }  // namespace aisp::cheats
 
@@ -92,3 +133,10 @@ AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_fixed_inputs_answer_kep
 AISP_REGISTER(aisp::cheats::fixed_inputs_pair("accuracy_honest:fixed_inputs_unrolled",
                                               aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,
                                                             {}, {}, {}, {}, {}, {}, {}}));
+AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_work_once_a_batch",
+                                          aisp::cheats::cheating_variant("skips the work while its inputs and outputs are as it left them",
+                                                                         aisp::cheats::work_once_a_batch))
+                  .tag("check:batch-reuse"));
+AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:honest_unrolled",
+                                          aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,
+                                                        {}, {}, {}, {}, {}, {}, {}}));

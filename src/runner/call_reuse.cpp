@@ -1,0 +1,109 @@
+#include "runner/call_reuse.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "runner/challenge_battery.hpp"
+#include "runner/judge_checks.hpp"
+#include "runner/worker_protocol.hpp"
+#include "stats/summary.hpp"
+
+namespace aisp {
+
+// Note [input reuse]: Note [fresh calls] gives every timed call new inputs, so a result kept
+// from an earlier call is stale. A pair whose meaning needs fixed inputs turns that off, and a
+// red team's variant then hashed the inputs and copied the answer it kept: 45x faster on the
+// host, 6.8x on an H200, every output check passed (2026-12-03). Its calls on fresh inputs cost
+// the full work again. So each worker takes reuse_samples more samples, untimed in the
+// verdict, with inputs refreshed before each as for any other pair (the outputs checks already
+// meet such inputs: fresh-after-setup, fresh-after-warmup); an honest variant's time does not
+// depend on whether its inputs changed since the last call (the L2 is flushed before a cold
+// sample either way), so its ratio stays near the baseline's.
+std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio) {
+  if (!(candidate_ratio > input_reuse_factor && candidate_ratio > input_reuse_factor * baseline_ratio)) return std::nullopt;
+  return fmt::format("on fresh inputs its calls took {:.2f}x its timed median (the baseline's {:.2f}x): its timed calls on the pair's "
+                     "fixed inputs reused an earlier call's work",
+                     candidate_ratio, baseline_ratio);
+}
+
+// Note [batch reuse]: a hot sample is a batch of calls after one input refresh and one output
+// fill, and a graph sample replays calls captured back to back, so every call of a batch but
+// the first meets what the one before it left: the same inputs, and outputs that already hold
+// the answer. A variant that skips the work when nothing changed (an output sentinel still in
+// place; in a capture, every call after the first) ran 3.6x faster in --mode hot for a red
+// team (2026-12-03), every output check passed: the batch's outputs are right. One call a
+// sample, on fresh inputs, costs the full work again, with no capture and no flush (as warm as
+// a hot call: the fill leaves the inputs in cache). Each worker takes reuse_samples of them, the
+// fixed cost of an empty window taken off (Note [batch reuse] in variant_session.cpp); an
+// honest call costs about its share of a batch, so its ratio stays near the baseline's (the
+// host sampler's hot batches are not flushed either, host_sampler.cpp).
+std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode) {
+  if (!(candidate_ratio > batch_reuse_factor && candidate_ratio > batch_reuse_factor * baseline_ratio)) return std::nullopt;
+  return fmt::format("one call a sample on fresh inputs took {:.2f}x its timed {} median (the baseline's {:.2f}x): its batched calls "
+                     "reused the work of the batch's earlier calls",
+                     candidate_ratio, timing_mode_name(mode), baseline_ratio);
+}
+
+namespace {
+
+double median_of(std::vector<double> values) { return values.empty() ? 0.0 : stats::summarize(values).median; }
+
+// The median of reuse_samples more samples of a worker, requested with `how` (the sample
+// request's own fields) and less the empty window the worker reports, over its timed median;
+// 0 where either is missing.
+double extra_sample_ratio(variant_slot& slot, const run_config& config, const nlohmann::json& how) {
+  std::vector<double> timed;
+  for (const auto& s : slot.result.samples) timed.push_back(s.duration_s);
+  if (timed.empty()) return 0;
+  nlohmann::json request = {{"op", "sample"},
+                            {"count", reuse_samples},
+                            {"audit", false},
+                            {"fresh_inputs", true},
+                            {"input_base", secret_seed()},
+                            {"fill_base", secret_seed()}};
+  request.update(how);
+  const auto reply = slot.worker->request(request, config.worker_timeout_s);
+  std::vector<double> extra;
+  for (const auto& s : reply.value("samples", nlohmann::json::array())) extra.push_back(protocol::sample_from_json(s).duration_s);
+  const double timed_median = median_of(timed);
+  if (timed_median <= 0 || extra.empty()) return 0;
+  return std::max(median_of(extra) - reply.value("empty_window_s", 0.0), 0.0) / timed_median;
+}
+
+using rule = std::optional<std::string> (*)(double, double);
+
+// Every non-twin slot's ratio, then each candidate judged against the baseline's.
+template <typename Problem>
+void judge_reuse(std::vector<variant_slot>& slots, const run_config& config, const nlohmann::json& how, const verify::check_kind& kind,
+                 const char* passed_as, Problem problem, std::vector<check_result>& checks) {
+  std::map<std::string, double> ratio;
+  for (auto& slot : slots) {
+    if (slot.role != slot_role::noise_twin) ratio[slot.label] = extra_sample_ratio(slot, config, how);
+  }
+  const double baseline = ratio.count("baseline") > 0 ? ratio["baseline"] : 0.0;
+  if (baseline <= 0) return;
+  for (const auto& slot : slots) {
+    if (slot.role != slot_role::candidate || ratio[slot.label] <= 0) continue;
+    const auto found = problem(ratio[slot.label], baseline);
+    add_check(checks, kind, slot.label, !found.has_value(),
+              found.value_or(fmt::format("{}: {:.2f}x its timed median (the baseline's {:.2f}x)", passed_as, ratio[slot.label], baseline)));
+  }
+}
+
+}  // namespace
+
+void check_input_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks) {
+  if (!declared.has_fixed_inputs() || config.verify_only) return;
+  judge_reuse(slots, config, nlohmann::json::object(), verify::checks::input_reuse, "fresh inputs", input_reuse_problem, checks);
+}
+
+void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, timing_mode mode,
+                       std::vector<check_result>& checks) {
+  if (mode == timing_mode::cold || config.verify_only || declared.gpus() > 1) return;
+  judge_reuse(slots, config, {{"one_call", true}}, verify::checks::batch_reuse, "one call a sample",
+              [mode](double candidate, double baseline) { return batch_reuse_problem(candidate, baseline, mode); }, checks);
+}
+
+}  // namespace aisp

@@ -1,0 +1,44 @@
+// Work reused from call to call where the timing lets calls see the same data. Note [input
+// reuse]: a pair that fixes its inputs gets the same inputs in every timed call, so a variant
+// could keep its answer from call to call; a few more samples of every worker with fresh inputs
+// show it, the time of a call that cannot reuse anything. Note [batch reuse]: hot and graph
+// modes time a batch of calls on one fill, so a variant could do the work once a batch; a few
+// more samples of one call each, on fresh inputs, show it the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aisp/pair.hpp"
+#include "harness/timing.hpp"
+#include "results/pair_result.hpp"
+#include "runner/run_config.hpp"
+#include "runner/variant_slot.hpp"
+
+namespace aisp {
+
+// A candidate slower by over the factor where it cannot reuse (fresh inputs; one call) than in
+// its timed samples, and by over the factor more than the baseline's own ratio, reused work. A
+// batch's calls meet the same inputs again, and a host call of microseconds gains from that
+// honestly (its branches learn them): an unrolled loop of sines read 1.34-1.50x one call at a
+// time on fresh inputs, its baseline 1.12-1.21x (2026-12-03), hence 2 there.
+inline constexpr double input_reuse_factor = 1.5;
+inline constexpr double batch_reuse_factor = 2.0;
+inline constexpr int reuse_samples = 9;
+
+// The rules alone: a failure's detail, or nullopt. Ratios are the extra samples' median over the
+// timed median.
+[[nodiscard]] std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio);
+[[nodiscard]] std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode);
+
+// For a pair with fixed inputs (and not `bench verify`): the fresh-input samples of every
+// non-twin slot, and the check of each candidate.
+void check_input_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks);
+
+// For a pair timed in hot or graph mode (one GPU, not `bench verify`): one-call samples of every
+// non-twin slot, and the check of each candidate.
+void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, timing_mode mode,
+                       std::vector<check_result>& checks);
+
+}  // namespace aisp
