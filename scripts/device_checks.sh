@@ -43,7 +43,7 @@
 #           TARGET... (default: expectations/bottlenecks.json's) in two streams, each pair under a
 #           time limit, OUT_DIR/agreement.tgz, and the table in OUT_DIR/agreement.md;
 #   batched: Note [batch reuse]: `bench run` of TARGET... (default: the single-GPU chapters) in
-#           --mode hot, then --mode graph, each under 270 s, and every batch-reuse check's ratios
+#           --mode hot, then --mode graph, each under BATCHED_SECONDS (270), and every batch-reuse check's ratios
 #           (a candidate's and its baseline's), OUT_DIR/batched-<mode>.json;
 #   flushab: the cold-flush A/B of docs/proposals/clean-l2-flush.md: TARGET... (default: four
 #           memory-bound pairs) with --l2-flush write, then read, on the same machine.
@@ -124,7 +124,7 @@ PY
   batched)
     [ $# -gt 0 ] || set -- ch01 ch02 ch06 ch07 ch08 ch09 ch10 ch15 ch16 ch17 ch18 ch19
     for mode in hot graph; do
-      timeout 270 "$bin/aisp" bench run --targets "$@" --mode "$mode" --max-time 0.2 --min-time 0.05 --quiet --history none \
+      timeout "${BATCHED_SECONDS:-270}" "$bin/aisp" bench run --targets "$@" --mode "$mode" --max-time 0.2 --min-time 0.05 --quiet --history none \
         --artifacts-dir "/tmp/aisp_batched_$mode" --json "$out/batched-$mode.json" > "$out/batched-$mode.log" 2>&1
       echo "--mode $mode: rc $?"
       python3 - "$out/batched-$mode.json" <<'PY'

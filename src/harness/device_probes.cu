@@ -105,6 +105,13 @@ double sm_clock_probe::measure_mhz(cudaStream_t stream) {
   return static_cast<double>(host_result_[0]) / static_cast<double>(host_result_[1]) * 1e3;
 }
 
+__global__ void empty_kernel() {}
+
+void launch_empty_kernel(cudaStream_t stream) {
+  empty_kernel<<<1, 1, 0, stream>>>();
+  AISP_CHECK_LAUNCH();
+}
+
 void launch_spin_kernel(std::int64_t cycles, long long* span_ns, cudaStream_t stream) {
   spin_kernel<<<1, 1, 0, stream>>>(cycles, span_ns);
   AISP_CHECK_LAUNCH();

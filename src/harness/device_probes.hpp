@@ -51,4 +51,8 @@ class sm_clock_probe {
 // `span_ns`: the known answer against which the timer is tested.
 void launch_spin_kernel(std::int64_t cycles, long long* span_ns, cudaStream_t stream);
 
+// One thread that does nothing: a window around it reads the events' and one launch's fixed
+// cost (Note [batch reuse] in variant_session.cpp).
+void launch_empty_kernel(cudaStream_t stream);
+
 }  // namespace aisp

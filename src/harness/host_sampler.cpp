@@ -32,6 +32,12 @@ class host_sampler final : public sampler {
   sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
     if (before) before();
+    // Note [work before the window]: from the fill on, nothing but this thread's flush should
+    // run until the window opens; a helper that computes the answer from the fresh inputs there
+    // (an executable pair's variant process did, 47x, 2026-12-03) works off every clock.
+    const auto others_at_fill = other_thread_runtimes();
+    const double children_at_fill = children_cpu_s();
+    const auto cpu_at_fill = take_cpu_reading();
     if (flush_) {
       ++generation_;
       for (auto& word : flush_buffer_) word = generation_;
@@ -41,6 +47,7 @@ class host_sampler final : public sampler {
     const auto others_before = other_thread_runtimes();
     const double children_before = children_cpu_s();
     const auto cpu_before = take_cpu_reading();
+    const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const long long faults_before = minor_faults_so_far();
     const auto start = std::chrono::steady_clock::now();
     for (int call = 0; call < calls_; ++call) one_call_();
@@ -53,12 +60,14 @@ class host_sampler final : public sampler {
     // the thread clock alone, so a worker with no other thread reads nothing and a helper's tens
     // of microseconds in a short run stand out (check_worker_cpu's host floor); the process clock
     // still counts a thread started and joined inside the span, past its reading noise.
-    const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const auto others_after = other_thread_runtimes();
     record.other_threads_cpu_s = span_cpu_of_other_threads(others_before, others_after,
                                                            others_s(cpu_after) - others_s(cpu_before), process_clock_slack_s);
     record.busy_other_threads = threads_busy_between(others_before, others_after, busy_thread_s);
     record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
+    record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before, others_s(cpu_before) - others_s(cpu_at_fill),
+                                                           process_clock_slack_s) +
+                                 (children_before - children_at_fill);
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;

@@ -36,6 +36,9 @@ struct sample_record {
   // M6: the process's minor page faults across the same span. The harness's own work before it
   // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
   long long minor_faults = 0;
+  // Note [work before the window] (host sampler): the CPU of the process's other threads and of
+  // its child processes between the inputs' fill and the timed span (the cold flush's time).
+  double before_window_cpu_s = 0;
   bool gated = false;        // queued behind the launch gate (Note [launch gate])
 };
 

@@ -72,8 +72,6 @@ double extra_sample_ratio(variant_slot& slot, const run_config& config, const nl
   return std::max(median_of(extra) - reply.value("empty_window_s", 0.0), 0.0) / timed_median;
 }
 
-using rule = std::optional<std::string> (*)(double, double);
-
 // Every non-twin slot's ratio, then each candidate judged against the baseline's.
 template <typename Problem>
 void judge_reuse(std::vector<variant_slot>& slots, const run_config& config, const nlohmann::json& how, const verify::check_kind& kind,

@@ -202,6 +202,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     slot.cpu.process_cpu_s += cpu.value("process_cpu_s", 0.0);
     slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
     slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
+    slot.cpu.before_window_cpu_s += cpu.value("before_window_cpu_s", 0.0);
   }
   slot.cpu.continued += reply.value("continued", 0);  // Note [stopped workers], audited visits too
   if (audited) count_reported_against_audit(slot, reply);
@@ -436,9 +437,17 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
               fmt::format("the worker was stopped and continued by a signal {} times while it was sampled: something outside it "
                           "paused its clocks' work",
                           cpu.continued));
+  // Note [work before the window] (host_sampler.cpp): the same share of the spans, between each
+  // sample's fill and its window, where only the harness's flush runs.
+  if (!on_gpu && cpu.before_window_cpu_s > std::max(share * cpu.visit_wall_s, 1e-4))
+    add_check(checks, verify::checks::worker_cpu, slot.label, false,
+              fmt::format("threads other than the one running the variant, or its child processes, used {:.3g} ms of CPU between "
+                          "the samples' fresh inputs and their timed spans ({:.3g} ms of timed spans): work done before the clock "
+                          "started",
+                          cpu.before_window_cpu_s * 1e3, cpu.visit_wall_s * 1e3));
   if (cpu.idle_cpu_s > std::max(0.05 * cpu.idle_wall_s, 10e-3))
     add_check(checks, verify::checks::worker_cpu, slot.label, false,
-              fmt::format("the worker used {:.3f} s of CPU in {:.3f} s of waiting for the judge between visits",
+              fmt::format("the worker (with its child processes) used {:.3f} s of CPU in {:.3f} s of waiting for the judge between visits",
                           cpu.idle_cpu_s, cpu.idle_wall_s));
 }
 
@@ -476,7 +485,8 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
                        {"busy_other_threads", slot.cpu.busy_other_threads},
                        {"process_cpu_s", slot.cpu.process_cpu_s},
-                       {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s}, {"continued", slot.cpu.continued}};
+                       {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s},
+                       {"before_window_cpu_s", slot.cpu.before_window_cpu_s}, {"continued", slot.cpu.continued}};
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};

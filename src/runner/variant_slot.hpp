@@ -31,7 +31,8 @@ struct worker_cpu_time {
   int busy_other_threads = 0;  // the most other threads that ran in one timed sample (host pairs)
   double process_cpu_s = 0;  // Note [host idle]: the whole worker's, children included (host pairs)
   double idle_wall_s = 0;
-  double idle_cpu_s = 0;
+  double idle_cpu_s = 0;  // the worker's and its child processes'
+  double before_window_cpu_s = 0;  // Note [work before the window] (host_sampler.cpp)
   int continued = 0;  // Note [stopped workers] (worker_main.cpp): times the worker was continued while sampling
 };
 

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,6 +32,7 @@
 #include "audit/library_precision.hpp"
 #include "audit/timeline_json.hpp"
 #include "harness/plugin_loader.hpp"
+#include "harness/process_probes.hpp"
 #include "harness/variant_session.hpp"
 #include "runner/worker_protocol.hpp"
 #include "runner/worker_sandbox.hpp"
@@ -253,6 +255,7 @@ class worker {
     double others_cpu_s = 0;
     int busy_other_threads = 0;
     double process_cpu_s = 0;
+    double before_window_cpu_s = 0;
     long long timed_faults = 0;
     for (const auto& record : records) {
       samples.push_back(protocol::sample_to_json(record));
@@ -260,6 +263,7 @@ class worker {
       others_cpu_s += record.other_threads_cpu_s;
       busy_other_threads = std::max(busy_other_threads, record.busy_other_threads);
       process_cpu_s += record.process_cpu_s;
+      before_window_cpu_s += record.before_window_cpu_s;
       timed_faults += record.minor_faults;
     }
     json verified = nullptr;
@@ -278,7 +282,8 @@ class worker {
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
-                           {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s}}}};
+                           {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
+                           {"before_window_cpu_s", before_window_cpu_s}}}};
     if (auto recorded = session_->take_recorded(); !recorded.empty()) reply["recorded"] = std::move(recorded);  // Note [recorded metrics]
     if (plan.one_call) reply["empty_window_s"] = session_->empty_window_s();  // Note [batch reuse]
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
@@ -400,11 +405,14 @@ int run_worker() {
   worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start,
                              replies.stray_copies()});
   std::string line;
-  cpu_reading last_answer = take_cpu_reading();
+  // Note [worker CPU time]: the wait between requests costs the worker and its child processes
+  // (an executable pair's variant) nothing.
+  const auto cpu_and_children = [] { return std::pair{take_cpu_reading(), children_cpu_s()}; };
+  auto last_answer = cpu_and_children();
   while (std::getline(std::cin, line)) {
     json request;
     try {
-      const cpu_reading started = take_cpu_reading();
+      const auto started = cpu_and_children();
       request = json::parse(line);
       if (request.at("op") == "exit") {
         replies.send({{"ok", true}});
@@ -413,11 +421,12 @@ int run_worker() {
       json reply = state.handle(request);
       // Note [worker CPU time]: what this sample request and the wait before it cost in CPU.
       if (reply.contains("cpu")) {
-        reply["cpu"]["idle_wall_s"] = started.wall_s - last_answer.wall_s;
-        reply["cpu"]["idle_cpu_s"] = started.process_cpu_s - last_answer.process_cpu_s;
+        reply["cpu"]["idle_wall_s"] = started.first.wall_s - last_answer.first.wall_s;
+        reply["cpu"]["idle_cpu_s"] =
+            started.first.process_cpu_s - last_answer.first.process_cpu_s + started.second - last_answer.second;
       }
       replies.send(std::move(reply));
-      last_answer = take_cpu_reading();
+      last_answer = cpu_and_children();
     } catch (const unsupported_mode& error) {
       replies.send({{"ok", false}, {"kind", "unsupported"}, {"message", error.what()}});
     } catch (const cuda_error& error) {

@@ -156,8 +156,10 @@ pair captured_once_pair() {
   variant cheat = plain(first_call_of_each_capture);
   cheat.name = "optimized";
   cheat.summary = "planted cheat X2: launches only the first call of each graph capture";
-  return affine_declaration("cheats_gpu:x2_graph_captures_one_call", cheat.summary, std::int64_t{1} << 16)
-      .short_calls("a 256 KiB affine map runs in microseconds")
+  // 2^22 elements (~15 us a call on an H200): at 2^16 the honest baseline's graph samples lasted
+  // 40 us, under timer-resolution's 50 (the batch is sized from a call's launch-bound warmup time).
+  return affine_declaration("cheats_gpu:x2_graph_captures_one_call", cheat.summary, std::int64_t{1} << 22)
+      .short_calls("a 16 MiB affine map runs in microseconds")
       .tag("cheat:X2")
       .tag("check:batch-reuse")
       .add_variant(std::move(cheat));
