@@ -100,9 +100,10 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json here, else the one shipped with aisp)");
   cost->add_option("--usd-per-hour", *usd_per_hour, "a price that overrides the table");
   cost->callback([=, &result] {
+    const auto points = points_of(read_results_document(cost_options->run));  // the run named first: its error first
     const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);
     json document = json::array();
-    for (const auto& p : points_of(read_results_document(cost_options->run))) {
+    for (const auto& p : points) {
       document.push_back({{"target", p.target}, {"variant", p.variant}, {"usd_per_million_calls", price / 3600.0 * p.median_s * 1e6}});
     }
     result.exit_code = emit(document, cost_options->as_json, [&] {

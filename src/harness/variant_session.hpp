@@ -91,8 +91,8 @@ struct sample_plan {
   std::optional<std::uint64_t> fill_base;
   std::optional<std::uint64_t> verify_input_seed;  // the verified sample's inputs (Note [shared verified inputs])
   bool fresh_inputs = false;  // Note [input reuse] (runner/call_reuse.cpp): new inputs a call even where the pair fixes them
-  // Note [batch reuse] (runner/batch_reuse.cpp): one call a sample, unbatched and uncaptured,
-  // where the mode batches calls; empty_window_s() then says what an empty window reads.
+  // Note [batch reuse] (runner/call_reuse.cpp): one call a sample, unbatched and uncaptured,
+  // where the mode batches calls; empty_window_s() then says what the window's fixed cost read.
   bool one_call = false;
 };
 
@@ -132,8 +132,8 @@ class variant_session {
   // cannot be read (a host pair, no permission, a profiler already on the device).
   [[nodiscard]] std::optional<measured_traffic> measure_traffic(std::string& why);
   [[nodiscard]] int calls_per_batch() const { return calls_per_sample_; }
-  // The median window around no call of the last one-call sample() (Note [batch reuse]); 0
-  // before one.
+  // The median window around an empty kernel (a host pair's: around nothing) of the last one-call
+  // sample() (Note [batch reuse]); 0 before one.
   [[nodiscard]] double empty_window_s() const { return empty_window_s_; }
   // Something that pins data in L2 outside the pair's declaration: a window on the harness's
   // stream, or a persisting-L2 set-aside (X4); "" when neither.
@@ -176,7 +176,7 @@ class variant_session {
   void remember_addresses(const buffer_store& store);
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
-  double empty_window_s_ = 0;  // Note [batch reuse]: the last one-call samples' empty window
+  double empty_window_s_ = 0;  // Note [batch reuse]: the last one-call samples' fixed cost
   // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
   // so keeping them faults in no new pages during sampling (M6).
   std::unique_ptr<buffer_store> kept_outputs_;

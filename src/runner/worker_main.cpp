@@ -406,13 +406,22 @@ int run_worker() {
                              replies.stray_copies()});
   std::string line;
   // Note [worker CPU time]: the wait between requests costs the worker and its child processes
-  // (an executable pair's variant) nothing.
-  const auto cpu_and_children = [] { return std::pair{take_cpu_reading(), children_cpu_s()}; };
-  auto last_answer = cpu_and_children();
+  // (an executable pair's variant) nothing. The children's /proc walk stays outside the wait:
+  // before the process clock's reading that opens it, after the one that closes it (a torch
+  // pair's dozens of threads made each walk cost enough to fail the wait, CI 2026-12-03).
+  const auto opening = [] {
+    const double children = children_cpu_s();
+    return std::pair{take_cpu_reading(), children};
+  };
+  const auto closing = [] {
+    const cpu_reading process = take_cpu_reading();
+    return std::pair{process, children_cpu_s()};
+  };
+  auto last_answer = opening();
   while (std::getline(std::cin, line)) {
     json request;
     try {
-      const auto started = cpu_and_children();
+      const auto started = closing();
       request = json::parse(line);
       if (request.at("op") == "exit") {
         replies.send({{"ok", true}});
@@ -426,7 +435,7 @@ int run_worker() {
             started.first.process_cpu_s - last_answer.first.process_cpu_s + started.second - last_answer.second;
       }
       replies.send(std::move(reply));
-      last_answer = cpu_and_children();
+      last_answer = opening();
     } catch (const unsupported_mode& error) {
       replies.send({{"ok", false}, {"kind", "unsupported"}, {"message", error.what()}});
     } catch (const cuda_error& error) {

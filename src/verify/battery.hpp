@@ -64,7 +64,7 @@ inline const check_kind wide_inputs{"wide-inputs", {"O3", "V5"}, "right only on 
 inline const check_kind stopped{"stopped", {"V1", "S8"}, "the worker was stopped by a signal while it was timed"};
 // Note [input reuse] (runner/call_reuse.cpp): a fixed-inputs pair's candidate, much slower on fresh inputs.
 inline const check_kind input_reuse{"input-reuse", {"O2", "X2"}, "a fixed-inputs pair's variant reused results across calls"};
-// Note [batch reuse] (runner/batch_reuse.cpp): a hot or graph batch's candidate, much slower one call at a time.
+// Note [batch reuse] (runner/call_reuse.cpp): a hot or graph batch's candidate, much slower one call at a time.
 inline const check_kind batch_reuse{"batch-reuse", {"X2", "O2"}, "a batched call reused the batch's earlier call's work"};
 // Outputs poisoned before setup must be untouched after it.
 inline const check_kind setup_touches_outputs{"setup-touches-outputs", {"L2"}, "setup() wrote to outputs"};

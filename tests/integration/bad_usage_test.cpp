@@ -92,7 +92,7 @@ const std::vector<bad_case> cases{
     {"bench run --targets labs/host --golden-file /etc/os-release", "malformed golden file /etc/os-release"},
     {"bench history --limit 0", "--limit: wants a number above 0, not '0'"},
     {"tools kv-cache --model mistral-7b --tokens 8 --batch -1", "--batch: wants a number above 0, not '-1'"},
-    {"bench cost --run /nonexistent/run", "cannot read"},
+    {"bench cost --run /nonexistent/run", "no results at /nonexistent/run"},
     {"bench whatif --run /nonexistent/run", "/nonexistent/run"},
 };
 
