@@ -11,6 +11,15 @@
 #include "stats/summary.hpp"
 
 namespace aisp {
+namespace {
+
+// Both rules: slower by over `factor` where nothing can be reused, and by over `factor` more than
+// the baseline's own ratio.
+bool reused(double candidate_ratio, double baseline_ratio, double factor) {
+  return candidate_ratio > factor && candidate_ratio > factor * baseline_ratio;
+}
+
+}  // namespace
 
 // Note [input reuse]: Note [fresh calls] gives every timed call new inputs, so a result kept
 // from an earlier call is stale. A pair whose meaning needs fixed inputs turns that off, and a
@@ -22,7 +31,7 @@ namespace aisp {
 // depend on whether its inputs changed since the last call (the L2 is flushed before a cold
 // sample either way), so its ratio stays near the baseline's.
 std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio) {
-  if (!(candidate_ratio > input_reuse_factor && candidate_ratio > input_reuse_factor * baseline_ratio)) return std::nullopt;
+  if (!reused(candidate_ratio, baseline_ratio, input_reuse_factor)) return std::nullopt;
   return fmt::format("on fresh inputs its calls took {:.2f}x its timed median (the baseline's {:.2f}x): its timed calls on the pair's "
                      "fixed inputs reused an earlier call's work",
                      candidate_ratio, baseline_ratio);
@@ -40,7 +49,7 @@ std::optional<std::string> input_reuse_problem(double candidate_ratio, double ba
 // honest call costs about its share of a batch, so its ratio stays near the baseline's (the
 // host sampler's hot batches are not flushed either, host_sampler.cpp).
 std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode) {
-  if (!(candidate_ratio > batch_reuse_factor && candidate_ratio > batch_reuse_factor * baseline_ratio)) return std::nullopt;
+  if (!reused(candidate_ratio, baseline_ratio, batch_reuse_factor)) return std::nullopt;
   return fmt::format("one call a sample on fresh inputs took {:.2f}x its timed {} median (the baseline's {:.2f}x): its batched calls "
                      "reused the work of the batch's earlier calls",
                      candidate_ratio, timing_mode_name(mode), baseline_ratio);
@@ -97,8 +106,8 @@ void check_input_reuse(std::vector<variant_slot>& slots, const pair& declared, c
   judge_reuse(slots, config, nlohmann::json::object(), verify::checks::input_reuse, "fresh inputs", input_reuse_problem, checks);
 }
 
-void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, timing_mode mode,
-                       std::vector<check_result>& checks) {
+void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks) {
+  const timing_mode mode = config.mode;  // the pair's own (timing_for), set by run_pair
   if (mode == timing_mode::cold || config.verify_only || declared.gpus() > 1) return;
   judge_reuse(slots, config, {{"one_call", true}}, verify::checks::batch_reuse, "one call a sample",
               [mode](double candidate, double baseline) { return batch_reuse_problem(candidate, baseline, mode); }, checks);

@@ -38,7 +38,6 @@ void check_input_reuse(std::vector<variant_slot>& slots, const pair& declared, c
 
 // For a pair timed in hot or graph mode (one GPU, not `bench verify`): one-call samples of every
 // non-twin slot, and the check of each candidate.
-void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, timing_mode mode,
-                       std::vector<check_result>& checks);
+void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks);
 
 }  // namespace aisp

@@ -360,7 +360,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
-  check_batch_reuse(slots, declared, config, config.mode, result.checks);  // Note [batch reuse]
+  check_batch_reuse(slots, declared, config, result.checks);  // Note [batch reuse]
   if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
   phases.lap("sampling");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
