@@ -16,6 +16,7 @@
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
 #include "runner/call_reuse.hpp"
+#include "runner/contention_check.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
@@ -361,6 +362,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks);
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   check_batch_reuse(slots, declared, config, result.checks);  // Note [batch reuse]
+  if (!config.verify_only) check_contention(slots, result.checks);  // Note [contended visits]
   if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
   phases.lap("sampling");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).

@@ -102,6 +102,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
     }
   }
   long long faults = 0;
+  double request_cpu_s = 0;  // Note [contended visits]: every rank's process is the variant's
   // Note [worker CPU time] per rank: the rank whose other threads used the largest share of its
   // timed spans, and the one that used the most CPU while waiting; a helper on one rank shows.
   const auto share = [](const json& cpu, const char* used, const char* wall) {
@@ -113,6 +114,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
   double least_busy_share = std::numeric_limits<double>::infinity();
   for (const auto& r : replies) {
     faults += r.value("minor_faults", 0LL);
+    request_cpu_s += r.value("request_cpu_s", 0.0);
     const json other = r.value("cpu", json::object());
     if (share(other, "other_threads_cpu_s", "wall_s") > share(cpu, "other_threads_cpu_s", "wall_s")) {
       cpu["wall_s"] = number(other, "wall_s");
@@ -128,6 +130,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
     if (merged.value("access_policy", std::string()).empty()) merged["access_policy"] = r.value("access_policy", std::string());
   }
   merged["minor_faults"] = faults;
+  merged["request_cpu_s"] = request_cpu_s;
   if (number(cpu, "wall_s") > 0) cpu["process_cpu_s"] = least_busy_share * number(cpu, "wall_s");
   if (merged.contains("cpu")) merged["cpu"] = std::move(cpu);
   if (!merged.value("verified", json()).is_object()) return merged;

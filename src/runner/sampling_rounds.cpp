@@ -10,12 +10,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "harness/process_probes.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/energy_window.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/median_ci.hpp"
 #include "stats/summary.hpp"
+#include "support/system_load.hpp"
 
 namespace aisp {
 namespace {
@@ -151,9 +153,13 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   const auto read_at = std::chrono::steady_clock::now();
   const bool reuse = state.last_reading && read_at - state.last_read_at < std::chrono::milliseconds(5);
   const auto telemetry_before = reuse ? state.last_reading : telemetry ? telemetry(false) : std::nullopt;
+  const auto machine_before = machine_busy_cpu_s();  // Note [contended visits]
+  const double judge_thread_before = take_cpu_reading().thread_cpu_s;
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const auto returned = std::chrono::steady_clock::now();
+  const auto machine_after = machine_busy_cpu_s();
+  const double judge_thread_s = take_cpu_reading().thread_cpu_s - judge_thread_before;
   const double judge_wall_s = std::chrono::duration<double>(returned - start).count();
   state.last_reading = telemetry ? telemetry(false) : std::nullopt;
   state.last_read_at = std::chrono::steady_clock::now();
@@ -193,6 +199,11 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
   // The audit's own bookkeeping faults in audited visits: only timed visits count (M6), and its
   // buffer thread runs only there (Note [worker CPU time]).
+  if (!audited && machine_before && machine_after) {
+    slot.load.visits += 1;
+    slot.load.wall_s += judge_wall_s;
+    slot.load.others_cpu_s += *machine_after - *machine_before - judge_thread_s - reply.value("request_cpu_s", 0.0);
+  }
   if (!audited) {
     slot.faults_per_call.push_back(static_cast<double>(reply.value("minor_faults", 0LL)) / calls);
     const auto cpu = reply.value("cpu", nlohmann::json::object());
@@ -486,7 +497,9 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
                        {"busy_other_threads", slot.cpu.busy_other_threads},
                        {"process_cpu_s", slot.cpu.process_cpu_s},
                        {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s},
-                       {"before_window_cpu_s", slot.cpu.before_window_cpu_s}, {"continued", slot.cpu.continued}};
+                       {"before_window_cpu_s", slot.cpu.before_window_cpu_s}, {"continued", slot.cpu.continued},
+                       {"load_visits", slot.load.visits}, {"load_wall_s", slot.load.wall_s},
+                       {"load_others_cpu_s", slot.load.others_cpu_s}};  // Note [contended visits]
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};

@@ -36,6 +36,14 @@ struct worker_cpu_time {
   int continued = 0;  // Note [stopped workers] (worker_main.cpp): times the worker was continued while sampling
 };
 
+// Note [contended visits] (runner/contention_check.cpp): what else the machine ran during the
+// worker's timed visits, on the judge's readings.
+struct visit_load {
+  int visits = 0;
+  double wall_s = 0;
+  double others_cpu_s = 0;  // the machine's busy CPU less the worker's and the visiting judge thread's
+};
+
 // Where a worker's sampling wall time went, on the judge's clock: the requests of timed and of
 // audited visits, the worker's own sample costs inside the timed ones, and the NVML reads.
 struct visit_costs {
@@ -69,6 +77,7 @@ struct variant_slot {
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
+  visit_load load;                                   // Note [contended visits], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::vector<double> rank_skews;                    // per timed sample of a multi-GPU pair: slowest / fastest rank

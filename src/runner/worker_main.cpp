@@ -248,6 +248,9 @@ class worker {
     plan.fresh_inputs = request.value("fresh_inputs", false);
     plan.one_call = request.value("one_call", false);
     const int continued_before = continued_signals.load(std::memory_order_relaxed);
+    // Note [contended visits] (contention_check.cpp): the judge takes this process's CPU, its
+    // children's included, off the machine's to see what else ran beside the request.
+    const double request_cpu_before = take_cpu_reading().process_cpu_s + children_cpu_s();
     const auto records = session_->sample(plan, fingerprint);
     const int continued = continued_signals.load(std::memory_order_relaxed) - continued_before;
     json samples = json::array();
@@ -277,7 +280,9 @@ class worker {
       verified = {{"index", fingerprint->sample_index}, {"input_seed", fingerprint->input_seed},
                   {"unwritten", fingerprint->unwritten}, {"pattern_matches", matches}};
     }
+    const double request_cpu_s = take_cpu_reading().process_cpu_s + children_cpu_s() - request_cpu_before;
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified}, {"continued", continued},
+                  {"request_cpu_s", request_cpu_s},
                   {"minor_faults", timed_faults},
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},

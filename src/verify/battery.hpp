@@ -62,6 +62,9 @@ inline const check_kind accuracy{"accuracy", {"O3", "W1", "X5"}, "a candidate fa
 inline const check_kind wide_inputs{"wide-inputs", {"O3", "V5"}, "right only on the range the harness usually draws"};
 // Note [stopped workers] (runner/worker_main.cpp): a worker paused by a signal while sampled.
 inline const check_kind stopped{"stopped", {"V1", "S8"}, "the worker was stopped by a signal while it was timed"};
+// Note [contended visits] (runner/contention_check.cpp): other work beside one variant's timed
+// visits and not the other's: the baseline slowed from outside, or a candidate helped from outside.
+inline const check_kind contended{"contended", {"S8", "V1", "L5"}, "other work ran beside one variant's timed samples and not the other's"};
 // Note [input reuse] (runner/call_reuse.cpp): a fixed-inputs pair's candidate, much slower on fresh inputs.
 inline const check_kind input_reuse{"input-reuse", {"O2", "X2"}, "a fixed-inputs pair's variant reused results across calls"};
 // Note [batch reuse] (runner/call_reuse.cpp): a hot or graph batch's candidate, much slower one call at a time.
