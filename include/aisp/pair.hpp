@@ -129,6 +129,9 @@ class pair {
   // `source` must be an input declared before it, and not derived itself. `scale` multiplies
   // the values before they are rounded: an i8 copy of values in [-1, 1) takes 127.
   pair& derived_input(std::string name, dtype type, std::string source, double scale = 1.0);
+  // A buffer declared whole, as another process's pair declared it (Note [untrusted pairs] in
+  // src/runner/pair_host.cpp: the judge's copy of a plugin's pair).
+  pair& buffer(buffer_spec spec);
   // Note [ranks]: the named input (declared before) holds the same values on every rank (its
   // derived inputs follow); the challenges that change an element change it on every rank.
   pair& same_on_every_rank(const std::string& input);
@@ -240,6 +243,13 @@ class pair {
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
+  // What needs_compute_capability declared: {0, 0, ""} for any GPU.
+  struct compute_capability_need {
+    int major = 0;
+    int minor = 0;
+    std::string why;
+  };
+  [[nodiscard]] compute_capability_need needed_compute_capability() const { return {needed_major_, needed_minor_, needed_why_}; }
   // "" where the pair runs on a GPU of compute capability major.minor; else why not, in one line.
   [[nodiscard]] std::string unsupported_on(int major, int minor) const;
   [[nodiscard]] bool has_fixed_inputs() const { return !fixed_inputs_reason_.empty(); }

@@ -15,8 +15,8 @@
 #include "cli/exec_pairs_option.hpp"
 #include "cli/python_pairs_option.hpp"
 #include "harness/plugin_loader.hpp"
-#include "harness/plugin_probe.hpp"
 #include "results/quarantine.hpp"
+#include "runner/pair_host.hpp"
 #include "runner/target_selector.hpp"
 #include "verify/tolerance.hpp"
 
@@ -199,8 +199,7 @@ void add_plugin_option(CLI::App& command, std::vector<std::string>& plugins) {
 
 void load_user_plugins(const std::vector<std::string>& plugins) {
   const std::size_t before = loaded_plugins().size();
-  probe_plugin_loads(plugins);  // Note [plugin load probe]
-  load_plugins(plugins);
+  host_user_plugins(plugins);  // Note [untrusted pairs]: never loaded in the judge
   for (std::size_t i = before; i < loaded_plugins().size(); ++i) {
     const auto& plugin = loaded_plugins()[i];
     if (plugin.optimized == false)

@@ -91,6 +91,11 @@ pair& pair::derived_input(std::string name, dtype type, std::string source, doub
   return *this;
 }
 
+pair& pair::buffer(buffer_spec spec) {
+  buffers_.push_back(std::move(spec));
+  return *this;
+}
+
 pair& pair::same_on_every_rank(const std::string& input) {
   bool found = false;
   for (auto& b : buffers_) {

@@ -118,6 +118,8 @@ void load_plugins(const std::vector<std::string>& paths) {
 
 const std::vector<loaded_plugin>& loaded_plugins() { return plugins_so_far(); }
 
+void record_hosted_plugin(loaded_plugin plugin) { plugins_so_far().push_back(std::move(plugin)); }
+
 std::string aisp_module_path(std::string_view file_name) {
   std::error_code error;
   const auto bin = std::filesystem::read_symlink("/proc/self/exe", error).parent_path();

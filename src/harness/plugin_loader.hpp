@@ -59,5 +59,8 @@ inline constexpr std::string_view subprocess_tag_prefix = "subprocesses: ";
 
 // Every plugin loaded so far, in load order.
 [[nodiscard]] const std::vector<loaded_plugin>& loaded_plugins();
+// A plugin another process loaded for this one (Note [untrusted pairs]: the judge's pair host),
+// listed with the ones loaded here.
+void record_hosted_plugin(loaded_plugin plugin);
 
 }  // namespace aisp

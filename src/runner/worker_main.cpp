@@ -34,6 +34,7 @@
 #include "harness/plugin_loader.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/variant_session.hpp"
+#include "runner/pair_host_ops.hpp"
 #include "runner/worker_protocol.hpp"
 #include "runner/worker_sandbox.hpp"
 #include "support/warm_heap.hpp"
@@ -193,6 +194,10 @@ class worker {
   json handle(const json& request) {
     const auto op = request.at("op").get<std::string>();
     if (op == "init") return init(request);
+    // Note [untrusted pairs] (pair_host.cpp): a pair host loads plugins for the judge, runs nothing timed.
+    if (op == "host_load") return pair_host_ops::load(request);
+    if (op == "evaluate") return pair_host_ops::evaluate(request);
+    if (op == "reference") return pair_host_ops::reference(request);
     AISP_EXPECTS(session_ != nullptr, "request '" + op + "' before init");
     if (op == "load") {
       const auto work = protocol::workload_from_json(request.at("workload"));

@@ -49,14 +49,21 @@ std::string current_executable() {
 }
 
 worker_process::worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent,
-                               bool allow_subprocesses)
+                               bool allow_subprocesses, const std::vector<std::string>& extra_environment)
     : log_path_(log_path) {
   // Built before fork: the child may only make async-signal-safe calls.
   const std::string allowance = std::string(sandbox::worker_subprocess_variable) + "=";
+  const auto replaced = [&](std::string_view entry) {
+    if (entry.starts_with(allowance)) return true;
+    for (const auto& extra : extra_environment)
+      if (entry.starts_with(extra.substr(0, extra.find('=') + 1))) return true;
+    return false;
+  };
   std::vector<std::string> environment_text;
   for (char** entry = environ; *entry != nullptr; ++entry)
-    if (!std::string_view(*entry).starts_with(allowance)) environment_text.emplace_back(*entry);
+    if (!replaced(*entry)) environment_text.emplace_back(*entry);
   if (allow_subprocesses) environment_text.push_back(allowance + "1");
+  environment_text.insert(environment_text.end(), extra_environment.begin(), extra_environment.end());
   std::vector<char*> environment;
   for (auto& entry : environment_text) environment.push_back(entry.data());
   environment.push_back(nullptr);
@@ -138,6 +145,7 @@ void worker_process::fail_dead(const std::string& while_doing) {
   int status = 0;
   std::string how = "exited";
   if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
+    end_status_ = status;
     if (WIFSIGNALED(status) && sandbox::killed_by_sandbox(WTERMSIG(status))) {
       pid_ = -1;
       throw worker_failure(worker_failure_kind::sandbox,

@@ -4,6 +4,7 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -74,8 +75,9 @@ class worker_process final : public rank_endpoint {
   // is killed when the thread that started it ends (a rank host's relay, Note [launch]: a rank
   // host killed mid-run leaves no worker behind).
   // `allow_subprocesses` (Note [compilers in the sandbox]): its sandbox lets it start processes.
+  // `environment`: NAME=value entries set for it, over the judge's own.
   worker_process(const std::string& executable, const std::string& log_path, bool end_with_parent = false,
-                 bool allow_subprocesses = false);
+                 bool allow_subprocesses = false, const std::vector<std::string>& environment = {});
   ~worker_process() override;
   worker_process(const worker_process&) = delete;
   worker_process& operator=(const worker_process&) = delete;
@@ -92,7 +94,11 @@ class worker_process final : public rank_endpoint {
   [[nodiscard]] const nlohmann::json& sandbox_denials() const override { return sandbox_denials_; }
   [[nodiscard]] const std::vector<std::string>& audit_tampering() const override { return audit_tampering_; }
 
+  // How the process ended (a waitpid status) once a request found it dead; nullopt before.
+  [[nodiscard]] std::optional<int> end_status() const { return end_status_; }
+
  private:
+  std::optional<int> end_status_;
   [[noreturn]] void fail_dead(const std::string& while_doing);
   void kill_and_reap();
   [[nodiscard]] std::string log_tail() const;

@@ -6,31 +6,17 @@
 #include "verify/compare.hpp"
 
 namespace aisp::verify {
-namespace {
+std::span<const double> held_reference_io::input(std::string_view name) const {
+  const auto found = inputs.find(name);
+  AISP_EXPECTS(found != inputs.end(), "reference asked for unknown input '" + std::string(name) + "'");
+  return found->second;
+}
 
-class host_reference_io final : public reference_io {
- public:
-  host_reference_io(const workload& work, int world) : work_(work), world_(world) {}
-  [[nodiscard]] const workload& work() const override { return work_; }
-  [[nodiscard]] int world_size() const override { return world_; }
-  [[nodiscard]] std::span<const double> input(std::string_view name) const override {
-    const auto found = inputs_.find(name);
-    AISP_EXPECTS(found != inputs_.end(), "reference asked for unknown input '" + std::string(name) + "'");
-    return found->second;
-  }
-  [[nodiscard]] std::span<double> output(std::string_view name) override {
-    const auto found = outputs_.find(name);
-    AISP_EXPECTS(found != outputs_.end(), "reference asked for unknown output '" + std::string(name) + "'");
-    return found->second;
-  }
-
-  workload work_;
-  int world_;
-  reference_outputs inputs_;
-  reference_outputs outputs_;
-};
-
-}  // namespace
+std::span<double> held_reference_io::output(std::string_view name) {
+  const auto found = outputs.find(name);
+  AISP_EXPECTS(found != outputs.end(), "reference asked for unknown output '" + std::string(name) + "'");
+  return found->second;
+}
 
 reference_outputs generate_inputs(const pair& declared, const workload& work, const reference_inputs& inputs) {
   reference_outputs values;
@@ -71,14 +57,14 @@ reference_outputs generate_inputs(const pair& declared, const workload& work, co
 }
 
 reference_outputs compute_reference(const pair& declared, const workload& work, const reference_inputs& inputs) {
-  host_reference_io io(work, declared.gpus());
-  io.inputs_ = generate_inputs(declared, work, inputs);
+  held_reference_io io(work, declared.gpus());
+  io.inputs = generate_inputs(declared, work, inputs);
   for (const auto& spec : declared.buffers()) {
     if (spec.role == buffer_role::output)
-      io.outputs_[spec.name].assign(static_cast<std::size_t>(spec.num_elements(work)) * static_cast<std::size_t>(declared.gpus()), 0.0);
+      io.outputs[spec.name].assign(static_cast<std::size_t>(spec.num_elements(work)) * static_cast<std::size_t>(declared.gpus()), 0.0);
   }
   declared.reference_of()(io);
-  return std::move(io.outputs_);
+  return std::move(io.outputs);
 }
 
 }  // namespace aisp::verify

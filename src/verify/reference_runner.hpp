@@ -28,6 +28,24 @@ struct reference_inputs {
   std::vector<element_override> overrides;
 };
 
+// A reference's view of fp64 buffers held in two maps: the judge's, and the pair host's
+// (Note [untrusted pairs], runner/pair_host.cpp).
+class held_reference_io final : public reference_io {
+ public:
+  held_reference_io(workload work, int world) : work_(std::move(work)), world_(world) {}
+  [[nodiscard]] const workload& work() const override { return work_; }
+  [[nodiscard]] int world_size() const override { return world_; }
+  [[nodiscard]] std::span<const double> input(std::string_view name) const override;
+  [[nodiscard]] std::span<double> output(std::string_view name) override;
+
+  reference_outputs inputs;
+  reference_outputs outputs;
+
+ private:
+  workload work_;
+  int world_;
+};
+
 [[nodiscard]] reference_outputs compute_reference(const pair& declared, const workload& work,
                                                   const reference_inputs& inputs);
 // The inputs exactly as the variants see them (quantized to their dtypes), widened to fp64.
