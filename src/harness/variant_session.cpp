@@ -226,7 +226,8 @@ std::function<void()> variant_session::timed_call() const {
 // before: an honest 2 us kernel read 3.3x its graph share less an empty window alone, H200,
 // 2026-12-03) and around nothing on the host, so that a call of a few microseconds is not read
 // as slower than its share of a batch.
-std::vector<sample_record> variant_session::one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base) {
+std::vector<sample_record> variant_session::one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
+                                                             std::optional<timed_call_fingerprint>& verified) {
   std::function<void()> fixed_cost;
   if (stream_ != nullptr) fixed_cost = [this] { launch_empty_kernel(stream_); };
   std::vector<double> windows;
@@ -237,9 +238,36 @@ std::vector<sample_record> variant_session::one_call_samples(const sample_plan& 
   std::vector<sample_record> records;
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
-    records.push_back(sampler_->take_one([&] { prepare_call(call_seed(input_base, index), fill_for_call(fill_base, index), true); }, call));
+    const bool verified_here = plan.verify == i;
+    const std::uint64_t input_seed = verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
+    const output_fill fill = fill_for_call(fill_base, index);
+    records.push_back(sampler_->take_one([&] { prepare_call(input_seed, fill, true); }, call));
+    if (verified_here) verified = fingerprint_call(i, input_seed, fill);
   }
   return records;
+}
+
+// A verified sample's outputs, read before anything else runs: the fill elements left unwritten
+// (and what the outputs hold there) and the outputs kept for the judge's probes (Note [random
+// timed calls]).
+timed_call_fingerprint variant_session::fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill) {
+  timed_call_fingerprint fingerprint;
+  fingerprint.sample_index = sample_index;
+  fingerprint.input_seed = input_seed;
+  for (const auto& b : buffers_->all()) {
+    if (b.spec.role != buffer_role::output) continue;
+    const auto matches = buffers_->count_fill(b, fill, verify::max_listed_pattern_matches, stream_);
+    fingerprint.unwritten[b.spec.name] = matches.count;
+    const auto values = decoded(*buffers_, b, matches.first);
+    auto& listed = fingerprint.pattern_matches[b.spec.name];
+    for (std::size_t j = 0; j < values.size(); ++j) {
+      listed.push_back({matches.first[j], std::isnan(values[j]) ? std::nullopt : std::optional<double>(values[j])});
+    }
+  }
+  if (kept_outputs_ == nullptr) kept_outputs_ = buffers_->snapshot_outputs(stream_);
+  buffers_->copy_outputs_to(*kept_outputs_, stream_);
+  kept_ = true;
+  return fingerprint;
 }
 
 output_fill fill_for_call(std::uint64_t fill_base, std::uint64_t index) {
@@ -375,7 +403,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   const std::uint64_t fill_base = plan.fill_base.value_or(own_entropy_());
   static_cast<void>(context_->recorded().take());  // Note [recorded metrics]: timed calls' values only
   if (plan.one_call) {
-    auto one_call = one_call_samples(plan, input_base, fill_base);
+    auto one_call = one_call_samples(plan, input_base, fill_base, verified);
     restore_fixed_inputs();
     return one_call;
   }
@@ -389,24 +417,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
         verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take([&] { prepare_call(input_seed, fill, plan.fresh_inputs); }));
-    if (!verified_here) continue;
-    timed_call_fingerprint fingerprint;
-    fingerprint.sample_index = i;
-    fingerprint.input_seed = input_seed;
-    for (const auto& b : buffers_->all()) {
-      if (b.spec.role != buffer_role::output) continue;
-      const auto matches = buffers_->count_fill(b, fill, verify::max_listed_pattern_matches, stream_);
-      fingerprint.unwritten[b.spec.name] = matches.count;
-      const auto values = decoded(*buffers_, b, matches.first);
-      auto& listed = fingerprint.pattern_matches[b.spec.name];
-      for (std::size_t j = 0; j < values.size(); ++j) {
-        listed.push_back({matches.first[j], std::isnan(values[j]) ? std::nullopt : std::optional<double>(values[j])});
-      }
-    }
-    if (kept_outputs_ == nullptr) kept_outputs_ = buffers_->snapshot_outputs(stream_);
-    buffers_->copy_outputs_to(*kept_outputs_, stream_);
-    kept_ = true;
-    verified = std::move(fingerprint);
+    if (verified_here) verified = fingerprint_call(i, input_seed, fill);
   }
   sampling_ = false;
   if (plan.fresh_inputs) restore_fixed_inputs();
@@ -454,11 +465,12 @@ output_values variant_session::probe(std::uint64_t positions_seed, std::size_t c
 
 std::pair<output_values, output_values> variant_session::truth(
     std::uint64_t input_seed, std::uint64_t positions_seed, std::size_t count,
-    const std::map<std::string, std::vector<std::size_t>>& extra) {
+    const std::map<std::string, std::vector<std::size_t>>& extra, bool fresh_inputs) {
   AISP_EXPECTS(sampler_ != nullptr, "truth() before load()");
   const phase_scope phase(options_.observer, "verify");
-  prepare_call(input_seed, fill_for_call(own_entropy_(), 0));
+  prepare_call(input_seed, fill_for_call(own_entropy_(), 0), fresh_inputs);
   sampler_->run_prepared_once();
+  if (fresh_inputs) restore_fixed_inputs();
   output_values at_extra;
   for (const auto& [name, indices] : extra) {
     const auto& b = buffers_->find(name);

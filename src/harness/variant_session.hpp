@@ -121,9 +121,11 @@ class variant_session {
   [[nodiscard]] output_values probe(std::uint64_t positions_seed, std::size_t count);
   // One untimed call on inputs from `input_seed`; the outputs at the probe positions of
   // `positions_seed` and at `extra` indices: the truth for another worker's verified sample.
+  // `fresh_inputs`: a fixed-inputs pair's inputs too come from `input_seed` (Note [input reuse]).
   [[nodiscard]] std::pair<output_values, output_values> truth(std::uint64_t input_seed, std::uint64_t positions_seed,
                                                                std::size_t count,
-                                                               const std::map<std::string, std::vector<std::size_t>>& extra);
+                                                               const std::map<std::string, std::vector<std::size_t>>& extra,
+                                                               bool fresh_inputs = false);
   // Poisons the outputs, runs the timed path once, writes each output to `<prefix>.<name>.bin`.
   // With `input_seed`, the inputs are first regenerated from it (the device generator).
   call_report verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed = std::nullopt);
@@ -149,7 +151,9 @@ class variant_session {
   void unload();
   void prepare_timed_path();
   [[nodiscard]] std::function<void()> timed_call() const;
-  [[nodiscard]] std::vector<sample_record> one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base);
+  [[nodiscard]] std::vector<sample_record> one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
+                                                           std::optional<timed_call_fingerprint>& verified);
+  [[nodiscard]] timed_call_fingerprint fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill);
   void restore_fixed_inputs();
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
   void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);

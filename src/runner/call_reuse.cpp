@@ -7,6 +7,7 @@
 
 #include "runner/challenge_battery.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/sampling_rounds.hpp"
 #include "runner/worker_protocol.hpp"
 #include "stats/summary.hpp"
 
@@ -61,24 +62,31 @@ double median_of(std::vector<double> values) { return values.empty() ? 0.0 : sta
 
 // The median of reuse_samples more samples of a worker, requested with `how` (the sample
 // request's own fields) and less the empty window the worker reports, over its timed median;
-// 0 where either is missing.
+// 0 where either is missing. Each is its own request and each is verified against the baseline
+// (a timed-call fingerprint on a secret seed): a red team's variants told these samples from
+// the timed ones (the first fresh inputs after many cached calls; a fresh fill after a fresh
+// fill in hot mode) and wrote junk there fast, 62x and 3.1x (2026-12-03). Now junk fails
+// timed-call, and honest work costs its full time.
 double extra_sample_ratio(variant_slot& slot, const run_config& config, const nlohmann::json& how) {
   std::vector<double> timed;
   for (const auto& s : slot.result.samples) timed.push_back(s.duration_s);
   if (timed.empty()) return 0;
-  nlohmann::json request = {{"op", "sample"},
-                            {"count", reuse_samples},
-                            {"audit", false},
-                            {"fresh_inputs", true},
-                            {"input_base", secret_seed()},
-                            {"fill_base", secret_seed()}};
-  request.update(how);
-  const auto reply = slot.worker->request(request, config.worker_timeout_s);
-  std::vector<double> extra;
-  for (const auto& s : reply.value("samples", nlohmann::json::array())) extra.push_back(protocol::sample_from_json(s).duration_s);
+  std::vector<double> extra, empty_windows;
+  for (int i = 0; i < reuse_samples; ++i) {
+    nlohmann::json request = {{"op", "sample"},         {"count", 1},          {"audit", false},
+                              {"fresh_inputs", true},   {"input_base", secret_seed()}, {"fill_base", secret_seed()},
+                              {"verify", 0},            {"verify_seed", secret_seed()}};
+    request.update(how);
+    const auto reply = slot.worker->request(request, config.worker_timeout_s);
+    for (const auto& s : reply.value("samples", nlohmann::json::array())) extra.push_back(protocol::sample_from_json(s).duration_s);
+    if (reply.contains("empty_window_s")) empty_windows.push_back(reply.at("empty_window_s").get<double>());
+    const std::size_t kept = slot.timed_fingerprints.size();
+    keep_verified_sample(slot, reply, config, secret_seed());
+    if (slot.timed_fingerprints.size() > kept) slot.timed_fingerprints.back()["fresh_inputs"] = true;
+  }
   const double timed_median = median_of(timed);
   if (timed_median <= 0 || extra.empty()) return 0;
-  return std::max(median_of(extra) - reply.value("empty_window_s", 0.0), 0.0) / timed_median;
+  return std::max(median_of(extra) - median_of(empty_windows), 0.0) / timed_median;
 }
 
 // Every non-twin slot's ratio, then each candidate judged against the baseline's.

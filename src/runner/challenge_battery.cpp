@@ -260,9 +260,11 @@ call_key key_of(const nlohmann::json& fingerprint) {
 // with the union of the indices the workers listed.
 std::map<call_key, call_truth> truths_for(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline) {
   std::map<call_key, std::map<std::string, std::set<std::size_t>>> asked;
+  std::set<call_key> fresh;  // Note [input reuse]: verified on fresh inputs, a fixed-inputs pair too
   for (const auto& slot : slots) {
     if (slot.role == slot_role::noise_twin) continue;
     for (const auto& fingerprint : slot.timed_fingerprints) {
+      if (fingerprint.value("fresh_inputs", false)) fresh.insert(key_of(fingerprint));
       auto& indices = asked[key_of(fingerprint)];
       for (const auto& spec : scope.declared.buffers()) {
         if (spec.role != buffer_role::output) continue;
@@ -279,7 +281,8 @@ std::map<call_key, call_truth> truths_for(const judge_scope& scope, const std::v
                                                  {"input_seed", key.first},
                                                  {"positions_seed", key.second},
                                                  {"count", timed_call_probes},
-                                                 {"extra", extra}},
+                                                 {"extra", extra},
+                                                 {"fresh_inputs", fresh.count(key) > 0}},
                                                 scope.config.worker_timeout_s);
     auto& truth = truths[key];
     truth.values = reply.at("values");

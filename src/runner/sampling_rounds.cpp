@@ -87,9 +87,15 @@ struct round_state {
 // The verified sample of a visit: its probes are drawn now, after the call, from the judge's
 // entropy, and read from the outputs the worker kept.
 void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, const round_state& state) {
+  if (!reply.value("verified", nlohmann::json()).is_object()) return;
+  keep_verified_sample(slot, reply, config, state.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot))));
+}
+
+}  // namespace
+
+void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, std::uint64_t positions_seed) {
   auto fingerprint = reply.value("verified", nlohmann::json());
   if (!fingerprint.is_object()) return;
-  const std::uint64_t positions_seed = state.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
   fingerprint["positions_seed"] = positions_seed;
   // The worker numbers the sample within its visit; the results name it among the worker's samples
   // (every failure read "timed sample 0" for a user, 2026-12-03). A visit's samples are the last kept.
@@ -102,6 +108,8 @@ void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const
           .at("values");
   slot.timed_fingerprints.push_back(std::move(fingerprint));
 }
+
+namespace {
 
 
 // Note [two clocks]: in an audited visit the device audit timed each sample's start and stop
@@ -443,6 +451,17 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
               fmt::format("{} threads besides the one running the variant worked in one timed sample; the pair declared {} "
                           "threads, {} besides it",
                           cpu.busy_other_threads, declared_threads, declared_threads - 1));
+  // Note [busy beyond the declared threads]: the whole worker with its child processes on more
+  // CPUs than the declared threads through the timed spans. Other threads of the worker are
+  // counted above; an executable pair's program is a child, whose own pool nothing else saw (a
+  // red team's split each call over every core: 1.38x, 145% of the span, 2026-12-03). Honest
+  // host variants read 92-101% (Note [host idle]); a third of a CPU is the loaded machine's slack.
+  if (!on_gpu && cpu.visit_wall_s >= 2e-3 && cpu.process_cpu_s > (std::max(declared_threads, 1) + 0.35) * cpu.visit_wall_s)
+    add_check(checks, verify::checks::worker_cpu, slot.label, false,
+              fmt::format("the worker and its child processes used {:.3g} ms of CPU in {:.3g} ms of timed spans ({:.0f}%): more CPUs "
+                          "than the {} declared thread{}",
+                          cpu.process_cpu_s * 1e3, cpu.visit_wall_s * 1e3, 100 * cpu.process_cpu_s / cpu.visit_wall_s,
+                          std::max(declared_threads, 1), declared_threads > 1 ? "s" : ""));
   if (cpu.continued > 0)  // Note [stopped workers] (worker_main.cpp)
     add_check(checks, verify::checks::stopped, slot.label, false,
               fmt::format("the worker was stopped and continued by a signal {} times while it was sampled: something outside it "

@@ -330,7 +330,7 @@ class worker {
     }
     const auto [at_positions, at_extra] =
         session_->truth(request.at("input_seed").get<std::uint64_t>(), request.at("positions_seed").get<std::uint64_t>(),
-                        request.at("count").get<std::size_t>(), extra);
+                        request.at("count").get<std::size_t>(), extra, request.value("fresh_inputs", false));
     return {{"ok", true}, {"values", values_to_json(at_positions)}, {"extra", values_to_json(at_extra)}};
   }
 
