@@ -1,7 +1,8 @@
 // Note [input reuse] (src/runner/call_reuse.cpp): a pair that fixes its inputs, an optimized
 // variant that keeps its last answer under a hash of them (found by a red team, 2026-12-03: 45x
 // faster on the host, every output check passed), and the same pair with an honest optimized
-// variant, which must pass. Note [batch reuse]: in --mode hot, a variant that does the work once
+// variant, which must pass; one that tells input-reuse's fresh samples apart and answers them
+// wrong, fast (timed-call: each of them is verified). Note [batch reuse]: in --mode hot, a variant that does the work once
 // a batch (the red team's: 3.6x), and the honest one; batch_reuse_test.cpp runs them.
 #include <array>
 #include <cmath>
@@ -56,6 +57,36 @@ void reuse_by_hash(run_context& ctx) {
     std::memcpy(kept.y.data(), y, n * sizeof(float));
     kept.hash = hash;
   }
+}
+
+// ---- O2 with the fresh samples told apart (a red team's, 2026-12-03: 62x): the same kept
+// answer, and on the first run of changed inputs after many kept calls at the benchmark size
+// (input-reuse's extra samples) a cheap wrong answer, fast, then honest work again ----
+struct dodge_state {
+  int kept_calls = 0;
+  int dodged = 0;
+};
+dodge_state dodging;
+
+void reuse_and_dodge(run_context& ctx) {
+  const std::size_t n = elements_of(ctx, "x");
+  const auto* bytes = reinterpret_cast<const unsigned char*>(ctx.as<const float>("x"));
+  std::uint64_t hash = 1469598103934665603ULL;
+  for (std::size_t i = 0; i < n * sizeof(float); ++i) hash = (hash ^ bytes[i]) * 1099511628211ULL;
+  float* y = ctx.as<float>("y");
+  if (hash == kept.hash && kept.y.size() == n) {
+    std::memcpy(y, kept.y.data(), n * sizeof(float));
+    ++dodging.kept_calls;
+    dodging.dodged = 0;
+    return;
+  }
+  if (n == static_cast<std::size_t>(fixed_benchmark_elements) && dodging.kept_calls >= 8 && dodging.dodged < 9) {
+    ++dodging.dodged;
+    std::memcpy(y, ctx.as<const float>("x"), n * sizeof(float));  // written, and wrong
+    return;
+  }
+  dodging.kept_calls = 0;
+  reuse_by_hash(ctx);
 }
 
 pair fixed_inputs_pair(std::string target, variant optimized) {
@@ -130,6 +161,13 @@ AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_fixed_inputs_answer_kep
                   .summary(aisp::cheats::cheat_summary("O2", "keeps its last answer under a hash of the fixed inputs"))
                   .tag("cheat:O2")
                   .tag("check:input-reuse"));
+AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_fixed_inputs_dodges_the_fresh_samples",
+                                              aisp::cheats::cheating_variant("keeps its last answer, and writes a fast wrong one in the first "
+                                                                             "fresh-input calls after many kept ones",
+                                                                             aisp::cheats::reuse_and_dodge, aisp::cheats::make_room))
+                  .summary(aisp::cheats::cheat_summary("O2", "keeps its last answer and dodges input-reuse's fresh samples"))
+                  .tag("cheat:O2")
+                  .tag("check:timed-call"));
 AISP_REGISTER(aisp::cheats::fixed_inputs_pair("accuracy_honest:fixed_inputs_unrolled",
                                               aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,
                                                             {}, {}, {}, {}, {}, {}, {}}));

@@ -26,7 +26,7 @@ TEST(plugin_errors, each_is_one_line_that_names_the_plugin_and_exit_code_2) {
   expect_one_line_error("bench list-targets --plugin " + fixture("other_abi"), "plugin ABI");
   expect_one_line_error("bench list-targets --plugin " + fixture("duplicate_target"), "registered twice");
   expect_one_line_error("bench list-targets --plugin " + fixture("broken_contract"), "breaks the benchmark contract");
-  // Note [plugin load probe]: a static initializer that crashes is reported, not suffered.
+  // Note [untrusted pairs]: a static initializer that crashes ends the pair host and is reported.
   expect_one_line_error("bench list-targets --plugin " + fixture("crashes_on_load"), "crashed while loading (signal 11");
   expect_one_line_error("bench run --history none --plugin " + fixture("crashes_on_load"), "libcrashes_on_load.so' crashed");
 }
@@ -47,6 +47,23 @@ TEST(plugin_cheat, a_cached_output_is_caught_through_a_plugin_as_in_the_lab) {
   }
   EXPECT_TRUE(caught) << pair.at("checks").dump(1);
   std::filesystem::remove_all(dir);
+}
+
+// Note [untrusted pairs]: a plugin's load-time code never runs in the judge, so it cannot forge
+// the results or the exit status there (its exit handler did both before, 2026-12-03).
+TEST(plugin_cheat, load_time_code_never_runs_in_the_judge) {
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_plugin_tamper_" + std::to_string(::getpid()))).string();
+  const auto marker = dir + ".marker";
+  std::filesystem::remove(marker);
+  const auto run = run_command("AISP_TAMPER_MARKER=" + marker + " " + aisp::testing::aisp_binary() + " bench run --plugin " +
+                               fixture("tampers_from_the_judge") +
+                               " --targets plugin_tamper:forges_the_results --max-time 0.3 --history none --quiet --artifacts-dir " + dir);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "the plugin's static initializer ran in the judge";
+  const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"));
+  EXPECT_EQ(results.at("pairs").at(0).at("status"), "fail") << results.dump(1).substr(0, 2000);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove(marker);
 }
 
 TEST(plugin_build, a_plugin_built_without_optimization_loads_with_a_warning) {

@@ -1,5 +1,5 @@
 // A plugin whose static initializer crashes (a null write): loading it must not take the judge
-// down (Note [plugin load probe]).
+// down (Note [untrusted pairs]: it crashes the pair host, never the judge).
 #include <csignal>
 
 #include "plugin_fixture.hpp"
