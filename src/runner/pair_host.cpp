@@ -66,7 +66,9 @@ class pair_host {
  public:
   explicit pair_host(bool allow_subprocesses)
       : log_path_((std::filesystem::temp_directory_path() / fmt::format("aisp_pair_host_{}.log", getpid())).string()),
-        worker_(current_executable(), log_path_, false, allow_subprocesses, {"CUDA_VISIBLE_DEVICES="}) {}
+        // Killed with the judge's thread that started it (the CLI's main thread): a stopped host
+        // would not see its channel close.
+        worker_(current_executable(), log_path_, true, allow_subprocesses, {"CUDA_VISIBLE_DEVICES="}) {}
 
   ~pair_host() {
     if (worker_.pid() > 0) kill(worker_.pid(), SIGCONT);
