@@ -80,9 +80,7 @@ double extra_sample_ratio(variant_slot& slot, const run_config& config, const nl
     const auto reply = slot.worker->request(request, config.worker_timeout_s);
     for (const auto& s : reply.value("samples", nlohmann::json::array())) extra.push_back(protocol::sample_from_json(s).duration_s);
     if (reply.contains("empty_window_s")) empty_windows.push_back(reply.at("empty_window_s").get<double>());
-    const std::size_t kept = slot.timed_fingerprints.size();
-    keep_verified_sample(slot, reply, config, secret_seed());
-    if (slot.timed_fingerprints.size() > kept) slot.timed_fingerprints.back()["fresh_inputs"] = true;
+    keep_verified_sample(slot, reply, config, secret_seed(), true);
   }
   const double timed_median = median_of(timed);
   if (timed_median <= 0 || extra.empty()) return 0;

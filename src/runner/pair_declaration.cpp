@@ -97,8 +97,8 @@ json evaluation_of(const pair& p, const workload& work) {
 }
 
 pair pair_from_declaration(const json& d, pair_functions functions) {
-  // One evaluation a workload: the judge asks each function in turn at the same sizes.
-  auto evaluate = std::make_shared<std::function<json(const workload&)>>(std::move(functions.evaluate));
+  // Every function reads the same evaluation (its caller caches one a workload).
+  const auto& evaluate = functions.evaluate;
   pair p(d.at("target").get<std::string>());
   p.summary(d.at("summary").get<std::string>()).on(as_enum<backend>(d.at("backend")));
   for (const auto& w : d.at("workloads")) {
@@ -118,12 +118,12 @@ pair pair_from_declaration(const json& d, pair_functions functions) {
     spec.derived_from = b.at("derived_from").get<std::string>();
     spec.derived_scale = b.at("derived_scale").get<double>();
     spec.same_on_every_rank = b.at("same_on_every_rank").get<bool>();
-    spec.num_elements = [evaluate, name = spec.name](const workload& w) { return (*evaluate)(w).at("counts").at(name).get<std::int64_t>(); };
+    spec.num_elements = [evaluate, name = spec.name](const workload& w) { return evaluate(w).at("counts").at(name).get<std::int64_t>(); };
     p.buffer(std::move(spec));
   }
   if (d.at("work").get<bool>()) {
     p.work([evaluate](const workload& w) {
-      const auto amount = (*evaluate)(w).at("work");
+      const auto amount = evaluate(w).at("work");
       return work_amount{amount.at(0).get<double>(), amount.at(1).get<double>(), amount.at(2).get<double>()};
     });
   }
@@ -131,9 +131,9 @@ pair pair_from_declaration(const json& d, pair_functions functions) {
   if (!d.at("tolerance").is_null()) p.tolerance_override(tolerance_of(d.at("tolerance")));
   p.pursue(as_enum<goal>(d.at("goal")));
   if (const auto item = d.at("item").get<std::string>(); !item.empty())
-    p.items_per_call(item, [evaluate](const workload& w) { return (*evaluate)(w).at("items").get<double>(); });
+    p.items_per_call(item, [evaluate](const workload& w) { return evaluate(w).at("items").get<double>(); });
   if (const auto why = d.at("passes_reason").get<std::string>(); !why.empty())
-    p.sequential_passes([evaluate](const workload& w) { return (*evaluate)(w).at("passes").get<double>(); }, why);
+    p.sequential_passes([evaluate](const workload& w) { return evaluate(w).at("passes").get<double>(); }, why);
   if (const auto& judged = d.at("judged"); !judged.at("metric").get<std::string>().empty())
     p.judge_by_recorded(judged.at("metric").get<std::string>(), judged.at("quantile").get<double>(), judged.at("reason").get<std::string>());
   for (const auto& t : d.at("latency_trades"))
@@ -164,7 +164,7 @@ pair pair_from_declaration(const json& d, pair_functions functions) {
     made.run = [](run_context&) { AISP_EXPECTS(false, "a variant runs in its worker, never in the judge"); };
     if (v.at("collectives").get<bool>())
       made.collectives = [evaluate, name = made.name](const workload& w) {
-        return (*evaluate)(w).at("collectives").at(name).get<std::int64_t>();
+        return evaluate(w).at("collectives").at(name).get<std::int64_t>();
       };
     p.add_variant(std::move(made));
   }

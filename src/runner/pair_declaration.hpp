@@ -6,7 +6,6 @@
 #pragma once
 
 #include <functional>
-#include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>

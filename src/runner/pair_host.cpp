@@ -42,9 +42,10 @@ using nlohmann::json;
 // subreaper: a daemon an executable pair's reference program double-forked computed a
 // candidate's answers beside its worker, a red team's 4.8x, 2026-12-03), so nothing of a
 // pair's code runs while a variant is timed. The host sees no GPU (CUDA_VISIBLE_DEVICES empty):
-// a kernel it launched would run on while it is stopped. Workers load the plugin themselves, as before. Built-in pairs (the lab's) are aisp's
-// own code and stay in the judge.
+// a kernel it launched would run on while it is stopped. Workers load the plugin themselves, as
+// before. Built-in pairs (the lab's) are aisp's own code and stay in the judge.
 constexpr double load_timeout_s = 600;
+constexpr double answer_timeout_s = 3600;  // a reference: fp64, on the host, at validation sizes
 
 // Every process under `pid` (an executable pair's reference program and whatever it left: the
 // host is their subreaper, so orphans and double-forked daemons are its children too).
@@ -60,7 +61,6 @@ void kill_descendants(pid_t pid) {
     }
   }
 }
-constexpr double answer_timeout_s = 3600;  // a reference: fp64, on the host, at validation sizes
 
 class pair_host {
  public:

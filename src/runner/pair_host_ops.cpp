@@ -1,6 +1,8 @@
 #include "runner/pair_host_ops.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,11 @@ std::vector<double> doubles_of(const std::string& text) {
 json load(const json& request) {
   const auto path = request.at("plugin").get<std::string>();
   load_plugins({path});
-  const auto& plugin = loaded_plugins().back();
+  const auto canonical = std::filesystem::canonical(path).string();
+  const auto& loaded = loaded_plugins();
+  const auto found = std::find_if(loaded.begin(), loaded.end(), [&](const loaded_plugin& p) { return p.path == canonical; });
+  AISP_EXPECTS(found != loaded.end(), "the pair host did not load " + path);
+  const auto& plugin = *found;
   json pairs = json::array();
   for (const auto& target : plugin.targets) pairs.push_back(declaration_of(*registry::instance().find(target)));
   return {{"ok", true},
