@@ -17,6 +17,7 @@
 #include "harness/late_write_barrier.hpp"
 #include "harness/plugin_loader.hpp"
 #include "support/element_codec.hpp"
+#include "support/kernel_entropy.hpp"
 #include "support/seeded_fill.hpp"
 #include "support/spread_positions.hpp"
 
@@ -179,8 +180,6 @@ variant_session::~variant_session() {
 
 void variant_session::unload() {
   if (context_ && variant_.teardown) variant_.teardown(*context_);
-  kept_outputs_.reset();
-  kept_ = false;
   sampler_.reset();
   context_.reset();
   buffers_.reset();
@@ -227,7 +226,7 @@ std::function<void()> variant_session::timed_call() const {
 // 2026-12-03) and around nothing on the host, so that a call of a few microseconds is not read
 // as slower than its share of a batch.
 std::vector<sample_record> variant_session::one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
-                                                             std::optional<timed_call_fingerprint>& verified) {
+                                                             std::vector<timed_call_fingerprint>& verified) {
   std::function<void()> fixed_cost;
   if (stream_ != nullptr) fixed_cost = [this] { launch_empty_kernel(stream_); };
   // At least five empty windows, whatever the count: the judge asks for one call a request
@@ -242,19 +241,27 @@ std::vector<sample_record> variant_session::one_call_samples(const sample_plan& 
   std::vector<sample_record> records;
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
-    const bool verified_here = plan.verify == i;
-    const std::uint64_t input_seed = verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
+    const std::uint64_t input_seed = call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take_one([&] { prepare_call(input_seed, fill, true); }, call));
-    if (verified_here) verified = fingerprint_call(i, input_seed, fill);
+    if (draws_with_chance(plan.verify_chance)) verified.push_back(fingerprint_call(i, input_seed, fill, plan.probes));
   }
   return records;
 }
 
+bool variant_session::draws_with_chance(double chance) {
+  if (!(chance > 0.0)) return false;
+  std::uint64_t draw = kernel_entropy();
+  // Note [ranks]: every rank verifies the same samples (the largest of their draws decides).
+  if (ranks_ != nullptr) draw = static_cast<std::uint64_t>(ranks_->agree_max(static_cast<long long>(draw >> 1), stream_)) << 1;
+  return drawn_with_chance(draw, chance);
+}
+
 // A verified sample's outputs, read before anything else runs: the fill elements left unwritten
-// (and what the outputs hold there) and the outputs kept for the judge's probes (Note [random
-// timed calls]).
-timed_call_fingerprint variant_session::fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill) {
+// (and what the outputs hold there), and the values at positions drawn now, after the call, from
+// the kernel's entropy (Notes [random timed calls], [verified after the call]).
+timed_call_fingerprint variant_session::fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill,
+                                                         std::size_t probes) {
   timed_call_fingerprint fingerprint;
   fingerprint.sample_index = sample_index;
   fingerprint.input_seed = input_seed;
@@ -268,9 +275,10 @@ timed_call_fingerprint variant_session::fingerprint_call(int sample_index, std::
       listed.push_back({matches.first[j], std::isnan(values[j]) ? std::nullopt : std::optional<double>(values[j])});
     }
   }
-  if (kept_outputs_ == nullptr) kept_outputs_ = buffers_->snapshot_outputs(stream_);
-  buffers_->copy_outputs_to(*kept_outputs_, stream_);
-  kept_ = true;
+  std::uint64_t positions_seed = kernel_entropy();
+  if (ranks_ != nullptr) positions_seed = static_cast<std::uint64_t>(ranks_->agree_max(static_cast<long long>(positions_seed >> 1), stream_));
+  fingerprint.positions_seed = positions_seed;
+  fingerprint.probe_values = values_at(*buffers_, positions_seed, probes);
   return fingerprint;
 }
 
@@ -395,12 +403,11 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   report.calls_per_sample = calls_per_sample_;
   prepare_timed_path();
   report.library_precision = take_library_precision();
-  if (benchmark) kept_outputs_ = buffers_->snapshot_outputs(stream_);
   return report;
 }
 
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
-                                                   std::optional<timed_call_fingerprint>& verified) {
+                                                   std::vector<timed_call_fingerprint>& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
@@ -416,12 +423,10 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
   sampling_ = true;
   for (int i = 0; i < plan.count; ++i) {
     const auto index = static_cast<std::uint64_t>(i);
-    const bool verified_here = plan.verify == i;
-    const std::uint64_t input_seed =
-        verified_here && plan.verify_input_seed ? *plan.verify_input_seed : call_seed(input_base, index);
+    const std::uint64_t input_seed = call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take([&] { prepare_call(input_seed, fill, plan.fresh_inputs); }));
-    if (verified_here) verified = fingerprint_call(i, input_seed, fill);
+    if (draws_with_chance(plan.verify_chance)) verified.push_back(fingerprint_call(i, input_seed, fill, plan.probes));
   }
   sampling_ = false;
   if (plan.fresh_inputs) restore_fixed_inputs();
@@ -459,12 +464,6 @@ output_values variant_session::values_at(const buffer_store& store, std::uint64_
           decoded(store, b, spread_positions(positions_seed, shape_of(b.spec, work_, static_cast<std::int64_t>(b.num_elements)), count));
   }
   return values;
-}
-
-output_values variant_session::probe(std::uint64_t positions_seed, std::size_t count) {
-  AISP_EXPECTS(kept_, "probe() without a verified sample");
-  kept_ = false;
-  return values_at(*kept_outputs_, positions_seed, count);
 }
 
 std::pair<output_values, output_values> variant_session::truth(

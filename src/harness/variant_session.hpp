@@ -71,8 +71,12 @@ struct call_report {
   std::string allocation_caller;          // where run()'s latest C allocation or mmap came from
 };
 
-// A verified timed call (Note [fresh calls]): its inputs' seed, and the elements its outputs
-// left holding the fill written before the sample. Its outputs are kept until probe().
+// Output values at positions, keyed by output name.
+using output_values = std::map<std::string, std::vector<double>>;
+
+// A verified timed call (Note [fresh calls], Note [verified after the call] in
+// support/kernel_entropy.hpp): its inputs' seed, the elements its outputs left holding the fill
+// written before the sample, and its outputs at positions drawn after it returned.
 struct timed_call_fingerprint {
   int sample_index = 0;
   std::uint64_t input_seed = 0;
@@ -80,24 +84,25 @@ struct timed_call_fingerprint {
   // Note [coincident pattern] in verify/pattern_matches.hpp: some of them, with the value the
   // fill decodes to, so the judge can clear those that equal the right answer.
   std::map<std::string, std::vector<verify::pattern_match>> pattern_matches;
+  std::uint64_t positions_seed = 0;  // drawn from the kernel's entropy after the call
+  output_values probe_values;        // the outputs at those positions
 };
 
 // Which calls a request of samples makes, and what they get before each call. The seeds come
 // from the judge (drawn from its own entropy); absent, the worker draws them itself.
 struct sample_plan {
   int count = 1;
-  std::optional<int> verify;               // the sample whose outputs are fingerprinted and kept
+  // Note [verified after the call]: each sample is verified with this chance, drawn after it
+  // returned; nothing sent before a call says which.
+  double verify_chance = 0.0;
+  std::size_t probes = 4096;  // output positions read from a verified sample
   std::optional<std::uint64_t> input_base;
   std::optional<std::uint64_t> fill_base;
-  std::optional<std::uint64_t> verify_input_seed;  // the verified sample's inputs (Note [shared verified inputs])
   bool fresh_inputs = false;  // Note [input reuse] (runner/call_reuse.cpp): new inputs a call even where the pair fixes them
   // Note [batch reuse] (runner/call_reuse.cpp): one call a sample, unbatched and uncaptured,
   // where the mode batches calls; empty_window_s() then says what the window's fixed cost read.
   bool one_call = false;
 };
-
-// Output values at positions, keyed by output name.
-using output_values = std::map<std::string, std::vector<double>>;
 
 class variant_session {
  public:
@@ -112,13 +117,14 @@ class variant_session {
   // they come from the seed (as the reference sees them) and are restored after warmup.
   load_report load(const workload& work, bool warmup = true, bool benchmark = false);
   // Samples. Each gets fresh inputs (unless the pair fixes them) and an output fill first;
-  // the one at `plan.verify` (at most one a visit) is fingerprinted and its outputs kept for probe().
-  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, std::optional<timed_call_fingerprint>& verified);
+  // after each, with `plan.verify_chance` (Note [verified after the call]), its outputs are
+  // fingerprinted and probed into `verified`.
+  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, std::vector<timed_call_fingerprint>& verified);
+  // True with `chance`, drawn now from the kernel's entropy; every rank draws alike (Note
+  // [verified after the call]).
+  [[nodiscard]] bool draws_with_chance(double chance);
   // Note [recorded metrics]: what the last sample()'s calls recorded through run_context::record.
   [[nodiscard]] recorded_values take_recorded();
-  // The kept outputs of the verified sample at `count` positions drawn from `positions_seed`
-  // (after the call, so no variant could know them); then forgets them.
-  [[nodiscard]] output_values probe(std::uint64_t positions_seed, std::size_t count);
   // One untimed call on inputs from `input_seed`; the outputs at the probe positions of
   // `positions_seed` and at `extra` indices: the truth for another worker's verified sample.
   // `fresh_inputs`: a fixed-inputs pair's inputs too come from `input_seed` (Note [input reuse]).
@@ -152,8 +158,9 @@ class variant_session {
   void prepare_timed_path();
   [[nodiscard]] std::function<void()> timed_call() const;
   [[nodiscard]] std::vector<sample_record> one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
-                                                           std::optional<timed_call_fingerprint>& verified);
-  [[nodiscard]] timed_call_fingerprint fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill);
+                                                           std::vector<timed_call_fingerprint>& verified);
+  [[nodiscard]] timed_call_fingerprint fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill,
+                                                        std::size_t probes);
   void restore_fixed_inputs();
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
   void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);
@@ -181,10 +188,6 @@ class variant_session {
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
   double empty_window_s_ = 0;  // Note [batch reuse]: the last one-call samples' fixed cost
-  // The outputs of the one verified sample of a visit, until probe(): allocated once per load,
-  // so keeping them faults in no new pages during sampling (M6).
-  std::unique_ptr<buffer_store> kept_outputs_;
-  bool kept_ = false;
   bool sampling_ = false;  // inside sample(): the calls' recorded values are kept (Note [recorded metrics])
   bool benchmark_size_ = false;  // the last load() was the benchmark size (Note [profiling one size])
   std::size_t initial_set_aside_ = 0;     // the context's persisting-L2 set-aside before any pair code

@@ -73,14 +73,14 @@ double extra_sample_ratio(variant_slot& slot, const run_config& config, const nl
   if (timed.empty()) return 0;
   std::vector<double> extra, empty_windows;
   for (int i = 0; i < reuse_samples; ++i) {
-    nlohmann::json request = {{"op", "sample"},         {"count", 1},          {"audit", false},
-                              {"fresh_inputs", true},   {"input_base", secret_seed()}, {"fill_base", secret_seed()},
-                              {"verify", 0},            {"verify_seed", secret_seed()}};
+    nlohmann::json request = {{"op", "sample"},       {"count", 1},          {"audit", false},
+                              {"fresh_inputs", true}, {"input_base", secret_seed()}, {"fill_base", secret_seed()},
+                              {"verify_chance", 1.0}, {"probes", timed_call_probes}};
     request.update(how);
     const auto reply = slot.worker->request(request, config.worker_timeout_s);
     for (const auto& s : reply.value("samples", nlohmann::json::array())) extra.push_back(protocol::sample_from_json(s).duration_s);
     if (reply.contains("empty_window_s")) empty_windows.push_back(reply.at("empty_window_s").get<double>());
-    keep_verified_sample(slot, reply, config, secret_seed(), true);
+    keep_verified_samples(slot, reply, true);
   }
   const double timed_median = median_of(timed);
   if (timed_median <= 0 || extra.empty()) return 0;

@@ -243,7 +243,7 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
 
 namespace {
 
-// The baseline's answer for one shared verified call: values at the probe positions, and at
+// The baseline's answer for one verified call: values at the probe positions, and at
 // every listed index any worker asked about, by buffer.
 struct call_truth {
   nlohmann::json values;
@@ -256,8 +256,8 @@ call_key key_of(const nlohmann::json& fingerprint) {
   return {fingerprint.at("input_seed").get<std::uint64_t>(), fingerprint.at("positions_seed").get<std::uint64_t>()};
 }
 
-// Note [shared verified inputs] (sampling_rounds.cpp): one truth per distinct call, asked once
-// with the union of the indices the workers listed.
+// One truth per distinct call (input seed and probe positions), asked once with the union of the
+// indices the workers listed.
 std::map<call_key, call_truth> truths_for(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline) {
   std::map<call_key, std::map<std::string, std::set<std::size_t>>> asked;
   std::set<call_key> fresh;  // Note [input reuse]: verified on fresh inputs, a fixed-inputs pair too
@@ -306,8 +306,11 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
     const auto unwritten =
         verify::truly_unwritten_listed(fingerprint.at("unwritten").at(spec.name).get<std::size_t>(), listed, at_listed, tol);
     if (unwritten > 0) return fmt::format("{}: {} elements never written", spec.name, unwritten);
-    const auto want = json_values(truth.values.at(spec.name));
+    const auto all_ranks = json_values(truth.values.at(spec.name));
     const auto got = json_values(fingerprint.at("probe_values").at(spec.name));
+    // A host rank's own verified sample (rank_merge.cpp) reads its share of the ranks' joined truth.
+    const std::size_t from = std::min(all_ranks.size(), fingerprint.value("rank", std::size_t{0}) * got.size());
+    const std::vector<double> want(all_ranks.begin() + static_cast<std::ptrdiff_t>(from), all_ranks.end());
     for (std::size_t j = 0; j < want.size() && j < got.size(); ++j) {
       if (!(std::abs(got[j] - want[j]) <= tol.atol + tol.rtol * std::abs(want[j])))
         return fmt::format("{} probe {}: the baseline gives {:.9g} on the same inputs, this call {:.9g}", spec.name, j, want[j],

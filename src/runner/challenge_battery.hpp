@@ -18,8 +18,8 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
 [[nodiscard]] std::uint64_t challenge_seed(const run_config& config, std::uint64_t salt);
 
 // Every slot's verified timed calls (fingerprints taken during sampling), each against the
-// baseline worker's untimed call on the same inputs, at the same probe positions; a call that
-// several slots share is answered once (Note [shared verified inputs] in sampling_rounds.cpp).
+// baseline worker's untimed call on the same inputs, at the same probe positions (Note
+// [verified after the call]); the same call of several slots is answered once.
 void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline);
 
 // A seed from the judge's own entropy (std::random_device), never derived from the run seed:
@@ -27,10 +27,10 @@ void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>
 [[nodiscard]] std::uint64_t secret_seed();
 
 inline constexpr std::size_t timed_call_probes = 4096;
-// Note [random timed calls]: one sample in `default_verify_one_in` is verified, at most
-// `max_verified_timed_calls` and at least `min_verified_timed_calls` per worker.
+// Note [random timed calls]: one sample in `default_verify_one_in` is verified, then fewer as the
+// samples grow (verify_chance in sampling_rounds.cpp), never none, and at least
+// `min_verified_timed_calls` per worker.
 inline constexpr int default_verify_one_in = 8;
-inline constexpr int max_verified_timed_calls = 24;
 inline constexpr int min_verified_timed_calls = 6;
 
 }  // namespace aisp

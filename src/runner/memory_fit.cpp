@@ -37,7 +37,7 @@ std::string gib(std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_c
 
 memory_need device_memory_need(const pair& declared, const workload& work, int workers, std::optional<std::uint64_t> free_bytes) {
   const auto bytes = bytes_of(declared, work);
-  memory_need need{"device", 2 * bytes.all + bytes.outputs, workers, 0, free_bytes};
+  memory_need need{"device", 2 * bytes.all, workers, 0, free_bytes};
   need.needed = need.per_worker * static_cast<std::uint64_t>(workers);
   return need;
 }
@@ -48,7 +48,7 @@ memory_need host_memory_need(const pair& declared, const workload& work, int wor
   // reads back. Either way the judge holds the baseline's outputs and one candidate's.
   const bool host_buffers = declared.where() == backend::host;
   // A host pair's worker also keeps a warmed heap (Note [warm heap]).
-  const std::uint64_t per_worker = host_buffers ? 2 * bytes.all + bytes.outputs + warm_heap_default_bytes : bytes.outputs;
+  const std::uint64_t per_worker = host_buffers ? 2 * bytes.all + warm_heap_default_bytes : bytes.outputs;
   memory_need need{"host", per_worker, workers, 0, available_bytes};
   need.needed = need.per_worker * static_cast<std::uint64_t>(workers) + 2 * bytes.outputs;
   return need;
@@ -69,7 +69,7 @@ std::string memory_fit_problem(const memory_need& need) {
   if (!need.available) return "";
   const auto headroom = std::max(headroom_bytes, static_cast<std::uint64_t>(headroom_fraction * static_cast<double>(*need.available)));
   if (need.needed + headroom <= *need.available) return "";
-  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers, a moved copy, an output snapshot; a host pair's warmed heap)"
+  return fmt::format("the workload does not fit in {} memory: {} workers x {} (buffers and a moved copy; a host pair's warmed heap)"
                      "{} need {}, and {} is free; choose a smaller --size",
                      need.where, need.workers, gib(need.per_worker), judge_share(need), gib(need.needed), gib(*need.available));
 }

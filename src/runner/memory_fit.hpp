@@ -19,8 +19,9 @@ struct memory_need {
   std::optional<std::uint64_t> available;  // free now; nullopt when unknown
 };
 
-// A worker's peak: its buffers, a second set while the new-address check moves them (the old
-// set is freed after), and a snapshot of the outputs. The judge reads outputs back to compare.
+// A worker's peak: its buffers and a second set while the new-address check moves them (the old
+// set is freed after); a verified sample is probed in place (Note [verified after the call]), no
+// snapshot kept. The judge reads outputs back to compare.
 [[nodiscard]] memory_need device_memory_need(const pair& declared, const workload& work, int workers,
                                              std::optional<std::uint64_t> free_bytes);
 [[nodiscard]] memory_need host_memory_need(const pair& declared, const workload& work, int workers,

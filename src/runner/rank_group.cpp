@@ -255,11 +255,6 @@ nlohmann::json rank_group::request(const nlohmann::json& message, double timeout
     return ranks::merge_load(ask_all(message, timeout_s));
   }
   if (op == "sample") return ranks::merge_sample(ask_all(message, timeout_s), output_counts_);
-  if (op == "probe") {
-    std::vector<nlohmann::json> values;
-    for (const auto& reply : ask_all(message, timeout_s)) values.push_back(reply.at("values"));
-    return {{"ok", true}, {"values", ranks::concatenate_values(values)}};
-  }
   if (op == "truth") return truth(message, timeout_s);
   if (op == "outputs") return outputs(message, timeout_s);
   if (op == "traffic") return ranks::merge_traffic(ask_all(message, timeout_s));

@@ -1,7 +1,10 @@
 #include "runner/rank_merge.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "aisp/check.hpp"
 
@@ -15,6 +18,70 @@ void add_unique(json& list, const json& more) {
 }
 
 double number(const json& j, const char* key) { return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0; }
+
+// A rank's listed pattern matches at the judge's indices (rank-major).
+json shifted_matches(const json& by_output, const output_counts& counts, std::size_t rank) {
+  json matches = json::object();
+  for (const auto& [name, rows] : by_output.items()) {
+    const auto found = counts.find(name);
+    AISP_EXPECTS(found != counts.end(), "a rank listed matches of an unknown output " + name);
+    matches[name] = json::array();
+    for (const auto& row : rows) matches[name].push_back({row[0].get<std::size_t>() + rank * found->second, row[1]});
+  }
+  return matches;
+}
+
+// Which samples a rank verified, and where it probed them: ranks that drew apart differ in both.
+std::vector<std::pair<int, std::uint64_t>> verified_calls(const json& reply) {
+  std::vector<std::pair<int, std::uint64_t>> calls;
+  for (const auto& f : reply.value("verified", json::array()))
+    calls.emplace_back(f.at("index").get<int>(), f.value("positions_seed", std::uint64_t{0}));
+  return calls;
+}
+
+// Note [verified after the call]: ranks with a communicator verify the same samples (their draws
+// agree): each such sample's counts add up, its listed matches move to the rank's place, and its
+// probes join rank by rank, as concatenate_values joins the truths. Ranks without one (a host
+// pair's) draw apart: each rank's verified sample stays its own, marked with its rank, and is
+// judged against that rank's share of the truth.
+json merge_verified(const std::vector<json>& replies, const output_counts& counts) {
+  json merged = json::array();
+  const auto first = verified_calls(replies.front());
+  const bool agreed = std::all_of(replies.begin(), replies.end(), [&](const json& r) { return verified_calls(r) == first; });
+  if (!agreed) {
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const json& listed = replies[r].at("verified");
+      for (std::size_t v = 0; v < listed.size(); ++v) {
+        json fingerprint = listed[v];
+        fingerprint["rank"] = r;
+        fingerprint["pattern_matches"] = shifted_matches(fingerprint.at("pattern_matches"), counts, r);
+        merged.push_back(std::move(fingerprint));
+      }
+    }
+    return merged;
+  }
+  for (std::size_t v = 0; v < first.size(); ++v) {
+    json fingerprint = replies.front().at("verified").at(v);
+    json unwritten = json::object();
+    json matches = json::object();
+    std::vector<json> probes;
+    for (std::size_t r = 0; r < replies.size(); ++r) {
+      const json& part = replies[r].at("verified").at(v);
+      for (const auto& [name, count] : part.at("unwritten").items()) unwritten[name] = unwritten.value(name, std::size_t{0}) + count.get<std::size_t>();
+      const json shifted = shifted_matches(part.at("pattern_matches"), counts, r);  // items() of a temporary would dangle
+      for (const auto& [name, rows] : shifted.items()) {
+        if (!matches.contains(name)) matches[name] = json::array();
+        for (const auto& row : rows) matches[name].push_back(row);
+      }
+      probes.push_back(part.at("probe_values"));
+    }
+    fingerprint["unwritten"] = std::move(unwritten);
+    fingerprint["pattern_matches"] = std::move(matches);
+    fingerprint["probe_values"] = concatenate_values(probes);
+    merged.push_back(std::move(fingerprint));
+  }
+  return merged;
+}
 
 }  // namespace
 
@@ -133,25 +200,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
   merged["request_cpu_s"] = request_cpu_s;
   if (number(cpu, "wall_s") > 0) cpu["process_cpu_s"] = least_busy_share * number(cpu, "wall_s");
   if (merged.contains("cpu")) merged["cpu"] = std::move(cpu);
-  if (!merged.value("verified", json()).is_object()) return merged;
-  json& verified = merged["verified"];
-  json unwritten = json::object();
-  json matches = json::object();
-  for (std::size_t r = 0; r < replies.size(); ++r) {
-    const json& fingerprint = replies[r].at("verified");
-    AISP_EXPECTS(fingerprint.is_object(), "only some ranks verified the sample");
-    for (const auto& [name, count] : fingerprint.at("unwritten").items()) {
-      unwritten[name] = unwritten.value(name, std::size_t{0}) + count.get<std::size_t>();
-    }
-    for (const auto& [name, rows] : fingerprint.at("pattern_matches").items()) {
-      const auto found = counts.find(name);
-      AISP_EXPECTS(found != counts.end(), "a rank listed matches of an unknown output " + name);
-      if (!matches.contains(name)) matches[name] = json::array();
-      for (const auto& row : rows) matches[name].push_back({row[0].get<std::size_t>() + r * found->second, row[1]});
-    }
-  }
-  verified["unwritten"] = std::move(unwritten);
-  verified["pattern_matches"] = std::move(matches);
+  merged["verified"] = merge_verified(replies, counts);
   return merged;
 }
 

@@ -64,11 +64,6 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
 
 int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.timed_fingerprints.size()); }
 
-// Note [shared verified inputs]: the k-th verified timed call of every worker runs on the same
-// secret inputs and is probed at the same secret positions, so the baseline computes each truth
-// once for all of them (check_timed_calls). A worker still sees fresh inputs in every call and
-// cannot tell a verified call from a timed one; what is shared is unseen by it, since workers are
-// sandboxed apart. One truth per worker and call cost labs/gemm 43 s of a 0.28 s baseline.
 // What the visits of one pair's sampling share: the judge's draws and the last NVML reading.
 struct round_state {
   std::mt19937_64 chooser{secret_seed()};
@@ -76,39 +71,38 @@ struct round_state {
   // nothing but the judge's bookkeeping came between (within 5 ms): half the NVML reads.
   std::optional<visit_telemetry> last_reading;
   std::chrono::steady_clock::time_point last_read_at{};
-  std::array<std::uint64_t, max_verified_timed_calls> input_seeds{};
-  std::array<std::uint64_t, max_verified_timed_calls> positions_seeds{};
-  round_state() {
-    for (auto& seed : input_seeds) seed = secret_seed();
-    for (auto& seed : positions_seeds) seed = secret_seed();
-  }
 };
 
-// The verified sample of a visit: its probes are drawn now, after the call, from the judge's
-// entropy, and read from the outputs the worker kept.
-void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, const round_state& state) {
-  if (!reply.value("verified", nlohmann::json()).is_object()) return;
-  keep_verified_sample(slot, reply, config, state.positions_seeds.at(static_cast<std::size_t>(verified_so_far(slot))));
+// Note [verified after the call] (support/kernel_entropy.hpp): the chance that each sample of a
+// visit is verified, drawn by the worker after the sample. One in verify_one_in until the worker
+// has min_verified_timed_calls x verify_one_in samples (six verified, expected), then
+// min_verified_timed_calls / n for its n-th: about six more each time its samples grow e-fold, so
+// verification never stops (a cap of 24 left every later sample unchecked), and a variant wrong
+// in the last half of its samples, all a median needs, escapes with about (1/2)^6. A worker
+// short of the minimum at the end gets `short_by` expected in a visit.
+double verify_chance(const variant_slot& slot, const run_config& config, int count, int short_by) {
+  if (slot.role == slot_role::noise_twin) return 0.0;
+  if (short_by > 0) return std::min(1.0, static_cast<double>(short_by) / count);
+  if (config.verify_only) return 1.0 / count;  // one a visit, expected
+  const double samples = static_cast<double>(slot.result.samples.size()) + 1.0;
+  return std::min(1.0 / default_verify_one_in, min_verified_timed_calls / samples);
 }
 
 }  // namespace
 
-void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, std::uint64_t positions_seed,
-                          bool fresh_inputs) {
-  auto fingerprint = reply.value("verified", nlohmann::json());
-  if (!fingerprint.is_object()) return;
-  fingerprint["positions_seed"] = positions_seed;
-  if (fresh_inputs) fingerprint["fresh_inputs"] = true;  // its truth too, for a fixed-inputs pair (Note [input reuse])
-  // The worker numbers the sample within its visit; the results name it among the worker's samples
+void keep_verified_samples(variant_slot& slot, const nlohmann::json& reply, bool fresh_inputs) {
+  const auto listed = reply.value("verified", nlohmann::json::array());
+  if (!listed.is_array()) return;
+  // The worker numbers a sample within its visit; the results name it among the worker's samples
   // (every failure read "timed sample 0" for a user, 2026-12-03). A visit's samples are the last kept.
-  const auto in_visit = fingerprint.value("index", 0);
   const auto visit_samples = static_cast<int>(reply.at("samples").size());
-  const int among_all = static_cast<int>(slot.result.samples.size()) - visit_samples + in_visit;
-  fingerprint["index"] = among_all >= 0 ? among_all : in_visit;
-  fingerprint["probe_values"] =
-      slot.worker->request({{"op", "probe"}, {"positions_seed", positions_seed}, {"count", timed_call_probes}}, config.worker_timeout_s)
-          .at("values");
-  slot.timed_fingerprints.push_back(std::move(fingerprint));
+  for (auto fingerprint : listed) {
+    if (fresh_inputs) fingerprint["fresh_inputs"] = true;  // its truth too, for a fixed-inputs pair (Note [input reuse])
+    const auto in_visit = fingerprint.value("index", 0);
+    const int among_all = static_cast<int>(slot.result.samples.size()) - visit_samples + in_visit;
+    fingerprint["index"] = among_all >= 0 ? among_all : in_visit;
+    slot.timed_fingerprints.push_back(std::move(fingerprint));
+  }
 }
 
 namespace {
@@ -139,24 +133,20 @@ void count_reported_against_audit(variant_slot& slot, const nlohmann::json& repl
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
-           round_state& state, std::vector<check_result>& checks, int verify_one_in = default_verify_one_in) {
-  auto& chooser = state.chooser;
+           round_state& state, std::vector<check_result>& checks, int short_by = 0) {
   const int count = visit_size(slot, visit_s);
-  nlohmann::json request = {{"op", "sample"}, {"count", count}, {"input_base", secret_seed()}, {"fill_base", secret_seed()}};
-  // Note [random timed calls]: each sample of a non-twin worker is verified with a secret
-  // probability, drawn from the judge's own entropy (no public seed predicts it). Before every
+  // Note [random timed calls]: each sample of a non-twin worker may be verified; before every
   // sample, verified or not, the worker writes fresh inputs and an output fill (Note [fresh
-  // calls]), so nothing a variant can see tells a verified call from a timed one (X1, X7).
-  // At most one sample a visit, each with a chance of about 1 in `verify_one_in`.
-  if (slot.role != slot_role::noise_twin && verified_so_far(slot) < max_verified_timed_calls) {
-    const auto chance = std::min<std::uint64_t>(static_cast<std::uint64_t>(count), verify_one_in);
-    if (config.verify_only || chooser() % static_cast<std::uint64_t>(verify_one_in) < chance) {
-      request["verify"] = static_cast<int>(chooser() % static_cast<std::uint64_t>(count));
-      request["verify_seed"] = state.input_seeds.at(static_cast<std::size_t>(verified_so_far(slot)));
-    }
-  }
+  // calls]), and which samples are verified is drawn after each returned (Note [verified after
+  // the call]): nothing a variant can see, or read in its worker, tells them apart (X1, X7).
+  nlohmann::json request = {{"op", "sample"},
+                            {"count", count},
+                            {"input_base", secret_seed()},
+                            {"fill_base", secret_seed()},
+                            {"verify_chance", verify_chance(slot, config, count, short_by)},
+                            {"probes", timed_call_probes}};
   // Note [audited visits]: their samples are checked, not timed.
-  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || chooser() % audited_one_in == 0);
+  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || state.chooser() % audited_one_in == 0);
   request["audit"] = audited;
   ++slot.visits;
   const auto read_at = std::chrono::steady_clock::now();
@@ -196,7 +186,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   slot.result.sampling_s += wall_s;
   if (!audited) slot.costs.timed_sample_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
-  keep_verified_sample(slot, reply, config, state);
+  keep_verified_samples(slot, reply);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
@@ -331,15 +321,18 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     if (all_decided) break;
   }
   // A short run may end before every worker had its share of verified samples: more rounds
-  // (every worker visits, so the samples stay interleaved and balanced), each verifying one
-  // sample of each short worker's visit, until each has the minimum.
-  for (int extra = 0; extra < min_verified_timed_calls; ++extra) {
+  // (every worker visits, so the samples stay interleaved and balanced), each expecting to verify
+  // what each short worker lacks, until each has the minimum.
+  for (int extra = 0; extra < 2 * min_verified_timed_calls; ++extra) {
     bool short_of_verified = false;
     for (const auto& slot : slots) {
       short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
     }
     if (!short_of_verified) return;
-    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, state, checks, 1);
+    for (auto& slot : slots) {
+      const int short_by = slot.role == slot_role::noise_twin ? 0 : std::max(0, min_verified_timed_calls - verified_so_far(slot));
+      visit(slot, visit_s_of(slot, config), config, telemetry, state, checks, short_by);
+    }
   }
 }
 

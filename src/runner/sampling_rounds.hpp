@@ -31,11 +31,10 @@ void measure_energy(std::vector<variant_slot>& slots, const run_config& config, 
 // Note [worker CPU time]: other threads busy in timed visits, or the worker busy while idle (L5, S8).
 // Note [declared threads]: a pair on `declared_threads` threads lets the others use that many
 // timed spans less one.
-// A verified sample's fingerprint (the reply's "verified"), probed at `positions_seed` now and
-// kept for check_timed_calls; nothing where the reply verified no sample. `fresh_inputs`: the
-// sample's inputs were fresh where the pair fixes them, so its truth's must be too.
-void keep_verified_sample(variant_slot& slot, const nlohmann::json& reply, const run_config& config, std::uint64_t positions_seed,
-                          bool fresh_inputs = false);
+// The verified samples' fingerprints of a sample reply ("verified": each probed by the worker
+// after its call, Note [verified after the call]), kept for check_timed_calls. `fresh_inputs`:
+// the samples' inputs were fresh where the pair fixes them, so their truths' must be too.
+void keep_verified_samples(variant_slot& slot, const nlohmann::json& reply, bool fresh_inputs = false);
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks, int declared_threads);
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks);
 // Note [host idle]: a host variant's worker off the CPU through most of its timed spans (S2, L1).

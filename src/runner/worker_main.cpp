@@ -205,7 +205,6 @@ class worker {
               {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))}};
     }
     if (op == "sample") return sample(request);
-    if (op == "probe") return probe(request);
     if (op == "truth") return truth(request);
     if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
     if (op == "outputs") {
@@ -240,23 +239,23 @@ class worker {
 
  private:
   json sample(const json& request) {
-    std::optional<timed_call_fingerprint> fingerprint;
+    std::vector<timed_call_fingerprint> fingerprints;
     // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed.
     const bool audited = recorder_ != nullptr && request.value("audit", false);
     if (recorder_ != nullptr) recorder_->record_activity(audited);
     sample_plan plan;
     plan.count = request.at("count").get<int>();
-    if (request.contains("verify")) plan.verify = request.at("verify").get<int>();
+    plan.verify_chance = request.value("verify_chance", 0.0);  // Note [verified after the call]
+    plan.probes = request.value("probes", plan.probes);
     if (request.contains("input_base")) plan.input_base = request.at("input_base").get<std::uint64_t>();
     if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
-    if (request.contains("verify_seed")) plan.verify_input_seed = request.at("verify_seed").get<std::uint64_t>();
     plan.fresh_inputs = request.value("fresh_inputs", false);
     plan.one_call = request.value("one_call", false);
     const int continued_before = continued_signals.load(std::memory_order_relaxed);
     // Note [contended visits] (contention_check.cpp): the judge takes this process's CPU, its
     // children's included, off the machine's to see what else ran beside the request.
     const double request_cpu_before = take_cpu_reading().process_cpu_s + children_cpu_s();
-    const auto records = session_->sample(plan, fingerprint);
+    const auto records = session_->sample(plan, fingerprints);
     const int continued = continued_signals.load(std::memory_order_relaxed) - continued_before;
     json samples = json::array();
     double timed_wall_s = 0;
@@ -274,16 +273,17 @@ class worker {
       before_window_cpu_s += record.before_window_cpu_s;
       timed_faults += record.minor_faults;
     }
-    json verified = nullptr;
-    if (fingerprint) {
+    json verified = json::array();
+    for (const auto& fingerprint : fingerprints) {
       json matches = json::object();
-      for (const auto& [name, listed] : fingerprint->pattern_matches) {
+      for (const auto& [name, listed] : fingerprint.pattern_matches) {
         json rows = json::array();
         for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
         matches[name] = std::move(rows);
       }
-      verified = {{"index", fingerprint->sample_index}, {"input_seed", fingerprint->input_seed},
-                  {"unwritten", fingerprint->unwritten}, {"pattern_matches", matches}};
+      verified.push_back({{"index", fingerprint.sample_index}, {"input_seed", fingerprint.input_seed},
+                          {"unwritten", fingerprint.unwritten}, {"pattern_matches", matches},
+                          {"positions_seed", fingerprint.positions_seed}, {"probe_values", values_to_json(fingerprint.probe_values)}});
     }
     const double request_cpu_s = take_cpu_reading().process_cpu_s + children_cpu_s() - request_cpu_before;
     json reply = {{"ok", true}, {"samples", samples}, {"verified", verified}, {"continued", continued},
@@ -314,12 +314,6 @@ class worker {
       out[name] = std::move(row);
     }
     return out;
-  }
-
-  json probe(const json& request) {
-    return {{"ok", true},
-            {"values", values_to_json(session_->probe(request.at("positions_seed").get<std::uint64_t>(),
-                                                      request.at("count").get<std::size_t>()))}};
   }
 
   json truth(const json& request) {

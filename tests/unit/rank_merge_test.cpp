@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 namespace ranks = aisp::ranks;
 
-json sample_reply(std::vector<double> times, json verified = nullptr) {
+json sample_reply(std::vector<double> times, json verified = json::array()) {
   json samples = json::array();
   for (double t : times) samples.push_back({{"t", t}, {"wall", t * 2}, {"mhz", 1980.0}, {"calls", 1}, {"cost", t * 3}});
   return {{"ok", true}, {"samples", samples}, {"verified", verified}, {"minor_faults", 2}, {"access_policy", ""},
@@ -55,21 +55,45 @@ TEST(rank_merge, ranks_that_took_different_sample_counts_are_an_error) {
   EXPECT_THROW(static_cast<void>(ranks::merge_sample({sample_reply({1.0}), sample_reply({1.0, 2.0})}, {})), aisp::contract_error);
 }
 
-TEST(rank_merge, the_verified_fingerprint_covers_every_rank_at_global_indices) {
-  const json rank0 = {{"index", 0}, {"input_seed", 9}, {"unwritten", {{"y", 1}}}, {"pattern_matches", {{"y", {{4, 1.5}}}}}};
-  const json rank1 = {{"index", 0}, {"input_seed", 9}, {"unwritten", {{"y", 2}}}, {"pattern_matches", {{"y", {{0, nullptr}, {7, 2.0}}}}}};
-  const auto merged = ranks::merge_sample({sample_reply({1.0}, rank0), sample_reply({1.0}, rank1)}, {{"y", 10}});
-  EXPECT_EQ(merged["verified"]["unwritten"]["y"].get<std::size_t>(), 3u);
-  const auto& matches = merged["verified"]["pattern_matches"]["y"];
-  ASSERT_EQ(matches.size(), 3u);
-  EXPECT_EQ(matches[0][0].get<std::size_t>(), 4u);
-  EXPECT_EQ(matches[1][0].get<std::size_t>(), 10u);  // rank 1's element 0
-  EXPECT_EQ(matches[2][0].get<std::size_t>(), 17u);
+// Note [verified after the call]: every rank verified the same samples; each one's counts add,
+// its listed matches move to the rank's place, and its probes join rank by rank.
+TEST(rank_merge, each_verified_fingerprint_covers_every_rank_at_global_indices) {
+  const json rank0 = {{"index", 0}, {"input_seed", 9}, {"positions_seed", 5}, {"unwritten", {{"y", 1}}},
+                      {"pattern_matches", {{"y", {{4, 1.5}}}}}, {"probe_values", {{"y", {1.0, 2.0}}}}};
+  const json rank1 = {{"index", 0}, {"input_seed", 9}, {"positions_seed", 5}, {"unwritten", {{"y", 2}}},
+                      {"pattern_matches", {{"y", {{0, nullptr}, {7, 2.0}}}}}, {"probe_values", {{"y", {3.0}}}}};
+  json later0 = rank0, later1 = rank1;
+  later0["index"] = later1["index"] = 1;
+  const auto merged = ranks::merge_sample({sample_reply({1.0, 1.0}, {rank0, later0}), sample_reply({1.0, 1.0}, {rank1, later1})}, {{"y", 10}});
+  ASSERT_EQ(merged["verified"].size(), 2u);
+  for (const auto& verified : merged["verified"]) {
+    EXPECT_EQ(verified["unwritten"]["y"].get<std::size_t>(), 3u);
+    const auto& matches = verified["pattern_matches"]["y"];
+    ASSERT_EQ(matches.size(), 3u);
+    EXPECT_EQ(matches[0][0].get<std::size_t>(), 4u);
+    EXPECT_EQ(matches[1][0].get<std::size_t>(), 10u);  // rank 1's element 0
+    EXPECT_EQ(matches[2][0].get<std::size_t>(), 17u);
+    EXPECT_EQ(verified["probe_values"]["y"], json::array({1.0, 2.0, 3.0}));
+  }
 }
 
-TEST(rank_merge, a_fingerprint_from_only_some_ranks_is_an_error) {
-  const json fingerprint = {{"index", 0}, {"input_seed", 9}, {"unwritten", {{"y", 0}}}, {"pattern_matches", json::object()}};
-  EXPECT_THROW(static_cast<void>(ranks::merge_sample({sample_reply({1.0}, fingerprint), sample_reply({1.0})}, {{"y", 4}})),
+// Host ranks draw apart: each rank's verified sample stays its own, with its rank.
+TEST(rank_merge, ranks_that_verified_different_samples_keep_them_by_rank) {
+  const json fingerprint = {{"index", 0}, {"input_seed", 9}, {"unwritten", {{"y", 0}}}, {"pattern_matches", {{"y", {{1, 2.0}}}}},
+                            {"probe_values", {{"y", {4.0}}}}};
+  json other = fingerprint;
+  other["index"] = 1;
+  const auto merged = ranks::merge_sample({sample_reply({1.0, 1.0}, {fingerprint}), sample_reply({1.0, 1.0}, {other})}, {{"y", 4}});
+  ASSERT_EQ(merged["verified"].size(), 2u);
+  EXPECT_EQ(merged["verified"][0]["rank"], 0);
+  EXPECT_EQ(merged["verified"][1]["rank"], 1);
+  EXPECT_EQ(merged["verified"][1]["index"], 1);
+  EXPECT_EQ(merged["verified"][1]["pattern_matches"]["y"][0][0].get<std::size_t>(), 5u);  // rank 1's element 1
+  EXPECT_EQ(merged["verified"][1]["probe_values"]["y"], json::array({4.0}));
+  const auto one_sided = ranks::merge_sample({sample_reply({1.0}, {fingerprint}), sample_reply({1.0})}, {{"y", 4}});
+  ASSERT_EQ(one_sided["verified"].size(), 1u);
+  EXPECT_EQ(one_sided["verified"][0]["rank"], 0);
+  EXPECT_THROW(static_cast<void>(ranks::merge_sample({sample_reply({1.0}, {fingerprint}), sample_reply({1.0}, {other})}, {{"z", 4}})),
                aisp::contract_error);
 }
 
