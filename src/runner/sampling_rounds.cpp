@@ -4,7 +4,6 @@
 #include <array>
 #include <chrono>
 #include <cmath>
-#include <random>
 #include <thread>
 
 #include <fmt/format.h>
@@ -64,9 +63,8 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
 
 int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.timed_fingerprints.size()); }
 
-// What the visits of one pair's sampling share: the judge's draws and the last NVML reading.
+// What the visits of one pair's sampling share: the last NVML reading.
 struct round_state {
-  std::mt19937_64 chooser{secret_seed()};
   // Note [one reading between visits]: the reading after a visit is the one before the next when
   // nothing but the judge's bookkeeping came between (within 5 ms): half the NVML reads.
   std::optional<visit_telemetry> last_reading;
@@ -145,9 +143,9 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
                             {"fill_base", secret_seed()},
                             {"verify_chance", verify_chance(slot, config, count, short_by)},
                             {"probes", timed_call_probes}};
-  // Note [audited visits]: their samples are checked, not timed.
-  const bool audited = slot.audit_state == "on" && (slot.visits == 0 || state.chooser() % audited_one_in == 0);
-  request["audit"] = audited;
+  // Note [audited visits]: their samples are checked, not timed. The first visit is audited, one
+  // in audited_one_in after it, drawn by the worker (Note [verified after the call]).
+  request["audit_chance"] = slot.audit_state != "on" ? 0.0 : slot.visits == 0 ? 1.0 : 1.0 / audited_one_in;
   ++slot.visits;
   const auto read_at = std::chrono::steady_clock::now();
   const bool reuse = state.last_reading && read_at - state.last_read_at < std::chrono::milliseconds(5);
@@ -157,6 +155,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const auto returned = std::chrono::steady_clock::now();
+  const bool audited = reply.value("audited", false);
   const auto machine_after = machine_busy_cpu_s();
   const double judge_thread_s = take_cpu_reading().thread_cpu_s - judge_thread_before;
   const double judge_wall_s = std::chrono::duration<double>(returned - start).count();

@@ -240,8 +240,12 @@ class worker {
  private:
   json sample(const json& request) {
     std::vector<timed_call_fingerprint> fingerprints;
-    // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed.
-    const bool audited = recorder_ != nullptr && request.value("audit", false);
+    // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed. Which, the
+    // worker draws now (Note [verified after the call]): a request that said so sat in the
+    // stdin buffer every call of the visit can read.
+    const double audit_chance = request.value("audit_chance", request.value("audit", false) ? 1.0 : 0.0);
+    const bool drawn = session_->draws_with_chance(audit_chance);  // every rank draws, recorder or not
+    const bool audited = recorder_ != nullptr && drawn;
     if (recorder_ != nullptr) recorder_->record_activity(audited);
     sample_plan plan;
     plan.count = request.at("count").get<int>();
@@ -286,7 +290,7 @@ class worker {
                           {"positions_seed", fingerprint.positions_seed}, {"probe_values", values_to_json(fingerprint.probe_values)}});
     }
     const double request_cpu_s = take_cpu_reading().process_cpu_s + children_cpu_s() - request_cpu_before;
-    json reply = {{"ok", true}, {"samples", samples}, {"verified", verified}, {"continued", continued},
+    json reply = {{"ok", true}, {"samples", samples}, {"verified", verified}, {"audited", audited}, {"continued", continued},
                   {"request_cpu_s", request_cpu_s},
                   {"minor_faults", timed_faults},
                   {"access_policy", session_->access_policy_in_force()},

@@ -2,7 +2,9 @@
 // a variant that switches cuBLAS to TF32 inside run() (W2). y = 2x + 1 as copy(ones) + saxpy.
 #include <cublas_v2.h>
 
+#include <cstdio>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 #include "gpu_fixture.cuh"
@@ -45,10 +47,49 @@ void blas_affine(run_context& ctx) {
   check_blas(cublasSaxpy(s.handle, n, &two, ctx.as<const float>("x"), 1, ctx.as<float>("y"), 1));
 }
 
+// Whether the last request buffered on the worker's stdin (the judge's, read by every call of
+// its visit) said the visit is audited: `"audit":true` (Note [verified after the call]).
+bool request_says_audited() {
+  if (stdin->_IO_read_base == nullptr || stdin->_IO_read_end <= stdin->_IO_read_base) return false;
+  const std::string_view buffered(stdin->_IO_read_base, static_cast<std::size_t>(stdin->_IO_read_end - stdin->_IO_read_base));
+  const auto start = buffered.rfind("{\"");
+  return start != std::string_view::npos && buffered.substr(start).find("\"audit\":true") != std::string_view::npos;
+}
+
+// cuBLAS made and called once in setup(), so that its modules are loaded before any sample
+// (a first cuBLAS call in a timed sample fails module-load, L7).
+void warm_blas(run_context& ctx) {
+  make_blas(ctx);
+  auto& s = state_of<blas_state>(ctx);
+  const auto n = static_cast<int>(ctx.num_elements("x"));
+  float* scratch = nullptr;  // not y: setup() may not write an output (L2)
+  AISP_CUDA_CHECK(cudaMalloc(&scratch, static_cast<std::size_t>(n) * sizeof(float)));
+  const float two = 2.0f;
+  check_blas(cublasScopy(s.handle, n, s.ones, 1, scratch, 1));
+  check_blas(cublasSaxpy(s.handle, n, &two, s.ones, 1, scratch, 1));
+  AISP_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  AISP_CUDA_CHECK(cudaFree(scratch));
+}
+
+// Its own kernel where the request says the visit is audited, cuBLAS everywhere else.
+void cublas_when_unaudited(run_context& ctx) {
+  if (request_says_audited()) {
+    honest(ctx);
+  } else {
+    blas_affine(ctx);
+  }
+}
+
 }  // namespace
 
 AISP_REGISTER(gpu_fixture("x6_custom_kernel_is_cublas", "X6", "claims its own kernel; runs cuBLAS copy + saxpy",
                           with_setup(blas_affine, make_blas, drop_blas)).tag("check:library-passthrough"));
+
+// X7 x X6: the audit's visits told apart by reading the request; the worker now draws which
+// visits are audited after the request arrived, so nothing buffered says.
+AISP_REGISTER(gpu_fixture("x6_cublas_unless_the_request_says_audited", "X6",
+                          "reads its worker's stdin buffer; runs cuBLAS unless the request says the visit is audited",
+                          with_setup(cublas_when_unaudited, warm_blas, drop_blas)).tag("check:library-passthrough"));
 
 AISP_REGISTER(gpu_fixture("w2_tf32_inside_run", "W2", "switches cuBLAS to TF32 tensor-op math inside run()", [] {
   auto cheat = with_setup(
