@@ -87,7 +87,7 @@ inline bool all_speedups_faster(const std::string& results_path) {
 // waited for a CPU more than it ran (host-idle: runnable is not running).
 inline bool load_sensitive_check(const std::string& check) {
   return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults" ||
-         check == "host-idle";
+         check == "host-idle" || check == "timed-slower";
 }
 
 // Whether the failed checks of a results.json (of `variant` only, where one is named) are all

@@ -226,7 +226,7 @@ std::function<void()> variant_session::timed_call() const {
 // 2026-12-03) and around nothing on the host, so that a call of a few microseconds is not read
 // as slower than its share of a batch.
 std::vector<sample_record> variant_session::one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
-                                                             std::vector<timed_call_fingerprint>& verified) {
+                                                             const verified_sink& verified) {
   std::function<void()> fixed_cost;
   if (stream_ != nullptr) fixed_cost = [this] { launch_empty_kernel(stream_); };
   // At least five empty windows, whatever the count: the judge asks for one call a request
@@ -244,7 +244,7 @@ std::vector<sample_record> variant_session::one_call_samples(const sample_plan& 
     const std::uint64_t input_seed = call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take_one([&] { prepare_call(input_seed, fill, true); }, call));
-    if (draws_with_chance(plan.verify_chance)) verified.push_back(fingerprint_call(i, input_seed, fill, plan.probes));
+    maybe_verify(plan, i, input_seed, fill, verified);
   }
   return records;
 }
@@ -255,6 +255,13 @@ bool variant_session::draws_with_chance(double chance) {
   // Note [ranks]: every rank verifies the same samples (the largest of their draws decides).
   if (ranks_ != nullptr) draw = static_cast<std::uint64_t>(ranks_->agree_max(static_cast<long long>(draw >> 1), stream_)) << 1;
   return drawn_with_chance(draw, chance);
+}
+
+void variant_session::maybe_verify(const sample_plan& plan, int i, std::uint64_t input_seed, const output_fill& fill,
+                                   const verified_sink& verified) {
+  double chance = plan.verify_chance;
+  if (plan.reservoir > 0) chance = static_cast<double>(plan.reservoir) / static_cast<double>(plan.offered_before + static_cast<std::size_t>(i) + 1);
+  if (draws_with_chance(chance)) verified(fingerprint_call(i, input_seed, fill, plan.probes));
 }
 
 // A verified sample's outputs, read before anything else runs: the fill elements left unwritten
@@ -407,7 +414,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
 }
 
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
-                                                   std::vector<timed_call_fingerprint>& verified) {
+                                                   const verified_sink& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");
   const phase_scope phase(options_.observer, "samples");
   const std::uint64_t input_base = plan.input_base.value_or(own_entropy_());
@@ -426,7 +433,7 @@ std::vector<sample_record> variant_session::sample(const sample_plan& plan,
     const std::uint64_t input_seed = call_seed(input_base, index);
     const output_fill fill = fill_for_call(fill_base, index);
     records.push_back(sampler_->take([&] { prepare_call(input_seed, fill, plan.fresh_inputs); }));
-    if (draws_with_chance(plan.verify_chance)) verified.push_back(fingerprint_call(i, input_seed, fill, plan.probes));
+    maybe_verify(plan, i, input_seed, fill, verified);
   }
   sampling_ = false;
   if (plan.fresh_inputs) restore_fixed_inputs();
@@ -471,8 +478,10 @@ std::pair<output_values, output_values> variant_session::truth(
     const std::map<std::string, std::vector<std::size_t>>& extra, bool fresh_inputs) {
   AISP_EXPECTS(sampler_ != nullptr, "truth() before load()");
   const phase_scope phase(options_.observer, "verify");
-  prepare_call(input_seed, fill_for_call(own_entropy_(), 0), fresh_inputs);
-  sampler_->run_prepared_once();
+  // Note [timed slower] (runner/challenge_battery.cpp): taken as a timed sample is, so that its
+  // time and the timed samples' are read the same way.
+  const output_fill fill = fill_for_call(own_entropy_(), 0);
+  truth_call_s_ = sampler_->take([&] { prepare_call(input_seed, fill, fresh_inputs); }).duration_s;
   if (fresh_inputs) restore_fixed_inputs();
   output_values at_extra;
   for (const auto& [name, indices] : extra) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -88,6 +89,10 @@ struct timed_call_fingerprint {
   output_values probe_values;        // the outputs at those positions
 };
 
+// Where a verified sample's fingerprint goes the moment it is taken: out of the process before
+// any later call of the variant runs (Note [verified after the call]).
+using verified_sink = std::function<void(const timed_call_fingerprint&)>;
+
 // Which calls a request of samples makes, and what they get before each call. The seeds come
 // from the judge (drawn from its own entropy); absent, the worker draws them itself.
 struct sample_plan {
@@ -95,6 +100,10 @@ struct sample_plan {
   // Note [verified after the call]: each sample is verified with this chance, drawn after it
   // returned; nothing sent before a call says which.
   double verify_chance = 0.0;
+  // Note [verified reservoir] (runner/sampling_rounds.cpp): instead, where `reservoir` > 0, the
+  // worker's n-th sample (counting `offered_before` from earlier requests) with reservoir / n.
+  int reservoir = 0;
+  std::size_t offered_before = 0;
   std::size_t probes = 4096;  // output positions read from a verified sample
   std::optional<std::uint64_t> input_base;
   std::optional<std::uint64_t> fill_base;
@@ -117,16 +126,19 @@ class variant_session {
   // they come from the seed (as the reference sees them) and are restored after warmup.
   load_report load(const workload& work, bool warmup = true, bool benchmark = false);
   // Samples. Each gets fresh inputs (unless the pair fixes them) and an output fill first;
-  // after each, with `plan.verify_chance` (Note [verified after the call]), its outputs are
-  // fingerprinted and probed into `verified`.
-  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, std::vector<timed_call_fingerprint>& verified);
+  // after each, when drawn (Notes [verified after the call], [verified reservoir]), its outputs
+  // are fingerprinted and probed, and the fingerprint handed to `verified` at once.
+  [[nodiscard]] std::vector<sample_record> sample(const sample_plan& plan, const verified_sink& verified);
   // True with `chance`, drawn now from the kernel's entropy; every rank draws alike (Note
   // [verified after the call]).
   [[nodiscard]] bool draws_with_chance(double chance);
+  // The time a call of the last truth() took, as a timed sample reads it.
+  [[nodiscard]] double truth_call_s() const { return truth_call_s_; }
   // Note [recorded metrics]: what the last sample()'s calls recorded through run_context::record.
   [[nodiscard]] recorded_values take_recorded();
-  // One untimed call on inputs from `input_seed`; the outputs at the probe positions of
-  // `positions_seed` and at `extra` indices: the truth for another worker's verified sample.
+  // One call on inputs from `input_seed`; the outputs at the probe positions of `positions_seed`
+  // and at `extra` indices: the truth for another worker's verified sample. It is taken as a
+  // timed sample is, and truth_call_s() says its time (Note [timed slower]).
   // `fresh_inputs`: a fixed-inputs pair's inputs too come from `input_seed` (Note [input reuse]).
   [[nodiscard]] std::pair<output_values, output_values> truth(std::uint64_t input_seed, std::uint64_t positions_seed,
                                                                std::size_t count,
@@ -158,9 +170,13 @@ class variant_session {
   void prepare_timed_path();
   [[nodiscard]] std::function<void()> timed_call() const;
   [[nodiscard]] std::vector<sample_record> one_call_samples(const sample_plan& plan, std::uint64_t input_base, std::uint64_t fill_base,
-                                                           std::vector<timed_call_fingerprint>& verified);
+                                                           const verified_sink& verified);
   [[nodiscard]] timed_call_fingerprint fingerprint_call(int sample_index, std::uint64_t input_seed, const output_fill& fill,
                                                         std::size_t probes);
+  // Sample `i` of `plan` just returned: fingerprinted into `verified` when drawn (Notes [verified
+  // after the call], [verified reservoir]).
+  void maybe_verify(const sample_plan& plan, int i, std::uint64_t input_seed, const output_fill& fill,
+                    const verified_sink& verified);
   void restore_fixed_inputs();
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
   void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);
@@ -188,6 +204,7 @@ class variant_session {
   std::unique_ptr<context> context_;
   std::unique_ptr<sampler> sampler_;
   double empty_window_s_ = 0;  // Note [batch reuse]: the last one-call samples' fixed cost
+  double truth_call_s_ = 0;    // Note [timed slower]: the last truth()'s call
   bool sampling_ = false;  // inside sample(): the calls' recorded values are kept (Note [recorded metrics])
   bool benchmark_size_ = false;  // the last load() was the benchmark size (Note [profiling one size])
   std::size_t initial_set_aside_ = 0;     // the context's persisting-L2 set-aside before any pair code

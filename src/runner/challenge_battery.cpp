@@ -7,8 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "results/terminal_table.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/worker_protocol.hpp"
+#include "stats/summary.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 #include "support/spread_positions.hpp"
@@ -244,10 +246,11 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
 namespace {
 
 // The baseline's answer for one verified call: values at the probe positions, and at
-// every listed index any worker asked about, by buffer.
+// every listed index any worker asked about, by buffer; and how long its call took.
 struct call_truth {
   nlohmann::json values;
   std::map<std::string, std::map<std::size_t, double>, std::less<>> at_index;
+  double call_s = 0;
 };
 
 using call_key = std::pair<std::uint64_t, std::uint64_t>;  // input seed, positions seed
@@ -286,6 +289,7 @@ std::map<call_key, call_truth> truths_for(const judge_scope& scope, const std::v
                                                 scope.config.worker_timeout_s);
     auto& truth = truths[key];
     truth.values = reply.at("values");
+    truth.call_s = reply.value("call_s", 0.0);
     for (const auto& [name, listed] : indices) {
       const auto values = json_values(reply.at("extra").at(name));
       std::size_t j = 0;
@@ -320,10 +324,43 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
   return {};
 }
 
+// Note [timed slower]
+// A variant sees which request it serves (its worker's stdin buffer holds it: Note [verified
+// after the call]), so a baseline could run slower in its timed samples than anywhere else and
+// lend every candidate a speedup no correctness check sees. The truths for the verified samples
+// are the baseline's calls too, taken as timed samples are (flush, launch gate, events, batch)
+// but answering a "truth" request: where there are at least min_truths_timed and the
+// baseline's timed median is over the bound x their median, it fails `timed-slower`. The truths
+// run after sampling, one at a time, warm. On the device the two read alike: 0.96-1.00x over
+// ch07's six pairs and labs/gemm:bf16_4096 (H200 GPU-7ecbd80e, 2026-12-04), so 1.3x. A host
+// pair's timed samples share the CPUs with the rest of the machine: honest baselines read up to
+// 1.70x in the planted suite's 0.3 s runs on a loaded 2-core machine, so 3x there.
+constexpr std::size_t min_truths_timed = 5;
+constexpr double timed_slower_device_bound = 1.3;
+constexpr double timed_slower_host_bound = 3.0;
+
+void check_timed_slower(const judge_scope& scope, const std::map<call_key, call_truth>& truths, const variant_slot& baseline) {
+  std::vector<double> truth_s;
+  for (const auto& [key, truth] : truths) {
+    if (truth.call_s > 0) truth_s.push_back(truth.call_s);
+  }
+  std::vector<double> timed_s;
+  for (const auto& s : baseline.result.samples) timed_s.push_back(s.duration_s);
+  if (truth_s.size() < min_truths_timed || timed_s.empty()) return;
+  const double timed = stats::summarize(timed_s).median;
+  const double untimed = stats::summarize(truth_s).median;
+  const double ratio = untimed > 0 ? timed / untimed : 0.0;
+  const double bound = scope.declared.where() == backend::cuda ? timed_slower_device_bound : timed_slower_host_bound;
+  add_check(scope.checks, verify::checks::timed_slower, baseline.label, ratio <= bound,
+            fmt::format("timed median {} against {} in {} truth calls taken the same way ({:.2f}x; at most {:.2f}x)",
+                        format_duration(timed), format_duration(untimed), truth_s.size(), ratio, bound));
+}
+
 }  // namespace
 
 void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>& slots, variant_slot& baseline) {
   const auto truths = truths_for(scope, slots, baseline);
+  check_timed_slower(scope, truths, baseline);
   for (const auto& slot : slots) {
     if (slot.role == slot_role::noise_twin) continue;
     for (const auto& fingerprint : slot.timed_fingerprints) {

@@ -27,10 +27,8 @@ void check_timed_calls(const judge_scope& scope, const std::vector<variant_slot>
 [[nodiscard]] std::uint64_t secret_seed();
 
 inline constexpr std::size_t timed_call_probes = 4096;
-// Note [random timed calls]: one sample in `default_verify_one_in` is verified, then fewer as the
-// samples grow (verify_chance in sampling_rounds.cpp), never none, and at least
-// `min_verified_timed_calls` per worker.
-inline constexpr int default_verify_one_in = 8;
-inline constexpr int min_verified_timed_calls = 6;
+// Note [random timed calls]: `verified_reservoir_size` samples a worker are verified, drawn
+// uniformly from all its samples (Note [verified reservoir] in sampling_rounds.cpp).
+inline constexpr int verified_reservoir_size = 8;
 
 }  // namespace aisp

@@ -1,5 +1,6 @@
 #include "runner/rank_group.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
@@ -215,11 +216,16 @@ nlohmann::json rank_group::truth(const nlohmann::json& message, double timeout_s
   const auto replies = ask_all(messages, timeout_s);
   std::vector<nlohmann::json> values;
   std::vector<nlohmann::json> extra;
+  double call_s = 0;  // the slowest rank's, as a sample's
   for (const auto& reply : replies) {
     values.push_back(reply.at("values"));
     extra.push_back(reply.at("extra"));
+    call_s = std::max(call_s, reply.value("call_s", 0.0));
   }
-  return {{"ok", true}, {"values", ranks::concatenate_values(values)}, {"extra", ranks::join_extra_values(extra, split.order)}};
+  return {{"ok", true},
+          {"values", ranks::concatenate_values(values)},
+          {"extra", ranks::join_extra_values(extra, split.order)},
+          {"call_s", call_s}};
 }
 
 nlohmann::json rank_group::set_element(const nlohmann::json& message, double timeout_s) {

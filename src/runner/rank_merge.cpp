@@ -50,7 +50,7 @@ json merge_verified(const std::vector<json>& replies, const output_counts& count
   const bool agreed = std::all_of(replies.begin(), replies.end(), [&](const json& r) { return verified_calls(r) == first; });
   if (!agreed) {
     for (std::size_t r = 0; r < replies.size(); ++r) {
-      const json& listed = replies[r].at("verified");
+      const json listed = replies[r].value("verified", json::array());  // none: the worker sent no verified record
       for (std::size_t v = 0; v < listed.size(); ++v) {
         json fingerprint = listed[v];
         fingerprint["rank"] = r;

@@ -44,6 +44,10 @@ void remote_worker::send(const nlohmann::json& message) {
 }
 
 nlohmann::json remote_worker::receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
+  return receive_joining_partials(timeout_s, [&](double left_s) { return receive_one(op, left_s, give_up); });
+}
+
+nlohmann::json remote_worker::receive_one(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
   if (pid_ <= 0) throw worker_failure(worker_failure_kind::crash, fmt::format("the worker on {} is not running", where()));
   std::string line;
   switch (channel_.read_line(line, deadline_in(timeout_s), give_up, give_up ? 50 : 1000)) {

@@ -38,6 +38,8 @@ class remote_worker final : public rank_endpoint {
   [[nodiscard]] const std::vector<std::string>& audit_tampering() const override { return audit_tampering_; }
 
  private:
+  // One answer line (a partial record or the answer), parsed, its payload taken.
+  nlohmann::json receive_one(const std::string& op, double timeout_s, const std::function<bool()>& give_up);
   [[nodiscard]] std::string where() const;
   // Writes the files that follow an answer (its "payload") where the answer says they are.
   void take_payload(const nlohmann::json& reply, const std::string& op);

@@ -61,7 +61,7 @@ void note_telemetry(variant_slot& slot, const std::optional<visit_telemetry>& be
   if (is_thermally_throttled(reasons)) slot.thermal_samples += static_cast<std::size_t>(count);
 }
 
-int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.timed_fingerprints.size()); }
+int verified_so_far(const variant_slot& slot) { return static_cast<int>(slot.verified_reservoir.size()); }
 
 // What the visits of one pair's sampling share: the last NVML reading.
 struct round_state {
@@ -71,19 +71,21 @@ struct round_state {
   std::chrono::steady_clock::time_point last_read_at{};
 };
 
-// Note [verified after the call] (support/kernel_entropy.hpp): the chance that each sample of a
-// visit is verified, drawn by the worker after the sample. One in verify_one_in until the worker
-// has min_verified_timed_calls x verify_one_in samples (six verified, expected), then
-// min_verified_timed_calls / n for its n-th: about six more each time its samples grow e-fold, so
-// verification never stops (a cap of 24 left every later sample unchecked), and a variant wrong
-// in the last half of its samples, all a median needs, escapes with about (1/2)^6. A worker
-// short of the minimum at the end gets `short_by` expected in a visit.
-double verify_chance(const variant_slot& slot, const run_config& config, int count, int short_by) {
-  if (slot.role == slot_role::noise_twin) return 0.0;
-  if (short_by > 0) return std::min(1.0, static_cast<double>(short_by) / count);
-  if (config.verify_only) return 1.0 / count;  // one a visit, expected
-  const double samples = static_cast<double>(slot.result.samples.size()) + 1.0;
-  return std::min(1.0 / default_verify_one_in, min_verified_timed_calls / samples);
+// Note [verified reservoir]: which sampled calls are verified is a reservoir of
+// verified_reservoir_size over all of a worker's samples (Vitter's algorithm R): the worker
+// offers its n-th sample with chance size / n, drawn after the call from the kernel's entropy
+// (Note [verified after the call]), and reads its probes then; the judge puts an offered sample
+// in a free place, else in place of one drawn at random. Every sample ends in it with the same
+// chance, however long the run, so a variant wrong in the later half of its samples (all a
+// median needs) escapes with 2^-8; and the truths cost size baseline calls a worker. The first
+// scheme (one in eight, then 6/n) cost labs/gemm:bf16_4096 163 truths, 45.5 s of an 82.5 s
+// pair (naive baseline 276 ms a call; H200 GPU-0a085789, 2026-12-04).
+void offer_to_reservoir(variant_slot& slot, nlohmann::json fingerprint) {
+  if (slot.verified_reservoir.size() < static_cast<std::size_t>(verified_reservoir_size)) {
+    slot.verified_reservoir.push_back(std::move(fingerprint));
+  } else {
+    slot.verified_reservoir[secret_seed() % slot.verified_reservoir.size()] = std::move(fingerprint);
+  }
 }
 
 }  // namespace
@@ -95,11 +97,15 @@ void keep_verified_samples(variant_slot& slot, const nlohmann::json& reply, bool
   // (every failure read "timed sample 0" for a user, 2026-12-03). A visit's samples are the last kept.
   const auto visit_samples = static_cast<int>(reply.at("samples").size());
   for (auto fingerprint : listed) {
-    if (fresh_inputs) fingerprint["fresh_inputs"] = true;  // its truth too, for a fixed-inputs pair (Note [input reuse])
     const auto in_visit = fingerprint.value("index", 0);
     const int among_all = static_cast<int>(slot.result.samples.size()) - visit_samples + in_visit;
     fingerprint["index"] = among_all >= 0 ? among_all : in_visit;
-    slot.timed_fingerprints.push_back(std::move(fingerprint));
+    if (fresh_inputs) {  // a reuse sample (Note [input reuse]): its truth's inputs fresh too, and always kept
+      fingerprint["fresh_inputs"] = true;
+      slot.timed_fingerprints.push_back(std::move(fingerprint));
+    } else {
+      offer_to_reservoir(slot, std::move(fingerprint));
+    }
   }
 }
 
@@ -131,18 +137,20 @@ void count_reported_against_audit(variant_slot& slot, const nlohmann::json& repl
 }
 
 void visit(variant_slot& slot, double visit_s, const run_config& config, const telemetry_fn& telemetry,
-           round_state& state, std::vector<check_result>& checks, int short_by = 0) {
+           round_state& state, std::vector<check_result>& checks) {
   const int count = visit_size(slot, visit_s);
   // Note [random timed calls]: each sample of a non-twin worker may be verified; before every
   // sample, verified or not, the worker writes fresh inputs and an output fill (Note [fresh
-  // calls]), and which samples are verified is drawn after each returned (Note [verified after
-  // the call]): nothing a variant can see, or read in its worker, tells them apart (X1, X7).
-  nlohmann::json request = {{"op", "sample"},
-                            {"count", count},
-                            {"input_base", secret_seed()},
-                            {"fill_base", secret_seed()},
-                            {"verify_chance", verify_chance(slot, config, count, short_by)},
-                            {"probes", timed_call_probes}};
+  // calls]), and which samples are verified is drawn after each returned (Notes [verified after
+  // the call], [verified reservoir]): nothing a variant can see, or read in its worker, tells them
+  // apart (X1, X7).
+  nlohmann::json request = {{"op", "sample"}, {"count", count}, {"input_base", secret_seed()}, {"fill_base", secret_seed()}};
+  if (slot.role != slot_role::noise_twin) {
+    request["reservoir"] = verified_reservoir_size;
+    request["offered_before"] = slot.reservoir_offers;
+    request["probes"] = timed_call_probes;
+    slot.reservoir_offers += static_cast<std::size_t>(count);
+  }
   // Note [audited visits]: their samples are checked, not timed. The first visit is audited, one
   // in audited_one_in after it, drawn by the worker (Note [verified after the call]).
   request["audit_chance"] = slot.audit_state != "on" ? 0.0 : slot.visits == 0 ? 1.0 : 1.0 / audited_one_in;
@@ -319,19 +327,19 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     }
     if (all_decided) break;
   }
-  // A short run may end before every worker had its share of verified samples: more rounds
-  // (every worker visits, so the samples stay interleaved and balanced), each expecting to verify
-  // what each short worker lacks, until each has the minimum.
-  for (int extra = 0; extra < 2 * min_verified_timed_calls; ++extra) {
+  // A short run may end before a worker filled its reservoir: more rounds (every worker visits, so
+  // the samples stay interleaved and balanced; a worker's first samples all go in), until each is full.
+  for (int extra = 0; extra < verified_reservoir_size; ++extra) {
     bool short_of_verified = false;
     for (const auto& slot : slots) {
-      short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < min_verified_timed_calls);
+      short_of_verified = short_of_verified || (slot.role != slot_role::noise_twin && verified_so_far(slot) < verified_reservoir_size);
     }
-    if (!short_of_verified) return;
-    for (auto& slot : slots) {
-      const int short_by = slot.role == slot_role::noise_twin ? 0 : std::max(0, min_verified_timed_calls - verified_so_far(slot));
-      visit(slot, visit_s_of(slot, config), config, telemetry, state, checks, short_by);
-    }
+    if (!short_of_verified) break;
+    for (auto& slot : slots) visit(slot, visit_s_of(slot, config), config, telemetry, state, checks);
+  }
+  for (auto& slot : slots) {
+    for (auto& fingerprint : slot.verified_reservoir) slot.timed_fingerprints.push_back(std::move(fingerprint));
+    slot.verified_reservoir.clear();
   }
 }
 

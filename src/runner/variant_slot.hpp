@@ -74,6 +74,10 @@ struct variant_slot {
   int visits = 0;
   std::size_t audited_samples = 0;                   // taken under the CUPTI audit, not timed
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls, with their probes (X1, X7)
+  // Note [verified reservoir] (sampling_rounds.cpp): the sampled calls to verify, uniform over all
+  // of the worker's samples; joins timed_fingerprints when sampling ends.
+  std::vector<nlohmann::json> verified_reservoir;
+  std::size_t reservoir_offers = 0;                  // samples offered to it so far
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only

@@ -189,7 +189,7 @@ struct sandbox_state {
 
 class worker {
  public:
-  explicit worker(sandbox_state sandboxed) : sandboxed_(std::move(sandboxed)) {}
+  worker(sandbox_state sandboxed, reply_channel& replies) : sandboxed_(std::move(sandboxed)), replies_(replies) {}
 
   json handle(const json& request) {
     const auto op = request.at("op").get<std::string>();
@@ -239,7 +239,6 @@ class worker {
 
  private:
   json sample(const json& request) {
-    std::vector<timed_call_fingerprint> fingerprints;
     // Note [audited visits] in cupti_recorder.hpp: a visit is either audited or timed. Which, the
     // worker draws now (Note [verified after the call]): a request that said so sat in the
     // stdin buffer every call of the visit can read.
@@ -250,6 +249,8 @@ class worker {
     sample_plan plan;
     plan.count = request.at("count").get<int>();
     plan.verify_chance = request.value("verify_chance", 0.0);  // Note [verified after the call]
+    plan.reservoir = request.value("reservoir", 0);  // Note [verified reservoir]
+    plan.offered_before = request.value("offered_before", std::size_t{0});
     plan.probes = request.value("probes", plan.probes);
     if (request.contains("input_base")) plan.input_base = request.at("input_base").get<std::uint64_t>();
     if (request.contains("fill_base")) plan.fill_base = request.at("fill_base").get<std::uint64_t>();
@@ -259,7 +260,11 @@ class worker {
     // Note [contended visits] (contention_check.cpp): the judge takes this process's CPU, its
     // children's included, off the machine's to see what else ran beside the request.
     const double request_cpu_before = take_cpu_reading().process_cpu_s + children_cpu_s();
-    const auto records = session_->sample(plan, fingerprints);
+    // Note [verified after the call]: each verified sample leaves the process as it is taken, so
+    // no later call of the variant (which shares this process) can rewrite its probes.
+    const auto records = session_->sample(plan, [this](const timed_call_fingerprint& fingerprint) {
+      replies_.send({{"ok", true}, {"partial", "verified"}, {"record", fingerprint_to_json(fingerprint)}});
+    });
     const int continued = continued_signals.load(std::memory_order_relaxed) - continued_before;
     json samples = json::array();
     double timed_wall_s = 0;
@@ -277,20 +282,8 @@ class worker {
       before_window_cpu_s += record.before_window_cpu_s;
       timed_faults += record.minor_faults;
     }
-    json verified = json::array();
-    for (const auto& fingerprint : fingerprints) {
-      json matches = json::object();
-      for (const auto& [name, listed] : fingerprint.pattern_matches) {
-        json rows = json::array();
-        for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
-        matches[name] = std::move(rows);
-      }
-      verified.push_back({{"index", fingerprint.sample_index}, {"input_seed", fingerprint.input_seed},
-                          {"unwritten", fingerprint.unwritten}, {"pattern_matches", matches},
-                          {"positions_seed", fingerprint.positions_seed}, {"probe_values", values_to_json(fingerprint.probe_values)}});
-    }
     const double request_cpu_s = take_cpu_reading().process_cpu_s + children_cpu_s() - request_cpu_before;
-    json reply = {{"ok", true}, {"samples", samples}, {"verified", verified}, {"audited", audited}, {"continued", continued},
+    json reply = {{"ok", true}, {"samples", samples}, {"audited", audited}, {"continued", continued},
                   {"request_cpu_s", request_cpu_s},
                   {"minor_faults", timed_faults},
                   {"access_policy", session_->access_policy_in_force()},
@@ -310,6 +303,18 @@ class worker {
   }
 
   // JSON has no NaN: a NaN value travels as null.
+  static json fingerprint_to_json(const timed_call_fingerprint& fingerprint) {
+    json matches = json::object();
+    for (const auto& [name, listed] : fingerprint.pattern_matches) {
+      json rows = json::array();
+      for (const auto& m : listed) rows.push_back({m.index, m.value ? json(*m.value) : json(nullptr)});
+      matches[name] = std::move(rows);
+    }
+    return {{"index", fingerprint.sample_index}, {"input_seed", fingerprint.input_seed}, {"unwritten", fingerprint.unwritten},
+            {"pattern_matches", matches}, {"positions_seed", fingerprint.positions_seed},
+            {"probe_values", values_to_json(fingerprint.probe_values)}};
+  }
+
   static json values_to_json(const output_values& values) {
     json out = json::object();
     for (const auto& [name, list] : values) {
@@ -326,10 +331,13 @@ class worker {
     for (const auto& [name, indices] : listed.items()) {
       extra[name] = indices.get<std::vector<std::size_t>>();
     }
+    if (recorder_ != nullptr) recorder_->record_activity(false);  // timed as a sample is, no audit window
     const auto [at_positions, at_extra] =
         session_->truth(request.at("input_seed").get<std::uint64_t>(), request.at("positions_seed").get<std::uint64_t>(),
                         request.at("count").get<std::size_t>(), extra, request.value("fresh_inputs", false));
-    return {{"ok", true}, {"values", values_to_json(at_positions)}, {"extra", values_to_json(at_extra)}};
+    if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace
+    return {{"ok", true}, {"values", values_to_json(at_positions)}, {"extra", values_to_json(at_extra)},
+            {"call_s", session_->truth_call_s()}};
   }
 
   json write_timeline(const std::string& path) {
@@ -392,6 +400,7 @@ class worker {
   }
 
   sandbox_state sandboxed_;
+  reply_channel& replies_;  // a verified sample's record goes out at once (Note [verified after the call])
   std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
   std::unique_ptr<rank_communicator> communicator_;  // outlives the session that uses it
   std::unique_ptr<variant_session> session_;
@@ -410,8 +419,8 @@ int run_worker() {
   if (allow_exec) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   count_continues();  // Note [stopped workers]; before the sandbox, which owns the signal handlers after it
   const std::string unconfined = sandbox::confine_worker(replies.fd(), allow_exec);
-  worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start,
-                             replies.stray_copies()});
+  worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start, replies.stray_copies()},
+               replies);
   std::string line;
   // Note [worker CPU time]: the wait between requests costs the worker and its child processes
   // (an executable pair's variant) nothing. The children's /proc walk stays outside the wait:

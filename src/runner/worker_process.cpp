@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -197,8 +198,32 @@ nlohmann::json parse_worker_reply(const std::string& line, const std::string& op
   return reply;
 }
 
+bool is_partial_reply(const std::string& line) {
+  if (line.find("\"partial\"") == std::string::npos) return false;  // most lines, unparsed
+  const auto reply = nlohmann::json::parse(line, nullptr, false);
+  return reply.is_object() && reply.contains("partial");
+}
+
+nlohmann::json receive_joining_partials(double timeout_s, const std::function<nlohmann::json(double left_s)>& one_reply) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::map<std::string, nlohmann::json> partials;
+  for (;;) {
+    const double left_s = std::max(1e-3, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
+    auto reply = one_reply(left_s);
+    if (!reply.contains("partial")) {
+      for (auto& [key, records] : partials) reply[key] = std::move(records);
+      return reply;
+    }
+    auto& records = partials[reply.at("partial").get<std::string>()];
+    if (!records.is_array()) records = nlohmann::json::array();
+    records.push_back(std::move(reply["record"]));
+  }
+}
+
 nlohmann::json worker_process::receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
-  return parse_worker_reply(receive_line(op, timeout_s, give_up), op, sandbox_denials_, audit_tampering_);
+  return receive_joining_partials(timeout_s, [&](double left_s) {
+    return parse_worker_reply(receive_line(op, left_s, give_up), op, sandbox_denials_, audit_tampering_);
+  });
 }
 
 std::string worker_process::receive_line(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {

@@ -69,6 +69,14 @@ class rank_endpoint : public worker_link {
 nlohmann::json parse_worker_reply(const std::string& line, const std::string& op, nlohmann::json& sandbox_denials,
                                   std::vector<std::string>& audit_tampering);
 
+// Note [verified after the call]: a worker sends each verified sample's record the moment it is
+// taken ({"partial": "verified", "record": ...}), before any later call of the variant (which
+// shares its process) could touch it. Whether an answer line is one of those.
+[[nodiscard]] bool is_partial_reply(const std::string& line);
+// The answer to a request: `one_reply(seconds left)` until a line that is not partial, the
+// partial records joined to it under their key, in the order they came.
+[[nodiscard]] nlohmann::json receive_joining_partials(double timeout_s, const std::function<nlohmann::json(double left_s)>& one_reply);
+
 class worker_process final : public rank_endpoint {
  public:
   // Starts `executable worker`, its stderr appended to `log_path`. `end_with_parent`: the worker

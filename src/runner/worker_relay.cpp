@@ -87,6 +87,10 @@ json relay_worker(const rendezvous_address& judge, const relay_job& job) {
     try {
       worker->send(request.is_discarded() ? json(line) : request);
       answer = worker->receive_line(op, 1e8, judge_gone);
+      while (is_partial_reply(answer)) {  // Note [verified after the call]: relayed as they come
+        if (!to_judge.write_all(answer + "\n")) break;
+        answer = worker->receive_line(op, 1e8, judge_gone);
+      }
     } catch (const worker_failure& failure) {
       if (judge_gone()) {
         record["ended"] = "the judge ended it";

@@ -80,6 +80,9 @@ inline const check_kind subnormal_inputs{"subnormal-inputs", {"O9"}, "inputs hol
 // same fresh inputs: work skipped, deferred or done only when watched shows (and stale results).
 inline const check_kind timed_call{"timed-call", {"X1", "X7", "L6", "W4", "K3", "T5", "L3", "L4", "O2", "X2", "K1"},
                                    "a random timed call did its work, on its own fresh inputs"};
+// Note [timed slower] (runner/challenge_battery.cpp): the baseline's timed samples against its
+// truth calls for the others' verified samples, taken the same way.
+inline const check_kind timed_slower{"timed-slower", {"S2", "X7"}, "the baseline ran slower in its timed samples than in the judge's truth calls"};
 // Process-level probes around the verified call.
 inline const check_kind launch_error{"launch-error", {"X8"}, "a launch failed and run() did not check it"};
 // Note [late writes] (variant_session.cpp): outputs hashed as run() returned, as read, and after

@@ -4,7 +4,6 @@
 // judge chose the verified sample after the call, the request named it ("verify": its index), and
 // this cheat read 1.8x faster with every verified call right.
 // Run: aisp_cheats bench run --targets cheats:x7_reads_the_request_from_stdin
-#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -20,13 +19,6 @@ unsigned long long field_of(std::string_view request, std::string_view quoted_ke
   const auto at = request.rfind(quoted_key);
   if (at == std::string_view::npos) return ~0ULL;
   return std::strtoull(request.data() + at + quoted_key.size(), nullptr, 10);
-}
-
-std::string_view buffered_request() {
-  if (stdin->_IO_read_base == nullptr || stdin->_IO_read_end <= stdin->_IO_read_base) return {};
-  std::string_view buffered(stdin->_IO_read_base, static_cast<std::size_t>(stdin->_IO_read_end - stdin->_IO_read_base));
-  const auto start = buffered.rfind("{\"");
-  return start == std::string_view::npos ? std::string_view() : buffered.substr(start);
 }
 
 struct spy_state {  // nothing allocated in run() (S7 would see it)
