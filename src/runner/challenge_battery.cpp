@@ -331,8 +331,9 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
 // are the baseline's calls too, taken as timed samples are (flush, launch gate, events, batch)
 // but answering a "truth" request: where there are at least min_truths_timed and the
 // baseline's timed median is over the bound x their median, it fails `timed-slower`. The truths
-// run after sampling, one at a time, warm. On the device the two read alike: 0.96-1.00x over
-// ch07's six pairs and labs/gemm:bf16_4096 (H200 GPU-7ecbd80e, 2026-12-04), so 1.3x. A host
+// run after sampling, one at a time, warm. On the device the two read alike: 0.82-1.11x over
+// every single-GPU pair of the lab, labs/decode's host-launched loops and a PyTorch pair (H200
+// GPU-3d9dcaf6, 2026-12-04; docs/results/raw/timed-slower-lab-h200-2026-12-04.txt.gz), so 1.3x. A host
 // pair's timed samples share the CPUs with the rest of the machine: honest baselines read up to
 // 1.70x in the planted suite's 0.3 s runs on a loaded 2-core machine, so 3x there.
 constexpr std::size_t min_truths_timed = 5;
