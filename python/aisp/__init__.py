@@ -105,7 +105,8 @@ class pair:
         return self
 
     def tolerance(self, rtol, atol, reason, max_rel_l2=0.0):
-        """A tolerance other than the dtype's default, with the reason it is right."""
+        """A tolerance other than the dtype's default, with the reason it is right. max_rel_l2 bounds
+        the relative L2 error (at most 0.16); left 0, it is rtol, at least the dtype's default."""
         self._tolerance = {"rtol": rtol, "atol": atol, "max_rel_l2": max_rel_l2, "reason": reason}
         return self
 

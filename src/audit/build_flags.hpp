@@ -20,4 +20,12 @@ namespace aisp {
 // The value-changing math flags found in those command lines (-ffast-math, -Ofast, ...).
 [[nodiscard]] std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& command_lines);
 
+// Note [plugin build symmetry]: a plugin's units carry no record of their own unless its build
+// ran scripts/record_math_flags, so its pairs are held to its whole binary's recorded switches:
+// plugin_math_record_prefix then the record's names ("none" when clean), or
+// plugin_unrecorded when the binary recorded none (built without -frecord-gcc-switches).
+inline constexpr const char* plugin_math_record_prefix = "plugin:";
+inline constexpr const char* plugin_unrecorded = "plugin:unrecorded";
+[[nodiscard]] std::string plugin_math_record(const std::string& plugin_path);
+
 }  // namespace aisp

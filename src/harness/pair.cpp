@@ -65,6 +65,22 @@ element_count_fn product_of(std::vector<std::string> dims) {
     return count;
   };
 }
+
+// Note [declared tolerance ceiling] (include/aisp/pair.hpp): finite, non-negative bounds, and a
+// relative L2 bound no looser than max_declared_rel_l2.
+template <typename Gap>
+void check_declared_tolerance(const tolerance& t, const std::string& what, const Gap& gap) {
+  for (const double bound : {t.rtol, t.atol, t.max_rel_l2}) {
+    if (!std::isfinite(bound) || bound < 0) {
+      gap(fmt::format("{} has a bound of {} (bounds are finite and non-negative)", what, bound));
+      return;
+    }
+  }
+  if (t.max_rel_l2 > max_declared_rel_l2)
+    gap(fmt::format("{} allows a relative L2 error of {:g}, over the most any declaration may, {:g} (e5m2's default): a result that "
+                    "far from the reference is not the same computation",
+                    what, t.max_rel_l2, max_declared_rel_l2));
+}
 }  // namespace
 
 pair& pair::input(std::string name, dtype type, std::vector<std::string> dims, init_distribution init,
@@ -321,6 +337,10 @@ void pair::validate() const {
   if (!has_baseline) gap("no baseline variant");
   if (!has_optimized) gap("no optimized variant");
   if (tolerance_ && tolerance_->reason.empty()) gap("a tolerance override needs a reason");
+  if (tolerance_) check_declared_tolerance(*tolerance_, "the tolerance override", gap);
+  for (const auto& v : variants_) {
+    if (v.precision_tolerance) check_declared_tolerance(*v.precision_tolerance, "variant " + v.name + "'s precision_tolerance", gap);
+  }
   if (world_size_ < 1 || world_size_ > max_world_size) gap(fmt::format("world size {} is not in 1..{}", world_size_, max_world_size));
   AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
 }

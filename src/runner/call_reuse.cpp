@@ -15,9 +15,9 @@ namespace aisp {
 namespace {
 
 // Both rules: slower by over `factor` where nothing can be reused, and by over `factor` more than
-// the baseline's own ratio.
-bool reused(double candidate_ratio, double baseline_ratio, double factor) {
-  return candidate_ratio > factor && candidate_ratio > factor * baseline_ratio;
+// the baseline's own ratio, counted up to its bound (Note [baseline reuse bound]).
+bool reused(double candidate_ratio, double baseline_ratio, double factor, double baseline_bound) {
+  return candidate_ratio > factor && candidate_ratio > factor * std::min(baseline_ratio, baseline_bound);
 }
 
 }  // namespace
@@ -32,7 +32,7 @@ bool reused(double candidate_ratio, double baseline_ratio, double factor) {
 // depend on whether its inputs changed since the last call (the L2 is flushed before a cold
 // sample either way), so its ratio stays near the baseline's.
 std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio) {
-  if (!reused(candidate_ratio, baseline_ratio, input_reuse_factor)) return std::nullopt;
+  if (!reused(candidate_ratio, baseline_ratio, input_reuse_factor, input_reuse_baseline_bound)) return std::nullopt;
   return fmt::format("on fresh inputs its calls took {:.2f}x its timed median (the baseline's {:.2f}x): its timed calls on the pair's "
                      "fixed inputs reused an earlier call's work",
                      candidate_ratio, baseline_ratio);
@@ -50,10 +50,17 @@ std::optional<std::string> input_reuse_problem(double candidate_ratio, double ba
 // honest call costs about its share of a batch, so its ratio stays near the baseline's (the
 // host sampler's hot batches are not flushed either, host_sampler.cpp).
 std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode) {
-  if (!reused(candidate_ratio, baseline_ratio, batch_reuse_factor)) return std::nullopt;
+  if (!reused(candidate_ratio, baseline_ratio, batch_reuse_factor, batch_reuse_baseline_bound)) return std::nullopt;
   return fmt::format("one call a sample on fresh inputs took {:.2f}x its timed {} median (the baseline's {:.2f}x): its batched calls "
                      "reused the work of the batch's earlier calls",
                      candidate_ratio, timing_mode_name(mode), baseline_ratio);
+}
+
+std::optional<std::string> baseline_reuse_problem(double baseline_ratio, double bound, std::string_view where) {
+  if (baseline_ratio <= bound) return std::nullopt;
+  return fmt::format("{}: the baseline's calls took {:.2f}x its timed median, over {:.1f}x: it does more where nothing can be "
+                     "reused (or reuses work in its timed calls), and would lend every candidate that much",
+                     where, baseline_ratio, bound);
 }
 
 namespace {
@@ -90,13 +97,16 @@ double extra_sample_ratio(variant_slot& slot, const run_config& config, const nl
 // Every non-twin slot's ratio, then each candidate judged against the baseline's.
 template <typename Problem>
 void judge_reuse(std::vector<variant_slot>& slots, const run_config& config, const nlohmann::json& how, const verify::check_kind& kind,
-                 const char* passed_as, Problem problem, std::vector<check_result>& checks) {
+                 const char* passed_as, double baseline_bound, Problem problem, std::vector<check_result>& checks) {
   std::map<std::string, double> ratio;
   for (auto& slot : slots) {
     if (slot.role != slot_role::noise_twin) ratio[slot.label] = extra_sample_ratio(slot, config, how);
   }
   const double baseline = ratio.count("baseline") > 0 ? ratio["baseline"] : 0.0;
   if (baseline <= 0) return;
+  const auto lends = baseline_reuse_problem(baseline, baseline_bound, passed_as);
+  add_check(checks, kind, "baseline", !lends.has_value(),
+            lends.value_or(fmt::format("{}: {:.2f}x its timed median (at most {:.1f}x)", passed_as, baseline, baseline_bound)));
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate || ratio[slot.label] <= 0) continue;
     const auto found = problem(ratio[slot.label], baseline);
@@ -109,13 +119,14 @@ void judge_reuse(std::vector<variant_slot>& slots, const run_config& config, con
 
 void check_input_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks) {
   if (!declared.has_fixed_inputs() || config.verify_only) return;
-  judge_reuse(slots, config, nlohmann::json::object(), verify::checks::input_reuse, "fresh inputs", input_reuse_problem, checks);
+  judge_reuse(slots, config, nlohmann::json::object(), verify::checks::input_reuse, "fresh inputs", input_reuse_baseline_bound,
+              input_reuse_problem, checks);
 }
 
 void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, const run_config& config, std::vector<check_result>& checks) {
   const timing_mode mode = config.mode;  // the pair's own (timing_for), set by run_pair
   if (mode == timing_mode::cold || config.verify_only || declared.gpus() > 1) return;
-  judge_reuse(slots, config, {{"one_call", true}}, verify::checks::batch_reuse, "one call a sample",
+  judge_reuse(slots, config, {{"one_call", true}}, verify::checks::batch_reuse, "one call a sample", batch_reuse_baseline_bound,
               [mode](double candidate, double baseline) { return batch_reuse_problem(candidate, baseline, mode); }, checks);
 }
 

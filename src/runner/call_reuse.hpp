@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "aisp/pair.hpp"
@@ -26,11 +27,21 @@ namespace aisp {
 inline constexpr double input_reuse_factor = 1.5;
 inline constexpr double batch_reuse_factor = 2.0;
 inline constexpr int reuse_samples = 9;
+// Note [baseline reuse bound]: the most the baseline's own ratio may be, and lend a candidate.
+// A red team's baseline burned 400x its call on inputs that changed, so its fresh-input ratio
+// (394x) let a candidate that kept its answer (175x) pass input-reuse, 136x "faster" (host,
+// 2026-12-04). Honest baselines: input reuse 0.7-1.0x (the inputs change, the flushed work does
+// not); batch reuse up to 2.85x (ch01:batched_launches, whose one-call samples pay every tiny
+// launch; H200, 2026-12-03).
+inline constexpr double input_reuse_baseline_bound = 2.5;
+inline constexpr double batch_reuse_baseline_bound = 4.0;
 
 // The rules alone: a failure's detail, or nullopt. Ratios are the extra samples' median over the
-// timed median.
+// timed median; the baseline's counts up to its bound.
 [[nodiscard]] std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio);
 [[nodiscard]] std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode);
+// The baseline's own ratio over its bound: it does more where nothing can be reused, or reused work itself.
+[[nodiscard]] std::optional<std::string> baseline_reuse_problem(double baseline_ratio, double bound, std::string_view where);
 
 // For a pair with fixed inputs (and not `bench verify`): the fresh-input samples of every
 // non-twin slot, and the check of each candidate.

@@ -125,8 +125,8 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
   for (const auto& spec : scope.declared.buffers()) {
     if (spec.role != buffer_role::output) continue;
     const auto declared = verify::effective_tolerance(scope.declared, spec.type, slot.label);
-    // A tolerance without an L2 bound (Python's p.tolerance leaves it 0) bounds it by its rtol.
-    const double bound = declared.max_rel_l2 > 0 ? declared.max_rel_l2 : std::max(verify::default_tolerance(spec.type).max_rel_l2, declared.rtol);
+    // Every effective tolerance has an L2 bound (Note [declared tolerance ceiling]); integers' is 0.
+    const double bound = declared.max_rel_l2;
     const tolerance by_l2{1e300, 1e300, bound, "wide inputs: the relative L2 error"};
     const auto compared = verify::compare_output(spec.name, spec.type, call.outputs.at(spec.name), reference->at(spec.name),
                                                  bound > 0 ? by_l2 : declared);

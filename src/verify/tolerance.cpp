@@ -1,5 +1,7 @@
 #include "verify/tolerance.hpp"
 
+#include <algorithm>
+
 namespace aisp::verify {
 
 tolerance default_tolerance(dtype type) {
@@ -20,14 +22,28 @@ tolerance default_tolerance(dtype type) {
   return {};
 }
 
+namespace {
+
+// Note [declared tolerance ceiling]: a declared tolerance that leaves the L2 bound 0 (Python's
+// p.tolerance does) gets its rtol as one, at least its dtype's default and at most the ceiling,
+// so its element-wise bounds never stand alone (a large atol passes anything).
+tolerance with_l2_bound(tolerance declared, dtype output_type) {
+  if (declared.max_rel_l2 <= 0) {
+    declared.max_rel_l2 = std::min(max_declared_rel_l2, std::max(default_tolerance(output_type).max_rel_l2, declared.rtol));
+  }
+  return declared;
+}
+
+}  // namespace
+
 tolerance effective_tolerance(const pair& declared, dtype output_type) {
-  if (declared.tolerance_of()) return *declared.tolerance_of();
+  if (declared.tolerance_of()) return with_l2_bound(*declared.tolerance_of(), output_type);
   return default_tolerance(output_type);
 }
 
 tolerance effective_tolerance(const pair& declared, dtype output_type, std::string_view variant_name) {
   for (const auto& v : declared.variants()) {
-    if (v.name == variant_name && v.precision_tolerance) return *v.precision_tolerance;
+    if (v.name == variant_name && v.precision_tolerance) return with_l2_bound(*v.precision_tolerance, output_type);
   }
   return effective_tolerance(declared, output_type);
 }

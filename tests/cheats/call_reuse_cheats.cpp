@@ -2,7 +2,8 @@
 // variant that keeps its last answer under a hash of them (found by a red team, 2026-12-03: 45x
 // faster on the host, every output check passed), and the same pair with an honest optimized
 // variant, which must pass; one that tells input-reuse's fresh samples apart and answers them
-// wrong, fast (timed-call: each of them is verified). Note [batch reuse]: in --mode hot, a variant that does the work once
+// wrong, fast (timed-call: each of them is verified); one beside a baseline slowed on fresh inputs
+// (Note [baseline reuse bound]). Note [batch reuse]: in --mode hot, a variant that does the work once
 // a batch (the red team's: 3.6x), and the honest one; batch_reuse_test.cpp runs them.
 #include <array>
 #include <cmath>
@@ -95,10 +96,24 @@ void reuse_and_dodge(run_context& ctx) {
   reuse_by_hash(ctx);
 }
 
-pair fixed_inputs_pair(std::string target, variant optimized) {
+// ---- O2 with the baseline's help (a red team's, 2026-12-04: 136x): a baseline that burns many
+// times its work on inputs that changed since its last call at the benchmark size, so its own
+// fresh-input ratio (~60x) would have lent the kept answer beside it its limit. Note [baseline
+// reuse bound]: it counts up to input_reuse_baseline_bound, and the baseline fails ----
+std::uint64_t baseline_last_hash = 0;
+
+void burns_on_fresh_inputs(run_context& ctx) {
+  const std::uint64_t hash = hash_of_x(ctx);
+  const std::size_t n = elements_of(ctx, "x");
+  const bool changed = hash != baseline_last_hash && n == static_cast<std::size_t>(fixed_benchmark_elements);
+  baseline_last_hash = hash;
+  for (int pass = 0; pass < (changed ? 60 : 1); ++pass) apply(harmonics_math, ctx.as<const float>("x"), ctx.as<float>("y"), 0, n);
+}
+
+pair fixed_inputs_pair(std::string target, variant optimized, variant baseline = honest_baseline(harmonics_math)) {
   pair declared = honest_elementwise_declaration(std::move(target), harmonics_math, dtype::f32, fixed_benchmark_elements);
   declared.fixed_inputs("a table the pair's meaning reads as given")
-      .add_variant(honest_baseline(harmonics_math))
+      .add_variant(std::move(baseline))
       .add_variant(std::move(optimized));
   return declared;
 }
@@ -174,6 +189,14 @@ AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_fixed_inputs_dodges_the
                   .summary(aisp::cheats::cheat_summary("O2", "keeps its last answer and dodges input-reuse's fresh samples"))
                   .tag("cheat:O2")
                   .tag("check:timed-call"));
+AISP_REGISTER(aisp::cheats::fixed_inputs_pair("cheats:o2_baseline_burns_on_fresh_inputs",
+                                              aisp::cheats::cheating_variant("keeps its last answer under a hash of the fixed inputs",
+                                                                             aisp::cheats::reuse_by_hash, aisp::cheats::make_room),
+                                              aisp::variant{"baseline", "burns 60x its work on inputs that changed",
+                                                            aisp::cheats::burns_on_fresh_inputs, {}, {}, {}, {}, {}, {}, {}})
+                  .summary(aisp::cheats::cheat_summary("O2", "a baseline slowed on fresh inputs lends a kept answer its ratio"))
+                  .tag("cheat:O2")
+                  .tag("check:input-reuse"));
 AISP_REGISTER(aisp::cheats::fixed_inputs_pair("accuracy_honest:fixed_inputs_unrolled",
                                               aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,
                                                             {}, {}, {}, {}, {}, {}, {}}));

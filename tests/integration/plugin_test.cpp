@@ -75,6 +75,30 @@ TEST(plugin_build, a_plugin_built_without_optimization_loads_with_a_warning) {
   EXPECT_EQ(optimized.output.find("without compiler optimization"), std::string::npos) << optimized.output;
 }
 
+// Note [plugin build symmetry]: K4 reads the plugin's own recorded switches, not the aisp binary's.
+TEST(plugin_build, build_symmetry_reads_the_plugins_own_units) {
+  const auto build_symmetry = [](const std::string& plugin, const std::string& target) {
+    const auto dir = (std::filesystem::temp_directory_path() / ("aisp_plugin_k4_" + std::to_string(::getpid()))).string();
+    const auto run = run_command(aisp::testing::aisp_binary() + " bench run --plugin " + fixture(plugin) + " --targets " + target +
+                                 " --max-time 0.2 --history none --quiet --artifacts-dir " + dir);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"));
+    std::filesystem::remove_all(dir);
+    for (const auto& check : results.at("pairs").at(0).at("checks")) {
+      if (check.at("check") == "build-symmetry") return check;
+    }
+    return json();
+  };
+  const auto fast = build_symmetry("fast_math_unit", "plugin_k4:fast_math_unit");
+  ASSERT_FALSE(fast.is_null());
+  EXPECT_FALSE(fast.at("passed").get<bool>());
+  EXPECT_NE(fast.at("detail").get<std::string>().find("a unit of the plugin was built with -ffast-math"), std::string::npos) << fast;
+  const auto unrecorded = build_symmetry("unrecorded_switches", "plugin_k4:unrecorded");
+  ASSERT_FALSE(unrecorded.is_null());
+  EXPECT_FALSE(unrecorded.at("passed").get<bool>());
+  EXPECT_NE(unrecorded.at("detail").get<std::string>().find("recorded no compile switches"), std::string::npos) << unrecorded;
+}
+
 // The tutorial as a user follows it: install aisp, build examples/plugin against the install,
 // list and run its host pair.
 class tutorial_plugin : public ::testing::Test {

@@ -58,6 +58,20 @@ TEST(input_reuse_problem, a_candidate_far_slower_on_fresh_inputs_than_the_baseli
   EXPECT_TRUE(aisp::input_reuse_problem(2.0, 1.0));
 }
 
+// Note [baseline reuse bound]: a baseline slowed where nothing can be reused lends a candidate at
+// most its bound, and fails itself.
+TEST(baseline_reuse_problem, a_baseline_that_does_more_on_fresh_inputs_lends_no_candidate_its_ratio) {
+  EXPECT_TRUE(aisp::input_reuse_problem(175.0, 394.0));  // the red team's kept answer beside a baseline burning 400x
+  EXPECT_FALSE(aisp::input_reuse_problem(3.7, 2.5));     // within 1.5x of a baseline at its bound
+  EXPECT_TRUE(aisp::input_reuse_problem(3.8, 9.0));      // the baseline's 9x counts as 2.5x
+  const auto burned = aisp::baseline_reuse_problem(394.0, aisp::input_reuse_baseline_bound, "fresh inputs");
+  ASSERT_TRUE(burned.has_value());
+  EXPECT_NE(burned->find("394.00x"), std::string::npos) << *burned;
+  EXPECT_FALSE(aisp::baseline_reuse_problem(1.0, aisp::input_reuse_baseline_bound, "fresh inputs"));
+  EXPECT_FALSE(aisp::baseline_reuse_problem(2.85, aisp::batch_reuse_baseline_bound, "one call a sample"));  // ch01's tiny launches
+  EXPECT_TRUE(aisp::batch_reuse_problem(8.1, 50.0, aisp::timing_mode::graph));  // 50x counts as 4x
+}
+
 // Note [batch reuse]: one-call median (less the empty window) over the timed batched median.
 TEST(batch_reuse_problem, a_candidate_far_slower_one_call_at_a_time_than_the_baseline_did_the_work_once_a_batch) {
   const auto once_a_batch = aisp::batch_reuse_problem(3.6, 1.05, aisp::timing_mode::hot);  // the red team's host memo

@@ -2,6 +2,7 @@
 // vendor-library peer (every variant's ratio to it shown in every view).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "aisp/check.hpp"
@@ -61,6 +62,42 @@ TEST(precision_change, without_a_tolerance_and_its_reason_is_a_contract_gap) {
   v.precision.clear();
   auto undeclared = base_pair().add_variant(v);
   EXPECT_THROW(undeclared.validate(), aisp::contract_error);
+}
+
+// Note [declared tolerance ceiling]: a red team's "fp32 polynomial sine" declared a relative L2
+// bound of 5 and returned the series' first term (2026-12-04).
+TEST(declared_tolerance, a_relative_l2_bound_over_the_ceiling_or_not_finite_is_a_contract_gap) {
+  auto v = bf16_variant();
+  v.precision_tolerance = aisp::tolerance{.rtol = 5, .atol = 5, .max_rel_l2 = 5, .reason = "a polynomial sine"};
+  auto loose = base_pair().add_variant(v);
+  try {
+    loose.validate();
+    FAIL() << "a relative L2 bound of 5 passed";
+  } catch (const aisp::contract_error& e) {
+    EXPECT_NE(std::string(e.what()).find("relative L2 error of 5"), std::string::npos) << e.what();
+  }
+  v.precision_tolerance->max_rel_l2 = std::nan("");
+  auto not_a_number = base_pair().add_variant(v);
+  EXPECT_THROW(not_a_number.validate(), aisp::contract_error);
+  auto overridden = base_pair()
+                        .add_variant("optimized", "o", [](aisp::run_context&) {})
+                        .tolerance_override(aisp::tolerance{.rtol = 1e-3, .atol = 1e-3, .max_rel_l2 = 0.5, .reason = "loose"});
+  EXPECT_THROW(overridden.validate(), aisp::contract_error);
+  v.precision_tolerance->max_rel_l2 = aisp::max_declared_rel_l2;  // the ceiling itself is allowed
+  EXPECT_NO_THROW(base_pair().add_variant(v).validate());
+}
+
+TEST(declared_tolerance, one_without_an_l2_bound_takes_its_rtol_within_the_dtype_default_and_the_ceiling) {
+  auto v = bf16_variant();
+  v.precision_tolerance = aisp::tolerance{.rtol = 5, .atol = 5, .max_rel_l2 = 0, .reason = "element-wise only"};
+  auto unbounded = base_pair().add_variant(v);
+  unbounded.validate();
+  EXPECT_EQ(aisp::verify::effective_tolerance(unbounded, dtype::f32, "optimized").max_rel_l2, aisp::max_declared_rel_l2);
+  v.precision_tolerance->rtol = 1e-3;
+  auto tight = base_pair().add_variant(v);
+  EXPECT_EQ(aisp::verify::effective_tolerance(tight, dtype::f32, "optimized").max_rel_l2, 1e-3);
+  EXPECT_EQ(aisp::verify::effective_tolerance(tight, dtype::bf16, "optimized").max_rel_l2, 1e-2);  // bf16's default
+  EXPECT_EQ(aisp::verify::effective_tolerance(tight, dtype::i32, "optimized").max_rel_l2, 1e-3);
 }
 
 TEST(peer_variant, must_name_its_library_and_only_one_is_allowed) {
