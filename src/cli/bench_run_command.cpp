@@ -397,7 +397,8 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
       ->check(positive_number);
   run->add_option("--min-time", options->min_time_s, "seconds of sampling per variant (visits, fills and flushes included) before stopping may be considered (default 0.25)")
       ->check(non_negative_number);
-  run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default and least 10: S5)");
+  run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default and least 10: S5)")
+      ->check(non_negative_number);
   run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
       ->check(positive_number);
   run->add_option("--min-effect", options->min_effect,

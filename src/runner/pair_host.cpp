@@ -44,7 +44,9 @@ using nlohmann::json;
 // pair's code runs while a variant is timed. The host sees no GPU (CUDA_VISIBLE_DEVICES empty):
 // a kernel it launched would run on while it is stopped. Workers load the plugin themselves, as
 // before. Built-in pairs (the lab's) are aisp's own code and stay in the judge.
-constexpr double load_timeout_s = 600;
+// A load imports a pair file and declares its pairs: a pair file that blocks at import (a
+// user's walkthrough, 2026-12-04) is ended here, with the reason, not waited on for 10 minutes.
+constexpr double load_timeout_s = 180;
 constexpr double answer_timeout_s = 3600;  // a reference: fp64, on the host, at validation sizes
 
 // Every process under `pid` (an executable pair's reference program and whatever it left: the

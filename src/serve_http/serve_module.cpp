@@ -93,6 +93,12 @@ extern "C" __attribute__((visibility("default"))) int aisp_serve_main(const char
   aisp::serve::rest_api api(db, jobs_dir, token, expectations_dir);
   httplib::Server server;
   server.set_payload_max_length(max_body_bytes);
+  // SO_REUSEADDR only: cpp-httplib's default adds SO_REUSEPORT, under which a second `aisp serve`
+  // on the same port bound beside the first and the two answered requests in turn.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.set_pre_routing_handler([bound_host = std::string(host)](const httplib::Request& req, httplib::Response& res) {
     if (aisp::serve::host_header_allowed(req.get_header_value("Host"), bound_host)) return httplib::Server::HandlerResponse::Unhandled;
     set_json(res, 403, {{"error", "the Host header '" + req.get_header_value("Host") + "' does not name this server (" + bound_host +

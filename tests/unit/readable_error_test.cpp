@@ -24,6 +24,16 @@ TEST(without_source_locations, strips_nested_locations_and_their_expressions) {
   EXPECT_EQ(without_source_locations(nested), "1 pair(s) break the benchmark contract: t:x: no optimized variant");
 }
 
+// A message relayed from the pair host lost its location but not its expression.
+TEST(without_source_locations, drops_a_relayed_expression_that_reads_as_code) {
+  EXPECT_EQ(without_source_locations("python: no such file mine.py [why == nullptr]"), "python: no such file mine.py");
+  EXPECT_EQ(without_source_locations("plugin 'x.so': breaks the benchmark contract [false]"), "plugin 'x.so': breaks the benchmark contract");
+  EXPECT_EQ(without_source_locations("registers no pair [known.pairs().size() > pairs_before]"), "registers no pair");
+  EXPECT_EQ(without_source_locations("speedup 0.794x [0.766, 0.905]"), "speedup 0.794x [0.766, 0.905]");
+  EXPECT_EQ(without_source_locations("src/a.cpp:1: src/b.cpp:2: plugin 'x.so': not the same computation [false] [false]"),
+            "plugin 'x.so': not the same computation");
+}
+
 TEST(without_source_locations, leaves_text_without_a_location_as_it_is) {
   EXPECT_EQ(without_source_locations("the workload does not fit [see --size]"), "the workload does not fit [see --size]");
   EXPECT_EQ(without_source_locations("src/a.cu:7: cudaErrorInvalidValue (invalid argument): cudaMalloc(&p, n)"),
