@@ -14,6 +14,7 @@
 #include "aisp/check.hpp"
 #include "analysis/run_analysis.hpp"
 #include "analysis/serving_math.hpp"
+#include "cli/number_checks.hpp"
 #include "cli/commands.hpp"
 #include "results/result_json.hpp"
 #include "support/paths.hpp"
@@ -98,7 +99,7 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   auto* cost = add(bench, "cost", "USD per million calls of each variant: median time x your price per GPU-hour.", cost_options);
   cost->add_option("--gpu", *gpu, "the price table's key (default h100)");
   cost->add_option("--prices", *prices, "the editable price table (default expectations/prices.json here, else the one shipped with aisp)");
-  cost->add_option("--usd-per-hour", *usd_per_hour, "a price that overrides the table");
+  cost->add_option("--usd-per-hour", *usd_per_hour, "a price that overrides the table")->check(positive_number);
   cost->callback([=, &result] {
     const auto points = points_of(read_results_document(cost_options->run));  // the run named first: its error first
     const double price = usd_per_gpu_hour(*gpu, *prices, *usd_per_hour);

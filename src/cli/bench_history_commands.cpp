@@ -55,9 +55,17 @@ int show_history(const std::string& db, const api::run_filter& filter, bool as_j
 }
 
 // Marks a recorded run against the file; exit 1 when a speedup regressed.
+// A pair that did not pass has no speedup to hold to an expectation: --check says so and fails,
+// as a CI gate must (it read an invalid run's speedup as "met", a user's walkthrough, 2026-12-04).
 int check_run(const json& expectations, const json& results) {
   int regressed = 0;
   for (const auto& p : results["pairs"]) {
+    if (const auto status = p.value("status", std::string("pass")); status != "pass") {
+      std::printf("%s: not checked: the pair's status is %s (%s)\n", p.value("target", "").c_str(), status.c_str(),
+                  p.value("message", std::string()).c_str());
+      regressed += status != "skip";
+      continue;
+    }
     for (const auto& s : p.value("speedups", json::array())) {
       json vs_peer;
       json recorded;
@@ -99,7 +107,10 @@ int expectations_command(const std::string& hardware, const std::string& file, c
                  hardware.c_str(), path.c_str());
   if (check) {
     AISP_EXPECTS(!run.empty(), "--check needs --run (the artifacts folder to mark)");
-    return check_run(expectations, read_results_document(run));
+    const auto results = read_results_document(run);
+    const auto key = hardware_key_of(results);
+    AISP_EXPECTS(key == hardware, "the run was measured on " + key + ", not " + hardware);
+    return check_run(expectations, results);
   }
   if (update) {
     AISP_EXPECTS(!run.empty(), "--update needs --run (the artifacts folder of a trusted run)");

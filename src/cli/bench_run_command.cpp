@@ -374,7 +374,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "replace a benchmark parameter, e.g. --size n=1048576 (repeatable; see `bench list-targets` for the names)");
   command.add_option("--expectations", options.expectations_file,
                      "mark each speedup met/regressed/improved against this file (default: expectations/<hardware>.json "
-                     "when it exists; see `bench expectations`)");
+                     "when it exists; see `bench expectations`)")
+      ->check(CLI::ExistingFile);
   command.add_option("--history", options.history_db,
                      "the SQLite results history (default: aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
                      "none = do not record");

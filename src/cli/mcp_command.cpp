@@ -23,7 +23,7 @@ void add_mcp_command(CLI::App& app, outcome& result) {
   mcp->add_option("--jobs-dir", *jobs_dir, "where the runs start_run starts keep their artifacts (default artifacts)");
   mcp->footer(
       "Tools: list_targets, list_runs, show_run, show_pair, compare_runs, target_history, explain_check,\n"
-      "hardware_ceilings, start_run, job_status, wait_job, cancel_job.\n\n"
+      "hardware_ceilings, show_profile, start_run, job_status, wait_job, cancel_job.\n\n"
       "Register it with an MCP client (Claude Desktop, Cursor, VS Code...) in its config file, with absolute paths:\n"
       "  {\n"
       "    \"mcpServers\": {\n"

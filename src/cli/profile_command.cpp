@@ -371,7 +371,7 @@ void add_profile_command(CLI::App& app, outcome& result) {
   ncu->add_option("--launches", options->launches, "kernel launches profiled per variant (default 1; more for variants of several kernels)")
       ->check(CLI::Range(1, 100));
   ncu->add_flag("--baseline-only", options->baseline_only,
-                "profile each pair's baseline alone (what `profile agreement` reads: the bottleneck a pair teaches)");
+                "profile each pair's baseline alone (what scripts/bottleneck_agreement.py reads: the bottleneck a pair teaches)");
   ncu->callback([options, &result] { result.exit_code = profile_ncu(*options, result.command_line); });
 
   auto diff = std::make_shared<diff_options>();

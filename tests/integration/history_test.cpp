@@ -154,6 +154,27 @@ TEST_F(history_pipeline, a_stretched_latency_tail_fails_the_expectation_check) {
   EXPECT_NE(stretched.output.find("labs/host:transpose optimized: regressed tpot_s p99"), std::string::npos) << stretched.output;
 }
 
+// A CI gate on --check: an invalid run's speedups are not held to the file (they read "met"
+// before), and a run of another card is refused, as --update refuses it.
+TEST_F(history_pipeline, check_fails_an_invalid_run_and_refuses_another_cards) {
+  ASSERT_EQ(update_.exit_code, 0) << update_.output;
+  auto results = read_json(dir_ + "/run1/results.json");
+  for (auto& pair : results["pairs"]) {
+    pair["status"] = "fail";
+    pair["message"] = "baseline sample-count: 8 samples";
+  }
+  std::filesystem::create_directories(dir_ + "/invalid_run");
+  std::ofstream(dir_ + "/invalid_run/results.json") << results.dump();
+  const auto invalid =
+      run_command(aisp() + " bench expectations --hardware host --check --file " + dir_ + "/host.json --run " + dir_ + "/invalid_run");
+  EXPECT_EQ(invalid.exit_code, 1) << invalid.output;
+  EXPECT_NE(invalid.output.find("labs/host:transpose: not checked: the pair's status is fail"), std::string::npos) << invalid.output;
+  const auto other_card =
+      run_command(aisp() + " bench expectations --hardware h100 --check --file " + dir_ + "/none_yet.json --run " + dir_ + "/run1");
+  EXPECT_EQ(other_card.exit_code, 2) << other_card.output;
+  EXPECT_NE(other_card.output.find("measured on host, not h100"), std::string::npos) << other_card.output;
+}
+
 TEST_F(history_pipeline, reports_in_every_format) {
   const auto results = read_json(dir_ + "/run2/results.json");
   EXPECT_TRUE(std::filesystem::exists(dir_ + "/run2/report.md")) << "bench run leaves a Markdown report beside results.json";
