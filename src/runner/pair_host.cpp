@@ -49,21 +49,6 @@ using nlohmann::json;
 constexpr double load_timeout_s = 180;
 constexpr double answer_timeout_s = 3600;  // a reference: fp64, on the host, at validation sizes
 
-// Every process under `pid` (an executable pair's reference program and whatever it left: the
-// host is their subreaper, so orphans and double-forked daemons are its children too).
-void kill_descendants(pid_t pid) {
-  const std::filesystem::path tasks = fmt::format("/proc/{}/task", pid);
-  std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
-    std::ifstream children(task.path() / "children");
-    for (pid_t child = 0; children >> child;) {
-      kill(child, SIGSTOP);  // before its own children are listed: it cannot start more
-      kill_descendants(child);
-      kill(child, SIGKILL);
-    }
-  }
-}
-
 class pair_host {
  public:
   explicit pair_host(bool allow_subprocesses)

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -114,8 +115,25 @@ worker_process::~worker_process() {
   if (from_worker_ >= 0) close(from_worker_);
 }
 
+void kill_descendants(pid_t pid) {
+  const std::filesystem::path tasks = fmt::format("/proc/{}/task", pid);
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator(tasks, error)) {
+    std::ifstream children(task.path() / "children");
+    for (pid_t child = 0; children >> child;) {
+      kill(child, SIGSTOP);  // before its own children are listed: it cannot start more
+      kill_descendants(child);
+      kill(child, SIGKILL);
+    }
+  }
+}
+
+// The worker's own processes go with it: an --exec variant program left running as an orphan
+// after its worker timed out (a user's walkthrough, 2026-12-04).
 void worker_process::kill_and_reap() {
   if (pid_ <= 0) return;
+  kill(pid_, SIGSTOP);
+  kill_descendants(pid_);
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);

@@ -123,4 +123,9 @@ class worker_process final : public rank_endpoint {
 // The path of the running executable, for spawning workers of the same build.
 [[nodiscard]] std::string current_executable();
 
+// Every process under `pid`, each stopped before its children are listed, then killed: an
+// executable pair's program and whatever it left (the worker and the pair host are their
+// subreapers, so orphans and double-forked daemons are their children too).
+void kill_descendants(pid_t pid);
+
 }  // namespace aisp

@@ -62,6 +62,19 @@ void expect_caught(const std::string& target, std::initializer_list<const char*>
   EXPECT_TRUE(failed_checks(judged_pair.pair, "baseline").empty()) << judged_pair.pair.value("checks", json()).dump(1);
 }
 
+// A variant program that never answers: its worker times out and is killed, and the program
+// goes with it (it outlived the worker as an orphan, a user's walkthrough, 2026-12-04).
+TEST(exec_pairs, a_program_that_never_answers_does_not_outlive_its_worker) {
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --exec " + source("tests/exec/hanging_pairs.json") +
+                               " --worker-timeout 3 --max-time 0.2 --history none --quiet --artifacts-dir " +
+                               (std::filesystem::temp_directory_path() / ("aisp_exec_hang_" + std::to_string(::getpid()))).string());
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("timeout"), std::string::npos) << run.output;
+  const auto left = run_command("pgrep -f 'aisp-orphan-prob[e]'", false);
+  EXPECT_NE(left.exit_code, 0) << "still running: " << left.output;
+  (void)run_command("pkill -f 'aisp-orphan-prob[e]'", false);
+}
+
 TEST(exec_cheats, a_cached_output_is_caught) { expect_caught("exec_cheat:cached_output", {"fresh-after-warmup", "timed-call"}); }
 
 TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) { expect_caught("exec_cheat:replies_before_the_work", {"late-write"}); }
