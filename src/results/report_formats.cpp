@@ -211,10 +211,15 @@ std::string report_csv(const json& results) {
   std::string csv =
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
       "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item,recorded\n";
+  // An empty field where a value does not apply (the baseline's speedup, a pair without a peer),
+  // as the Markdown's "—": 0 read as a measurement.
+  const auto or_empty = [](double value, const char* format) { return value > 0 ? fmt::format(fmt::runtime(format), value) : std::string(); };
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{},{:.5f},{:.5f},{:.5f},{},{},{:.2f},{:.2f},{},{:.4f},{:.4f},{:.4f},{:.4f},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
-                       csv_field(r.target), csv_field(r.variant), r.status, r.samples > 0 ? fmt::format("{:.4f}", r.median_us) : "", r.speedup, r.low, r.high, r.verdict,
-                       r.expectation, r.gbps, r.sol, r.samples, r.tflops, r.peer, r.peer_low, r.peer_high, csv_field(r.precision),
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},{},{:.4f},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
+                       csv_field(r.target), csv_field(r.variant), r.status, r.samples > 0 ? fmt::format("{:.4f}", r.median_us) : "",
+                       or_empty(r.speedup, "{:.5f}"), or_empty(r.low, "{:.5f}"), or_empty(r.high, "{:.5f}"), r.verdict,
+                       r.expectation, r.gbps, r.sol, r.samples, r.tflops, or_empty(r.peer, "{:.4f}"), or_empty(r.peer_low, "{:.4f}"),
+                       or_empty(r.peer_high, "{:.4f}"), csv_field(r.precision),
                        r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item), csv_field(r.recorded));
   }
   return csv;

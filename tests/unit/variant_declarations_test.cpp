@@ -180,6 +180,7 @@ TEST(reports, a_variant_that_never_ran_shows_no_median) {
   EXPECT_EQ(md.find("| 0.00 µs"), std::string::npos) << md;
   const auto csv = aisp::report_csv(document);
   EXPECT_NE(csv.find("ch09:sgemm,optimized,pass,,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("ch09:sgemm,baseline,pass,1000.0000,,,,"), std::string::npos) << csv;  // no speedup of its own: empty, not 0.00000
   EXPECT_NE(aisp::report_html(document).find("<td>optimized</td><td>pass</td><td>—</td>"), std::string::npos);
 }
 
