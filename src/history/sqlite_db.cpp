@@ -1,5 +1,7 @@
 #include "history/sqlite_db.hpp"
 
+#include <cstring>
+#include <fstream>
 #include <sqlite3.h>
 
 namespace aisp {
@@ -58,7 +60,25 @@ std::string sqlite_statement::text(int column) const {
   return value != nullptr ? reinterpret_cast<const char*>(value) : "";
 }
 
+namespace {
+
+// A file that holds something and is not an SQLite database: SQLite takes a file shorter than
+// its header as an empty database and writes one over it (a one-byte text file became a 32 KiB
+// database under `bench history --db`, a user's walkthrough, 2026-12-04). An empty file is the
+// empty database it looks like.
+bool holds_something_else(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return false;
+  char header[16] = {};
+  file.read(header, sizeof header);
+  const auto read = file.gcount();
+  return read > 0 && (read < static_cast<std::streamsize>(sizeof header) || std::memcmp(header, "SQLite format 3", sizeof header) != 0);
+}
+
+}  // namespace
+
 sqlite_db::sqlite_db(const std::string& path) : path_(path) {
+  if (holds_something_else(path)) throw history_error("history database " + path + " is unusable: the file is not an SQLite database (nothing was written to it)");
   if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     const std::string why = db_ != nullptr ? sqlite3_errmsg(db_) : "cannot allocate";
     sqlite3_close(db_);

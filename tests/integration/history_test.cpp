@@ -264,8 +264,11 @@ TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   const auto dir = fresh("bad");
   { std::ofstream(dir + "/corrupt.db") << "this is not a database, only text long enough to be a header........"; }
   // The servers refuse it at start, as the read-only commands do, not at a client's first request.
+  { std::ofstream(dir + "/short.txt") << "\n"; }  // shorter than SQLite's header: it was made a database
   for (const std::string command : {"bench history", "mcp", "serve --port 0"}) {
     aisp::testing::expect_one_line_error(command + " --db " + dir + "/corrupt.db", "is unusable");
+    aisp::testing::expect_one_line_error(command + " --db " + dir + "/short.txt", "is not an SQLite database");
+    EXPECT_EQ(std::filesystem::file_size(dir + "/short.txt"), 1u) << command;
   }
   aisp::testing::expect_one_line_error("mcp --db " + dir, "is not a file");
   std::filesystem::create_directories(dir + "/truncated");
