@@ -63,16 +63,9 @@ std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& comma
 std::string plugin_math_record(const std::string& plugin_path) {
   const auto lines = recorded_compile_switches(plugin_path);
   if (lines.empty()) return plugin_unrecorded;
-  static const std::vector<std::pair<std::string, std::string>> names = {
-      {"-ffast-math", "fast_math"},           {"-Ofast", "fast_math"},          {"-funsafe-math-optimizations", "unsafe_math"},
-      {"-fassociative-math", "associative_math"}, {"-freciprocal-math", "reciprocal_math"}, {"-ffinite-math-only", "finite_math_only"}};
-  std::string record;
-  for (const auto& flag : unsafe_math_flags(lines)) {
-    for (const auto& [switch_name, name] : names) {
-      if (switch_name == flag && record.find(name) == std::string::npos) record += (record.empty() ? "" : "__") + name;
-    }
-  }
-  return plugin_math_record_prefix + (record.empty() ? std::string("none") : record);
+  std::string found;
+  for (const auto& flag : unsafe_math_flags(lines)) found += (found.empty() ? "" : " ") + flag;
+  return plugin_math_record_prefix + found;
 }
 
 std::string describe_unit_math_record(const std::string& record) {

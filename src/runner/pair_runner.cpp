@@ -256,18 +256,16 @@ std::string check_memory_fit(const pair& declared, const workload& benchmark, in
 // the source). A unit built without the launcher falls back to the switches every unit of the
 // binary recorded (-frecord-gcc-switches, host code only), so any unit's -ffast-math counts.
 void check_build_symmetry(const pair& declared, const run_config& config, std::vector<check_result>& checks) {
-  if (declared.build_math_flags() == plugin_unrecorded) {  // Note [plugin build symmetry] (audit/build_flags.hpp)
-    add_check(checks, verify::checks::build_symmetry, "optimized", false,
-              "the plugin recorded no compile switches, so its units' math flags cannot be checked: build it with "
-              "find_package(aisp) and aisp_add_benchmark (docs/tutorial.md), or add -frecord-gcc-switches (nvcc: "
-              "-Xcompiler=-frecord-gcc-switches)");
-    return;
-  }
+  // Note [plugin build symmetry] (audit/build_flags.hpp): a plugin's whole binary.
   if (const auto& recorded = declared.build_math_flags(); recorded && recorded->starts_with(plugin_math_record_prefix)) {
-    const std::string found = describe_unit_math_record(recorded->substr(std::string_view(plugin_math_record_prefix).size()));
+    const std::string found = recorded->substr(std::string_view(plugin_math_record_prefix).size());
     add_check(checks, verify::checks::build_symmetry, "optimized", found.empty(),
-              found.empty() ? "every unit of the plugin was built without value-changing host math switches"
-                            : "a unit of the plugin was built with " + found);
+              *recorded == plugin_unrecorded
+                  ? "the plugin recorded no compile switches, so its units' math flags cannot be checked: build it with "
+                    "find_package(aisp) and aisp_add_benchmark (docs/tutorial.md), or add -frecord-gcc-switches (nvcc: "
+                    "-Xcompiler=-frecord-gcc-switches)"
+                  : found.empty() ? "every unit of the plugin was built without value-changing host math switches"
+                                  : "a unit of the plugin was built with " + found);
     return;
   }
   if (const auto& recorded = declared.build_math_flags()) {

@@ -302,7 +302,6 @@ class worker {
     return reply;
   }
 
-  // JSON has no NaN: a NaN value travels as null.
   static json fingerprint_to_json(const timed_call_fingerprint& fingerprint) {
     json matches = json::object();
     for (const auto& [name, listed] : fingerprint.pattern_matches) {
@@ -315,6 +314,7 @@ class worker {
             {"probe_values", values_to_json(fingerprint.probe_values)}};
   }
 
+  // JSON has no NaN: a NaN value travels as null.
   static json values_to_json(const output_values& values) {
     json out = json::object();
     for (const auto& [name, list] : values) {

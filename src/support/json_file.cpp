@@ -29,28 +29,23 @@ std::pair<std::string, bool> destination_of(const std::string& path) {
 
 void write_json_file(const std::string& requested, const nlohmann::json& document, int indent) {
   const auto [path, replaceable] = destination_of(requested);
-  if (!replaceable) {
-    std::ofstream stream(path, std::ios::binary);
-    stream << document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
-    stream.flush();
-    if (!stream) throw std::runtime_error("cannot write " + requested);
-    return;
-  }
-  const std::string temporary = path + ".tmp";
+  const std::string text = document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  const std::string written = replaceable ? path + ".tmp" : path;  // a whole file by rename; a device in place
   const auto fail = [&](const std::string& why) {
     std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw std::runtime_error("cannot write " + path + ": " + why);
+    if (replaceable) std::filesystem::remove(written, ignored);
+    throw std::runtime_error("cannot write " + requested + ": " + why);
   };
   {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    if (!file) fail("cannot open " + temporary);
-    file << document.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    std::ofstream file(written, std::ios::binary | (replaceable ? std::ios::trunc : std::ios::out));
+    if (!file) fail("cannot open " + written);
+    file << text;
     file.flush();
-    if (!file) fail("writing " + temporary + " failed");
+    if (!file) fail("writing " + written + " failed");
   }
+  if (!replaceable) return;
   std::error_code error;
-  std::filesystem::rename(temporary, path, error);
+  std::filesystem::rename(written, path, error);
   if (error) fail("rename failed: " + error.message());
 }
 
