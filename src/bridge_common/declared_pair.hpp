@@ -20,15 +20,25 @@ struct declared_buffer {
   bool is_output = false;
 };
 
-// {"n": 1024, ...}
+// {"n": 1024, ...}: each a whole number from 0 to 2^62; `where` names the object in errors.
+[[nodiscard]] param_map params_of(const nlohmann::json& sizes, const std::string& where);
 [[nodiscard]] param_map params_of(const nlohmann::json& sizes);
+
+// Note [declared fields]: one-line errors naming the field, for what a bridge reads beyond these.
+[[noreturn]] void wrong_field(const std::string& where, const std::string& wanted, const nlohmann::json& got);
+[[nodiscard]] const nlohmann::json& field_of(const nlohmann::json& object, const std::string& where, const std::string& name);
+[[nodiscard]] std::string text_of(const nlohmann::json& value, const std::string& where);
+[[nodiscard]] double number_of(const nlohmann::json& value, const std::string& where);
+[[nodiscard]] const nlohmann::json& list_of(const nlohmann::json& value, const std::string& where);
+[[nodiscard]] std::vector<std::string> texts_of(const nlohmann::json& value, const std::string& where);
 [[nodiscard]] nlohmann::json sizes_of(const workload& work);
 // The buffer's shape at `work`, with a leading `world` dim when the pair has ranks.
 [[nodiscard]] nlohmann::json shape_of(const declared_buffer& buffer, const workload& work, std::int64_t world);
 
 // Declares on `p`: "summary", "backend", "sizes" {benchmark, validation[], held_out[]}, "buffers"
 // [{name, role, dtype, dims, init}], "tolerance", "goal", "exact_math", "fixed_inputs"; returns
-// the buffers in declaration order. Throws on a missing or malformed field.
+// the buffers in declaration order. Throws a one-line std::runtime_error naming a missing or
+// malformed field (Note [declared fields]).
 std::vector<declared_buffer> declare_common(pair& p, const nlohmann::json& declared);
 
 }  // namespace aisp::bridge

@@ -84,8 +84,8 @@ void add_bench_analysis_commands(CLI::App& bench, outcome& result) {
   auto vram_gb = std::make_shared<double>(0);
   auto latency_ms = std::make_shared<double>(0);
   auto* whatif = add(bench, "whatif", "Which verified variants fit a VRAM budget and a latency budget.", whatif_options);
-  whatif->add_option("--vram", *vram_gb, "GB of device memory the buffers may take (0 = any)");
-  whatif->add_option("--latency", *latency_ms, "milliseconds a call may take (0 = any)");
+  whatif->add_option("--vram", *vram_gb, "GB of device memory the buffers may take (0 = any)")->check(non_negative_number);
+  whatif->add_option("--latency", *latency_ms, "milliseconds a call may take (0 = any)")->check(non_negative_number);
   whatif->callback([=, &result] {
     const auto fit = fitting(points_of(read_results_document(whatif_options->run)), *vram_gb * 1e9, *latency_ms * 1e-3);
     result.exit_code = emit(rows(fit), whatif_options->as_json,

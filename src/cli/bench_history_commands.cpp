@@ -236,7 +236,7 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
   expect->add_option("--hardware", *hardware, "h100, h200, ... (or host)")->required();
   expect->add_option("--file", *file, "the expectations file (default expectations/<hardware>.json)");
   expect->add_option("--run", *run, "with --update or --check: the run's artifacts folder (or its results.json)");
-  expect->add_option("--min-speedup", *min_speedup, "only speedups whose CI low is at least this (default 1.05)");
+  expect->add_option("--min-speedup", *min_speedup, "only speedups whose CI low is at least this (default 1.05)")->check(positive_number);
   expect->add_flag("--update", *update, "write the run's passing speedups into the file");
   expect->add_flag("--check", *check, "mark the run met/regressed/improved against the file; exit 1 when one regressed");
   expect->callback([=, &result] { result.exit_code = expectations_command(*hardware, *file, *run, *min_speedup, *update, *check); });

@@ -146,12 +146,38 @@ run_config make_config(const run_options& options) {
     config.stopping.max_time_s = 0.05;
   }
   config.executable = current_executable();
+  // --json's file is written after every pair: a path that cannot be written is bad usage, said
+  // before any work (it was found after the first pair, exit 1), never a lost run. Its folder is
+  // made as --artifacts-dir's is.
+  if (!options.json_path.empty()) {
+    const std::filesystem::path json_file(options.json_path);
+    const auto folder = json_file.has_parent_path() ? json_file.parent_path() : std::filesystem::path(".");
+    AISP_EXPECTS(!std::filesystem::is_directory(json_file), "--json " + options.json_path + ": is a folder; name a file");
+    std::error_code json_folder;
+    std::filesystem::create_directories(folder, json_folder);
+    AISP_EXPECTS(!json_folder && std::filesystem::is_directory(folder),
+                 "--json " + options.json_path + ": cannot make the folder " + folder.string() + " (" +
+                     (json_folder ? json_folder.message() : "not a folder") + ")");
+    AISP_EXPECTS(::access(std::filesystem::exists(json_file) ? json_file.c_str() : folder.c_str(), W_OK) == 0,
+                 "--json " + options.json_path + ": cannot be written here (permission denied)");
+  }
   config.artifacts_dir = options.artifacts_dir.empty() ? default_artifacts_dir() : options.artifacts_dir;
   std::error_code made;
   std::filesystem::create_directories(config.artifacts_dir, made);
   AISP_EXPECTS(!made && std::filesystem::is_directory(config.artifacts_dir),
                "--artifacts-dir " + config.artifacts_dir + ": cannot make the folder (" + (made ? made.message() : "not a folder") + ")");
   config.artifacts_dir = std::filesystem::canonical(config.artifacts_dir).string();
+  // A folder reused from an earlier run: its files are replaced as this run writes its own. Say
+  // so once, before any work, rather than overwrite without a word (the history keeps that run).
+  if (const auto earlier = config.artifacts_dir + "/results.json"; std::filesystem::exists(earlier) && !options.quiet) {
+    std::ifstream in(earlier);
+    const auto document = nlohmann::json::parse(in, nullptr, false);
+    const std::string started = document.is_object() && document.contains("started_at") && document["started_at"].is_string()
+                                    ? document["started_at"].get<std::string>()
+                                    : "at an unknown time";
+    std::fprintf(stderr, "[artifacts] %s holds the run started %s: this run replaces its results.json and report.md\n",
+                 config.artifacts_dir.c_str(), started.c_str());
+  }
   return config;
 }
 
@@ -298,7 +324,15 @@ int run_here(const run_options& options, const std::string& command_line, const 
   }
   std::printf("results: %s\n", outputs.results_path.c_str());
   if (suite.interrupted_by != 0) return finish(128 + suite.interrupted_by);  // Note [interrupted runs]
-  return finish(suite.any_failed() ? 1 : 0);
+  if (suite.any_failed()) return finish(1);
+  // Note [nothing measured]: a run whose every pair was skipped (GPU pairs on a machine without
+  // one) measured nothing; exit 0 would let a CI gate that lost its GPU pass. Exit 3, one line.
+  if (suite.nothing_measured()) {
+    std::fprintf(stderr, "aisp: nothing was measured: all %zu selected pairs were skipped (%s)\n", suite.pairs.size(),
+                 suite.pairs.front().message.c_str());
+    return finish(3);
+  }
+  return finish(0);
 }
 
 void add_shared_options(CLI::App& command, run_options& options) {
@@ -365,7 +399,8 @@ void add_shared_options(CLI::App& command, run_options& options) {
       ->check(CLI::IsMember({"on", "off"}));
   command.add_option("--trace", options.trace_dir,
                      "write one Chrome/Perfetto trace per pair into this folder (open in ui.perfetto.dev): every "
-                     "variant's kernels, copies and phases (setup, warmup, samples, verify)");
+                     "variant's kernels, copies and phases (setup, warmup, samples, verify). GPU pairs only: a host pair has no "
+                     "device timeline, and a line says which get none");
   command.add_option("--energy-window", options.energy_window_s,
                      "seconds each GPU worker runs alone after sampling, read through NVML's energy counter, for "
                      "the energy per call and mean power, opened and closed on the counter's ~100 ms steps (default 0.5; 0 = skip)")

@@ -28,9 +28,16 @@ void add_hw_command(CLI::App& app, outcome& result) {
   hw->add_option("--device", *device, "CUDA device index (default 0)")->check(non_negative_number);
   hw->callback([=, &result] {
     const bool chatty = !*as_json && isatty(STDERR_FILENO);
-    const auto report = run_hw(*group, *device, *refresh, [chatty](const std::string& line) {
-      if (chatty) std::fprintf(stderr, "%s\n", line.c_str());
-    });
+    hw_report report;
+    try {
+      report = run_hw(*group, *device, *refresh, [chatty](const std::string& line) {
+        if (chatty) std::fprintf(stderr, "%s\n", line.c_str());
+      });
+    } catch (const no_gpu_error& error) {
+      std::fprintf(stderr, "aisp: hw: %s; nothing was measured\n", error.what());
+      result.exit_code = 3;
+      return;
+    }
     if (*as_json) {
       std::printf("%s\n", to_json(report).dump(2).c_str());
     } else {

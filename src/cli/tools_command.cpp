@@ -56,7 +56,20 @@ int kv_cache(kv_options options) {
     std::string names;
     for (const auto& s : known_model_shapes()) names += (names.empty() ? "" : ", ") + s.name;
     AISP_EXPECTS(known.has_value(), "unknown model '" + options.model + "' (known: " + names + "; or give --layers, --kv-heads, --head-dim)");
+    // --layers, --kv-heads and --head-dim given beside --model override its values (a model cut
+    // to fewer layers): they were silently ignored, and the output named the model as it ships.
+    const model_shape given = options.shape;
     options.shape = *known;
+    std::string changed;
+    const auto override_with = [&](int value, int& field, const char* name) {
+      if (value <= 0 || value == field) return;
+      field = value;
+      changed += fmt::format("{}{} {}", changed.empty() ? "" : ", ", name, value);
+    };
+    override_with(given.layers, options.shape.layers, "layers");
+    override_with(given.kv_heads, options.shape.kv_heads, "kv-heads");
+    override_with(given.head_dim, options.shape.head_dim, "head-dim");
+    if (!changed.empty()) options.shape.name += " (" + changed + ")";
   }
   AISP_EXPECTS(options.shape.layers > 0 && options.shape.kv_heads > 0 && options.shape.head_dim > 0,
                "name a --model or give --layers, --kv-heads and --head-dim");
@@ -113,9 +126,9 @@ void add_tools_command(CLI::App& app, outcome& result) {
   kv_command->footer("Examples:\n  aisp tools kv-cache --model llama-3.1-70b --tokens 8192 --batch 16\n"
                      "  aisp tools kv-cache --layers 32 --kv-heads 8 --head-dim 128 --tokens 4096 --dtype fp8 --free-gib 60");
   kv_command->add_option("--model", kv->model, "a known shape: llama-3.1-8b, llama-3.1-70b, llama-3.1-405b, mistral-7b, qwen2.5-72b");
-  kv_command->add_option("--layers", kv->shape.layers, "transformer layers (instead of --model)")->check(cli::positive_number);
-  kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (instead of --model)")->check(cli::positive_number);
-  kv_command->add_option("--head-dim", kv->shape.head_dim, "head dimension (instead of --model)")->check(cli::positive_number);
+  kv_command->add_option("--layers", kv->shape.layers, "transformer layers (or, with --model, overriding its count)")->check(cli::positive_number);
+  kv_command->add_option("--kv-heads", kv->shape.kv_heads, "key/value heads (or, with --model, overriding its count)")->check(cli::positive_number);
+  kv_command->add_option("--head-dim", kv->shape.head_dim, "head dimension (or, with --model, overriding it)")->check(cli::positive_number);
   kv_command->add_option("--tokens", kv->tokens, "tokens per sequence, prompt and generated")->required()->check(cli::positive_number);
   kv_command->add_option("--batch", kv->batch, "sequences (default 1)")->check(cli::positive_number);
   kv_command->add_option("--dtype", kv->dtype, "fp32, bf16 (default), fp16 or fp8");

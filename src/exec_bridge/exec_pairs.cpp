@@ -12,6 +12,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +53,14 @@ std::vector<std::string> expanded(std::vector<std::string> command) {
   return command;
 }
 
+// A program's words: a non-empty list of strings at `name` (Note [declared fields]).
+std::vector<std::string> command_of(const json& declared, const std::string& where, const std::string& name = "command") {
+  const auto at = where.empty() ? name : where + "." + name;
+  auto words = bridge::texts_of(bridge::field_of(declared, where, name), at);
+  if (words.empty()) bridge::wrong_field(at, "a program and its arguments, as [\"./variant\"]", json::array());
+  return words;
+}
+
 // A buffer as the process maps it: its type and length.
 struct buffer_extent {
   dtype type;
@@ -72,11 +82,12 @@ std::string setup_request(const std::string& variant, const workload& work, cons
   return request.dump();
 }
 
-[[nodiscard]] variant exec_variant(const json& declared, const std::string& directory, const std::vector<declared_buffer>& buffers) {
+[[nodiscard]] variant exec_variant(const json& declared, const std::string& where, const std::string& directory,
+                                   const std::vector<declared_buffer>& buffers) {
   variant v;
-  v.name = declared.at("name").get<std::string>();
-  v.summary = declared.value("summary", "");
-  const auto command = expanded(declared.at("command").get<std::vector<std::string>>());
+  v.name = bridge::text_of(bridge::field_of(declared, where, "name"), where + ".name");
+  v.summary = declared.is_object() && declared.contains("summary") ? bridge::text_of(declared["summary"], where + ".summary") : "";
+  const auto command = expanded(command_of(declared, where));
   v.setup = [command, directory, buffers, name = v.name](run_context& ctx) {
     auto*& state = reinterpret_cast<exec_process*&>(ctx.user_state());
     delete state;  // setup again: the harness moved the buffers (the new-address challenge)
@@ -133,30 +144,59 @@ void run_reference(const std::vector<std::string>& command, const std::string& d
 }
 
 // "work": {"bytes": [[coefficient, dim, dim, ...], ...], "flops": [...]}: sums of products of sizes.
-double amount_of(const json& terms, const workload& work) {
+struct work_term {
+  double coefficient;
+  std::vector<std::string> dims;
+};
+
+// A work sum's terms, each checked as the file is read (Note [declared fields]): a term of the
+// wrong shape is an error naming it, not a JSON type error when the first call is counted.
+std::vector<work_term> terms_of(const json& terms, const std::string& where, const std::vector<std::string>& sizes) {
+  std::vector<work_term> out;
+  for (std::size_t i = 0; const auto& term : bridge::list_of(terms, where)) {
+    const auto at = where + "[" + std::to_string(i++) + "]";
+    if (!term.is_array() || term.empty() || !term[0].is_number())
+      bridge::wrong_field(at, "a list of a coefficient and size names, as [2, \"n\"]", term);
+    work_term t{term[0].get<double>(), {}};
+    if (!std::isfinite(t.coefficient) || t.coefficient < 0) bridge::wrong_field(at + "[0]", "a finite number of 0 or more", term[0]);
+    for (std::size_t d = 1; d < term.size(); ++d) {
+      const auto name = bridge::text_of(term[d], at + "[" + std::to_string(d) + "]");
+      if (std::find(sizes.begin(), sizes.end(), name) == sizes.end())
+        bridge::wrong_field(at + "[" + std::to_string(d) + "]", "a size of sizes.benchmark", term[d]);
+      t.dims.push_back(name);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+double amount_of(const std::vector<work_term>& terms, const workload& work) {
   double total = 0;
   for (const auto& term : terms) {
-    double product = term.at(0).get<double>();
-    for (std::size_t i = 1; i < term.size(); ++i) product *= static_cast<double>(work.get(term.at(i).get<std::string>()));
+    double product = term.coefficient;
+    for (const auto& dim : term.dims) product *= static_cast<double>(work.get(dim));
     total += product;
   }
   return total;
 }
 
 pair exec_pair(const json& declared, const std::string& directory) {
-  pair p(declared.at("target").get<std::string>());
+  pair p(bridge::text_of(bridge::field_of(declared, "", "target"), "target"));
   const std::vector<declared_buffer> buffers = bridge::declare_common(p, declared);
   if (p.where() != backend::host) throw std::runtime_error(p.target() + ": executable pairs run on the host (\"backend\": \"host\")");
-  const json work = declared.at("work");
-  p.work([work](const workload& w) {
-    return work_amount{.bytes = amount_of(work.at("bytes"), w), .flops = amount_of(work.value("flops", json::array()), w)};
-  });
-  const auto reference = expanded(declared.at("reference").get<std::vector<std::string>>());
+  const json& work = bridge::field_of(declared, "", "work");
+  std::vector<std::string> sizes;
+  for (const auto& [name, _] : declared["sizes"]["benchmark"].items()) sizes.push_back(name);
+  const auto bytes = terms_of(bridge::field_of(work, "work", "bytes"), "work.bytes", sizes);
+  const auto flops = work.contains("flops") ? terms_of(work["flops"], "work.flops", sizes) : std::vector<work_term>{};
+  p.work([bytes, flops](const workload& w) { return work_amount{.bytes = amount_of(bytes, w), .flops = amount_of(flops, w)}; });
+  const auto reference = expanded(command_of(declared, "", "reference"));
   p.reference([reference, directory, buffers](reference_io& io) { run_reference(reference, directory, buffers, io); });
   p.tag("exec");
   // Note [compilers in the sandbox]: its workers start the variants' processes.
   p.tag(std::string(subprocess_tag_prefix) + "its variants are executables (Note [executable pairs])");
-  for (const auto& v : declared.at("variants")) p.add_variant(exec_variant(v, directory, buffers));
+  for (std::size_t i = 0; const auto& v : bridge::list_of(bridge::field_of(declared, "", "variants"), "variants"))
+    p.add_variant(exec_variant(v, "variants[" + std::to_string(i++) + "]", directory, buffers));
   return p;
 }
 
@@ -183,10 +223,19 @@ std::string register_exec_pairs() {
                                  std::to_string(protocol_version) + " (\"protocol\": 1)");
       if (!declared.contains("pairs") || !declared["pairs"].is_array()) throw std::runtime_error("its \"pairs\" is not a list of pairs");
       const std::string directory = fs::path(file).parent_path().string();
-      for (const auto& p : declared.at("pairs")) {
-        auto made = exec_pair(p, directory);
-        made.validate();
-        registry::instance().add(std::move(made));
+      for (std::size_t i = 0; const auto& p : declared.at("pairs")) {
+        // Each error names its pair: "pairs[1] (mine:scale): sizes.benchmark.n must be ...".
+        const std::string name = p.is_object() && p.contains("target") && p["target"].is_string() ? " (" + p["target"].get<std::string>() + ")" : "";
+        const std::string where = "pairs[" + std::to_string(i++) + "]" + name;
+        try {
+          auto made = exec_pair(p, directory);
+          made.validate();
+          registry::instance().add(std::move(made));
+        } catch (const json::exception& error) {
+          throw std::runtime_error(where + ": " + without_json_prefix(error.what()));
+        } catch (const std::exception& error) {
+          throw std::runtime_error(where + ": " + error.what());
+        }
       }
     } catch (const json::exception& error) {
       return file + ": " + without_json_prefix(error.what());  // a field of the wrong type, or a missing one

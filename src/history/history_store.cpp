@@ -1,5 +1,7 @@
 #include "history/history_store.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "hw/datasheet.hpp"
@@ -119,6 +121,15 @@ void history_store::insert_pair(std::int64_t run, const json& pair) {
   }
 }
 
+std::string run_state_of(const json& results) {
+  if (results.contains("interrupted_by")) return "interrupted";
+  const auto& pairs = results.value("pairs", json::array());
+  if (std::any_of(pairs.begin(), pairs.end(), [](const json& p) { return p.value("status", "") == "fail"; })) return "failed";
+  if (!pairs.empty() && std::all_of(pairs.begin(), pairs.end(), [](const json& p) { return p.value("status", "") == "skip"; }))
+    return "skipped";
+  return "complete";
+}
+
 void history_store::finish_run(std::int64_t run, const std::string& state) {
   db_.prepare("UPDATE runs SET state=? WHERE id=?").bind(1, state).bind(2, run).run();
 }
@@ -132,7 +143,7 @@ std::int64_t history_store::ingest(const json& results) {
   sqlite_transaction transaction(db_);  // a whole run or nothing
   const auto run = insert_run(header);
   for (const auto& pair : results.value("pairs", json::array())) insert_pair(run, pair);
-  db_.prepare("UPDATE runs SET state='complete' WHERE id=?").bind(1, run).run();
+  db_.prepare("UPDATE runs SET state=? WHERE id=?").bind(1, run_state_of(results)).bind(2, run).run();
   transaction.commit();
   return run;
 }

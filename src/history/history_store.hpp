@@ -18,6 +18,10 @@ namespace aisp {
 
 inline constexpr int history_schema_version = 1;
 
+// A finished run's state from its results: interrupted, failed (a pair failed), skipped (every
+// pair skipped: nothing measured) or complete. `bench merge` records a run by it, as the run did.
+[[nodiscard]] std::string run_state_of(const nlohmann::json& results);
+
 class history_store {
  public:
   // Opens or creates the database and migrates it; history_error (one line) when it cannot.
@@ -26,7 +30,7 @@ class history_store {
   // `header`: a results document without pairs (started_at, device, config, artifacts_dir...).
   std::int64_t begin_run(const nlohmann::json& header);
   void add_pair(std::int64_t run, const nlohmann::json& pair);
-  void finish_run(std::int64_t run, const std::string& state);  // complete | failed
+  void finish_run(std::int64_t run, const std::string& state);  // complete | failed | skipped | interrupted
   // A whole results.json in one transaction (merge, or a run recorded without history).
   // Returns the run id; a run already stored (same artifacts folder and start) is skipped.
   std::int64_t ingest(const nlohmann::json& results);

@@ -77,8 +77,8 @@ hw_report run_hw(const std::string& group, int device, bool refresh, const hw_pr
                "unknown group '" + group + "' (all, memory, cache, fp32, tensor, pcie, launch, p2p, nccl)");
   int devices = 0;
   const cudaError_t found = cudaGetDeviceCount(&devices);
-  AISP_EXPECTS(found == cudaSuccess && devices > 0,
-               std::string("no usable GPU: ") + (found == cudaSuccess ? "none found" : cudaGetErrorString(found)));
+  if (found != cudaSuccess || devices == 0)
+    throw no_gpu_error(std::string("no usable GPU: ") + (found == cudaSuccess ? "none found" : cudaGetErrorString(found)));
   AISP_EXPECTS(device < devices, "--device " + std::to_string(device) + " does not exist (" + std::to_string(devices) + " GPUs)");
   AISP_CUDA_CHECK(cudaSetDevice(device));
   cudaDeviceProp properties{};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,13 @@ struct hw_report {
 using hw_progress = std::function<void(const std::string& line)>;
 
 // Throws cuda_error when no GPU is usable and contract_error for an unknown group.
+// No GPU to measure (none found, or the driver cannot be reached): `aisp hw` exits 3, as a run
+// that measured nothing does (Note [nothing measured]), not 2, which is bad usage.
+class no_gpu_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 [[nodiscard]] hw_report run_hw(const std::string& group, int device, bool refresh, const hw_progress& progress);
 
 // The ceilings of a set of probes: memory = the best copy/triad median, fp32 = the FMA median.

@@ -22,7 +22,7 @@ void add_job_tools(std::vector<tool>& tools, job_table& jobs) {
        "the history like a CLI run's.",
        object_schema({{"targets", {{"type", "string"}, {"description", "as --targets takes them: labs/host, ch07:copy, mine:pair"}}},
                       {"verify", {{"type", "boolean"}, {"description", "bench verify: every check, no timing claims"}}},
-                      {"max_time_s", {{"type", "number"}, {"minimum", 0}, {"description", "sampling time limit per pair, seconds"}}},
+                      {"max_time_s", {{"type", "number"}, {"exclusiveMinimum", 0}, {"description", "sampling time limit per pair, seconds (default 5, as --max-time)"}}},
                       {"python", {{"type", "string"}, {"description", "a Python pair file to load (--python)"}}}},
                      {"targets"}),
        job_status_schema(),

@@ -89,6 +89,9 @@ std::string schema_violation(const json& schema, const json& arguments) {
     const auto minimum = properties[name].value("minimum", json(nullptr));
     if (!minimum.is_null() && value.get<double>() < minimum.get<double>())
       return "argument '" + name + "' must be at least " + minimum.dump() + ", not " + value.dump();
+    const auto above = properties[name].value("exclusiveMinimum", json(nullptr));
+    if (!above.is_null() && value.get<double>() <= above.get<double>())
+      return "argument '" + name + "' must be more than " + above.dump() + ", not " + value.dump();
   }
   return "";
 }

@@ -15,4 +15,8 @@ bool suite_result::any_failed() const {
   return false;
 }
 
+bool suite_result::nothing_measured() const {
+  return !pairs.empty() && std::all_of(pairs.begin(), pairs.end(), [](const pair_result& p) { return p.status == "skip"; });
+}
+
 }  // namespace aisp

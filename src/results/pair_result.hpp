@@ -142,6 +142,9 @@ struct suite_result {
   // early, 0 when it ran to its end.
   int interrupted_by = 0;
   [[nodiscard]] bool any_failed() const;
+  // Every pair was skipped (no GPU for GPU pairs): the run measured nothing, and `bench run` says
+  // so with exit code 3 (Note [nothing measured]).
+  [[nodiscard]] bool nothing_measured() const;
 };
 
 }  // namespace aisp

@@ -32,6 +32,7 @@ const json* find_speedup(const json& pair, const std::string& variant) {
 // One row per variant (twin excluded): the shared shape of the Markdown and CSV tables.
 struct row {
   std::string target, variant, status, verdict, expectation, precision;
+  std::string message;  // why the pair failed or was skipped; "" where it passed
   double median_us = 0, speedup = 0, low = 0, high = 0, gbps = 0, sol = 0, tflops = 0;
   double peer = 0, peer_low = 0, peer_high = 0;  // share of the pair's peer variant; 0 without one
   int samples = 0;
@@ -80,6 +81,7 @@ void read_goal(const json& pair, const json& variant, row& r) {
 std::vector<row> rows_of(const json& results) {
   std::vector<row> rows;
   for (const auto& p : results.value("pairs", json::array())) {
+    const auto rows_before = rows.size();
     for (const auto& v : p.value("variants", json::array())) {
       const auto name = v.value("name", "");
       if (name == "baseline_twin") continue;
@@ -87,6 +89,7 @@ std::vector<row> rows_of(const json& results) {
       r.target = p.value("target", "");
       r.variant = name;
       r.status = p.value("status", "");
+      r.message = r.status == "pass" ? "" : p.value("message", "");
       r.median_us = v.value("median_s", 0.0) * 1e6;
       r.gbps = v.value("achieved_bytes_per_s", 0.0) / 1e9;
       r.sol = v.value("sol_memory_pct", 0.0);
@@ -108,8 +111,29 @@ std::vector<row> rows_of(const json& results) {
       }
       rows.push_back(r);
     }
+    // A pair that never ran a variant (skipped without a GPU, or failed at load) keeps a row: a
+    // report that drops it reads as if it was never asked for.
+    if (rows.size() == rows_before) {
+      row r;
+      r.target = p.value("target", "");
+      r.variant = "—";
+      r.status = p.value("status", "");
+      r.message = p.value("message", "");
+      rows.push_back(r);
+    }
   }
   return rows;
+}
+
+// Why each pair that did not pass failed or was skipped: "- target (status): message" lines.
+std::string unpassed_notes(const json& results) {
+  std::string notes;
+  for (const auto& p : results.value("pairs", json::array())) {
+    const auto status = p.value("status", "");
+    if (status == "pass") continue;
+    notes += fmt::format("- {} ({}): {}\n", p.value("target", ""), status, p.value("message", ""));
+  }
+  return notes;
 }
 
 std::string samples_svg(const json& pair) {
@@ -204,23 +228,24 @@ std::string report_markdown(const json& results) {
     if (!r.precision.empty()) precision_notes += fmt::format("- {} {}: declared precision change: {}\n", r.target, r.variant, r.precision);
   }
   if (!precision_notes.empty()) md += "\n\\* " + std::string("declared precision changes, verified with their own tolerance:\n\n") + precision_notes;
+  if (const auto notes = unpassed_notes(results); !notes.empty()) md += "\nFailed or skipped:\n\n" + notes;
   return md;
 }
 
 std::string report_csv(const json& results) {
   std::string csv =
       "target,variant,status,median_us,speedup,speedup_low,speedup_high,verdict,expectation,gb_per_s,sol_memory_pct,samples,"
-      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item,recorded\n";
+      "tflop_per_s,vs_peer,vs_peer_low,vs_peer_high,precision,verdict_statistic,p50_s,p99_s,calls_per_s,items_per_s,item,recorded,message\n";
   // An empty field where a value does not apply (the baseline's speedup, a pair without a peer),
   // as the Markdown's "—": 0 read as a measurement.
   const auto or_empty = [](double value, const char* format) { return value > 0 ? fmt::format(fmt::runtime(format), value) : std::string(); };
   for (const auto& r : rows_of(results)) {
-    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},{},{:.4f},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{}\n",
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.2f},{},{:.4f},{},{},{},{},{},{:.9g},{:.9g},{:.6g},{:.6g},{},{},{}\n",
                        csv_field(r.target), csv_field(r.variant), r.status, r.samples > 0 ? fmt::format("{:.4f}", r.median_us) : "",
                        or_empty(r.speedup, "{:.5f}"), or_empty(r.low, "{:.5f}"), or_empty(r.high, "{:.5f}"), r.verdict,
                        r.expectation, r.gbps, r.sol, r.samples, r.tflops, or_empty(r.peer, "{:.4f}"), or_empty(r.peer_low, "{:.4f}"),
                        or_empty(r.peer_high, "{:.4f}"), csv_field(r.precision),
-                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item), csv_field(r.recorded));
+                       r.statistic, r.p50_s, r.p99_s, r.calls_per_s, r.items_per_s, csv_field(r.item), csv_field(r.recorded), csv_field(r.message));
   }
   return csv;
 }
@@ -240,7 +265,15 @@ std::string report_html(const json& results) {
                         xml_escaped(r.target), xml_escaped(r.variant), r.status, median_cell(r, ""), speedup_cell(r), r.verdict,
                         r.expectation, r.gbps, r.sol, r.tflops, peer_cell(r), xml_escaped(r.precision), xml_escaped(r.goal_cell()));
   }
-  html += "</table>\n<h2>Sample distributions</h2>\n";
+  html += "</table>\n";
+  if (const auto notes = unpassed_notes(results); !notes.empty()) {
+    html += "<h2>Failed or skipped</h2>\n<ul>\n";
+    std::size_t from = 0;
+    for (std::size_t end = notes.find('\n'); end != std::string::npos; from = end + 1, end = notes.find('\n', from))
+      html += "<li>" + xml_escaped(notes.substr(from + 2, end - from - 2)) + "</li>\n";
+    html += "</ul>\n";
+  }
+  html += "<h2>Sample distributions</h2>\n";
   for (const auto& p : results.value("pairs", json::array())) {
     html += "<h3>" + xml_escaped(p.value("target", "")) + "</h3>\n" + samples_svg(p) + "\n";
   }

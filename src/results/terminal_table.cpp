@@ -45,7 +45,9 @@ std::string verified_text(const pair_result& result, const variant_result* v) {
   if (v == nullptr) return "-";
   if (v->verified) return "yes";
   for (const auto& check : result.checks) {
-    if (check.variant == v->name && !check.passed) return "NO (" + (check.codes.empty() ? "?" : check.codes.front()) + ")";
+    // The code and the check's name: "NO (S2 host-idle)" says what failed, a bare "S2" did not.
+    if (check.variant == v->name && !check.passed)
+      return "NO (" + (check.codes.empty() ? std::string() : check.codes.front() + " ") + check.check + ")";
   }
   return "no";
 }

@@ -339,11 +339,22 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
 constexpr std::size_t min_truths_timed = 5;
 constexpr double timed_slower_device_bound = 1.3;
 constexpr double timed_slower_host_bound = 3.0;
+// Note [interleaved truths] (sampling_rounds.cpp): a host baseline's truths taken between the
+// rounds met the same load as its samples. 150 honest host baselines read 0.76-1.12x on them on
+// the 2-core CI machine, loaded by a compiler beside the suites (the cheats suite's baselines and
+// the integration suite's host runs, 2026-12-04), so 1.5x: `cheats:s2_baseline_twice_as_slow_when_timed`
+// read 1.88x and fails.
+constexpr double interleaved_truth_host_bound = 1.5;
 
 void check_timed_slower(const judge_scope& scope, const std::map<call_key, call_truth>& truths, const variant_slot& baseline) {
   std::vector<double> truth_s;
-  for (const auto& [key, truth] : truths) {
-    if (truth.call_s > 0) truth_s.push_back(truth.call_s);
+  const bool interleaved = scope.declared.where() == backend::host && baseline.interleaved_truth_s.size() >= min_truths_timed;
+  if (interleaved) {
+    truth_s = baseline.interleaved_truth_s;
+  } else {
+    for (const auto& [key, truth] : truths) {
+      if (truth.call_s > 0) truth_s.push_back(truth.call_s);
+    }
   }
   std::vector<double> timed_s;
   for (const auto& s : baseline.result.samples) timed_s.push_back(s.duration_s);
@@ -351,10 +362,13 @@ void check_timed_slower(const judge_scope& scope, const std::map<call_key, call_
   const double timed = stats::summarize(timed_s).median;
   const double untimed = stats::summarize(truth_s).median;
   const double ratio = untimed > 0 ? timed / untimed : 0.0;
-  const double bound = scope.declared.where() == backend::cuda ? timed_slower_device_bound : timed_slower_host_bound;
+  const double bound = scope.declared.where() == backend::cuda ? timed_slower_device_bound
+                       : interleaved                            ? interleaved_truth_host_bound
+                                                                : timed_slower_host_bound;
   add_check(scope.checks, verify::checks::timed_slower, baseline.label, ratio <= bound,
-            fmt::format("timed median {} against {} in {} truth calls taken the same way ({:.2f}x; at most {:.2f}x)",
-                        format_duration(timed), format_duration(untimed), truth_s.size(), ratio, bound));
+            fmt::format("timed median {} against {} in {} truth calls taken the same way{} ({:.2f}x; at most {:.2f}x)",
+                        format_duration(timed), format_duration(untimed), truth_s.size(),
+                        interleaved ? ", between the sampling rounds" : "", ratio, bound));
 }
 
 }  // namespace

@@ -301,9 +301,39 @@ std::vector<double> durations_of(const variant_slot& slot) {
   return values;
 }
 
+// Note [interleaved truths]
+// The timed-slower check (Note [timed slower], challenge_battery.cpp) compares the baseline's timed
+// samples with its calls answering "truth" requests. Taken after sampling, one at a time, a host
+// pair's truths met another machine than its samples had (the other workers idle, the load gone):
+// honest baselines read up to 1.70x on a loaded 2-core machine, so the host bound was 3x, and a
+// baseline 1.4x slower only in sample requests lent its candidate a 2.42x "faster" (red team,
+// round four, 2026-12-04). Now a host baseline also answers truth requests between the rounds, a
+// uniform reservoir of them over the rounds (every round's chance 8 / (round + 1) once 8 are
+// kept), on fresh secret inputs: its timed samples and these share the machine's load, and the
+// host bound on them is interleaved_truth_host_bound (challenge_battery.cpp).
+constexpr std::size_t interleaved_truths = 8;
+
+void take_interleaved_truth(variant_slot& baseline, const run_config& config, int round, std::uint64_t draw) {
+  const auto kept = baseline.interleaved_truth_s.size();
+  const bool take = kept < interleaved_truths || draw % static_cast<std::uint64_t>(round + 1) < interleaved_truths;
+  if (!take) return;
+  const auto reply = baseline.worker->request({{"op", "truth"},
+                                               {"input_seed", secret_seed()},
+                                               {"positions_seed", secret_seed()},
+                                               {"count", 0},
+                                               {"extra", nlohmann::json::object()},
+                                               {"fresh_inputs", false}},
+                                              config.worker_timeout_s);
+  const double call_s = reply.value("call_s", 0.0);
+  if (call_s <= 0) return;
+  if (kept < interleaved_truths) baseline.interleaved_truth_s.push_back(call_s);
+  else baseline.interleaved_truth_s[(draw / static_cast<std::uint64_t>(round + 1)) % interleaved_truths] = call_s;
+}
+
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
-                         std::vector<check_result>& checks) {
+                         std::vector<check_result>& checks, bool interleave_truths) {
   round_state state;
+  const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
   for (int round = 0;; ++round) {
     const auto visiting = slots_to_visit(slots);
     const auto visit_in_turn = [&](variant_slot& slot) {
@@ -314,6 +344,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     } else {
       for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit_in_turn(*it);
     }
+    if (interleave_truths && baseline != slots.end()) take_interleaved_truth(*baseline, config, round, secret_seed());
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);
     for (auto& slot : slots) {

@@ -11,9 +11,10 @@
 namespace aisp {
 
 // `telemetry` (may be empty) is read before and after every visit: throttled visits and the
-// energy per call (E7, E8).
+// energy per call (E7, E8). `interleave_truths`: the baseline answers truth requests between the
+// rounds, timed for the timed-slower check (Note [interleaved truths], host pairs).
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
-                         std::vector<check_result>& checks);
+                         std::vector<check_result>& checks, bool interleave_truths = false);
 
 // Which slots visit in the next round: every one still sampling, and a stopped one only while its
 // sampling time is not ahead of the busiest one still sampling (Note [paced stopped variants]).

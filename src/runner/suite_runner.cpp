@@ -1,5 +1,7 @@
 #include "runner/suite_runner.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -97,6 +99,10 @@ std::atomic<int> interrupting_signal{0};
 void note_interruption(int signal) {
   interrupting_signal.store(signal);
   std::signal(signal, SIG_DFL);  // the next one ends the judge
+  // Said at once (write(2) is safe in a handler): the pair under way may run on for a while, and
+  // a silent terminal reads as an ignored Ctrl-C (a user's walkthrough, 2026-12-04).
+  static constexpr char said[] = "\naisp: interrupted: ending the pair under way, then saving the run (again to stop at once)\n";
+  [[maybe_unused]] const auto wrote = ::write(STDERR_FILENO, said, sizeof said - 1);
 }
 
 // The handlers for the run's length, then the ones before.
@@ -161,6 +167,14 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
   if (skipped_gpu > 0)
     progress(fmt::format("[skip] {} GPU pair{} skipped: {}", skipped_gpu, skipped_gpu == 1 ? "" : "s", device.absence_reason));
   const std::size_t to_run = requests.size() - skipped_gpu;
+  // --trace draws the device's timeline (CUPTI): a host pair has none, and gets no file. Say so
+  // rather than leave the folder short of files without a word.
+  if (!config.trace_dir.empty()) {
+    const auto host_pairs = std::count_if(requests.begin(), requests.end(), [](const auto& r) { return r.declared->where() != backend::cuda; });
+    if (host_pairs > 0)
+      progress(fmt::format("[trace] {} host {} no trace: --trace draws the GPU's timeline, and a host pair has none", host_pairs,
+                           host_pairs == 1 ? "pair gets" : "pairs get"));
+  }
   // Note [sass cache]: on a machine that has not cached this binary's SASS table, cuobjdump reads
   // it (about 30 s on the H100 machine) while the first pairs run, not inside the first pair.
   std::future<void> sass_table;
@@ -259,7 +273,7 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     record([&] { history->finish_run(run_id, "interrupted"); });
     return suite;
   }
-  record([&] { history->finish_run(run_id, suite.any_failed() ? "failed" : "complete"); });
+  record([&] { history->finish_run(run_id, run_state_of(to_json(suite))); });
   return suite;
 }
 

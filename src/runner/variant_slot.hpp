@@ -74,6 +74,9 @@ struct variant_slot {
   int visits = 0;
   std::size_t audited_samples = 0;                   // taken under the CUPTI audit, not timed
   std::vector<nlohmann::json> timed_fingerprints;    // verified timed calls, with their probes (X1, X7)
+  // Note [interleaved truths] (sampling_rounds.cpp): the baseline's truth calls taken between the
+  // rounds, each call's seconds (a uniform reservoir over the rounds).
+  std::vector<double> interleaved_truth_s;
   // Note [verified reservoir] (sampling_rounds.cpp): the sampled calls to verify, uniform over all
   // of the worker's samples; joins timed_fingerprints when sampling ends.
   std::vector<nlohmann::json> verified_reservoir;

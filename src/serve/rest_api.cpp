@@ -165,8 +165,8 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
     const auto body = json::parse(request.body, nullptr, false);
     if (!body.is_object() || !body.contains("targets") || !body["targets"].is_string())
       throw http_error{400, "the body must be a JSON object with a string 'targets' (and optional verify, max_time_s)"};
-    if (body.contains("max_time_s") && (!body["max_time_s"].is_number() || body["max_time_s"].get<double>() < 0))
-      throw http_error{400, "max_time_s must be a number of seconds, at least 0"};
+    if (body.contains("max_time_s") && (!body["max_time_s"].is_number() || !(body["max_time_s"].get<double>() > 0)))
+      throw http_error{400, "max_time_s must be a number of seconds above 0 (leave it out for --max-time's default)"};
     const mcp::run_request run{body["targets"].get<std::string>(), body.value("verify", false), body.value("max_time_s", 0.0), ""};
     const int id = jobs_.start(run);
     return {201, jobs_.status(id)};
@@ -176,6 +176,7 @@ rest_response rest_api::jobs_route(const rest_request& request, const std::strin
     for (const int id : jobs_.ids()) jobs.push_back(jobs_.status(id));
     return ok({{"jobs", jobs}});
   }
+  if (rest.empty()) throw http_error{405, request.method + " is not allowed on /api/v1/jobs (GET lists, POST starts)"};
   const auto parts = segments_of(rest);
   if (parts.size() != 1) throw http_error{404, "no such job path: /api/v1/jobs" + rest};
   const auto id = static_cast<int>(positive_integer(parts[0], "the job id"));

@@ -115,6 +115,11 @@ extern "C" __attribute__((visibility("default"))) int aisp_serve_main(const char
   });
   server.Post(".*", handler);
   server.Delete(".*", handler);
+  // Methods no resource takes still reach the API, which answers 405 as docs/serve.md says
+  // (unregistered, cpp-httplib answered them 400 with no body).
+  server.Put(".*", handler);
+  server.Patch(".*", handler);
+  server.Options(".*", handler);
   server.set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     const std::string why = res.status == 413 ? "the request body is over 64 KiB" : "the request could not be served";

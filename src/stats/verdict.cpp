@@ -57,7 +57,8 @@ verdict decide(const ratio_estimate& speedup, double measured_noise_floor, const
   // The equivalence band is never narrower than twice the noise floor: claiming "no difference"
   // more finely than the measurement can resolve would be a guess.
   const double margin = std::max(config.equivalence_margin, 2 * noise_floor);
-  if (speedup.low >= 1 / (1 + margin) && speedup.high <= 1 + margin) return verdict::no_difference;
+  if (margin <= config.max_equivalence_margin && speedup.low >= 1 / (1 + margin) && speedup.high <= 1 + margin)
+    return verdict::no_difference;
   return verdict::inconclusive;
 }
 
@@ -72,6 +73,12 @@ std::string decision_reason(verdict v, const ratio_estimate& speedup, double mea
       return fmt::format("the CI [{:.3f}, {:.3f}] lies inside the equivalence band [{:.3f}, {:.3f}]: twice {}", speedup.low, speedup.high,
                          1 / (1 + margin), 1 + margin, floor_text);
     case verdict::inconclusive:
+      if (margin > config.max_equivalence_margin)
+        return fmt::format("the CI [{:.3f}, {:.3f}] does not clear {} (beyond [{:.3f}, {:.3f}]), and that floor is too wide to claim "
+                           "no difference (its band of twice the floor, +-{:.0f}%, is over +-{:.0f}%): a quieter machine or more "
+                           "samples (--max-time) can decide it",
+                           speedup.low, speedup.high, floor_text, 1 / (1 + noise_floor), 1 + noise_floor, 100 * margin,
+                           100 * config.max_equivalence_margin);
       return fmt::format("the CI [{:.3f}, {:.3f}] neither clears {} (beyond [{:.3f}, {:.3f}]) nor lies inside the equivalence band "
                          "[{:.3f}, {:.3f}]: more samples (--max-time) or a quieter machine can decide it",
                          speedup.low, speedup.high, floor_text, 1 / (1 + noise_floor), 1 + noise_floor, 1 / (1 + margin), 1 + margin);

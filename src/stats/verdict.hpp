@@ -20,6 +20,10 @@ struct verdict_config {
   // 2026-11-26), with CIs of +-0.03%: the twin of one run does not see the spread between
   // processes, so a finer claim would be a false positive.
   double min_effect = 0.01;
+  // Note [widest equivalence]: no-difference needs a band of twice the noise floor, and a band
+  // wider than this says nothing a user can act on: a twin 277% apart made every CI inside
+  // [0.15, 6.5] "no-difference" (a user's walkthrough, 2026-12-04). Past it, inconclusive.
+  double max_equivalence_margin = 0.25;
 };
 
 // How far the baseline-vs-itself ratio CI reaches from 1: max(high - 1, 1 - low, 0).
@@ -36,8 +40,9 @@ struct verdict_config {
 // With floor = max(noise_floor, min_effect):
 // faster:        low  > 1 + floor
 // slower:        high < 1 / (1 + floor)
-// no-difference: [low, high] inside [1/(1+m), 1+m] with m = max(margin, 2 * floor)
-// inconclusive:  anything else (the CI straddles a band edge, or is too wide).
+// no-difference: [low, high] inside [1/(1+m), 1+m] with m = max(margin, 2 * floor), and m at
+//                most max_equivalence_margin
+// inconclusive:  anything else (the CI straddles a band edge, is too wide, or the floor is).
 [[nodiscard]] verdict decide(const ratio_estimate& speedup, double noise_floor,
                              const verdict_config& config = {});
 

@@ -222,7 +222,8 @@ TEST(launch, single_pairs_are_shared_out_and_each_launch_rank_judges_its_own_int
 
 TEST(launch, a_pair_whose_world_size_is_not_the_launch_size_is_skipped_with_the_reason) {
   const auto run = launch("three", 3, "--targets cheats:d1_rank_returns_early");
-  EXPECT_EQ(run.exit_codes, (std::vector<int>{0, 0, 0})) << all_output(run);
+  // Launch rank 0 measured nothing (its one pair skipped): exit 3 (Note [nothing measured]).
+  EXPECT_EQ(run.exit_codes, (std::vector<int>{3, 0, 0})) << all_output(run);
   const json* pair = pair_named(run, "cheats:d1_rank_returns_early");
   ASSERT_NE(pair, nullptr) << all_output(run);
   EXPECT_EQ((*pair)["status"], "skip");

@@ -92,22 +92,34 @@ void two_speed_baseline(run_context& ctx) {
       .add_variant("optimized", "honest loop: y = 2x + 1", honest_run(affine_math));
 }
 
-// ---- S2 x X7: a baseline five times as long in its timed samples (its pass, then four passes'
-// time spinning), honest in the judge's other requests (it reads which one it serves from its
-// worker's stdin buffer) ----
+// ---- S2 x X7: a baseline Factor times as long in its timed samples (its pass, then spinning),
+// honest in the judge's other requests (it reads which one it serves from its worker's stdin
+// buffer). Five times: over the 3x bound of truths taken after sampling; twice: under it, over the
+// 1.5x of truths interleaved with the rounds (Note [interleaved truths]) ----
+template <int Factor>
 void baseline_busier_when_timed(run_context& ctx) {
   const auto start = std::chrono::steady_clock::now();
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
   if (buffered_request().find("\"op\":\"sample\"") == std::string_view::npos) return;
-  const auto until = start + 5 * (std::chrono::steady_clock::now() - start);
+  const auto until = start + Factor * (std::chrono::steady_clock::now() - start);
   while (std::chrono::steady_clock::now() < until) {
   }
+}
+
+[[nodiscard]] pair a_little_slower_when_timed_pair() {
+  return elementwise_declaration("cheats:s2_baseline_twice_as_slow_when_timed", "S2")
+      .summary(cheat_summary("S2", "the baseline takes twice as long in timed samples as in the judge's truth calls"))
+      .add_variant("baseline", "planted cheat: spins one pass's time after its pass where the request is a sample request",
+                   baseline_busier_when_timed<2>)
+      .add_variant("optimized", "the baseline's own pass, once: a speedup the baseline lends", [](run_context& ctx) {
+        affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
+      });
 }
 
 [[nodiscard]] pair slower_when_timed_pair() {
   return elementwise_declaration("cheats:s2_baseline_slower_when_timed", "S2")
       .summary(cheat_summary("S2", "the baseline takes five times as long in timed samples as in the judge's truth calls"))
-      .add_variant("baseline", "planted cheat: spins four passes' time after its pass where the request is a sample request", baseline_busier_when_timed)
+      .add_variant("baseline", "planted cheat: spins four passes' time after its pass where the request is a sample request", baseline_busier_when_timed<5>)
       .add_variant("optimized", "the baseline's own pass, once: a speedup the baseline lends", [](run_context& ctx) {
         affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
       });
@@ -157,6 +169,7 @@ AISP_REGISTER(aisp::cheats::unalike_workers_pair());
 AISP_REGISTER(aisp::cheats::injected_outliers_pair().tag("check:outliers"));
 AISP_REGISTER(aisp::cheats::sleeping_baseline_pair().tag("check:host-idle"));
 AISP_REGISTER(aisp::cheats::slower_when_timed_pair().tag("check:timed-slower"));
+AISP_REGISTER(aisp::cheats::a_little_slower_when_timed_pair().tag("check:timed-slower"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:s5_too_few_samples", "S5",
                                              "sleeps 0.4 s per call at the benchmark size",
                                              aisp::cheats::slow_at_benchmark_size).tag("check:sample-count"));

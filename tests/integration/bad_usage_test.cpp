@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "../test_support.hpp"
 
 namespace {
@@ -94,6 +96,12 @@ const std::vector<bad_case> cases{
     {"tools kv-cache --model mistral-7b --tokens 8 --batch -1", "--batch: wants a number above 0, not '-1'"},
     {"bench cost --run /nonexistent/run", "no results at /nonexistent/run"},
     {"bench whatif --run /nonexistent/run", "/nonexistent/run"},
+    {"bench run --targets labs/host --json /proc/no/such/r.json", "--json /proc/no/such/r.json: cannot make the folder /proc/no/such"},
+    {"bench run --targets labs/host --json /etc/hostname/r.json", "cannot make the folder /etc/hostname"},
+    {"bench run --targets labs/host --json /tmp", "is a folder; name a file"},
+    {"bench whatif --run /tmp/any_run --vram -4", "--vram: wants a number of 0 or more, not '-4'"},
+    {"bench whatif --run /tmp/any_run --latency nan", "--latency: wants a number of 0 or more, not 'nan'"},
+    {"bench expectations --hardware h100 --update --run /tmp/any_run --min-speedup 0", "--min-speedup: wants a number above 0"},
 };
 
 INSTANTIATE_TEST_SUITE_P(every_command, bad_usage, ::testing::ValuesIn(cases),
@@ -118,6 +126,20 @@ TEST(shipped_data, the_price_table_is_found_outside_a_checkout) {
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find("no price for 'h100' in "), std::string::npos) << run.output;
   EXPECT_NE(run.output.find("share/aisp/expectations/prices.json"), std::string::npos) << run.output;
+}
+
+// --layers beside --model overrides the model's count (it was silently ignored), and the output
+// names the change.
+TEST(kv_cache, layers_beside_a_model_override_its_count) {
+  const auto whole = run_command(aisp::testing::aisp_binary() + " tools kv-cache --model llama-3.1-8b --tokens 1024 --free-gib 10 --json");
+  const auto cut = run_command(aisp::testing::aisp_binary() + " tools kv-cache --model llama-3.1-8b --layers 16 --tokens 1024 --free-gib 10 --json");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  ASSERT_EQ(cut.exit_code, 0) << cut.output;
+  const auto a = nlohmann::json::parse(whole.output);
+  const auto b = nlohmann::json::parse(cut.output);
+  EXPECT_EQ(b["layers"], 16);
+  EXPECT_EQ(b["bytes_per_token"].get<double>() * 2, a["bytes_per_token"].get<double>());
+  EXPECT_EQ(b["model"], "llama-3.1-8b (layers 16)");
 }
 
 }  // namespace

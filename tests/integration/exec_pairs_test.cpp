@@ -104,6 +104,31 @@ TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   std::filesystem::remove_all(dir);
 }
 
+// Note [declared fields]: a field of the wrong kind names itself and what it should be.
+TEST(exec_pairs, a_wrong_field_is_named_with_what_it_should_be) {
+  const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_fields_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto pair_file = [&](const std::string& name, const std::string& sizes, const std::string& buffer_init, const std::string& work) {
+    const auto path = (dir / name).string();
+    std::ofstream(path) << R"({"protocol": 1, "pairs": [{"target": "mine:scale", "sizes": {"benchmark": )" << sizes
+                        << R"(, "validation": [{"n": 1}]}, "buffers": [{"name": "x", "role": "input", "dtype": "f32", "dims": ["n"])"
+                        << buffer_init << R"(}], "work": {"bytes": )" << work
+                        << R"(}, "reference": ["./ref"], "variants": [{"name": "baseline", "command": ["./v"]}]}]})";
+    return path;
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {pair_file("huge.json", R"({"n": 1e30})", "", R"([[4, "n"]])"),
+       "pairs[0] (mine:scale): sizes.benchmark.n must be a whole number from 0 to 2^62, not 1e+30"},
+      {pair_file("negative.json", R"({"n": -8})", "", R"([[4, "n"]])"), "sizes.benchmark.n must be a whole number from 0 to 2^62, not -8"},
+      {pair_file("term.json", R"({"n": 8})", "", R"([["four", "n"]])"), "work.bytes[0] must be a list of a coefficient and size names"},
+      {pair_file("dim.json", R"({"n": 8})", "", R"([[4, "m"]])"), "work.bytes[0][1] must be a size of sizes.benchmark, not \"m\""},
+      {pair_file("init.json", R"({"n": 8})", R"(, "init": "gaussian")", R"([[4, "n"]])"),
+       "buffers[0].init must be one of index_permutation, small_integers, uniform_signed, uniform_unit, not \"gaussian\""},
+  };
+  for (const auto& [file, says] : cases) aisp::testing::expect_one_line_error("bench list-targets --exec " + file, says);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(exec_pairs, a_variant_that_does_not_start_fails_its_pair_with_why) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_nostart_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -3,12 +3,15 @@
 // input, and a run killed with SIGKILL mid-suite that keeps the pairs it finished.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <iterator>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -320,8 +323,9 @@ TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {
   EXPECT_EQ(tables.text(0), "invoices") << "aisp added tables to a database that is not its own";
 }
 
-TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stays_consistent) {
-  const auto dir = fresh("kill");
+// `aisp bench run` of labs/host into dir/run and dir/aisp.db, started in the background with its
+// stderr in dir/stderr.txt; returns its pid (0 where it could not start).
+pid_t spawn_host_run(const std::string& dir) {
   const std::string binary = aisp();
   std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "3", "--min-time", "0.2", "--quiet",
                                    "--golden-file", std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json",
@@ -329,16 +333,32 @@ TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stay
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ), 0);
-  // Wait for the first pair to finish (results.json is rewritten after every pair), then kill.
-  bool first_done = false;
-  for (int i = 0; i < 1200 && !first_done; ++i) {
+  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = 0;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
+
+// Waits up to two minutes for the run's first pair to finish (results.json is rewritten after
+// every pair); whether it did.
+bool first_pair_finished(const std::string& dir) {
+  for (int i = 0; i < 1200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::ifstream in(dir + "/run/results.json");
     const auto r = json::parse(in, nullptr, false);
-    first_done = !r.is_discarded() && r.contains("pairs") && r["pairs"].size() == 1;
+    if (!r.is_discarded() && r.contains("pairs") && r["pairs"].size() == 1) return true;
   }
+  return false;
+}
+
+TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stays_consistent) {
+  const auto dir = fresh("kill");
+  const pid_t pid = spawn_host_run(dir);
+  ASSERT_NE(pid, 0);
+  const bool first_done = first_pair_finished(dir);  // then kill
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -355,6 +375,36 @@ TEST(history_sigkill, a_killed_run_keeps_its_finished_pairs_and_the_history_stay
   EXPECT_FALSE(history.samples(runs[0]["id"].get<std::int64_t>(), "labs/host:matrix_sum", "baseline").empty());
   const auto listed = run_command(aisp() + " bench history --db " + dir + "/aisp.db");
   EXPECT_EQ(listed.exit_code, 0) << listed.output;
+}
+
+// Note [interrupted runs]: a SIGINT is acknowledged at once on stderr, the pair under way ends,
+// and the run is saved and recorded as interrupted, exit 128 + 2.
+TEST(history_sigint, an_interrupted_run_says_so_at_once_and_is_recorded_as_interrupted) {
+  const auto dir = fresh("sigint");
+  const pid_t pid = spawn_host_run(dir);
+  ASSERT_NE(pid, 0);
+  const bool first_done = first_pair_finished(dir);
+  kill(pid, SIGINT);
+  // Acknowledged before the pair under way ends: within a second, while the judge still runs.
+  std::string said;
+  for (int i = 0; i < 20 && said.find("aisp: interrupted") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream in(dir + "/stderr.txt");
+    said.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_NE(said.find("aisp: interrupted: ending the pair under way"), std::string::npos) << said;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(first_done) << "the first pair never finished";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto results = read_json(dir + "/run/results.json");
+  EXPECT_EQ(results.value("interrupted_by", ""), strsignal(SIGINT));
+  aisp::history_store history(dir + "/aisp.db");
+  const auto runs = history.runs();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0]["state"], "interrupted");
+  EXPECT_EQ(aisp::run_state_of(results), "interrupted");
 }
 
 }  // namespace

@@ -171,6 +171,8 @@ TEST(bench_run, trace_needs_the_audit_and_creates_its_folder) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host:transpose --max-time 1 --min-time 0.1"
                                " --history none --trace " + dir + "/traces --artifacts-dir " + dir + "/b");
   EXPECT_TRUE(std::filesystem::is_directory(dir + "/traces")) << run.output;
+  // A host pair gets no trace, and the run says so instead of leaving the folder empty silently.
+  EXPECT_NE(run.output.find("[trace] 1 host pair gets no trace"), std::string::npos) << run.output;
 }
 
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
@@ -203,7 +205,9 @@ TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present: the GPU tests cover ch07";
   const auto dir = fresh_dir("nogpu");
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch07 --artifacts-dir " + dir);
-  EXPECT_EQ(run.exit_code, 0) << run.output;
+  // Nothing measured: exit 3 and one line saying so (Note [nothing measured]), not a pass.
+  EXPECT_EQ(run.exit_code, 3) << run.output;
+  EXPECT_NE(run.output.find("aisp: nothing was measured: all "), std::string::npos) << run.output;
   const auto results = read_json(dir + "/results.json");
   ASSERT_GE(results["pairs"].size(), 4u);
   for (const auto& pair : results["pairs"]) {
@@ -215,6 +219,17 @@ TEST(bench_run, gpu_targets_are_skipped_with_the_reason_when_there_is_no_gpu) {
   EXPECT_NE(run.output.find("[skip] " + skipped), std::string::npos) << run.output;
   EXPECT_EQ(run.output.find("[1/"), std::string::npos) << run.output;
   EXPECT_EQ(results["time"]["pairs"], 0);
+}
+
+TEST(hw, without_a_gpu_says_so_in_one_line_and_exits_3) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present";
+  for (const char* args : {"", " memory --json"}) {
+    const auto run = run_command(aisp::testing::aisp_binary() + " hw" + args);
+    EXPECT_EQ(run.exit_code, 3) << args << ": " << run.output;
+    EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << args << ": " << run.output;
+    EXPECT_NE(run.output.find("no usable GPU"), std::string::npos) << run.output;
+  }
+  EXPECT_EQ(run_command(aisp::testing::aisp_binary() + " hw lukewarm").exit_code, 2);  // bad usage stays 2
 }
 
 TEST(audit, finds_every_registered_pair_compliant) {

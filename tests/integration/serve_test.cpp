@@ -49,6 +49,9 @@ TEST_F(serve_api, bad_input_is_a_4xx_with_one_line) {
   expect_error(server.ask("GET", "/api/v1/validity?query=no-such-check"), 404, "no validity row");
   expect_error(server.ask("GET", "/api/v1/nothing"), 404, "no such path");
   expect_error(server.ask("POST", "/api/v1/runs"), 405, "read-only resource");
+  // A method no resource takes is a 405 with its reason too, not cpp-httplib's bare 400.
+  expect_error(server.ask("PUT", "/api/v1/runs"), 405, "read-only resource");
+  expect_error(server.ask("PATCH", "/api/v1/jobs"), 405, "not allowed on /api/v1/jobs");
   // Nothing is read from disk by path: traversal finds no file, only a 404 (or the server's 400).
   for (const auto* path : {"/api/v1/../../../../etc/passwd", "/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd"}) {
     const auto answer = server.ask("GET", path);
@@ -66,6 +69,7 @@ TEST_F(serve_api, is_read_only_without_a_token_and_needs_it_with_one) {
   expect_error(guarded.ask("DELETE", "/api/v1/jobs/1"), 401, "Authorization");
   expect_error(guarded.ask("POST", "/api/v1/jobs", "not json", "Bearer s3cret"), 400, "targets");
   expect_error(guarded.ask("POST", "/api/v1/jobs", R"({"targets":"x","max_time_s":-1})", "Bearer s3cret"), 400, "max_time_s");
+  expect_error(guarded.ask("POST", "/api/v1/jobs", R"({"targets":"x","max_time_s":0})", "Bearer s3cret"), 400, "above 0");
   const auto too_big = guarded.ask("POST", "/api/v1/jobs", std::string(100 * 1024, 'a'), "Bearer s3cret");
   EXPECT_EQ(too_big.status, 413);
   expect_error(guarded.ask("GET", "/api/v1/jobs/7"), 404, "no job 7");

@@ -93,7 +93,11 @@ TEST(mcp_tool_box, the_job_tools_refuse_bad_requests_in_one_line) {
   const auto no_targets = tools.call("start_run", {{"targets", ""}});
   EXPECT_TRUE(no_targets["isError"].get<bool>());
   const auto bad_time = tools.call("start_run", {{"targets", "labs/host"}, {"max_time_s", -1}});
-  EXPECT_NE(bad_time.dump().find("at least 0"), std::string::npos) << bad_time.dump();
+  EXPECT_NE(bad_time.dump().find("must be more than 0"), std::string::npos) << bad_time.dump();
+  // 0 is no time limit a run can sample in (the CLI refuses --max-time 0): refused, not the default.
+  const auto zero_time = tools.call("start_run", {{"targets", "labs/host"}, {"max_time_s", 0}});
+  EXPECT_TRUE(zero_time["isError"].get<bool>());
+  EXPECT_NE(zero_time.dump().find("must be more than 0, not 0"), std::string::npos) << zero_time.dump();
   const auto missing_file = tools.call("start_run", {{"targets", "mine"}, {"python", "/nonexistent/pairs.py"}});
   EXPECT_NE(missing_file.dump().find("no pair file"), std::string::npos) << missing_file.dump();
 }

@@ -506,6 +506,17 @@ TEST(decide, a_ci_too_wide_for_any_band_is_inconclusive) {
   EXPECT_EQ(decide(ci(0.7, 1.4), 0.01), verdict::inconclusive);
 }
 
+// Note [widest equivalence]: a twin 277% apart makes the band [0.15, 6.5]; "no-difference" there
+// says nothing, so the verdict is inconclusive and the reason names the cap.
+TEST(decide, a_floor_too_wide_for_a_useful_band_is_inconclusive_not_no_difference) {
+  EXPECT_EQ(decide(ci(0.9, 1.2), 2.77), verdict::inconclusive);
+  EXPECT_EQ(decide(ci(0.99, 1.01), 0.13), verdict::inconclusive);   // band +-26%: over the cap
+  EXPECT_EQ(decide(ci(0.99, 1.01), 0.12), verdict::no_difference);  // band +-24%
+  EXPECT_EQ(decide(ci(4.0, 4.2), 2.77), verdict::faster);           // clearing the floor still decides
+  const auto why = decision_reason(verdict::inconclusive, ci(0.9, 1.2), 2.77);
+  EXPECT_NE(why.find("too wide to claim no difference"), std::string::npos) << why;
+}
+
 TEST(verdict_name, names_every_verdict) {
   EXPECT_EQ(verdict_name(verdict::faster), "faster");
   EXPECT_EQ(verdict_name(verdict::slower), "slower");

@@ -184,6 +184,37 @@ TEST(reports, a_variant_that_never_ran_shows_no_median) {
   EXPECT_NE(aisp::report_html(document).find("<td>optimized</td><td>pass</td><td>—</td>"), std::string::npos);
 }
 
+// A pair that never ran a variant (skipped without a GPU) keeps a row in every report, and the
+// Markdown and HTML say why below the table; the CSV carries the reason in its last field.
+TEST(reports, a_skipped_pair_keeps_its_row_and_its_reason) {
+  auto suite = suite_with_peer();
+  aisp::pair_result skipped;
+  skipped.target = "ch07:copy";
+  skipped.status = "skip";
+  skipped.message = "no CUDA device";
+  suite.pairs.push_back(skipped);
+  const auto document = aisp::to_json(suite);
+  const auto md = aisp::report_markdown(document);
+  EXPECT_NE(md.find("| ch07:copy | — | skip | — |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- ch07:copy (skip): no CUDA device"), std::string::npos) << md;
+  const auto csv = aisp::report_csv(document);
+  EXPECT_NE(csv.find("ch07:copy,—,skip,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",no CUDA device\n"), std::string::npos) << csv;
+  EXPECT_NE(aisp::report_html(document).find("<li>ch07:copy (skip): no CUDA device</li>"), std::string::npos);
+  EXPECT_TRUE(aisp::to_json(suite)["pairs"].size() == 2);
+  EXPECT_FALSE(suite.nothing_measured());
+  suite.pairs.erase(suite.pairs.begin());
+  EXPECT_TRUE(suite.nothing_measured());
+}
+
+// The verified column names the failed check beside its code: "NO (S2 host-idle)", not "NO (S2)".
+TEST(reports, the_verified_column_names_the_failed_check) {
+  auto suite = suite_with_peer();
+  suite.pairs[0].checks.push_back({.check = "host-idle", .codes = {"S2"}, .passed = false, .variant = "optimized", .detail = "busy"});
+  const auto table = aisp::render_table(suite);
+  EXPECT_NE(table.find("NO (S2 host-idle)"), std::string::npos) << table;
+}
+
 // Note [launch gate]: a variant the gate stopped holding says so, with how many samples it held.
 TEST(launch_gate_report, a_variant_sampled_partly_ungated_is_named_with_its_count) {
   auto suite = suite_with_peer();
@@ -236,7 +267,7 @@ TEST(goal_reports, recorded_metrics_show_their_percentiles_in_every_report_forma
   EXPECT_NE(md.find("tpot_s mean 2.000 ms [1.800 ms, 2.200 ms], p50 2.000 ms"), std::string::npos) << md;
   EXPECT_NE(md.find("accepted_drafts mean 2.5 [2.25, 2.75], p50 2 [1.8, 2.2], p99 4"), std::string::npos) << md;
   const auto csv = aisp::report_csv(document);
-  EXPECT_NE(csv.find(",item,recorded\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",item,recorded,message\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("p99 3.000 ms [2.700 ms, 3.300 ms]"), std::string::npos) << csv;
   EXPECT_NE(aisp::report_html(document).find("tpot_s mean 2.000 ms"), std::string::npos);
 }
