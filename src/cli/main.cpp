@@ -66,6 +66,62 @@ std::optional<std::string> command_path_error(const CLI::App& app, int argc, cha
   }
 }
 
+// The edits (insert, delete, replace a character) that make one word the other.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// An option the command does not take (`aisp bench run --target ch07`): CLI11 says "The following
+// arguments were not expected: ch07 --target"; this names the option, the command and the
+// nearest option it has ("did you mean --targets?"). nullopt where no word is such an option.
+std::optional<std::string> unknown_option_error(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "aisp";
+  int i = 1;
+  for (; i < argc && !std::string_view(argv[i]).starts_with('-'); ++i) {
+    const auto subs = at->get_subcommands([](const CLI::App*) { return true; });
+    const auto next = std::find_if(subs.begin(), subs.end(), [&](const CLI::App* sub) { return sub->get_name() == argv[i]; });
+    if (next == subs.end()) break;
+    at = *next;
+    path += " " + std::string(argv[i]);
+  }
+  std::vector<std::string> names;
+  for (const CLI::App* command = at; command != nullptr; command = command->get_parent()) {
+    for (const CLI::Option* option : command->get_options())
+      for (const auto& name : option->get_lnames()) names.push_back(name);
+  }
+  for (; i < argc; ++i) {
+    std::string_view word = argv[i];
+    if (!word.starts_with("--") || word == "--") continue;
+    word.remove_prefix(2);
+    word = word.substr(0, word.find('='));
+    if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+    std::string nearest;
+    std::size_t best = 3;  // at most two edits, or a prefix either way
+    for (const auto& name : names) {
+      const std::size_t distance = name.starts_with(word) || word.starts_with(name) ? 1 : edit_distance(word, name);
+      if (distance < best) {
+        best = distance;
+        nearest = name;
+      }
+    }
+    return fmt::format("'{}' takes no option --{}{} (see {} --help)", path, word, nearest.empty() ? "" : "; did you mean --" + nearest + "?",
+                       path);
+  }
+  return std::nullopt;
+}
+
 // Users see the message; `--verbose` (or AISP_VERBOSE=1) adds where in aisp it was raised.
 std::string shown(const char* what) {
   const char* env = std::getenv("AISP_VERBOSE");
@@ -106,6 +162,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& version) {
     return app.exit(version);
   } catch (const CLI::ParseError& error) {
+    if (const auto* extras = dynamic_cast<const CLI::ExtrasError*>(&error); extras != nullptr) {
+      if (const auto why = unknown_option_error(app, argc, argv)) {
+        std::fprintf(stderr, "aisp: error: %s\n", why->c_str());
+        return 2;
+      }
+    }
     std::fprintf(stderr, "aisp: error: %s (see --help)\n", error.what());
     return 2;
   } catch (const aisp::contract_error& error) {

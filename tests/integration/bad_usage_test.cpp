@@ -35,6 +35,8 @@ TEST_P(bad_usage, is_one_readable_line_and_exit_code_2) {
 const std::vector<bad_case> cases{
     {"frobnicate", "frobnicate"},
     {"info --frobnicate", "frobnicate"},
+    {"bench run --target labs/host", "'aisp bench run' takes no option --target; did you mean --targets?"},
+    {"hw memory --jsn", "'aisp hw' takes no option --jsn; did you mean --json?"},
     {"hw lukewarm", "lukewarm"},
     {"new pair Not-A-Target", "group:name"},
     {"bench run --targets labs/host --l2-flush sideways", "--l2-flush"},
