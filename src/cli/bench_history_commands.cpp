@@ -1,5 +1,7 @@
 // The history and what is made from it: `bench history`, `compare-runs`, `expectations`,
 // `report` and `merge`. The database defaults to artifacts/aisp.db (see `bench run --history`).
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -162,6 +164,38 @@ int merge_command(const std::string& db, const std::vector<std::string>& runs) {
   return 0;
 }
 
+// compare-runs' two runs: two run ids of `db`, or two runs' folders (or results.json files),
+// recorded into a history of their own in a fresh temporary folder (a folder is what a user
+// often has at hand; comparing folders once meant `bench merge` into a database first).
+struct compared_runs {
+  std::string db;
+  std::int64_t a = 0;
+  std::int64_t b = 0;
+};
+
+compared_runs runs_to_compare(const std::string& db, const std::string& a, const std::string& b) {
+  const auto is_id = [](const std::string& text) {
+    return !text.empty() && text.size() < 18 && text.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (is_id(a) && is_id(b)) return {db, std::stoll(a), std::stoll(b)};
+  AISP_EXPECTS(!is_id(a) && !is_id(b), "compare-runs takes two run ids of the history or two runs' folders, not one of each ('" + a +
+                                           "', '" + b + "'); `aisp bench merge --db " + db + " FOLDER` records a folder as a run id");
+  char folder[] = "/tmp/aisp-compare-XXXXXX";
+  AISP_EXPECTS(::mkdtemp(folder) != nullptr, "compare-runs: cannot make a temporary folder for the two runs' history");
+  const std::string own_db = std::string(folder) + "/compare.db";
+  try {
+    history_store history(own_db);
+    const auto first = history.ingest(read_results_document(a));
+    const auto second = history.ingest(read_results_document(b));
+    AISP_EXPECTS(first != second, "compare-runs: '" + a + "' and '" + b + "' are the same run");
+    return {own_db, first, second};
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove_all(folder, ignored);
+    throw;
+  }
+}
+
 }  // namespace
 
 void add_bench_history_commands(CLI::App& bench, outcome& result) {
@@ -185,30 +219,31 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
                                        "Per target and variant: run B's time over run A's with a bootstrap CI on the stored\n"
                                        "samples, and faster/slower/unchanged. Warns across cards, drivers, modes and sizes\n"
                                        "(--strict refuses them); --fail-on-slower makes it a regression gate for CI.");
-  auto run_a = std::make_shared<std::int64_t>(0);
-  auto run_b = std::make_shared<std::int64_t>(0);
+  auto run_a = std::make_shared<std::string>();
+  auto run_b = std::make_shared<std::string>();
   auto compare_json = std::make_shared<bool>(false);
   auto strict = std::make_shared<bool>(false);
   auto fail_on_slower = std::make_shared<bool>(false);
   add_db(compare);
-  // A run's folder is what a user often has at hand: say how to make it a run id.
-  const CLI::Validator run_id(
-      [](std::string& text) -> std::string {
-        const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
-        return digits ? "" : "wants a run id from the history (aisp bench history lists them), not '" + text +
-                                 "'; to compare two runs' folders, record them first: aisp bench merge --db cmp.db DIR_A DIR_B";
-      },
-      "RUN_ID");
-  compare->add_option("A", *run_a, "the earlier run id (see bench history)")->required()->check(run_id);
-  compare->add_option("B", *run_b, "the later run id")->required()->check(run_id);
+  compare->add_option("A", *run_a, "the earlier run: its id in the history (see bench history), or its folder or results.json")->required();
+  compare->add_option("B", *run_b, "the later run, as A (two ids, or two folders)")->required();
+  compare->footer("Examples:\n  aisp bench compare-runs 3 7 --db artifacts/aisp.db\n"
+                  "  aisp bench compare-runs artifacts/run-A artifacts/run-B --fail-on-slower");
   compare->add_flag("--json", *compare_json, "print machine-readable JSON");
   compare->add_flag("--strict", *strict,
                     "refuse (exit 1, nothing compared) when the runs differ in card, driver, timing mode or a "
                     "pair's benchmark size, or either is a `bench verify` run: such ratios measure the difference, not the code");
   compare->add_flag("--fail-on-slower", *fail_on_slower, "exit 1 when any variant of run B is slower than in run A");
   compare->callback([=, &result] {
-    auto store = api::open_history(*db);  // through the results API, as MCP's and serve's compare
-    const auto comparison = api::compare_checked(store, *run_a, *run_b);
+    const auto [history_db, a, b] = runs_to_compare(*db, *run_a, *run_b);
+    // Two folders' history is this command's own: gone when it ends (after the store closes).
+    const std::shared_ptr<void> own_history(nullptr, [folder = history_db == *db ? std::filesystem::path()
+                                                                                  : std::filesystem::path(history_db).parent_path()](void*) {
+      std::error_code ignored;
+      if (!folder.empty()) std::filesystem::remove_all(folder, ignored);
+    });
+    auto store = api::open_history(history_db);  // through the results API, as MCP's and serve's compare
+    const auto comparison = api::compare_checked(store, a, b);
     if (*strict && !comparison.warnings.empty()) {
       std::fprintf(stderr, "aisp: compare-runs --strict refused: %s\n", comparison.warnings.front().c_str());
       result.exit_code = 1;

@@ -206,6 +206,23 @@ TEST_F(history_pipeline, reports_in_every_format) {
   EXPECT_EQ(json::parse(data), results);
 }
 
+// Two runs' folders compare as two run ids do, without a history of the user's (Note: a history
+// of the command's own, removed when it ends).
+TEST_F(history_pipeline, compares_two_runs_folders_directly) {
+  const auto by_folders = run_command(aisp() + " bench compare-runs " + dir_ + "/run1 " + dir_ + "/run2/results.json --json", false);
+  ASSERT_EQ(by_folders.exit_code, 0) << by_folders.output;
+  const auto by_ids = run_command(aisp() + " bench compare-runs 1 2 --json --db " + dir_ + "/aisp.db", false);
+  ASSERT_EQ(by_ids.exit_code, 0) << by_ids.output;
+  const auto folders = json::parse(by_folders.output);
+  const auto ids = json::parse(by_ids.output);
+  ASSERT_EQ(folders["changes"].size(), ids["changes"].size());
+  for (std::size_t i = 0; i < ids["changes"].size(); ++i) {
+    EXPECT_EQ(folders["changes"][i]["target"], ids["changes"][i]["target"]);
+    EXPECT_EQ(folders["changes"][i]["verdict"], ids["changes"][i]["verdict"]);
+    EXPECT_EQ(folders["changes"][i]["median_b_s"], ids["changes"][i]["median_b_s"]);
+  }
+}
+
 TEST_F(history_pipeline, merge_folds_artifacts_in_once) {
   const auto db = dir_ + "/merged.db";
   EXPECT_EQ(run_command(aisp() + " bench merge " + dir_ + "/run1 " + dir_ + "/run2 --db " + db).exit_code, 0);
