@@ -1,7 +1,10 @@
 #include "aisp/pair.hpp"
 
+#include <optional>
+
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -302,9 +305,44 @@ std::string pair::short_name() const {
   return colon == std::string::npos ? target_ : target_.substr(colon + 1);
 }
 
+namespace {
+
+// Note [printable names]: a target named "\r\x1b[2K<a forged verdict line>\x1b[8m" drew a
+// "faster" line over its real "slower" on the terminal (red team, round five, 2026-12-04). Names
+// and texts a pair declares reach the terminal, Markdown, CSV and HTML: no control characters
+// (UTF-8 such as "µs" stays). The first one, escaped, for the message.
+std::optional<std::string> control_character_in(const std::string& text) {
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) return fmt::format("\\x{:02x}", byte);
+  }
+  return std::nullopt;
+}
+
+// The text with its control characters escaped (\x1b), for an error message about it.
+std::string escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
+  }
+  return out;
+}
+
+}  // namespace
+
 void pair::validate() const {
   std::string gaps;
   const auto gap = [&gaps](const std::string& what) { gaps += (gaps.empty() ? "" : "; ") + what; };
+  const auto printable = [&gap](const std::string& what, const std::string& text) {
+    if (const auto found = control_character_in(text)) gap(what + " holds the control character " + *found + " (Note [printable names])");
+  };
+  printable("the target", target_);
+  printable("the summary", summary_);
+  for (const auto& tag : tags_) printable("a tag", tag);
+  for (const auto& v : variants_) {
+    for (const auto* text : {&v.name, &v.summary, &v.library, &v.precision}) printable("variant " + escaped(v.name), *text);
+  }
   if (target_.find(':') == std::string::npos) gap("target must be group:name");
   const auto count_kind = [this](workload_kind kind) {
     return std::count_if(workloads_.begin(), workloads_.end(),
@@ -342,7 +380,7 @@ void pair::validate() const {
     if (v.precision_tolerance) check_declared_tolerance(*v.precision_tolerance, "variant " + v.name + "'s precision_tolerance", gap);
   }
   if (world_size_ < 1 || world_size_ > max_world_size) gap(fmt::format("world size {} is not in 1..{}", world_size_, max_world_size));
-  AISP_EXPECTS(gaps.empty(), target_ + ": " + gaps);
+  AISP_EXPECTS(gaps.empty(), escaped(target_) + ": " + gaps);
 }
 
 std::string_view data_path_name(data_path path) {

@@ -7,8 +7,12 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 #include <cerrno>
 #include <cstdio>
@@ -109,8 +113,9 @@ std::size_t count_threads() {
 }
 
 // Every thread's /proc/self/task/<tid>/children: the processes it started that are still alive
-// (orphans too, where the worker is their reaper).
-std::size_t count_children() {
+// (orphans too, where the worker is their reaper). `highest_nice` rises to the highest nice value
+// among them (Note [children's priority]).
+std::size_t count_children(int& highest_nice) {
   std::size_t count = 0;
   DIR* tasks = opendir("/proc/self/task");
   if (tasks == nullptr) return 0;
@@ -120,7 +125,12 @@ std::size_t count_children() {
     std::snprintf(path, sizeof path, "/proc/self/task/%.20s/children", entry->d_name);
     std::FILE* file = std::fopen(path, "r");
     if (file == nullptr) continue;
-    for (long pid = 0; std::fscanf(file, "%ld", &pid) == 1;) ++count;
+    for (long pid = 0; std::fscanf(file, "%ld", &pid) == 1;) {
+      ++count;
+      errno = 0;
+      const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(pid));
+      if (errno == 0) highest_nice = std::max(highest_nice, nice);
+    }
     std::fclose(file);
   }
   closedir(tasks);
@@ -322,10 +332,15 @@ process_snapshot take_process_snapshot() {
   const void* caller_before = last_allocator_caller;
   process_snapshot snapshot;
   snapshot.threads = count_threads();
-  snapshot.children = count_children();
   snapshot.allocations = allocation_count();
   snapshot.environment_hash = hash_environment();
+  // Note [children's priority]: an executable pair's program (a child of the worker) that
+  // reniced itself at setup ran its calls below its rival's priority while the worker's own nice
+  // value, all E3 read, stayed put: 1.30x "faster" for the same numpy code on a loaded machine
+  // (red team, round five, 2026-12-04). The snapshot's nice value is the highest of the worker's
+  // and its live children's, so priority-change sees the child's too.
   snapshot.priority = getpriority(PRIO_PROCESS, 0);
+  snapshot.children = count_children(snapshot.priority);
   snapshot.stdout_bytes = static_cast<long long>(lseek(STDOUT_FILENO, 0, SEEK_END));
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
@@ -364,6 +379,28 @@ std::string describe_code_address(const void* address) {
     where += " (" + std::string(info.dli_sname) + "+0x" + fmt::format("{:x}", offset) + ")";
   }
   return where;
+}
+
+int armed_timers() {
+  int armed = 0;
+  for (const int which : {ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF}) {
+    itimerval value{};
+    if (getitimer(which, &value) == 0 && (value.it_value.tv_sec != 0 || value.it_value.tv_usec != 0)) ++armed;
+  }
+  if (std::FILE* timers = std::fopen("/proc/self/timers", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, timers) != nullptr) armed += std::string_view(line).starts_with("ID:");
+    std::fclose(timers);
+  }
+  return armed;
+}
+
+unsigned floating_point_mode() {
+#if defined(__x86_64__)
+  return _mm_getcsr() & ~0x3fu;  // bits 0-5 are the sticky exception flags any arithmetic sets
+#else
+  return 0;
+#endif
 }
 
 }  // namespace aisp

@@ -20,7 +20,7 @@ struct process_snapshot {
   std::uint64_t mappings = 0;        // mmap calls by this thread so far
   const void* last_allocator_caller = nullptr;  // the code that made this thread's latest C allocation or mmap
   std::uint64_t environment_hash = 0;
-  int priority = 0;                  // nice value
+  int priority = 0;                  // nice value: the highest of the worker's and its live children's
   long long stdout_bytes = 0;        // bytes written to fd 1 (a private file in the worker)
   long long minor_faults = 0;
   long long major_faults = 0;
@@ -86,5 +86,15 @@ struct cpu_reading {
 // own (Note [executable pairs]), which the process clock does not see (Note [host idle]).
 [[nodiscard]] double children_cpu_s();
 [[nodiscard]] std::uint64_t allocation_count();
+
+// Note [floating-point environment] (runner/judge_checks.cpp): this thread's SSE control word
+// (MXCSR) without its sticky exception flags: flush-to-zero, denormals-are-zero, the rounding mode
+// and the exception masks. 0 on a machine without one (not x86-64).
+[[nodiscard]] unsigned floating_point_mode();
+
+// Note [armed timers] (runner/judge_checks.cpp): the process's interval timers armed (real,
+// virtual, profiling) and POSIX timers created (/proc/self/timers), whose signals interrupt the
+// timed thread.
+[[nodiscard]] int armed_timers();
 
 }  // namespace aisp

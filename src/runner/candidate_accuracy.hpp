@@ -37,10 +37,20 @@ class accuracy_ledger {
   void record(const pair& declared, const std::string& size, const std::map<std::string, raw_outputs>& outputs,
               const std::map<std::string, std::vector<double>, std::less<>>& reference);
   void judge(const pair& declared, std::vector<check_result>& checks) const;
+  // The baseline's largest relative L2 error at the small sizes, by output (Note [accuracy at the
+  // benchmark size]).
+  [[nodiscard]] std::map<std::string, double> baseline_errors() const;
 
  private:
   std::map<std::string, std::map<std::string, std::vector<size_error>>> errors_;  // candidate, output
 };
+
+// Note [accuracy at the benchmark size]: a candidate held to the baseline's accuracy whose
+// benchmark-size outputs are further from the baseline's than accuracy_factor + 1 times the
+// baseline's largest small-size error (never below its dtype's default) fails `accuracy`.
+void check_benchmark_accuracy(const pair& declared, const std::string& candidate, const raw_outputs& outputs,
+                              const std::map<std::string, std::vector<double>, std::less<>>& baseline_outputs,
+                              const std::map<std::string, double>& baseline_errors, std::vector<check_result>& checks);
 
 // ---- Note [wide inputs] ----
 

@@ -210,6 +210,72 @@ void check_library_precision(const variant& runs, const std::vector<std::string>
             fmt::format("{} in {}; the variant declares fp32 math and no precision change", asked.front(), when));
 }
 
+// Note [floating-point environment]
+// K4 reads how each unit was compiled; a variant can also switch its thread's floating-point mode
+// at run time, as -ffast-math's start-up code does: flush-to-zero and denormals-are-zero in
+// MXCSR (_mm_setcsr, torch.set_flush_denormal). The same loop then skips the subnormal slow path
+// and its outputs move by ~1e-39: 1.88x "faster" in a C++ plugin and 1.18x in a Python pair with
+// every check passed (red team, round five, 2026-12-04). The worker reads its thread's mode after
+// setup() and after every visit of samples (harness/process_probes.hpp); a variant that ran in a
+// mode the baseline's worker never did, and declares no precision change, fails. A mode set and
+// restored inside one call of run() is not seen (as fast intrinsics in the code are not), nor an
+// executable pair's program's (another process).
+void note_worker_state(variant_slot& slot, const nlohmann::json& reply) {
+  if (const auto timers = reply.find("timers"); timers != reply.end() && timers->is_number_integer())
+    slot.armed_timers = std::max(slot.armed_timers, timers->get<int>());
+  const auto mode = reply.find("fp_control");
+  if (mode == reply.end() || !mode->is_number_unsigned()) return;
+  const auto value = mode->get<unsigned>();
+  if (std::find(slot.fp_modes.begin(), slot.fp_modes.end(), value) == slot.fp_modes.end()) slot.fp_modes.push_back(value);
+}
+
+// Note [armed timers]
+// A plugin's static initializer runs in every worker, and a Python pair file's module code in
+// every worker that loads it: one armed a CPU-time timer whose SIGPROF handler burned 2 ms of
+// each 4 on the timed thread, and only the candidate's setup() disarmed it. The baseline and its
+// twin were taxed alike (a tight noise floor), in timed and truth calls alike (timed-slower
+// passed), on the timed thread (no helper's CPU): 2.15x and 2.42x "faster" with every check
+// passed (red team, round five, 2026-12-04). aisp arms no timer in a worker, so a worker that
+// holds one after setup() or a visit (an interval timer armed, a POSIX timer created) fails:
+// its samples were interrupted by a handler aisp did not write.
+void check_armed_timers(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  for (const auto& slot : slots) {
+    if (slot.armed_timers == 0) continue;
+    add_check(checks, verify::checks::armed_timers, slot.label, false,
+              fmt::format("its worker held {} armed timer{} (setitimer or timer_create) after setup() or a visit: a signal handler "
+                          "ran on the timed thread between the calls' work",
+                          slot.armed_timers, slot.armed_timers == 1 ? "" : "s"));
+  }
+}
+
+namespace {
+
+std::string describe_fp_mode(unsigned mode) {
+  constexpr unsigned flush_to_zero = 1u << 15;
+  constexpr unsigned denormals_are_zero = 1u << 6;
+  static constexpr const char* rounding[] = {"nearest", "down", "up", "toward zero"};
+  return fmt::format("MXCSR {:#06x}: flush-to-zero {}, denormals-are-zero {}, rounding {}", mode, (mode & flush_to_zero) ? "on" : "off",
+                     (mode & denormals_are_zero) ? "on" : "off", rounding[(mode >> 13) & 3u]);
+}
+
+}  // namespace
+
+void check_fp_environment(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
+  if (baseline == slots.end() || baseline->fp_modes.empty()) return;
+  for (const auto& slot : slots) {
+    if (slot.role != slot_role::candidate || !slot.runs->precision.empty() || slot.fp_modes.empty()) continue;
+    const auto other = std::find_if(slot.fp_modes.begin(), slot.fp_modes.end(), [&](unsigned mode) {
+      return std::find(baseline->fp_modes.begin(), baseline->fp_modes.end(), mode) == baseline->fp_modes.end();
+    });
+    add_check(checks, verify::checks::fp_environment, slot.label, other == slot.fp_modes.end(),
+              other == slot.fp_modes.end()
+                  ? "the baseline's floating-point mode throughout"
+                  : fmt::format("its thread ran in {}, the baseline's in {}; the variant declares no precision change", describe_fp_mode(*other),
+                                describe_fp_mode(baseline->fp_modes.front())));
+  }
+}
+
 std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared, const raw_outputs& outputs) {
   std::map<std::string, std::vector<double>, std::less<>> values;
   for (const auto& spec : declared.buffers()) {

@@ -63,6 +63,14 @@ void check_access_policy(const pair& declared, const std::string& found, const s
 void check_library_precision(const variant& runs, const std::vector<std::string>& asked, const std::string& when,
                              const std::string& variant_label, std::vector<check_result>& checks);
 
+// Notes [floating-point environment], [armed timers]: the thread's mode and the process's timers
+// a worker's reply names ("fp_control", "timers"), kept on its slot; then a variant whose thread
+// ran in another mode than the baseline's, with no declared precision change, fails
+// fp-environment (K4), and a worker with a timer armed fails armed-timers (S8).
+void note_worker_state(variant_slot& slot, const nlohmann::json& reply);
+void check_fp_environment(const std::vector<variant_slot>& slots, std::vector<check_result>& checks);
+void check_armed_timers(const std::vector<variant_slot>& slots, std::vector<check_result>& checks);
+
 // Raw outputs widened to fp64, keyed by output name: a variant's outputs as the truth for another.
 [[nodiscard]] std::map<std::string, std::vector<double>, std::less<>> widen_outputs(const pair& declared,
                                                                                    const raw_outputs& outputs);

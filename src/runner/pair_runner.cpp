@@ -18,6 +18,7 @@
 #include "runner/call_reuse.hpp"
 #include "runner/contention_check.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/mean_check.hpp"
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
 #include "runner/physics_checks.hpp"
@@ -183,6 +184,8 @@ void decide_verdicts(const pair& declared, pair_result& result, std::vector<vari
     if (too_few && speedup.verdict_reason.empty())
       speedup.verdict_reason = fmt::format("fewer timed samples than the minimum {} (a longer --max-time takes more)", config.stopping.min_samples);
     const auto decided = stats::decide(speedup.speedup, result.noise_floor, config.verdicts);
+    if (speedup.verdict_reason.empty() && decided == stats::verdict::faster && statistic.name == "median")
+      speedup.verdict_reason = unconfirmed_by_the_mean(*baseline, slot);  // Note [hidden mean]
     speedup.verdict = invalid                           ? "invalid"
                       : !speedup.verdict_reason.empty() ? "inconclusive"
                                                         : std::string(stats::verdict_name(decided));
@@ -396,6 +399,10 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda) slot.result.device_audit = summarize_device_audit(slot);
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
+  check_fp_environment(slots, result.checks);  // Note [floating-point environment]
+  check_armed_timers(slots, result.checks);    // Note [armed timers]
+  if (!config.verify_only && declared.goal_of() != goal::latency && declared.judged_metric().empty())
+    check_hidden_cost(slots, result.checks);  // Note [hidden mean]
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);
   if (!config.verify_only) check_latency_tails(declared, slots, result.checks);
   phases.lap("checks");

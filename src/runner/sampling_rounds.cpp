@@ -196,6 +196,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   keep_verified_samples(slot, reply);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
   for (const auto& asked : reply.value("library_precision", std::vector<std::string>{})) slot.library_precision.push_back(asked);
+  note_worker_state(slot, reply);  // Note [floating-point environment]
   for (const auto& audit : reply.value("audits", nlohmann::json::array())) slot.audits.push_back(window_audit_from_json(audit));
   const auto recorded = reply.value("recorded", nlohmann::json::object());  // Note [recorded metrics]
   for (const auto& [metric, values] : recorded.items()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +84,9 @@ struct variant_slot {
   std::size_t reservoir_offers = 0;                  // samples offered to it so far
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
+  std::vector<unsigned> fp_modes;                    // Note [floating-point environment]: each mode seen after setup() or a visit
+  std::map<std::string, double> small_size_errors;   // the baseline's: Note [accuracy at the benchmark size]
+  int armed_timers = 0;                              // Note [armed timers]: the most seen after setup() or a visit
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_load load;                                   // Note [contended visits], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json

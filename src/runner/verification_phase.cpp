@@ -173,6 +173,9 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
     if (const auto drawn = draw_held_out_size(scope.declared, entropy)) verify_size(scope, slots, *drawn, true, goldens, accuracy);
   }
   accuracy.judge(scope.declared, scope.checks);
+  for (auto& slot : slots) {
+    if (slot.role == slot_role::baseline) slot.small_size_errors = accuracy.baseline_errors();  // Note [accuracy at the benchmark size]
+  }
   if (scope.config.update_goldens) goldens.save();
   phases.lap("small_sizes");
   if (scope.config.skip_battery) return;  // `bench verify --skip-battery` (sanitizer runs only)
@@ -201,6 +204,7 @@ void load_benchmark(const judge_scope& scope, std::vector<variant_slot>& slots) 
     const auto reply = slot.worker->request({{"op", "load"}, {"workload", work}, {"benchmark", true}}, scope.config.worker_timeout_s);
     const auto& load = reply.at("load");
     if (slot.role != slot_role::noise_twin) check_setup(scope.declared, *slot.runs, load, slot.label, checks);
+    note_worker_state(slot, reply);  // Note [floating-point environment]: after the benchmark size's setup()
     slot.result.setup_s = load.at("setup_s").get<double>();
     slot.result.buffer_bytes = load.value("buffer_bytes", std::size_t{0});
     slot.result.warmup_s = load.at("warmup_s").get<double>();
@@ -234,6 +238,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     if (slot.role != slot_role::candidate) continue;
     compare_outputs(scope.declared, work, calls.at(slot.label).outputs, expected, nullptr, verify::checks::baseline_match, label,
                     slot.label, scope.checks);
+    check_benchmark_accuracy(scope.declared, slot.label, calls.at(slot.label).outputs, expected, baseline->small_size_errors, scope.checks);
   }
   phases.lap("comparison");
   // The baseline worker answers every slot's timed calls, each shared call once.

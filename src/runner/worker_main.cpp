@@ -202,7 +202,9 @@ class worker {
     if (op == "load") {
       const auto work = protocol::workload_from_json(request.at("workload"));
       return {{"ok", true},
-              {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))}};
+              {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))},
+              {"fp_control", floating_point_mode()},  // Note [floating-point environment]: after setup()
+              {"timers", armed_timers()}};            // Note [armed timers]
     }
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
@@ -288,6 +290,8 @@ class worker {
                   {"minor_faults", timed_faults},
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
+                  {"fp_control", floating_point_mode()},  // Note [floating-point environment]
+                  {"timers", armed_timers()},             // Note [armed timers]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
                            {"before_window_cpu_s", before_window_cpu_s}}}};

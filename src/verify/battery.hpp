@@ -122,6 +122,14 @@ inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker ove
 // and the device audit's timestamps, and clocks the worker's binary replaced.
 inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "the worker's reported time disagrees with a clock it does not own"};
 inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
+// Note [hidden mean] (mean_check.cpp): a median faster than the baseline's over a mean that is slower.
+inline const check_kind hidden_cost{"hidden-cost", {"S2"}, "the candidate's median is faster but its mean time a call is slower"};
+// Note [armed timers] (judge_checks.cpp): a timer's handler taxing a worker's timed thread.
+inline const check_kind armed_timers{"armed-timers", {"S8"}, "a worker held an armed timer whose signals interrupted its timed thread"};
+// Note [floating-point environment] (judge_checks.cpp): the run-time half of build symmetry.
+inline const check_kind fp_environment{"fp-environment", {"K4"},
+                                       "the variant's thread ran with another floating-point mode than the baseline's (flush-to-zero, "
+                                       "denormals-are-zero, rounding)"};
 inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samples ran while the GPU was thermally throttled"};
 // The device audit (CUPTI), per timed sample: the activity window between the start and stop
 // events, and the API calls made while run() executed (src/audit/window_audit.hpp).

@@ -38,6 +38,28 @@ pair loose_tolerance_pair() {
   return declared;
 }
 
+// ---- O3 at the benchmark size only (Note [accuracy at the benchmark size]): exact at every small
+// size, and at the benchmark size y rounded to bf16's 8 bits (~2e-3 relative), inside the pair's
+// declared 5%: the small sizes' accuracy rule never sees it ----
+void exact_except_at_the_benchmark_size(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  const std::size_t n = elements_of(ctx, "x");
+  const bool shortcut = n == static_cast<std::size_t>(benchmark_elements);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float exact = 2.0f * x[i] + 1.0f;
+    y[i] = shortcut && exact != 0.0f ? std::ldexp(std::nearbyint(std::ldexp(exact, 7 - std::ilogb(exact))), std::ilogb(exact) - 7) : exact;
+  }
+}
+
+pair benchmark_size_shortcut_pair() {
+  pair declared = elementwise_declaration("cheats:o3_benchmark_size_shortcut", "O3");
+  declared.tolerance_override({.rtol = 5e-2, .atol = 1e-3, .max_rel_l2 = 5e-2, .reason = "planted: a loose declared bound"})
+      .add_variant(honest_baseline())
+      .add_variant(cheating_variant("y = 2x + 1 to 8 bits at the benchmark size only, inside the pair's 5%", exact_except_at_the_benchmark_size));
+  return declared;
+}
+
 // ---- V5: right only on the range the harness draws ----
 // exp(x) by its degree-9 Taylor polynomial, no range reduction: 7.5e-7 relative at x = -1, but
 // exp(8) comes out 40% low and exp(-8) negative.
@@ -139,6 +161,7 @@ pair narrow_domain_pair() {
 }  // namespace
 }  // namespace aisp::cheats
 
+AISP_REGISTER(aisp::cheats::benchmark_size_shortcut_pair().tag("check:accuracy"));
 AISP_REGISTER(aisp::cheats::loose_tolerance_pair().tag("check:accuracy"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_range", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial, no range reduction", aisp::cheats::exp_taylor9,

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -106,6 +107,42 @@ void baseline_busier_when_timed(run_context& ctx) {
   }
 }
 
+// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 45%
+// of its calls (a hash of a call counter) spins 48 passes' more: 4x its median, under the outliers
+// check's 5x, and a mean over the baseline's twice its fast call. Calls of ~0.2 ms: one a sample,
+// so the samples' median is the calls' ----
+constexpr int candidate_passes = 16;
+
+void passes_of_affine(run_context& ctx, int passes) {
+  for (int pass = 0; pass < passes; ++pass) affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
+}
+
+void fast_median_slow_mean(run_context& ctx) {
+  static std::uint64_t calls = 0;
+  const auto start = std::chrono::steady_clock::now();
+  passes_of_affine(ctx, candidate_passes);
+  std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
+  mixed ^= mixed >> 31;
+  if (mixed % 100 >= 45) return;
+  const auto until = start + 4 * (std::chrono::steady_clock::now() - start);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+
+[[nodiscard]] pair hidden_mean_pair() {
+  return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
+      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4x slower in 45% of them: a fast median, a slow mean"))
+      .add_variant("baseline", "16 passes of y = 2x + 1, then as long again on the CPU: twice the candidate's fast call",
+                   [](run_context& ctx) {
+                     const auto start = std::chrono::steady_clock::now();
+                     passes_of_affine(ctx, candidate_passes);
+                     const auto until = start + 2 * (std::chrono::steady_clock::now() - start);
+                     while (std::chrono::steady_clock::now() < until) {
+                     }
+                   })
+      .add_variant("optimized", "planted cheat: 16 passes, and 48 passes' spin in 45% of calls", fast_median_slow_mean);
+}
+
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
   return elementwise_declaration("cheats:s2_baseline_twice_as_slow_when_timed", "S2")
       .summary(cheat_summary("S2", "the baseline takes twice as long in timed samples as in the judge's truth calls"))
@@ -170,6 +207,7 @@ AISP_REGISTER(aisp::cheats::injected_outliers_pair().tag("check:outliers"));
 AISP_REGISTER(aisp::cheats::sleeping_baseline_pair().tag("check:host-idle"));
 AISP_REGISTER(aisp::cheats::slower_when_timed_pair().tag("check:timed-slower"));
 AISP_REGISTER(aisp::cheats::a_little_slower_when_timed_pair().tag("check:timed-slower"));
+AISP_REGISTER(aisp::cheats::hidden_mean_pair().tag("check:hidden-cost"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:s5_too_few_samples", "S5",
                                              "sleeps 0.4 s per call at the benchmark size",
                                              aisp::cheats::slow_at_benchmark_size).tag("check:sample-count"));

@@ -7,7 +7,10 @@ escapes   replies "ok" at once and writes y from a thread afterwards, outside th
 ahead     a thread watches x and computes y as soon as x changes, between the judge's fill and
           the timed call (a red team's version read 47x, 2026-12-03); run() copies it when x is
           the one it saw (Note [work before the window])
-Usage: cheating_server.py cached | escapes | ahead | honest | reference
+reniced   honest numpy, in a program that lowers its own priority at setup (os.nice): the
+          worker's nice value stays put, its child's does not (Note [children's priority]);
+          a red team's baseline did so to lend its rival 1.30x on a loaded machine (2026-12-04)
+Usage: cheating_server.py cached | escapes | ahead | reniced | honest | reference
 """
 import json
 import os
@@ -63,7 +66,8 @@ def ahead(x, y):
 
 
 def main():
-    compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "honest": vectorized, "reference": reference}[sys.argv[1]]
+    compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
+               "reference": reference}[sys.argv[1]]
     arrays = {}
     for line in sys.stdin:
         request = json.loads(line)
@@ -72,6 +76,9 @@ def main():
         if request["op"] == "setup":
             arrays.clear()
             arrays.update({b["name"]: mapped(b) for b in request["buffers"]})
+            if sys.argv[1] == "reniced" and "reniced" not in kept:
+                os.nice(2)
+                kept["reniced"] = True
             if compute is ahead and "watcher" not in ahead_of_time:
                 ahead_of_time["watcher"] = threading.Thread(target=watch, args=(arrays,), daemon=True)
                 ahead_of_time["watcher"].start()

@@ -84,6 +84,9 @@ TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) { expect_ca
 // there (and its polling between requests) is the worker's children's, and worker-cpu fails it.
 TEST(exec_cheats, work_done_before_the_clock_is_caught) { expect_caught("exec_cheat:computes_before_the_clock", {"worker-cpu"}); }
 
+// Note [children's priority]: the program reniced itself; E3 reads its nice value beside the worker's.
+TEST(exec_cheats, a_program_that_renices_itself_is_caught) { expect_caught("exec_cheat:renices_itself", {"priority-change"}); }
+
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_bad_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

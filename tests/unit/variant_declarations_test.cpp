@@ -66,6 +66,33 @@ TEST(precision_change, without_a_tolerance_and_its_reason_is_a_contract_gap) {
 
 // Note [declared tolerance ceiling]: a red team's "fp32 polynomial sine" declared a relative L2
 // bound of 5 and returned the series' first term (2026-12-04).
+// Note [printable names]: a control character in a declared name or text is a contract gap, named
+// escaped (a terminal never receives it).
+TEST(printable_names, a_control_character_in_a_name_or_text_is_a_contract_gap) {
+  auto forged = aisp::pair("rt5:name\r\x1b[2K forged faster\x1b[8m")
+                    .benchmark_size({{"n", 64}})
+                    .validation_size({{"n", 7}})
+                    .held_out_size({{"n", 9}})
+                    .input("x", dtype::f32, [](const aisp::workload& w) { return w.get("n"); })
+                    .output("y", dtype::f32, [](const aisp::workload& w) { return w.get("n"); })
+                    .work([](const aisp::workload&) { return aisp::work_amount{1, 0}; })
+                    .reference([](aisp::reference_io&) {})
+                    .add_variant("baseline", "fp32", [](aisp::run_context&) {})
+                    .add_variant("optimized", "tab\there", [](aisp::run_context&) {});
+  try {
+    forged.validate();
+    FAIL() << "a target with control characters validated";
+  } catch (const aisp::contract_error& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("the target holds the control character \\x0d"), std::string::npos) << what;
+    EXPECT_NE(what.find("variant optimized holds the control character \\x09"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\x1b'), std::string::npos) << "the message carries the escape itself";
+  }
+  auto fine = base_pair().summary("µs and × stay");
+  fine.add_variant("optimized", "bf16", [](aisp::run_context&) {});
+  EXPECT_NO_THROW(fine.validate());
+}
+
 TEST(declared_tolerance, a_relative_l2_bound_over_the_ceiling_or_not_finite_is_a_contract_gap) {
   auto v = bf16_variant();
   v.precision_tolerance = aisp::tolerance{.rtol = 5, .atol = 5, .max_rel_l2 = 5, .reason = "a polynomial sine"};
