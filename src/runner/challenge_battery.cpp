@@ -337,6 +337,7 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
 // pair's timed samples share the CPUs with the rest of the machine: honest baselines read up to
 // 1.70x in the planted suite's 0.3 s runs on a loaded 2-core machine, so 3x there.
 constexpr std::size_t min_truths_timed = 5;
+constexpr std::size_t min_timed_samples = 10;
 constexpr double timed_slower_device_bound = 1.3;
 constexpr double timed_slower_host_bound = 3.0;
 // Note [interleaved truths] (sampling_rounds.cpp): a host baseline's truths taken between the
@@ -358,7 +359,10 @@ void check_timed_slower(const judge_scope& scope, const std::map<call_key, call_
   }
   std::vector<double> timed_s;
   for (const auto& s : baseline.result.samples) timed_s.push_back(s.duration_s);
-  if (truth_s.size() < min_truths_timed || timed_s.empty()) return;
+  // `bench verify` samples a token (3 calls): on a freshly started device machine, outside load
+  // in its first minutes put ch01:batched_launches' three timed samples at 1.77x its truths (H200
+  // GPU-8bf5ee84, 2026-12-04). A median is judged from min_timed_samples on, as S5 asks of a speedup.
+  if (truth_s.size() < min_truths_timed || timed_s.size() < min_timed_samples) return;
   const double timed = stats::summarize(timed_s).median;
   const double untimed = stats::summarize(truth_s).median;
   const double ratio = untimed > 0 ? timed / untimed : 0.0;
