@@ -93,16 +93,17 @@ void two_speed_baseline(run_context& ctx) {
       .add_variant("optimized", "honest loop: y = 2x + 1", honest_run(affine_math));
 }
 
-// ---- S2 x X7: a baseline Factor times as long in its timed samples (its pass, then spinning),
-// honest in the judge's other requests (it reads which one it serves from its worker's stdin
-// buffer). Five times: over the 3x bound of truths taken after sampling; twice: under it, over the
-// 1.5x of truths interleaved with the rounds (Note [interleaved truths]) ----
-template <int Factor>
+// ---- S2 x X7: a baseline Tenths / 10 times as long in its timed samples (its pass, then
+// spinning), honest in the judge's other requests (it reads which one it serves from its worker's
+// stdin buffer). Five times: over the 3x bound of truths taken after sampling; 2.5 times: under
+// it, over the 1.5x of truths interleaved with the rounds (Note [interleaved truths]). Twice read
+// 1.46-1.91x on the loaded CI machine (2026-12-04): too near the bound for a fixture ----
+template <int Tenths>
 void baseline_busier_when_timed(run_context& ctx) {
   const auto start = std::chrono::steady_clock::now();
   affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
   if (buffered_request().find("\"op\":\"sample\"") == std::string_view::npos) return;
-  const auto until = start + Factor * (std::chrono::steady_clock::now() - start);
+  const auto until = start + Tenths * (std::chrono::steady_clock::now() - start) / 10;
   while (std::chrono::steady_clock::now() < until) {
   }
 }
@@ -144,10 +145,10 @@ void fast_median_slow_mean(run_context& ctx) {
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
-  return elementwise_declaration("cheats:s2_baseline_twice_as_slow_when_timed", "S2")
-      .summary(cheat_summary("S2", "the baseline takes twice as long in timed samples as in the judge's truth calls"))
-      .add_variant("baseline", "planted cheat: spins one pass's time after its pass where the request is a sample request",
-                   baseline_busier_when_timed<2>)
+  return elementwise_declaration("cheats:s2_baseline_two_and_a_half_times_slower_when_timed", "S2")
+      .summary(cheat_summary("S2", "the baseline takes 2.5 times as long in timed samples as in the judge's truth calls"))
+      .add_variant("baseline", "planted cheat: spins 1.5 passes' time after its pass where the request is a sample request",
+                   baseline_busier_when_timed<25>)
       .add_variant("optimized", "the baseline's own pass, once: a speedup the baseline lends", [](run_context& ctx) {
         affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
       });
@@ -156,7 +157,7 @@ void fast_median_slow_mean(run_context& ctx) {
 [[nodiscard]] pair slower_when_timed_pair() {
   return elementwise_declaration("cheats:s2_baseline_slower_when_timed", "S2")
       .summary(cheat_summary("S2", "the baseline takes five times as long in timed samples as in the judge's truth calls"))
-      .add_variant("baseline", "planted cheat: spins four passes' time after its pass where the request is a sample request", baseline_busier_when_timed<5>)
+      .add_variant("baseline", "planted cheat: spins four passes' time after its pass where the request is a sample request", baseline_busier_when_timed<50>)
       .add_variant("optimized", "the baseline's own pass, once: a speedup the baseline lends", [](run_context& ctx) {
         affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
       });
