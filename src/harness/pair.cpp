@@ -1,7 +1,5 @@
 #include "aisp/pair.hpp"
 
-#include <optional>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -311,21 +309,19 @@ namespace {
 // "faster" line over its real "slower" on the terminal (red team, round five, 2026-12-04). Names
 // and texts a pair declares reach the terminal, Markdown, CSV and HTML: no control characters
 // (UTF-8 such as "µs" stays). The first one, escaped, for the message.
+bool is_control(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+std::string escaped_byte(char c) { return fmt::format("\\x{:02x}", static_cast<unsigned char>(c)); }
+
 std::optional<std::string> control_character_in(const std::string& text) {
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) return fmt::format("\\x{:02x}", byte);
-  }
-  return std::nullopt;
+  const auto found = std::find_if(text.begin(), text.end(), is_control);
+  return found == text.end() ? std::nullopt : std::optional<std::string>(escaped_byte(*found));
 }
 
 // The text with its control characters escaped (\x1b), for an error message about it.
 std::string escaped(const std::string& text) {
   std::string out;
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    out += byte < 0x20 || byte == 0x7f ? fmt::format("\\x{:02x}", byte) : std::string(1, c);
-  }
+  for (const char c : text) out += is_control(c) ? escaped_byte(c) : std::string(1, c);
   return out;
 }
 

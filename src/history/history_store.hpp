@@ -19,7 +19,8 @@ namespace aisp {
 inline constexpr int history_schema_version = 1;
 
 // A finished run's state from its results: interrupted, failed (a pair failed), skipped (every
-// pair skipped: nothing measured) or complete. `bench merge` records a run by it, as the run did.
+// pair skipped: nothing measured) or complete. `bench merge` records a run by it, as `bench run`
+// records it from its suite_result (any_failed, nothing_measured).
 [[nodiscard]] std::string run_state_of(const nlohmann::json& results);
 
 class history_store {

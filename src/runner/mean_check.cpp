@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -35,36 +36,42 @@ double trimmed_mean(std::vector<double> values) {
   return sum / static_cast<double>(kept);
 }
 
+// The baseline's median and trimmed mean over a candidate's; nullopt with fewer than 2 samples.
+struct against_baseline {
+  double median = 0, base_median = 0, mean = 0, base_mean = 0;
+};
+
+std::optional<against_baseline> read_against(const variant_slot& baseline, const variant_slot& candidate) {
+  const auto base_values = durations_of(baseline);
+  const auto values = durations_of(candidate);
+  if (base_values.size() < 2 || values.size() < 2) return std::nullopt;
+  return against_baseline{stats::summarize(values).median, stats::summarize(base_values).median, trimmed_mean(values),
+                          trimmed_mean(base_values)};
+}
+
 }  // namespace
 
 void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
   if (baseline == slots.end()) return;
-  const auto base_values = durations_of(*baseline);
-  if (base_values.size() < 2) return;
-  const double base_median = stats::summarize(base_values).median;
-  const double base_mean = trimmed_mean(base_values);
   for (const auto& slot : slots) {
     if (slot.role != slot_role::candidate) continue;
-    const auto values = durations_of(slot);
-    if (values.size() < 2) continue;
-    const double median = stats::summarize(values).median;
-    const double mean = trimmed_mean(values);
-    const bool hidden = median * median_claim <= base_median && mean > base_mean;
+    const auto read = read_against(*baseline, slot);
+    if (!read) continue;
+    const bool hidden = read->median * median_claim <= read->base_median && read->mean > read->base_mean;
     add_check(checks, verify::checks::hidden_cost, slot.label, !hidden,
               fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x){}",
-                          format_duration(median), format_duration(base_median), base_median / median, format_duration(mean),
-                          format_duration(base_mean), base_mean / mean,
+                          format_duration(read->median), format_duration(read->base_median), read->base_median / read->median,
+                          format_duration(read->mean), format_duration(read->base_mean), read->base_mean / read->mean,
                           hidden ? ": faster by the median, slower on average (a cost in some calls the median hides)" : ""));
   }
 }
 
 std::string unconfirmed_by_the_mean(const variant_slot& baseline, const variant_slot& candidate) {
-  const auto base_values = durations_of(baseline);
-  const auto values = durations_of(candidate);
-  if (base_values.size() < 2 || values.size() < 2) return "";
-  const double by_median = stats::summarize(base_values).median / stats::summarize(values).median;
-  const double by_mean = trimmed_mean(base_values) / trimmed_mean(values);
+  const auto read = read_against(baseline, candidate);
+  if (!read) return "";
+  const double by_median = read->base_median / read->median;
+  const double by_mean = read->base_mean / read->mean;
   if (by_median <= 1 || by_mean >= 1 + (by_median - 1) / 2) return "";
   return fmt::format("the medians give {:.2f}x, the calls' means (each variant's fastest 95%) {:.2f}x, under half that gain: a cost in "
                      "some of the candidate's calls that the median hides (Note [hidden mean])",
