@@ -97,6 +97,9 @@ struct variant {
   // them (a bucketed all-reduce: its `buckets`). The judge checks that every audited call ran that
   // many NCCL kernels, so the bucket layout measured is the one the workload names. Unset: unchecked.
   std::function<std::int64_t(const workload&)> collectives;
+  // Note [declared threads used]: the threads this variant's calls run on where fewer than the
+  // pair's host_threads (a serial baseline beside a pooled candidate); 0: the pair's count.
+  int host_threads = 0;
 };
 
 using param_map = std::map<std::string, std::int64_t, std::less<>>;
@@ -267,6 +270,8 @@ class pair {
   [[nodiscard]] const std::string& host_launches_reason() const { return host_launches_reason_; }
   [[nodiscard]] int host_threads() const { return host_threads_; }
   [[nodiscard]] const std::string& host_threads_reason() const { return host_threads_reason_; }
+  // The threads a variant's calls run on: its own count, else the pair's (Note [declared threads used]).
+  [[nodiscard]] int threads_of(const variant& v) const { return v.host_threads > 0 ? v.host_threads : host_threads_; }
   [[nodiscard]] data_path path_of() const { return data_path_; }
   [[nodiscard]] int gpus() const { return world_size_; }
   [[nodiscard]] const std::vector<std::string>& tags() const { return tags_; }

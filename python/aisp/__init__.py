@@ -156,16 +156,21 @@ class pair:
 
     MATH_UNITS = ("fp32_simt", "tf32_tensor", "fp16_tensor", "bf16_tensor", "fp8_tensor")
 
-    def variant(self, name, summary="", setup=None, teardown=None, math="fp32_simt"):
+    def variant(self, name, summary="", setup=None, teardown=None, math="fp32_simt", threads=None):
         """Decorator: a timed variant, fn(**buffers), named baseline, optimized,
         optimized_<step> or peer_<library>; setup() (untimed) returns its `state`. `math`: the
         unit whose peak bounds its FLOP/s for SOL and the physics gate (a bf16 matmul on tensor
-        cores: "bf16_tensor"); the audit checks it against the kernels that ran."""
+        cores: "bf16_tensor"); the audit checks it against the kernels that ran. `threads`: the
+        intra-op threads of this variant where fewer than the pair's threads() (a serial baseline
+        beside a parallel candidate); each variant is held to using the threads it declares
+        (Note [declared threads used])."""
         if math not in self.MATH_UNITS:
             raise DeclarationError(f"{self.target}: variant {name}: math must be one of {', '.join(self.MATH_UNITS)}, not '{math}'")
+        if threads is not None and (int(threads) != threads or threads < 1):
+            raise DeclarationError(f"{self.target}: variant {name}: threads must be a whole number of 1 or more, not {threads!r}")
         def register(fn):
             self._variants.append({"name": name, "summary": summary, "run": fn, "setup": setup, "teardown": teardown,
-                                   "math": math})
+                                   "math": math, "threads": int(threads) if threads is not None else None})
             return fn
         return register
 
@@ -179,4 +184,5 @@ class pair:
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
                 "threads_reason": self._threads_reason if self._threads > 1 else "",
                 "goal": self._goal, "subprocesses": self._subprocesses,
-                "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"]} for v in self._variants]}
+                "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"], "threads": v["threads"] or 0}
+                             for v in self._variants]}

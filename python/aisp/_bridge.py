@@ -111,7 +111,7 @@ class _Binding:
         self.stream = torch.cuda.ExternalStream(request["stream"]) if self.device == "cuda" and request["stream"] else None
         self.state = None
         self.run, self.extra, self.takes_state = _caller(variant["run"], self.sizes)
-        torch.set_num_threads(pair._threads)
+        torch.set_num_threads(variant.get("threads") or pair._threads)  # Note [declared threads used]
 
     def call(self, fn, extra, with_state):
         if self.stream is None:

@@ -133,14 +133,18 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
   if (declared.contains("fixed_inputs")) {
     if (const auto reason = text_of(declared["fixed_inputs"], "fixed_inputs"); !reason.empty()) p.fixed_inputs(reason);
   }
-  if (declared.contains("threads")) {
-    const json& threads = declared["threads"];
-    if (!threads.is_number_integer() || threads.get<std::int64_t>() < 1 || threads.get<std::int64_t>() > 4096)
-      wrong_field("threads", "a whole number from 1 to 4096", threads);
-    if (threads.get<int>() != 1)
-      p.host_threads(threads.get<int>(), declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
-  }
+  if (const int threads = variant_threads(declared, ""); threads > 1)
+    p.host_threads(threads, declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
   return buffers;
+}
+
+int variant_threads(const json& declared, const std::string& where) {
+  if (!declared.is_object() || !declared.contains("threads") || declared["threads"].is_null()) return 0;
+  const json& threads = declared["threads"];
+  const auto name = where.empty() ? std::string("threads") : where + ".threads";
+  if (!threads.is_number_integer() || threads.get<std::int64_t>() < 1 || threads.get<std::int64_t>() > 4096)
+    wrong_field(name, "a whole number from 1 to 4096", threads);
+  return threads.get<int>();
 }
 
 }  // namespace aisp::bridge

@@ -35,6 +35,10 @@ struct declared_buffer {
 // The buffer's shape at `work`, with a leading `world` dim when the pair has ranks.
 [[nodiscard]] nlohmann::json shape_of(const declared_buffer& buffer, const workload& work, std::int64_t world);
 
+// A variant's "threads" (Note [declared threads used]): a whole number from 1 to 4096, or 0 where
+// it is absent (the pair's count).
+[[nodiscard]] int variant_threads(const nlohmann::json& declared, const std::string& where);
+
 // Declares on `p`: "summary", "backend", "sizes" {benchmark, validation[], held_out[]}, "buffers"
 // [{name, role, dtype, dims, init}], "tolerance", "goal", "exact_math", "fixed_inputs"; returns
 // the buffers in declaration order. Throws a one-line std::runtime_error naming a missing or

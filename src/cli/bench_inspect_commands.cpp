@@ -70,7 +70,7 @@ json audit_pair(const pair& p) {
   json variants = json::array();
   for (const auto& v : p.variants()) {
     json entry = {{"name", v.name}, {"summary", v.summary}, {"library", v.library}, {"precision", v.precision},
-                  {"math_unit", math_unit_name(v.math)}};
+                  {"math_unit", math_unit_name(v.math)}, {"host_threads", p.threads_of(v)}};
     if (v.precision_tolerance)
       entry["tolerance"] = {{"rtol", v.precision_tolerance->rtol}, {"atol", v.precision_tolerance->atol},
                             {"max_rel_l2", v.precision_tolerance->max_rel_l2}, {"reason", v.precision_tolerance->reason}};

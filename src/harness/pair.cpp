@@ -367,6 +367,9 @@ void pair::validate() const {
       gap("variant " + v.name + " declares precision '" + v.precision + "' but no precision_tolerance with a reason");
     if (v.precision_tolerance && v.precision.empty())
       gap("variant " + v.name + " has a precision_tolerance but declares no precision change");
+    if (v.host_threads < 0 || v.host_threads > host_threads_)
+      gap(fmt::format("variant {} declares {} threads; the pair's host_threads ({}) is the most a variant may run on", v.name,
+                      v.host_threads, host_threads_));
   }
   if (!has_baseline) gap("no baseline variant");
   if (!has_optimized) gap("no optimized variant");

@@ -74,6 +74,7 @@ variant python_variant(const json& declared, int pair_index, int variant_index, 
   variant v;
   v.name = declared.at("name").get<std::string>();
   v.summary = declared.value("summary", "");
+  v.host_threads = declared.value("threads", 0);  // Note [declared threads used]
   const auto unit = declared.value("math", std::string("fp32_simt"));
   for (const auto candidate : {math_unit::fp32_simt, math_unit::tf32_tensor, math_unit::fp16_tensor, math_unit::bf16_tensor,
                                math_unit::fp8_tensor})

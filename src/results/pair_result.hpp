@@ -35,6 +35,7 @@ struct variant_result {
   std::string precision;  // declared precision change against the baseline ("" = same as baseline)
   std::string library;    // declared vendor library ("" = own kernels)
   math_unit math = math_unit::fp32_simt;  // the unit whose peak bounds its FLOP/s
+  int host_threads = 1;  // the threads its calls run on, as declared (Note [declared threads used])
   std::vector<sample_record> samples;
   // How many samples the launch gate held (Note [launch gate]).
   [[nodiscard]] std::size_t gated_samples() const;

@@ -31,6 +31,7 @@ json to_json(const variant_result& v) {
       {"name", v.name},
       {"summary", v.summary},
       {"precision", v.precision},
+      {"host_threads", v.host_threads},
       {"library", v.library},
       {"math_unit", std::string(math_unit_name(v.math))},
       {"vs_peer", v.vs_peer ? to_json(*v.vs_peer) : json(nullptr)},

@@ -38,7 +38,8 @@ json variant_json(const variant& v) {
           {"precision", v.precision},
           {"precision_tolerance", v.precision_tolerance ? tolerance_json(*v.precision_tolerance) : json(nullptr)},
           {"math", number(v.math)},
-          {"collectives", static_cast<bool>(v.collectives)}};
+          {"collectives", static_cast<bool>(v.collectives)},
+          {"host_threads", v.host_threads}};
 }
 
 }  // namespace
@@ -161,6 +162,7 @@ pair pair_from_declaration(const json& d, pair_functions functions) {
     made.precision = v.at("precision").get<std::string>();
     if (!v.at("precision_tolerance").is_null()) made.precision_tolerance = tolerance_of(v.at("precision_tolerance"));
     made.math = as_enum<math_unit>(v.at("math"));
+    made.host_threads = v.at("host_threads").get<int>();
     made.run = [](run_context&) { AISP_EXPECTS(false, "a variant runs in its worker, never in the judge"); };
     if (v.at("collectives").get<bool>())
       made.collectives = [evaluate, name = made.name](const workload& w) {

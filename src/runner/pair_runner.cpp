@@ -55,6 +55,7 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
     slot.result.precision = runs.precision;
     slot.result.library = runs.library;
     slot.result.math = runs.math;
+    slot.result.host_threads = declared.threads_of(runs);
     slots.push_back(std::move(slot));
   };
   const variant& baseline = declared.find_variant("baseline");
@@ -390,7 +391,9 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     summarize_slot(slot, result.work, device.default_sm_clock_mhz, config.stopping.confidence);
     if (!config.verify_only)
       check_sampling(slot, config, declared.where() == backend::cuda, result.checks, declared.goal_of() == goal::latency,
-                     declared.host_threads());
+                     declared.threads_of(*slot.runs));
+    if (!config.verify_only && declared.where() == backend::host && !is_exec_pair(declared.target()))
+      check_threads_used(slot.cpu, declared.threads_of(*slot.runs), slot.label, result.checks);  // Note [declared threads used]
     check_reported_clock(slot, result.checks);
     check_device_timeline(declared, result.benchmark, slot, result.checks);
     check_access_policy(declared, slot.access_policy, "a visit of timed samples", slot.label, result.checks);

@@ -454,6 +454,33 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
 // its timed spans (H200, 2026-11-26), honest lab pairs under 1%; hence half the span. A host
 // pair has no such threads: a helper that does a share of the work (and finishes the last
 // call's after run() returned) shows from 5% of the span.
+// Note [declared threads used]: the threads a pair declares are what both sides are timed on, and
+// results say so; a baseline that quietly ran on fewer (its setup() called
+// torch.set_num_threads(1) under a pair declaring 2) read as serial code a parallel candidate
+// beats: 1.30x "faster" for the same code (red team, round five, 2026-12-04). The whole
+// process's CPU does not tell: a memory-bound call split over two threads keeps the caller
+// waiting for its helper, and the honest pools read 1.02-1.10 CPUs (this 2-core machine,
+// 2026-12-04), as one thread does. The threads beside the caller do: their CPU is their share
+// of the work, 0.37-0.53 of the spans for the honest two-thread pairs and 0 for the serial
+// cheat. So a host variant on n declared threads fails when its other threads used under
+// 0.3 (n - 1) / n of its timed spans, or fewer than n - 1 of them ever worked in one sample. A
+// variant that runs on fewer threads declares its own count (variant::host_threads; Python's
+// @p.variant(threads=1)), and results show each variant's. Not told from work: a helper that
+// spins only to look busy, and an executable pair's program, whose threads are another
+// process's.
+void check_threads_used(const worker_cpu_time& cpu, int declared_threads, const std::string& label, std::vector<check_result>& checks) {
+  if (declared_threads <= 1 || cpu.visit_wall_s < 2e-3) return;
+  const double least = 0.3 * (declared_threads - 1) / declared_threads;
+  const double share = cpu.other_threads_cpu_s / cpu.visit_wall_s;
+  const bool used = share >= least && cpu.busy_other_threads >= declared_threads - 1;
+  add_check(checks, verify::checks::threads_used, label, used,
+            fmt::format("the threads beside the caller used {:.2f} of the timed spans ({:.3g} ms of CPU in {:.3g} ms; at least {:.2f} "
+                        "for {} threads), and at most {} of them worked in one sample{}",
+                        share, cpu.other_threads_cpu_s * 1e3, cpu.visit_wall_s * 1e3, least, declared_threads, cpu.busy_other_threads,
+                        used ? "" : ": fewer threads than it declares; a variant that runs on fewer declares its own count "
+                                    "(variant::host_threads, Python @p.variant(threads=...))"));
+}
+
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks) {
   check_worker_cpu(slot, on_gpu, checks, 1);
 }

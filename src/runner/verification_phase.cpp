@@ -123,7 +123,7 @@ void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, con
       auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".small");
       const bool ok = compare_outputs(scope.declared, work, call.outputs, *reference, nullptr, kind, label, slot.label, checks);
       check_call_probes(call.report, slot.label, any_unwritten(scope.declared, call), checks,
-                        is_exec_pair(scope.declared.target()), scope.declared.host_threads());
+                        is_exec_pair(scope.declared.target()), scope.declared.threads_of(*slot.runs));
       const std::lock_guard lock(results);
       passed[slot.label] = ok;
       outputs[slot.label] = std::move(call.outputs);
@@ -228,7 +228,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
   for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>& checks) {
     auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark", input_seed);
     check_call_probes(call.report, slot.label, slot.role != slot_role::baseline && any_unwritten(scope.declared, call), checks,
-                      is_exec_pair(scope.declared.target()), scope.declared.host_threads());
+                      is_exec_pair(scope.declared.target()), scope.declared.threads_of(*slot.runs));
     const std::lock_guard lock(returned);
     calls.emplace(slot.label, std::move(call));
   });

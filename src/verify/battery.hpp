@@ -110,6 +110,8 @@ inline const check_kind worker_cpu{"worker-cpu", {"L5", "S8"}, "the worker's oth
 inline const check_kind host_idle{"host-idle", {"S2", "L1"},
                                   "the host variant's process was off the CPU through most of its timed spans (it slept or blocked)"};
 inline const check_kind priority_change{"priority-change", {"E3"}, "run() changed the worker's priority"};
+// Note [declared threads used] (sampling_rounds.cpp): a variant on fewer threads than it declares.
+inline const check_kind threads_used{"threads-used", {"E3"}, "the variant ran on fewer CPUs than the threads it declares"};
 // Judge-side statistics and declarations.
 inline const check_kind timer_resolution{"timer-resolution", {"T4"}, "samples too short for the timer"};
 inline const check_kind outliers{"outliers", {"S2"}, "injected outliers (samples over 5x the median)"};

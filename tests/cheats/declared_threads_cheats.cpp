@@ -1,7 +1,9 @@
 // Note [declared threads]: a pair that declares host_threads(2) may run its calls on a pool of
 // one helper beside the calling thread; a variant that runs them on more threads than declared
 // is a helper working outside the declaration and fails worker-cpu (L5). The honest pair, in a
-// group of its own (declared_pools), passes every check (declared_threads_test.cpp).
+// group of its own (declared_pools), passes every check (declared_threads_test.cpp). Note
+// [declared threads used]: a baseline that runs serially under the pair's 2 threads, not
+// declaring its own count, reads as serial code the pool beats and fails threads-used (E3).
 // Run: aisp_cheats bench run --targets cheats
 #include <atomic>
 #include <cstddef>
@@ -79,9 +81,12 @@ void on_three_helpers(run_context& ctx) {
   three_helpers->run(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
 }
 
-[[nodiscard]] pair pool_pair(std::string target, variant optimized) {
+// `baseline_threads`: the serial baseline's own declared count (0: the pair's 2, undeclared).
+[[nodiscard]] pair pool_pair(std::string target, variant optimized, int baseline_threads = 1) {
   pair declared = honest_elementwise_declaration(std::move(target), affine_math, dtype::f32, pool_benchmark_elements);
-  declared.host_threads(2, declared_pool_reason).add_variant(honest_baseline()).add_variant(std::move(optimized));
+  variant serial = honest_baseline();
+  serial.host_threads = baseline_threads;  // Note [declared threads used]: the serial baseline says it runs on one
+  declared.host_threads(2, declared_pool_reason).add_variant(std::move(serial)).add_variant(std::move(optimized));
   return declared;
 }
 
@@ -99,3 +104,10 @@ AISP_REGISTER(cheats::pool_pair("cheats:l5_helper_beyond_declared_threads",
                   .summary(cheats::cheat_summary("L5", "declares 2 threads and splits each call over 4"))
                   .tag("cheat:L5")
                   .tag("check:worker-cpu"));
+AISP_REGISTER(cheats::pool_pair("cheats:e3_baseline_on_fewer_threads_than_declared",
+                                cheats::cheating_variant("splits each call with the one helper the pair declares",
+                                                         cheats::on_one_helper, cheats::start_one_helper),
+                                0)
+                  .summary(cheats::cheat_summary("E3", "the pair declares 2 threads; the baseline runs on 1, undeclared"))
+                  .tag("cheat:E3")
+                  .tag("check:threads-used"));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -53,9 +54,34 @@ TEST(python_pairs, a_cpu_pair_on_declared_threads_is_not_read_as_a_helper) {
   EXPECT_EQ(judged_pair.pair.value("host_threads_reason", ""), "torch splits each elementwise op over two intra-op threads");
   for (const auto* variant : {"baseline", "optimized", "baseline_twin"}) {
     const auto failed = failed_checks(judged_pair.pair, variant);
-    for (const auto* check : {"worker-cpu", "late-write", "background-thread"})
+    for (const auto* check : {"worker-cpu", "late-write", "background-thread", "threads-used"})
       EXPECT_EQ(std::count(failed.begin(), failed.end(), check), 0) << variant << ": " << judged_pair.pair.at("checks").dump(1);
   }
+}
+
+// Note [declared threads used]: a baseline may run on fewer threads than the pair when it says so
+// (results show each variant's count); one that drops to one thread undeclared fails threads-used.
+TEST(python_pairs, a_variant_declares_the_threads_it_runs_on) {
+  const auto judged_pair = judge("tests/python/threaded_pairs.py", "py_threads:serial_baseline_declared");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  std::map<std::string, int> threads;
+  for (const auto& v : judged_pair.pair.at("variants")) threads[v.value("name", "")] = v.value("host_threads", 0);
+  EXPECT_EQ(threads["baseline"], 1) << judged_pair.pair.dump(1).substr(0, 2000);
+  EXPECT_EQ(threads["optimized"], 2);
+  for (const auto* variant : {"baseline", "optimized", "baseline_twin"}) {
+    const auto failed = failed_checks(judged_pair.pair, variant);
+    EXPECT_EQ(std::count(failed.begin(), failed.end(), "threads-used"), 0) << variant << ": " << judged_pair.pair.at("checks").dump(1);
+  }
+}
+
+TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {
+  const auto judged_pair = judge("tests/python/threaded_pairs.py", "py_threads:baseline_on_one_thread");
+  ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+  EXPECT_EQ(judged_pair.run.exit_code, 1) << judged_pair.run.output;
+  const auto failed = failed_checks(judged_pair.pair, "baseline");
+  EXPECT_EQ(std::count(failed.begin(), failed.end(), "threads-used"), 1) << judged_pair.pair.at("checks").dump(1);
+  const auto candidate = failed_checks(judged_pair.pair, "optimized");
+  EXPECT_EQ(std::count(candidate.begin(), candidate.end(), "threads-used"), 0) << judged_pair.pair.at("checks").dump(1);
 }
 
 TEST(python_pairs, list_targets_shows_the_pair_files_pairs) {

@@ -136,6 +136,30 @@ TEST(check_host_idle, a_host_variant_that_sleeps_through_its_spans_fails_and_an_
   EXPECT_FALSE(fails(aisp::check_host_idle, slot, false, "host-idle"));
 }
 
+// Note [declared threads used]: the threads beside the caller of a variant on n declared threads
+// carry their share of the work: the honest two-thread pools read 0.37-0.53 of the spans, a
+// serial baseline under the pair's 2 threads 0; a pool that never used its fourth thread fails.
+TEST(check_threads_used, a_variant_on_fewer_threads_than_it_declares_fails) {
+  aisp::worker_cpu_time cpu;
+  cpu.visit_wall_s = 0.4;
+  const auto fails_with = [&cpu](int threads) {
+    std::vector<check_result> checks;
+    aisp::check_threads_used(cpu, threads, "baseline", checks);
+    return failed(checks, "threads-used");
+  };
+  cpu.other_threads_cpu_s = 0.0;  // torch.set_num_threads(1) under the pair's 2
+  EXPECT_TRUE(fails_with(2));
+  EXPECT_FALSE(fails_with(1));  // one declared thread: nothing to use beside the caller
+  cpu.other_threads_cpu_s = 0.15;
+  cpu.busy_other_threads = 1;
+  EXPECT_FALSE(fails_with(2));
+  EXPECT_TRUE(fails_with(4));  // one of three helpers ever worked
+  cpu.other_threads_cpu_s = 0.02;  // a helper that wakes now and then: 5% of the spans
+  EXPECT_TRUE(fails_with(2));
+  cpu.visit_wall_s = 1e-3;  // a few samples: too coarse to judge
+  EXPECT_FALSE(fails_with(2));
+}
+
 TEST(check_host_idle, a_gpu_variant_and_a_run_under_2_ms_are_not_judged) {
   auto slot = slot_with_samples(100, 1e-3);
   slot.cpu.visit_wall_s = 0.120;

@@ -334,3 +334,25 @@ TEST(recorded_metric_format, prints_seconds_as_durations_and_counts_as_numbers) 
   EXPECT_TRUE(aisp::is_time_metric("ttft_s"));
   EXPECT_FALSE(aisp::is_time_metric("accepted_drafts"));
 }
+
+// Note [declared threads used]: a variant may run on fewer threads than the pair declares, never
+// more, and the judge holds each variant to its own count.
+TEST(declared_threads, a_variant_runs_on_its_own_count_up_to_the_pairs) {
+  auto serial = bf16_variant();
+  serial.precision.clear();
+  serial.precision_tolerance.reset();
+  serial.host_threads = 1;
+  auto declared = base_pair().host_threads(4, "a pool of three helpers").add_variant(serial);
+  EXPECT_NO_THROW(declared.validate());
+  EXPECT_EQ(declared.threads_of(declared.find_variant("optimized")), 1);
+  EXPECT_EQ(declared.threads_of(declared.find_variant("baseline")), 4);
+  serial.host_threads = 8;
+  auto wider = base_pair().host_threads(4, "a pool of three helpers").add_variant(serial);
+  try {
+    wider.validate();
+    FAIL() << "a variant on more threads than the pair validated";
+  } catch (const aisp::contract_error& error) {
+    EXPECT_NE(std::string(error.what()).find("variant optimized declares 8 threads; the pair's host_threads (4)"), std::string::npos)
+        << error.what();
+  }
+}
