@@ -40,17 +40,29 @@ class accuracy_ledger {
   // The baseline's largest relative L2 error at the small sizes, by output (Note [accuracy at the
   // benchmark size]).
   [[nodiscard]] std::map<std::string, double> baseline_errors() const;
+  // Note [error under the rounding]: the baseline's largest relative L1 distance at the small
+  // sizes from the reference rounded to the output's dtype, by narrow float output.
+  [[nodiscard]] const std::map<std::string, double>& baseline_rounded_errors() const { return rounded_errors_; }
 
  private:
   std::map<std::string, std::map<std::string, std::vector<size_error>>> errors_;  // candidate, output
+  std::map<std::string, double> rounded_errors_;
 };
+
+// Note [error under the rounding]: the unit roundoff of an output dtype narrower than fp32 (bf16
+// 2^-8, fp16 2^-11, e4m3 2^-4, e5m2 2^-3); 0 for fp32, fp64 and the integers.
+[[nodiscard]] double narrow_unit_roundoff(dtype type);
 
 // Note [accuracy at the benchmark size]: a candidate held to the baseline's accuracy whose
 // benchmark-size outputs are further from the baseline's than accuracy_factor + 1 times the
 // baseline's largest small-size error (never below its dtype's default) fails `accuracy`.
+// Note [error under the rounding]: for a narrow float output, also its mean distance from the
+// baseline's there (relative L1, which rounding does not mask on average) held to accuracy_factor + 1
+// times the baseline's small-size distance from the rounded reference, never below u / 16.
 void check_benchmark_accuracy(const pair& declared, const std::string& candidate, const raw_outputs& outputs,
                               const std::map<std::string, std::vector<double>, std::less<>>& baseline_outputs,
-                              const std::map<std::string, double>& baseline_errors, std::vector<check_result>& checks);
+                              const std::map<std::string, double>& baseline_errors,
+                              const std::map<std::string, double>& baseline_rounded_errors, std::vector<check_result>& checks);
 
 // ---- Note [wide inputs] ----
 

@@ -86,6 +86,7 @@ struct variant_slot {
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   std::vector<unsigned> fp_modes;                    // Note [floating-point environment]: each mode seen after setup() or a visit
   std::map<std::string, double> small_size_errors;   // the baseline's: Note [accuracy at the benchmark size]
+  std::map<std::string, double> small_size_rounded_errors;  // the baseline's: Note [error under the rounding]
   int armed_timers = 0;                              // Note [armed timers]: the most seen after setup() or a visit
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_load load;                                   // Note [contended visits], timed visits only

@@ -174,7 +174,9 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
   }
   accuracy.judge(scope.declared, scope.checks);
   for (auto& slot : slots) {
-    if (slot.role == slot_role::baseline) slot.small_size_errors = accuracy.baseline_errors();  // Note [accuracy at the benchmark size]
+    if (slot.role != slot_role::baseline) continue;
+    slot.small_size_errors = accuracy.baseline_errors();  // Note [accuracy at the benchmark size]
+    slot.small_size_rounded_errors = accuracy.baseline_rounded_errors();  // Note [error under the rounding]
   }
   if (scope.config.update_goldens) goldens.save();
   phases.lap("small_sizes");
@@ -238,7 +240,8 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     if (slot.role != slot_role::candidate) continue;
     compare_outputs(scope.declared, work, calls.at(slot.label).outputs, expected, nullptr, verify::checks::baseline_match, label,
                     slot.label, scope.checks);
-    check_benchmark_accuracy(scope.declared, slot.label, calls.at(slot.label).outputs, expected, baseline->small_size_errors, scope.checks);
+    check_benchmark_accuracy(scope.declared, slot.label, calls.at(slot.label).outputs, expected, baseline->small_size_errors,
+                             baseline->small_size_rounded_errors, scope.checks);
   }
   phases.lap("comparison");
   // The baseline worker answers every slot's timed calls, each shared call once.
