@@ -30,6 +30,25 @@ std::optional<math_unit> unit_of_instruction(std::string_view line) {
   return math_unit::fp16_tensor;
 }
 
+// The opcode of a SASS instruction line ("FFMA.FTZ" of "/*0070*/  @P0 FFMA.FTZ R5, R2, 2, R3 ;"),
+// empty for other lines.
+std::string_view opcode_of(std::string_view line) {
+  const auto comment = line.find("*/");
+  if (comment == std::string_view::npos) return {};
+  std::string_view rest = line.substr(comment + 2);
+  const auto next_token = [&rest]() {
+    const auto begin = rest.find_first_not_of(" \t");
+    if (begin == std::string_view::npos) return std::string_view();
+    const auto end = rest.find_first_of(" \t;", begin);
+    const auto token = rest.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end);
+    return token;
+  };
+  auto token = next_token();
+  if (token.starts_with("@")) token = next_token();  // a predicate
+  return token;
+}
+
 // Note [sass cache]: `cuobjdump -sass` of the whole binary takes ~30 s on one core (112 kernels,
 // one cubin per .cu file, H100 machine), so the cubins are extracted and dumped one per process, in
 // parallel (audit/sass_dump.hpp), with that one dump as the fallback. The table is kept in the
@@ -40,7 +59,7 @@ std::filesystem::path sass_cache_file(const std::string& executable) {
   const auto stamp = std::filesystem::last_write_time(executable, error).time_since_epoch().count();
   const auto key = std::hash<std::string>{}(std::filesystem::absolute(executable).string() + "|" + std::to_string(size) + "|" +
                                             std::to_string(stamp));
-  return cache_directory() / "sass" / fmt::format("{:016x}.json", key);
+  return cache_directory() / "sass" / fmt::format("{:016x}.v2.json", key);  // v2: with the FP32 flush counts
 }
 
 std::optional<sass_math_table> read_cached_table(const std::filesystem::path& file) {
@@ -49,18 +68,22 @@ std::optional<sass_math_table> read_cached_table(const std::filesystem::path& fi
   const auto doc = nlohmann::json::parse(in, nullptr, false);
   if (doc.is_discarded() || !doc.is_object()) return std::nullopt;
   sass_math_table table;
-  for (const auto& [kernel, units] : doc.items()) {
-    auto& set = table[kernel];
-    for (const auto& unit : units) set.insert(static_cast<math_unit>(unit.get<int>()));
+  for (const auto& [kernel, row] : doc.items()) {
+    if (!row.is_object() || !row.contains("units")) return std::nullopt;
+    auto& entry = table[kernel];
+    for (const auto& unit : row["units"]) entry.units.insert(static_cast<math_unit>(unit.get<int>()));
+    entry.fp32_ops = row.value("fp32_ops", 0);
+    entry.flushed_ops = row.value("flushed_ops", 0);
   }
   return table;
 }
 
 void write_cached_table(const std::filesystem::path& file, const sass_math_table& table) {
   nlohmann::json doc = nlohmann::json::object();
-  for (const auto& [kernel, units] : table) {
-    auto& row = doc[kernel] = nlohmann::json::array();
-    for (auto unit : units) row.push_back(static_cast<int>(unit));
+  for (const auto& [kernel, entry] : table) {
+    auto units = nlohmann::json::array();
+    for (auto unit : entry.units) units.push_back(static_cast<int>(unit));
+    doc[kernel] = {{"units", units}, {"fp32_ops", entry.fp32_ops}, {"flushed_ops", entry.flushed_ops}};
   }
   std::error_code error;
   std::filesystem::create_directories(file.parent_path(), error);
@@ -88,7 +111,7 @@ sass_math_table table_per_cubin(const std::string& tool, const std::string& exec
 
 sass_math_table parse_sass_math_units(std::istream& sass) {
   sass_math_table table;
-  std::set<math_unit>* current = nullptr;
+  kernel_sass* current = nullptr;
   for (std::string line; std::getline(sass, line);) {
     if (const auto at = line.find("Function : "); at != std::string::npos) {
       std::string name = line.substr(at + 11);
@@ -97,13 +120,24 @@ sass_math_table parse_sass_math_units(std::istream& sass) {
       continue;
     }
     if (current == nullptr) continue;
-    if (const auto unit = unit_of_instruction(line)) current->insert(*unit);
+    if (const auto unit = unit_of_instruction(line)) current->units.insert(*unit);
+    const auto opcode = opcode_of(line);
+    const auto base = opcode.substr(0, opcode.find('.'));
+    if (base == "FADD" || base == "FMUL" || base == "FFMA" || base == "FADD32I" || base == "FMUL32I" || base == "FFMA32I") {
+      ++current->fp32_ops;
+      if (contains(opcode, ".FTZ")) ++current->flushed_ops;
+    }
   }
   return table;
 }
 
 void merge_sass_tables(sass_math_table& into, const sass_math_table& from) {
-  for (const auto& [kernel, units] : from) into[kernel].insert(units.begin(), units.end());
+  for (const auto& [kernel, entry] : from) {
+    auto& kept = into[kernel];
+    kept.units.insert(entry.units.begin(), entry.units.end());
+    kept.fp32_ops += entry.fp32_ops;
+    kept.flushed_ops += entry.flushed_ops;
+  }
 }
 
 const sass_math_table* sass_math_units_of(const std::string& executable, std::string& why) {

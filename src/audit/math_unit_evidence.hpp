@@ -16,8 +16,20 @@
 
 namespace aisp {
 
-// Kernel (mangled name) -> the tensor units its SASS uses; a kernel with none maps to an empty set.
-using sass_math_table = std::map<std::string, std::set<math_unit>, std::less<>>;
+// What one kernel's SASS shows: the tensor units it uses (none: an empty set), and how much of its
+// FP32 arithmetic flushes subnormals (Note [device fast math], runner/math_unit_checks.cpp).
+struct kernel_sass {
+  std::set<math_unit> units;
+  int fp32_ops = 0;     // FADD, FMUL, FFMA instructions
+  int flushed_ops = 0;  // of them, .FTZ
+  // Built flush-to-zero (nvcc --use_fast_math, --ftz=true): three quarters or more of at least two
+  // FP32 operations; an intrinsic's own (__expf's multiply) is one among plain ones.
+  [[nodiscard]] bool flushes_subnormals() const { return flushed_ops >= 2 && 4 * flushed_ops >= 3 * fp32_ops; }
+  bool operator==(const kernel_sass&) const = default;
+};
+
+// Kernel (mangled name) -> what its SASS shows.
+using sass_math_table = std::map<std::string, kernel_sass, std::less<>>;
 
 [[nodiscard]] sass_math_table parse_sass_math_units(std::istream& sass);
 

@@ -18,4 +18,9 @@ namespace aisp {
 void check_math_unit(const pair& declared, const variant_slot& slot, const run_config& config,
                      std::vector<check_result>& checks);
 
+// Note [device fast math]: a candidate declaring no precision change whose kernels were built
+// flush-to-zero (nvcc --use_fast_math, --ftz=true) where none of the baseline's were fails
+// build-symmetry (K4). Reads the aisp binary's and every --plugin's SASS.
+void check_device_fast_math(const std::vector<variant_slot>& slots, const run_config& config, std::vector<check_result>& checks);
+
 }  // namespace aisp

@@ -403,6 +403,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   check_fp_environment(slots, result.checks);  // Note [floating-point environment]
+  if (declared.where() == backend::cuda) check_device_fast_math(slots, config, result.checks);  // Note [device fast math]
   check_armed_timers(slots, result.checks);    // Note [armed timers]
   if (!config.verify_only && declared.goal_of() != goal::latency && declared.judged_metric().empty())
     check_hidden_cost(slots, result.checks);  // Note [hidden mean]

@@ -56,6 +56,15 @@ TEST(plugin_cheats_gpu, a_stream_escape_through_a_plugin_is_caught) {
   EXPECT_TRUE(has(failed, "escaped")) << ::testing::PrintToString(failed);
 }
 
+// Note [device fast math]: the candidate's unit is built with nvcc --use_fast_math, which the
+// plugin's host build record never sees; its kernel's SASS (every FP32 operation .FTZ) does.
+TEST(plugin_cheats_gpu, a_kernel_built_with_device_fast_math_fails_build_symmetry) {
+  AISP_REQUIRE_GPU();
+  const auto failed =
+      failed_checks_of_optimized("plugin_cheat:device_fast_math", "--plugin " + aisp::testing::test_plugin_dir() + "/libdevice_fast_math.so");
+  EXPECT_TRUE(has(failed, "build-symmetry")) << ::testing::PrintToString(failed);
+}
+
 // The same escape in PyTorch: the optimized variant multiplies on a side stream it never joins
 // back to the harness's (tests/python/cuda_cheats.py; Note [python bridge]).
 TEST(plugin_cheats_gpu, a_stream_escape_through_a_python_pair_is_caught) {

@@ -125,23 +125,54 @@ TEST(math_unit_evidence, sass_tensor_instructions_name_their_unit) {
 )");
   const auto table = aisp::parse_sass_math_units(sass);
   ASSERT_EQ(table.size(), 7u);
-  EXPECT_TRUE(table.at("_Z10dequantizePKh").empty()) << "widening fp8 codes on the CUDA cores is no fp8 math";
-  EXPECT_EQ(table.at("_Z7mma_fp8Ph"), std::set<math_unit>{math_unit::fp8_tensor});
-  EXPECT_TRUE(table.at("_Z6simplePfS_").empty());
-  EXPECT_EQ(table.at("_Z4wgmmaPK13__nv_bfloat16"), std::set<math_unit>{math_unit::bf16_tensor});
-  EXPECT_EQ(table.at("_Z3mmaPK6__half"), std::set<math_unit>{math_unit::fp16_tensor});
-  EXPECT_EQ(table.at("_Z4tf32Pf"), std::set<math_unit>{math_unit::tf32_tensor});
-  EXPECT_EQ(table.at("_Z3fp8Ph"), std::set<math_unit>{math_unit::fp8_tensor});
+  EXPECT_TRUE(table.at("_Z10dequantizePKh").units.empty()) << "widening fp8 codes on the CUDA cores is no fp8 math";
+  EXPECT_EQ(table.at("_Z7mma_fp8Ph").units, std::set<math_unit>{math_unit::fp8_tensor});
+  EXPECT_TRUE(table.at("_Z6simplePfS_").units.empty());
+  EXPECT_EQ(table.at("_Z4wgmmaPK13__nv_bfloat16").units, std::set<math_unit>{math_unit::bf16_tensor});
+  EXPECT_EQ(table.at("_Z3mmaPK6__half").units, std::set<math_unit>{math_unit::fp16_tensor});
+  EXPECT_EQ(table.at("_Z4tf32Pf").units, std::set<math_unit>{math_unit::tf32_tensor});
+  EXPECT_EQ(table.at("_Z3fp8Ph").units, std::set<math_unit>{math_unit::fp8_tensor});
 }
 
 TEST(math_unit_evidence, merged_tables_keep_every_kernel_and_the_union_of_a_shared_kernels_units) {
-  aisp::sass_math_table into{{"_Z6simplePfS_", {}}, {"_Z4gemmPv", {math_unit::bf16_tensor}}};
-  const aisp::sass_math_table from{{"_Z4gemmPv", {math_unit::fp8_tensor}}, {"_Z4tf32Pf", {math_unit::tf32_tensor}}};
+  aisp::sass_math_table into{{"_Z6simplePfS_", {}}, {"_Z4gemmPv", {{math_unit::bf16_tensor}, 4, 0}}};
+  const aisp::sass_math_table from{{"_Z4gemmPv", {{math_unit::fp8_tensor}, 2, 2}}, {"_Z4tf32Pf", {{math_unit::tf32_tensor}}}};
   aisp::merge_sass_tables(into, from);
   ASSERT_EQ(into.size(), 3u);
-  EXPECT_TRUE(into.at("_Z6simplePfS_").empty());
-  EXPECT_EQ(into.at("_Z4gemmPv"), (std::set<math_unit>{math_unit::bf16_tensor, math_unit::fp8_tensor}));
-  EXPECT_EQ(into.at("_Z4tf32Pf"), std::set<math_unit>{math_unit::tf32_tensor});
+  EXPECT_TRUE(into.at("_Z6simplePfS_").units.empty());
+  EXPECT_EQ(into.at("_Z4gemmPv").units, (std::set<math_unit>{math_unit::bf16_tensor, math_unit::fp8_tensor}));
+  EXPECT_EQ(into.at("_Z4tf32Pf").units, std::set<math_unit>{math_unit::tf32_tensor});
+  EXPECT_EQ(into.at("_Z4gemmPv").fp32_ops, 6) << "a kernel in two cubins counts both";
+  EXPECT_EQ(into.at("_Z4gemmPv").flushed_ops, 2);
+}
+
+// Note [device fast math]: a kernel whose FP32 arithmetic is mostly .FTZ was built flush-to-zero
+// (nvcc --use_fast_math); an intrinsic's own flushed multiply among plain operations is not.
+TEST(math_unit_evidence, a_kernel_built_flush_to_zero_is_told_from_one_using_an_intrinsic) {
+  std::istringstream sass(R"(
+		Function : _Z8fastmathPfS_
+        /*0080*/                   FFMA.FTZ R5, R2, 4, R3 ;
+        /*0090*/              @!P0 FMUL.FTZ R5, R5, 0.5 ;
+        /*00a0*/                   FADD.FTZ R6, R5, 1 ;
+        /*00b0*/                   MUFU.RCP R7, R6 ;
+		Function : _Z9intrinsicPfS_
+        /*0080*/                   FMUL.FTZ R5, R2, 1.4426950216293334961 ;
+        /*0090*/                   MUFU.EX2 R5, R5 ;
+        /*00a0*/                   FFMA R6, R5, 2, R3 ;
+        /*00b0*/                   FADD R6, R6, 1 ;
+        /*00c0*/                   FMUL32I R7, R6, 3 ;
+		Function : _Z5plainPfS_
+        /*0080*/                   FFMA R5, R2, 4, R3 ;
+        /*0090*/                   IADD3 R6, R5, 1, RZ ;
+)");
+  const auto table = aisp::parse_sass_math_units(sass);
+  EXPECT_EQ(table.at("_Z8fastmathPfS_").fp32_ops, 3);
+  EXPECT_EQ(table.at("_Z8fastmathPfS_").flushed_ops, 3);
+  EXPECT_TRUE(table.at("_Z8fastmathPfS_").flushes_subnormals());
+  EXPECT_EQ(table.at("_Z9intrinsicPfS_").fp32_ops, 4);
+  EXPECT_FALSE(table.at("_Z9intrinsicPfS_").flushes_subnormals());
+  EXPECT_EQ(table.at("_Z5plainPfS_").fp32_ops, 1);
+  EXPECT_FALSE(table.at("_Z5plainPfS_").flushes_subnormals());
 }
 
 TEST(math_unit_evidence, library_kernel_names_say_their_inputs_type_or_nothing) {
