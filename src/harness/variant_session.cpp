@@ -448,6 +448,18 @@ void variant_session::restore_fixed_inputs() {
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+double variant_session::soak(int count) {
+  AISP_EXPECTS(context_ != nullptr, "soak() before load()");
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) {
+    context_->recorded().begin_call();
+    variant_.run(*context_);
+  }
+  if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  (void)context_->recorded().take();
+  return seconds_since(start);
+}
+
 recorded_values variant_session::take_recorded() {
   AISP_EXPECTS(context_ != nullptr, "take_recorded() before load()");
   return context_->recorded().take();

@@ -15,6 +15,7 @@
 #include "harness/recorded_metrics.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
+#include "runner/late_look.hpp"
 #include "runner/call_reuse.hpp"
 #include "runner/contention_check.hpp"
 #include "runner/judge_checks.hpp"
@@ -405,6 +406,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   check_fp_environment(slots, result.checks);  // Note [floating-point environment]
   if (declared.where() == backend::cuda) check_device_fast_math(slots, config, result.checks);  // Note [device fast math]
   check_armed_timers(slots, result.checks);    // Note [armed timers]
+  if (!config.verify_only && declared.gpus() <= 1) check_late_look(slots, result.checks);  // Note [late look]
   if (!config.verify_only && declared.goal_of() != goal::latency && declared.judged_metric().empty())
     check_hidden_cost(slots, result.checks);  // Note [hidden mean]
   if (!config.verify_only) check_speed_of_light(declared, result, slots, device);

@@ -78,6 +78,7 @@ struct variant_slot {
   // Note [interleaved truths] (sampling_rounds.cpp): the baseline's truth calls taken between the
   // rounds, each call's seconds (a uniform reservoir over the rounds).
   std::vector<double> interleaved_truth_s;
+  std::vector<double> late_look_s;  // Note [late look]: per-call times of the samples taken after sampling
   // Note [verified reservoir] (sampling_rounds.cpp): the sampled calls to verify, uniform over all
   // of the worker's samples; joins timed_fingerprints when sampling ends.
   std::vector<nlohmann::json> verified_reservoir;

@@ -208,6 +208,10 @@ class worker {
     }
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
+    if (op == "soak") {  // Note [late look] (sampling_rounds.cpp)
+      const int count = request.at("count").get<int>();
+      return {{"ok", true}, {"calls", count}, {"wall_s", session_->soak(count)}};
+    }
     if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
     if (op == "outputs") {
       std::optional<std::uint64_t> input_seed;

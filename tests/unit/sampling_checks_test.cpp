@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runner/late_look.hpp"
 #include "runner/run_config.hpp"
 #include "runner/sampling_rounds.hpp"
 #include "runner/variant_slot.hpp"
@@ -158,6 +159,33 @@ TEST(check_threads_used, a_variant_on_fewer_threads_than_it_declares_fails) {
   EXPECT_TRUE(fails_with(2));
   cpu.visit_wall_s = 1e-3;  // a few samples: too coarse to judge
   EXPECT_FALSE(fails_with(2));
+}
+
+// Note [late look]: a candidate slower after sampling by over 1.5x was fast only while sampled; a
+// baseline faster after by as much was slow only while sampled; a look of under 10 samples is not judged.
+TEST(check_late_look, a_variant_whose_speed_changed_after_sampling_fails) {
+  std::vector<aisp::variant_slot> slots;
+  slots.push_back(slot_with_samples(100, 1e-4));
+  slots.push_back(slot_with_samples(100, 1e-4));
+  slots[0].role = aisp::slot_role::baseline;
+  slots[0].label = "baseline";
+  slots[1].role = aisp::slot_role::candidate;
+  const auto judged = [&](double candidate_late_s, double baseline_late_s, std::size_t late_samples) {
+    slots[1].late_look_s.assign(late_samples, candidate_late_s);
+    slots[0].late_look_s.assign(late_samples, baseline_late_s);
+    std::vector<check_result> checks;
+    aisp::check_late_look(slots, checks);
+    return checks;
+  };
+  EXPECT_FALSE(failed(judged(1.2e-4, 0.9e-4, 10), "late-look"));
+  auto checks = judged(3e-4, 1e-4, 10);
+  ASSERT_TRUE(failed(checks, "late-look"));
+  EXPECT_NE(checks.back().detail.find("fast only for as many calls as the judge sampled"), std::string::npos) << checks.back().detail;
+  EXPECT_EQ(checks.back().variant, "optimized");
+  checks = judged(1e-4, 0.5e-4, 10);
+  ASSERT_TRUE(failed(checks, "late-look"));
+  EXPECT_EQ(checks.front().variant, "baseline");
+  EXPECT_TRUE(judged(3e-4, 0.5e-4, 9).empty()) << "nine late samples are not judged";
 }
 
 TEST(check_host_idle, a_gpu_variant_and_a_run_under_2_ms_are_not_judged) {
