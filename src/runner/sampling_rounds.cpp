@@ -361,8 +361,11 @@ void take_late_look(std::vector<variant_slot>& slots, const run_config& config, 
     std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
     const double call_s = std::max(durations[durations.size() / 2], 1e-7);
     if (call_s * static_cast<double>(late_look_least_samples) > ceiling_s) continue;  // calls too long for a look
-    const double calls = std::min(ceiling_s * (0.5 + 0.5 * draw()) / call_s, 1e7);
-    if (calls >= 1) slot.worker->request({{"op", "soak"}, {"count", static_cast<int>(calls)}}, config.worker_timeout_s);
+    const double soak_s = ceiling_s * (0.5 + 0.5 * draw());
+    const double calls = std::min(soak_s / call_s, 1e7);
+    // A variant slow in some calls (a baseline that sleeps now and then) ends at 2x the look's time.
+    if (calls >= 1)
+      slot.worker->request({{"op", "soak"}, {"count", static_cast<int>(calls)}, {"most_s", 2 * soak_s}}, config.worker_timeout_s);
     const auto sampled = slot.result.samples.size();
     const double sampling_before = slot.result.sampling_s;
     const auto recorded_before = slot.result.recorded;

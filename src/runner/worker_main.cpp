@@ -210,7 +210,7 @@ class worker {
     if (op == "truth") return truth(request);
     if (op == "soak") {  // Note [late look] (sampling_rounds.cpp)
       const int count = request.at("count").get<int>();
-      return {{"ok", true}, {"calls", count}, {"wall_s", session_->soak(count)}};
+      return {{"ok", true}, {"calls", count}, {"wall_s", session_->soak(count, request.value("most_s", 1.0))}};
     }
     if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
     if (op == "outputs") {

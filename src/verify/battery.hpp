@@ -125,7 +125,7 @@ inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker ove
 inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "the worker's reported time disagrees with a clock it does not own"};
 inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
 // Note [late look] (sampling_rounds.cpp, late_look.cpp): a variant whose speed changed once the sampling was over.
-inline const check_kind late_look{"late-look", {"X7"}, "the variant's calls after sampling ran at another speed than its sampled calls"};
+inline const check_kind late_look{"late-look", {"X7"}, "the candidate's calls after sampling ran far slower than its sampled calls"};
 // Note [hidden mean] (mean_check.cpp): a median faster than the baseline's over a mean that is slower.
 inline const check_kind hidden_cost{"hidden-cost", {"S2"}, "the candidate's median is faster but its mean time a call is slower"};
 // Note [armed timers] (judge_checks.cpp): a timer's handler taxing a worker's timed thread.

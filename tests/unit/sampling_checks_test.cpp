@@ -161,8 +161,8 @@ TEST(check_threads_used, a_variant_on_fewer_threads_than_it_declares_fails) {
   EXPECT_FALSE(fails_with(2));
 }
 
-// Note [late look]: a candidate slower after sampling by over 1.5x was fast only while sampled; a
-// baseline faster after by as much was slow only while sampled; a look of under 10 samples is not judged.
+// Note [late look]: a candidate slower after sampling by over 2x was fast only while sampled; a
+// baseline's look is shown, not failed; a look of under 20 samples is not judged.
 TEST(check_late_look, a_variant_whose_speed_changed_after_sampling_fails) {
   std::vector<aisp::variant_slot> slots;
   slots.push_back(slot_with_samples(100, 1e-4));
@@ -177,15 +177,15 @@ TEST(check_late_look, a_variant_whose_speed_changed_after_sampling_fails) {
     aisp::check_late_look(slots, checks);
     return checks;
   };
-  EXPECT_FALSE(failed(judged(1.2e-4, 0.9e-4, 10), "late-look"));
-  auto checks = judged(3e-4, 1e-4, 10);
+  EXPECT_FALSE(failed(judged(1.9e-4, 0.6e-4, 20), "late-look"));
+  auto checks = judged(3e-4, 1e-4, 20);
   ASSERT_TRUE(failed(checks, "late-look"));
   EXPECT_NE(checks.back().detail.find("fast only for as many calls as the judge sampled"), std::string::npos) << checks.back().detail;
   EXPECT_EQ(checks.back().variant, "optimized");
-  checks = judged(1e-4, 0.5e-4, 10);
-  ASSERT_TRUE(failed(checks, "late-look"));
-  EXPECT_EQ(checks.front().variant, "baseline");
-  EXPECT_TRUE(judged(3e-4, 0.5e-4, 9).empty()) << "nine late samples are not judged";
+  checks = judged(1e-4, 0.3e-4, 20);  // shown, not failed: a look alone reads faster (Note [late look])
+  EXPECT_FALSE(failed(checks, "late-look"));
+  EXPECT_NE(checks.front().detail.find("(0.30x)"), std::string::npos) << checks.front().detail;
+  EXPECT_TRUE(judged(3e-4, 0.4e-4, 19).empty()) << "19 late samples are not judged";
 }
 
 TEST(check_host_idle, a_gpu_variant_and_a_run_under_2_ms_are_not_judged) {
