@@ -1,5 +1,6 @@
 // Note [late look] (src/runner/sampling_rounds.cpp): a candidate fast only for its first calls at
-// the benchmark size in its process, and four times the work after: the sampling never reaches
+// the benchmark size in its process, and thirty passes after (its 256 KB stay in cache, so the late
+// calls run 5-10x slower, not 30x): the sampling never reaches
 // the second regime; the calls the judge makes after it do. Red team five's (1.78x, 1500 calls)
 // passed every check before.
 #include <atomic>
@@ -24,7 +25,7 @@ void fast_then_slow(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
   const bool late = n == static_cast<std::size_t>(benchmark_elements) && benchmark_calls.fetch_add(1) >= honeymoon_calls;
-  for (int pass = 0; pass < (late ? 4 : 1); ++pass) {
+  for (int pass = 0; pass < (late ? 30 : 1); ++pass) {
     affine(x, y, n);
     keep_alive(y);
   }
@@ -34,6 +35,6 @@ void fast_then_slow(run_context& ctx) {
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:x7_fast_only_while_sampled", "X7",
-                                             "the same loop, four times over once it has made more calls than the judge samples",
+                                             "the same loop, thirty times over once it has made more calls than the judge samples",
                                              aisp::cheats::fast_then_slow)
                   .tag("check:late-look"));
