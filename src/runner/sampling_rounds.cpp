@@ -502,12 +502,6 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
   }
 }
 
-// Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
-// serving thread's own CPU is excluded, and the worker's idle wait should cost none. CUDA's own
-// threads work for the stream too: page migrations of ch02:unified_memory_prefetch took 21% of
-// its timed spans (H200, 2026-11-26), honest lab pairs under 1%; hence half the span. A host
-// pair has no such threads: a helper that does a share of the work (and finishes the last
-// call's after run() returned) shows from 5% of the span.
 // Note [declared threads used]: the threads a pair declares are what both sides are timed on, and
 // results say so; a baseline that quietly ran on fewer (its setup() called
 // torch.set_num_threads(1) under a pair declaring 2) read as serial code a parallel candidate
@@ -535,6 +529,12 @@ void check_threads_used(const worker_cpu_time& cpu, int declared_threads, const 
                                     "(variant::host_threads, Python @p.variant(threads=...))"));
 }
 
+// Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
+// serving thread's own CPU is excluded, and the worker's idle wait should cost none. CUDA's own
+// threads work for the stream too: page migrations of ch02:unified_memory_prefetch took 21% of
+// its timed spans (H200, 2026-11-26), honest lab pairs under 1%; hence half the span. A host
+// pair has no such threads: a helper that does a share of the work (and finishes the last
+// call's after run() returned) shows from 5% of the span.
 void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_result>& checks) {
   check_worker_cpu(slot, on_gpu, checks, 1);
 }
