@@ -306,9 +306,13 @@ int run_here(const run_options& options, const std::string& command_line, const 
                                   ? options.history_db
                                   : (run_folder.parent_path() / "aisp.db").string();
   suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path, history};
-  const bool show_progress = !options.quiet && isatty(STDERR_FILENO);
-  const progress_fn progress = [show_progress, &options](const std::string& line) {
-    if (show_progress || (!options.quiet && line.starts_with("["))) std::fprintf(stderr, "%s\n", line.c_str());
+  // A terminal gets every line; a log (CI) gets each pair's phases indented under its "[i/n]"
+  // line, so a long pair shows where it is (a log once held nothing for a pair's minute).
+  const bool on_a_terminal = isatty(STDERR_FILENO) != 0;
+  const progress_fn progress = [on_a_terminal, &options](const std::string& line) {
+    if (options.quiet) return;
+    const bool inside_a_pair = !line.starts_with("[");
+    std::fprintf(stderr, "%s%s\n", inside_a_pair && !on_a_terminal ? "  " : "", line.c_str());
   };
   const auto suite = run_suite(requests, config, system, header, outputs, progress);
   if (config.phase == verify_phase::quarantine) {
