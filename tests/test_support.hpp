@@ -86,8 +86,9 @@ inline bool all_speedups_faster(const std::string& results_path) {
 // busy, page faults of a starved process (CI, 2-core machine, 2026-11-28), a host worker that
 // waited for a CPU more than it ran (host-idle: runnable is not running).
 inline bool load_sensitive_check(const std::string& check) {
+  // late-look: a burst of load in a look's 20 samples; threads-used: a helper starved of its core.
   return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults" ||
-         check == "host-idle" || check == "timed-slower";
+         check == "host-idle" || check == "timed-slower" || check == "late-look" || check == "threads-used";
 }
 
 // Whether the failed checks of a results.json (of `variant` only, where one is named) are all
