@@ -3,6 +3,9 @@
 // drift or heat hit all of them. It ends when every worker's stopping rule has decided.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include <vector>
 
 #include "runner/run_config.hpp"
@@ -13,8 +16,11 @@ namespace aisp {
 // `telemetry` (may be empty) is read before and after every visit: throttled visits and the
 // energy per call (E7, E8). `interleave_truths`: the baseline answers truth requests between the
 // rounds, timed for the timed-slower check (Note [interleaved truths], host pairs).
+// `heartbeat` (may be empty) gets a line on the sampling's state every sampling_heartbeat_s.
+inline constexpr double sampling_heartbeat_s = 15.0;
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
-                         std::vector<check_result>& checks, bool interleave_truths = false);
+                         std::vector<check_result>& checks, bool interleave_truths = false,
+                         const std::function<void(const std::string&)>& heartbeat = {});
 
 // Which slots visit in the next round: every one still sampling, and a stopped one only while its
 // sampling time is not ahead of the busiest one still sampling (Note [paced stopped variants]).
