@@ -384,9 +384,6 @@ void take_late_look(std::vector<variant_slot>& slots, const run_config& config, 
 
 }  // namespace
 
-namespace {
-
-// "15 s in: baseline 412 samples (median's CI ±0.6%), optimized 390 samples (±0.4%, stopped), ...".
 std::string sampling_state(const std::vector<variant_slot>& slots, double elapsed_s, double confidence) {
   std::string line = fmt::format("{:.0f} s in:", elapsed_s);
   for (const auto& slot : slots) {
@@ -405,8 +402,6 @@ std::string sampling_state(const std::vector<variant_slot>& slots, double elapse
   line.pop_back();
   return line;
 }
-
-}  // namespace
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks, bool interleave_truths, const std::function<void(const std::string&)>& heartbeat) {

@@ -188,6 +188,18 @@ TEST(check_late_look, a_variant_whose_speed_changed_after_sampling_fails) {
   EXPECT_TRUE(judged(3e-4, 0.4e-4, 19).empty()) << "19 late samples are not judged";
 }
 
+// A long sampling's heartbeat line: each worker's samples and its median's CI, and which stopped.
+TEST(sampling_state, names_each_workers_samples_ci_and_whether_it_stopped) {
+  std::vector<aisp::variant_slot> slots;
+  slots.push_back(slot_with_samples(100, 1e-3));
+  slots.back().label = "baseline";
+  slots.back().stopped = aisp::stats::stop_reason::converged;
+  slots.push_back(slot_with_samples(2, 1e-3));
+  const auto line = aisp::sampling_state(slots, 15.2, 0.95);
+  EXPECT_EQ(line.rfind("15 s in: baseline 100 samples (median's CI ±", 0), 0u) << line;
+  EXPECT_NE(line.find("%, stopped), optimized 2 samples (too few for a CI)"), std::string::npos) << line;
+}
+
 TEST(check_host_idle, a_gpu_variant_and_a_run_under_2_ms_are_not_judged) {
   auto slot = slot_with_samples(100, 1e-3);
   slot.cpu.visit_wall_s = 0.120;
