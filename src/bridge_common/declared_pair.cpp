@@ -133,12 +133,12 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
   if (declared.contains("fixed_inputs")) {
     if (const auto reason = text_of(declared["fixed_inputs"], "fixed_inputs"); !reason.empty()) p.fixed_inputs(reason);
   }
-  if (const int threads = variant_threads(declared, ""); threads > 1)
+  if (const int threads = threads_field(declared, ""); threads > 1)
     p.host_threads(threads, declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
   return buffers;
 }
 
-int variant_threads(const json& declared, const std::string& where) {
+int threads_field(const json& declared, const std::string& where) {
   if (!declared.is_object() || !declared.contains("threads") || declared["threads"].is_null()) return 0;
   const json& threads = declared["threads"];
   const auto name = where.empty() ? std::string("threads") : where + ".threads";

@@ -35,9 +35,9 @@ struct declared_buffer {
 // The buffer's shape at `work`, with a leading `world` dim when the pair has ranks.
 [[nodiscard]] nlohmann::json shape_of(const declared_buffer& buffer, const workload& work, std::int64_t world);
 
-// A variant's "threads" (Note [declared threads used]): a whole number from 1 to 4096, or 0 where
-// it is absent (the pair's count).
-[[nodiscard]] int variant_threads(const nlohmann::json& declared, const std::string& where);
+// The "threads" field of a pair or of one of its variants (Note [declared threads used]): a whole
+// number from 1 to 4096, or 0 where it is absent (a variant then runs on the pair's count).
+[[nodiscard]] int threads_field(const nlohmann::json& declared, const std::string& where);
 
 // Declares on `p`: "summary", "backend", "sizes" {benchmark, validation[], held_out[]}, "buffers"
 // [{name, role, dtype, dims, init}], "tolerance", "goal", "exact_math", "fixed_inputs"; returns

@@ -1,23 +1,12 @@
 #include "runner/late_look.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
+#include "stats/summary.hpp"
 
 namespace aisp {
-namespace {
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  return *middle;
-}
-
-}  // namespace
 
 // Note [late look]: a candidate slower after sampling than while sampled by more than the bound
 // was fast only for as many calls as the judge takes. The look runs one worker alone, where the
@@ -29,8 +18,8 @@ double median_of(std::vector<double> values) {
 void check_late_look(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   for (const auto& slot : slots) {
     if (slot.role == slot_role::noise_twin || slot.late_look_s.size() < late_look_least_samples || slot.result.samples.empty()) continue;
-    const double sampled = median_of(durations_of(slot));
-    const double late = median_of(slot.late_look_s);
+    const double sampled = stats::median_of(durations_of(slot));
+    const double late = stats::median_of(slot.late_look_s);
     if (sampled <= 0 || late <= 0) continue;
     const double ratio = late / sampled;
     const bool passed = slot.role == slot_role::baseline || ratio <= late_look_bound;

@@ -377,9 +377,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   phases.lap("load");
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks, declared.where() == backend::host,
-                      [&](const std::string& state) {
-                        if (progress) progress(fmt::format("{}: sampling, {}", declared.target(), state));
-                      });
+                      [&](const std::string& state) { progress(fmt::format("{}: sampling, {}", declared.target(), state)); });
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   check_batch_reuse(slots, declared, config, result.checks);  // Note [batch reuse]
   if (!config.verify_only) check_contention(slots, result.checks);  // Note [contended visits]

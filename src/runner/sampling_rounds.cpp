@@ -357,9 +357,7 @@ void take_late_look(std::vector<variant_slot>& slots, const run_config& config, 
     // A multi-GPU pair's samples are its ranks' (rank_skews): not looked at (check_late_look skips them too).
     if (slot.role == slot_role::noise_twin || slot.result.samples.empty() || !slot.rank_skews.empty()) continue;
     const auto draw = [] { return static_cast<double>(secret_seed() % 1024) / 1023.0; };
-    auto durations = durations_of(slot);
-    std::nth_element(durations.begin(), durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2), durations.end());
-    const double call_s = std::max(durations[durations.size() / 2], 1e-7);
+    const double call_s = std::max(stats::median_of(durations_of(slot)), 1e-7);
     if (call_s * static_cast<double>(late_look_least_samples) > ceiling_s) continue;  // calls too long for a look
     const double soak_s = ceiling_s * (0.5 + 0.5 * draw());
     const double calls = std::min(soak_s / call_s, 1e7);
@@ -390,9 +388,7 @@ std::string sampling_state(const std::vector<variant_slot>& slots, double elapse
     const auto values = durations_of(slot);
     std::string spread = "too few for a CI";
     if (values.size() >= 3) {
-      auto sorted = values;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
-      const double median = sorted[sorted.size() / 2];
+      const double median = stats::median_of(values);
       const auto ci = stats::median_confidence_interval(values, confidence);
       if (median > 0) spread = fmt::format("{}±{:.1f}%", &slot == &slots.front() ? "median's CI " : "", 50 * (ci.high - ci.low) / median);
     }

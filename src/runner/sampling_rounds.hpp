@@ -5,7 +5,6 @@
 
 #include <functional>
 #include <string>
-
 #include <vector>
 
 #include "runner/run_config.hpp"
