@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -45,7 +46,7 @@ class host_sampler final : public sampler {
     // The children's walk of /proc stays outside the process clock's readings, so its own CPU
     // does not count as the span's (Note [host idle]); so do the other threads' runtimes.
     const auto others_before = other_thread_runtimes();
-    const double children_before = children_cpu_s();
+    const auto children_before = read_child_threads();
     const auto cpu_before = take_cpu_reading();
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const long long faults_before = minor_faults_so_far();
@@ -55,7 +56,7 @@ class host_sampler final : public sampler {
     sample_record record;
     record.minor_faults = minor_faults_so_far() - faults_before;
     const auto cpu_after = take_cpu_reading();
-    const double children_used_s = children_cpu_s() - children_before;
+    const auto children = child_threads_between(children_before, read_child_threads(), busy_thread_s);
     // Note [other threads' runtime]: each live thread's own runtime, not the process clock minus
     // the thread clock alone, so a worker with no other thread reads nothing and a helper's tens
     // of microseconds in a short run stand out (check_worker_cpu's host floor); the process clock
@@ -64,10 +65,13 @@ class host_sampler final : public sampler {
     record.other_threads_cpu_s = span_cpu_of_other_threads(others_before, others_after,
                                                            others_s(cpu_after) - others_s(cpu_before), process_clock_slack_s);
     record.busy_other_threads = threads_busy_between(others_before, others_after, busy_thread_s);
-    record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children_used_s;
+    record.process_cpu_s = cpu_after.process_cpu_s - cpu_before.process_cpu_s + children.cpu_s;
+    // Note [executable pair threads]: the child program's threads beside its busiest one.
+    record.child_helpers_cpu_s = std::max(0.0, children.cpu_s - children.busiest_thread_s);
+    record.busy_child_threads = children.busy_threads;
     record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before, others_s(cpu_before) - others_s(cpu_at_fill),
                                                            process_clock_slack_s) +
-                                 (children_before - children_at_fill);
+                                 (children_before.cpu_s() - children_at_fill);
     record.calls = calls_;
     record.host_wall_s = std::chrono::duration<double>(stop - start).count();
     record.duration_s = record.host_wall_s / calls_;

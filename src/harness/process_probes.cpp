@@ -189,9 +189,10 @@ namespace {
 // A shell that starts the program that starts the variant's process is three levels down.
 constexpr int max_process_depth = 4;
 
-// Adds the runtime (schedstat, ns) of every thread of process `pid` ("self" or a number) when
-// `counted`, then walks into the live children each of its threads started.
-void add_process_tree_runtime(const char* pid, bool counted, int depth, std::uint64_t& runtime_ns) {
+// Calls visit(tid, ns) with the runtime (schedstat) of every thread of process `pid` ("self" or a
+// number) when `counted`, then walks into the live children each of its threads started.
+template <class Visit>
+void visit_process_tree(const char* pid, bool counted, int depth, Visit& visit) {
   char path[96];  // no std::string: see count_children
   std::snprintf(path, sizeof path, "/proc/%.20s/task", pid);
   DIR* tasks = opendir(path);
@@ -201,7 +202,7 @@ void add_process_tree_runtime(const char* pid, bool counted, int depth, std::uin
     std::snprintf(path, sizeof path, "/proc/%.20s/task/%.20s/schedstat", pid, entry->d_name);
     if (std::FILE* file = counted ? std::fopen(path, "r") : nullptr) {
       unsigned long long ns = 0;
-      if (std::fscanf(file, "%llu", &ns) == 1) runtime_ns += ns;
+      if (std::fscanf(file, "%llu", &ns) == 1) visit(std::strtol(entry->d_name, nullptr, 10), static_cast<std::uint64_t>(ns));
       std::fclose(file);
     }
     if (depth == max_process_depth) continue;
@@ -211,24 +212,44 @@ void add_process_tree_runtime(const char* pid, bool counted, int depth, std::uin
     for (long child = 0; std::fscanf(children, "%ld", &child) == 1;) {
       char child_pid[24];
       std::snprintf(child_pid, sizeof child_pid, "%ld", child);
-      add_process_tree_runtime(child_pid, true, depth + 1, runtime_ns);
+      visit_process_tree(child_pid, true, depth + 1, visit);
     }
     std::fclose(children);
   }
   closedir(tasks);
 }
 
+// The reaped children's CPU: a child that exited and was reaped between two readings leaves the
+// live sum and enters this one whole, so the difference of two readings is still its runtime.
+double reaped_children_cpu_s() {
+  rusage reaped{};
+  getrusage(RUSAGE_CHILDREN, &reaped);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(reaped.ru_utime) + seconds(reaped.ru_stime);
+}
+
 }  // namespace
 
 double children_cpu_s() {
   std::uint64_t live_ns = 0;
-  add_process_tree_runtime("self", false, 0, live_ns);
-  // A child that exited and was reaped between two readings leaves the live sum and enters
-  // this one whole, so the difference of two readings is still its runtime between them.
-  rusage reaped{};
-  getrusage(RUSAGE_CHILDREN, &reaped);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  return 1e-9 * static_cast<double>(live_ns) + seconds(reaped.ru_utime) + seconds(reaped.ru_stime);
+  auto add = [&live_ns](long, std::uint64_t ns) { live_ns += ns; };
+  visit_process_tree("self", false, 0, add);
+  return 1e-9 * static_cast<double>(live_ns) + reaped_children_cpu_s();
+}
+
+child_threads read_child_threads() {
+  child_threads read;
+  auto keep = [&read](long tid, std::uint64_t ns) { read.live.emplace_back(tid, ns); };
+  visit_process_tree("self", false, 0, keep);
+  std::sort(read.live.begin(), read.live.end());
+  read.reaped_s = reaped_children_cpu_s();
+  return read;
+}
+
+double child_threads::cpu_s() const {
+  std::uint64_t live_ns = 0;
+  for (const auto& [tid, ns] : live) live_ns += ns;
+  return 1e-9 * static_cast<double>(live_ns) + reaped_s;
 }
 
 namespace {
@@ -313,6 +334,17 @@ double span_cpu_of_other_threads(const thread_runtimes& first, const thread_runt
 int threads_busy_between(const thread_runtimes& first, const thread_runtimes& second, double at_least_s) {
   return static_cast<int>(std::count_if(second.begin(), second.end(),
                                         [&](const auto& thread) { return grown_s(first, thread.first, thread.second) >= at_least_s; }));
+}
+
+child_span child_threads_between(const child_threads& first, const child_threads& second, double at_least_s) {
+  child_span span;
+  span.cpu_s = second.cpu_s() - first.cpu_s();
+  for (const auto& [tid, ns] : second.live) {
+    const double grown = grown_s(first.live, tid, ns);
+    span.busiest_thread_s = std::max(span.busiest_thread_s, grown);
+    span.busy_threads += grown >= at_least_s ? 1 : 0;
+  }
+  return span;
 }
 
 long long minor_faults_so_far() {

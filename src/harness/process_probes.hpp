@@ -85,6 +85,23 @@ struct cpu_reading {
 // theirs), and the reaped ones'. A variant of an executable pair computes in a process of its
 // own (Note [executable pairs]), which the process clock does not see (Note [host idle]).
 [[nodiscard]] double children_cpu_s();
+// The same reading thread by thread: every live child process's threads (and their children's),
+// and the reaped children's CPU as one sum.
+struct child_threads {
+  thread_runtimes live;  // tid, ns; sorted by tid
+  double reaped_s = 0;
+  [[nodiscard]] double cpu_s() const;  // what children_cpu_s() reads
+};
+[[nodiscard]] child_threads read_child_threads();
+// Note [executable pair threads] (runner/sampling_rounds.cpp): between two readings, the child
+// processes' CPU, their busiest thread's (an executable pair's program: the thread that serves
+// the request) and how many of their threads ran for `at_least_s` or more.
+struct child_span {
+  double cpu_s = 0;
+  double busiest_thread_s = 0;
+  int busy_threads = 0;
+};
+[[nodiscard]] child_span child_threads_between(const child_threads& first, const child_threads& second, double at_least_s);
 [[nodiscard]] std::uint64_t allocation_count();
 
 // Note [floating-point environment] (runner/judge_checks.cpp): this thread's SSE control word

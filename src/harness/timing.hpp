@@ -33,6 +33,10 @@ struct sample_record {
   // Note [host idle]: the whole process's CPU time across the same span, its child processes'
   // included; host sampler only (the device sampler leaves it 0).
   double process_cpu_s = 0;
+  // Note [executable pair threads]: the child processes' CPU across the same span beyond their
+  // busiest thread's, and how many of their threads ran 10 us or more (host sampler only).
+  double child_helpers_cpu_s = 0;
+  int busy_child_threads = 0;
   // M6: the process's minor page faults across the same span. The harness's own work before it
   // (input fills on every core, whose thread stacks fault on a 16-core machine) stays out.
   long long minor_faults = 0;

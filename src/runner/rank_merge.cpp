@@ -188,6 +188,7 @@ json merge_sample(const std::vector<json>& replies, const output_counts& counts)
       cpu["other_threads_cpu_s"] = number(other, "other_threads_cpu_s");
     }
     cpu["busy_other_threads"] = std::max(cpu.value("busy_other_threads", 0), other.value("busy_other_threads", 0));
+    cpu["busy_child_threads"] = std::max(cpu.value("busy_child_threads", 0), other.value("busy_child_threads", 0));
     if (number(other, "wall_s") > 0) least_busy_share = std::min(least_busy_share, share(other, "process_cpu_s", "wall_s"));
     if (share(other, "idle_cpu_s", "idle_wall_s") > share(cpu, "idle_cpu_s", "idle_wall_s")) {
       cpu["idle_wall_s"] = number(other, "idle_wall_s");

@@ -218,6 +218,8 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     slot.cpu.visit_wall_s += cpu.value("wall_s", 0.0);
     slot.cpu.other_threads_cpu_s += cpu.value("other_threads_cpu_s", 0.0);
     slot.cpu.busy_other_threads = std::max(slot.cpu.busy_other_threads, cpu.value("busy_other_threads", 0));
+    slot.cpu.child_helpers_cpu_s += cpu.value("child_helpers_cpu_s", 0.0);  // Note [executable pair threads]
+    slot.cpu.busy_child_threads = std::max(slot.cpu.busy_child_threads, cpu.value("busy_child_threads", 0));
     slot.cpu.process_cpu_s += cpu.value("process_cpu_s", 0.0);
     slot.cpu.idle_wall_s += cpu.value("idle_wall_s", 0.0);
     slot.cpu.idle_cpu_s += cpu.value("idle_cpu_s", 0.0);
@@ -537,19 +539,30 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
 // 0.3 (n - 1) / n of its timed spans, or fewer than n - 1 of them ever worked in one sample. A
 // variant that runs on fewer threads declares its own count (variant::host_threads; Python's
 // @p.variant(threads=1)), and results show each variant's. Not told from work: a helper that
-// spins only to look busy, and an executable pair's program, whose threads are another
-// process's.
-void check_threads_used(const worker_cpu_time& cpu, int declared_threads, const std::string& label, std::vector<check_result>& checks) {
+// spins only to look busy.
+//
+// Note [executable pair threads]: an executable pair's program is a child process of the worker,
+// whose caller only waits for its reply; the threads of the program (and of its children) are
+// read instead, beside its busiest one, the thread that serves the request: an `"threads": 2`
+// pair whose baseline program ran serially was judged as if it had used both.
+void check_threads_used(const worker_cpu_time& cpu, int declared_threads, bool executable, const std::string& label,
+                        std::vector<check_result>& checks) {
   if (declared_threads <= 1 || cpu.visit_wall_s < 2e-3) return;
   const double least = 0.3 * (declared_threads - 1) / declared_threads;
-  const double share = cpu.other_threads_cpu_s / cpu.visit_wall_s;
-  const bool used = share >= least && cpu.busy_other_threads >= declared_threads - 1;
+  const double beside_s = executable ? cpu.child_helpers_cpu_s : cpu.other_threads_cpu_s;
+  const int busy_beside = executable ? std::max(cpu.busy_child_threads - 1, 0) : cpu.busy_other_threads;
+  const double share = beside_s / cpu.visit_wall_s;
+  const bool used = share >= least && busy_beside >= declared_threads - 1;
   add_check(checks, verify::checks::threads_used, label, used,
-            fmt::format("the threads beside the caller used {:.2f} of the timed spans ({:.3g} ms of CPU in {:.3g} ms; at least {:.2f} "
+            fmt::format("the threads beside the {} used {:.2f} of the timed spans ({:.3g} ms of CPU in {:.3g} ms; at least {:.2f} "
                         "for {} threads), and at most {} of them worked in one sample{}",
-                        share, cpu.other_threads_cpu_s * 1e3, cpu.visit_wall_s * 1e3, least, declared_threads, cpu.busy_other_threads,
-                        used ? "" : ": fewer threads than it declares; a variant that runs on fewer declares its own count "
-                                    "(variant::host_threads, Python @p.variant(threads=...))"));
+                        executable ? "program's busiest thread" : "caller", share, beside_s * 1e3, cpu.visit_wall_s * 1e3, least,
+                        declared_threads, busy_beside,
+                        used ? ""
+                             : executable ? ": fewer threads than it declares; a program that runs on fewer declares its own "
+                                            "count (the variant's \"threads\")"
+                                          : ": fewer threads than it declares; a variant that runs on fewer declares its own count "
+                                            "(variant::host_threads, Python @p.variant(threads=...))"));
 }
 
 // Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
@@ -653,6 +666,7 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.throttled_samples = slot.throttled_samples;
   result.worker_cpu = {{"visit_wall_s", slot.cpu.visit_wall_s}, {"other_threads_cpu_s", slot.cpu.other_threads_cpu_s},
                        {"busy_other_threads", slot.cpu.busy_other_threads},
+                       {"child_helpers_cpu_s", slot.cpu.child_helpers_cpu_s}, {"busy_child_threads", slot.cpu.busy_child_threads},
                        {"process_cpu_s", slot.cpu.process_cpu_s},
                        {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s},
                        {"before_window_cpu_s", slot.cpu.before_window_cpu_s}, {"continued", slot.cpu.continued},

@@ -31,6 +31,10 @@ struct worker_cpu_time {
   double other_threads_cpu_s = 0;
   int busy_other_threads = 0;  // the most other threads that ran in one timed sample (host pairs)
   double process_cpu_s = 0;  // Note [host idle]: the whole worker's, children included (host pairs)
+  // Note [executable pair threads]: the child processes' threads beside their busiest one, and the
+  // most of their threads that ran in one timed sample (an executable pair's program).
+  double child_helpers_cpu_s = 0;
+  int busy_child_threads = 0;
   double idle_wall_s = 0;
   double idle_cpu_s = 0;  // the worker's and its child processes'
   double before_window_cpu_s = 0;  // Note [work before the window] (host_sampler.cpp)

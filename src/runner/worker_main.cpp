@@ -276,6 +276,8 @@ class worker {
     double timed_wall_s = 0;
     double others_cpu_s = 0;
     int busy_other_threads = 0;
+    double child_helpers_cpu_s = 0;
+    int busy_child_threads = 0;
     double process_cpu_s = 0;
     double before_window_cpu_s = 0;
     long long timed_faults = 0;
@@ -284,6 +286,8 @@ class worker {
       timed_wall_s += record.host_wall_s;
       others_cpu_s += record.other_threads_cpu_s;
       busy_other_threads = std::max(busy_other_threads, record.busy_other_threads);
+      child_helpers_cpu_s += record.child_helpers_cpu_s;  // Note [executable pair threads]
+      busy_child_threads = std::max(busy_child_threads, record.busy_child_threads);
       process_cpu_s += record.process_cpu_s;
       before_window_cpu_s += record.before_window_cpu_s;
       timed_faults += record.minor_faults;
@@ -298,7 +302,8 @@ class worker {
                   {"timers", armed_timers()},             // Note [armed timers]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
-                           {"before_window_cpu_s", before_window_cpu_s}}}};
+                           {"before_window_cpu_s", before_window_cpu_s}, {"child_helpers_cpu_s", child_helpers_cpu_s},
+                           {"busy_child_threads", busy_child_threads}}}};
     if (auto recorded = session_->take_recorded(); !recorded.empty()) reply["recorded"] = std::move(recorded);  // Note [recorded metrics]
     if (plan.one_call) reply["empty_window_s"] = session_->empty_window_s();  // Note [batch reuse]
     if (recorder_ != nullptr) recorder_->record_activity(true);  // untimed phases stay in the trace

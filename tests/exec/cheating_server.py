@@ -10,13 +10,16 @@ ahead     a thread watches x and computes y as soon as x changes, between the ju
 reniced   honest numpy, in a program that lowers its own priority at setup (os.nice): the
           worker's nice value stays put, its child's does not (Note [children's priority]);
           a red team's baseline did so to lend its rival 1.30x on a loaded machine (2026-12-04)
-Usage: cheating_server.py cached | escapes | ahead | reniced | honest | reference
+split     honest numpy, each half of a call on its own thread (numpy lets go of the GIL over a
+          slice): the candidate of thread_pairs.json, whose pair declares 2 threads
+Usage: cheating_server.py cached | escapes | ahead | reniced | split | honest | reference
 """
 import json
 import os
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -65,9 +68,19 @@ def ahead(x, y):
         vectorized(x, y)
 
 
+pool = ThreadPoolExecutor(max_workers=1)
+
+
+def split(x, y):
+    half = x.shape[0] // 2
+    other = pool.submit(vectorized, x[half:], y[half:])
+    vectorized(x[:half], y[:half])
+    other.result()
+
+
 def main():
     compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
-               "reference": reference}[sys.argv[1]]
+               "split": split, "reference": reference}[sys.argv[1]]
     arrays = {}
     for line in sys.stdin:
         request = json.loads(line)

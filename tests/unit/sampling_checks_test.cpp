@@ -145,7 +145,7 @@ TEST(check_threads_used, a_variant_on_fewer_threads_than_it_declares_fails) {
   cpu.visit_wall_s = 0.4;
   const auto fails_with = [&cpu](int threads) {
     std::vector<check_result> checks;
-    aisp::check_threads_used(cpu, threads, "baseline", checks);
+    aisp::check_threads_used(cpu, threads, false, "baseline", checks);
     return failed(checks, "threads-used");
   };
   cpu.other_threads_cpu_s = 0.0;  // torch.set_num_threads(1) under the pair's 2
@@ -159,6 +159,29 @@ TEST(check_threads_used, a_variant_on_fewer_threads_than_it_declares_fails) {
   EXPECT_TRUE(fails_with(2));
   cpu.visit_wall_s = 1e-3;  // a few samples: too coarse to judge
   EXPECT_FALSE(fails_with(2));
+}
+
+// Note [executable pair threads]: an executable pair's program is judged on its own threads
+// beside its busiest one; the worker's threads (its caller only waits) say nothing.
+TEST(check_threads_used, an_executable_program_on_fewer_threads_than_declared_fails) {
+  aisp::worker_cpu_time cpu;
+  cpu.visit_wall_s = 0.4;
+  cpu.other_threads_cpu_s = 0.0;  // the worker's caller waits for the reply
+  const auto fails_with = [&cpu](int threads) {
+    std::vector<check_result> checks;
+    aisp::check_threads_used(cpu, threads, true, "baseline", checks);
+    return failed(checks, "threads-used");
+  };
+  cpu.busy_child_threads = 1;  // the program's one thread did it all
+  cpu.child_helpers_cpu_s = 0.0;
+  EXPECT_TRUE(fails_with(2));
+  EXPECT_FALSE(fails_with(1));
+  cpu.busy_child_threads = 2;  // two threads, the second carrying its share
+  cpu.child_helpers_cpu_s = 0.18;
+  EXPECT_FALSE(fails_with(2));
+  EXPECT_TRUE(fails_with(3));  // a third never worked
+  cpu.child_helpers_cpu_s = 0.01;  // an interpreter's housekeeping thread, not a share of the work
+  EXPECT_TRUE(fails_with(2));
 }
 
 // Note [late look]: a candidate slower after sampling by over 2x was fast only while sampled; a
