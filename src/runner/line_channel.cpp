@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "runner/run_interruption.hpp"
+
 namespace aisp {
 
 line_channel::clock::time_point deadline_in(double seconds) {
@@ -19,6 +21,7 @@ line_channel::outcome line_channel::fill(clock::time_point deadline, const std::
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
     if (left <= 0) return outcome::timed_out;
     if (give_up && give_up()) return outcome::gave_up;
+    if (run_interruption() != 0) return outcome::interrupted;  // Note [interrupted runs]
     pollfd wait_for{read_fd_, POLLIN, 0};
     const int ready = poll(&wait_for, 1, static_cast<int>(std::min<long long>(left, poll_ms)));
     if (ready < 0 && errno != EINTR) return outcome::closed;

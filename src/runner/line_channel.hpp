@@ -12,7 +12,7 @@ namespace aisp {
 
 class line_channel {
  public:
-  enum class outcome { line, timed_out, gave_up, closed };
+  enum class outcome { line, timed_out, gave_up, closed, interrupted };
   using clock = std::chrono::steady_clock;
 
   line_channel() = default;
@@ -20,7 +20,8 @@ class line_channel {
   line_channel(int read_fd, int write_fd) : read_fd_(read_fd), write_fd_(write_fd) {}
 
   // The next line (without its newline) into `line`. Waits until `deadline`; `give_up` is asked
-  // every `poll_ms` while waiting and ends the wait when it turns true.
+  // every `poll_ms` while waiting and ends the wait when it turns true, as an interrupted run
+  // does (Note [interrupted runs]).
   outcome read_line(std::string& line, clock::time_point deadline, const std::function<bool()>& give_up = {}, int poll_ms = 1000);
   // Exactly `count` bytes into `bytes` (the payload that follows a line), or false when the
   // stream ends or the deadline passes first.

@@ -9,7 +9,7 @@ namespace aisp {
 worker_failure_kind worker_failure_kind_named(const std::string& name) {
   for (const auto kind : {worker_failure_kind::timeout, worker_failure_kind::crash, worker_failure_kind::cuda,
                           worker_failure_kind::contract, worker_failure_kind::exception, worker_failure_kind::sandbox,
-                          worker_failure_kind::unsupported}) {
+                          worker_failure_kind::unsupported, worker_failure_kind::interrupted}) {
     if (worker_failure_name(kind) == name) return kind;
   }
   return worker_failure_kind::crash;
@@ -59,6 +59,9 @@ nlohmann::json remote_worker::receive_one(const std::string& op, double timeout_
     case line_channel::outcome::gave_up:
       kill_now();
       throw worker_failure(worker_failure_kind::crash, fmt::format("worker on {} was ended during '{}': a peer rank failed", where(), op));
+    case line_channel::outcome::interrupted:  // Note [interrupted runs]
+      kill_now();
+      throw worker_failure(worker_failure_kind::interrupted, fmt::format("the run was interrupted during '{}'", op));
     case line_channel::outcome::closed:
       pid_ = -1;
       throw worker_failure(worker_failure_kind::crash, fmt::format("{} went away during '{}' (its worker log: {}:{})", where(), op,

@@ -22,6 +22,7 @@
 #include "results/terminal_table.hpp"
 #include "results/time_breakdown.hpp"
 #include "runner/gpu_lanes.hpp"
+#include "runner/run_interruption.hpp"
 #include "support/readable_error.hpp"
 
 namespace aisp {
@@ -87,42 +88,6 @@ device_availability availability_of(const system_info& system, int index, std::f
   }
   return device;
 }
-
-// Note [interrupted runs]: Ctrl-C used to kill the judge at once, its workers living on a while,
-// the history listing the run as `running` forever and results.json holding no pair (a user,
-// 2026-12-03). Now the first SIGINT or SIGTERM is noted (a second one kills, as before): no pair
-// starts after it, the pair it hit ends (a terminal's Ctrl-C reaches its workers too, so it
-// ends as a failed pair), and the run is saved and recorded as interrupted with every pair it
-// finished; `bench run` exits 128 + the signal.
-std::atomic<int> interrupting_signal{0};
-
-void note_interruption(int signal) {
-  interrupting_signal.store(signal);
-  std::signal(signal, SIG_DFL);  // the next one ends the judge
-  // Said at once (write(2) is safe in a handler): the pair under way may run on for a while, and
-  // a silent terminal reads as an ignored Ctrl-C (a user's walkthrough, 2026-12-04).
-  static constexpr char said[] = "\naisp: interrupted: ending the pair under way, then saving the run (again to stop at once)\n";
-  [[maybe_unused]] const auto wrote = ::write(STDERR_FILENO, said, sizeof said - 1);
-}
-
-// The handlers for the run's length, then the ones before.
-class interruption_watch {
- public:
-  interruption_watch() : previous_int_(std::signal(SIGINT, note_interruption)), previous_term_(std::signal(SIGTERM, note_interruption)) {
-    interrupting_signal.store(0);
-  }
-  ~interruption_watch() {
-    std::signal(SIGINT, previous_int_);
-    std::signal(SIGTERM, previous_term_);
-  }
-  interruption_watch(const interruption_watch&) = delete;
-  interruption_watch& operator=(const interruption_watch&) = delete;
-  [[nodiscard]] int signal() const { return interrupting_signal.load(); }
-
- private:
-  void (*previous_int_)(int);
-  void (*previous_term_)(int);
-};
 
 }  // namespace
 
@@ -222,6 +187,12 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     if (!lane.empty()) result.gpu = pair_config.device;
     mark_expectations(result);
     const std::lock_guard lock(finishing);
+    // Note [interrupted runs]: a pair the interruption ended has no result, and its failure is
+    // the interruption's, not its code's: it is left out and said so.
+    if (interruption.signal() != 0 && result.status == "fail") {
+      progress(fmt::format("[{}/{}] {}{}: interrupted before it finished, not recorded", done + 1, to_run, target, lane));
+      return;
+    }
     suite.pairs.push_back(std::move(result));
     if (!skipped) progress(fmt::format("[{}/{}] {}{}: {}", ++done, to_run, target, lane, one_line_outcome(suite.pairs.back())));
     // History first: once results.json lists a pair, its history transaction has committed

@@ -130,7 +130,8 @@ void verify_size(const judge_scope& scope, std::vector<variant_slot>& slots, con
     } catch (const worker_failure& failure) {
       const bool baseline_refused = drawn && slot.role == slot_role::baseline && failure.kind() != worker_failure_kind::cuda &&
                                     failure.kind() != worker_failure_kind::crash && failure.kind() != worker_failure_kind::timeout &&
-                                    failure.kind() != worker_failure_kind::sandbox;
+                                    failure.kind() != worker_failure_kind::sandbox &&
+                                    failure.kind() != worker_failure_kind::interrupted;
       if (!baseline_refused) throw;
       const std::lock_guard lock(results);
       passed["baseline"] = false;

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "runner/run_interruption.hpp"
 #include "runner/worker_sandbox.hpp"
 #include "support/thread_waits.hpp"
 
@@ -39,6 +40,7 @@ std::string_view worker_failure_name(worker_failure_kind kind) {
     case worker_failure_kind::exception: return "exception";
     case worker_failure_kind::sandbox: return "sandbox";
     case worker_failure_kind::unsupported: return "unsupported";
+    case worker_failure_kind::interrupted: return "interrupted";
   }
   return "?";
 }
@@ -86,6 +88,7 @@ worker_process::worker_process(const std::string& executable, const std::string&
   if (pid_ == 0) {
     // The child: only async-signal-safe calls until exec (the judge may have threads).
     if (end_with_parent && (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)) _exit(125);
+    if (setpgid(0, 0) != 0) _exit(125);  // Note [interrupted runs]: a terminal's Ctrl-C is the judge's alone
     if (dup2(to_child[0], STDIN_FILENO) < 0 || dup2(from_child[1], STDOUT_FILENO) < 0 ||
         dup2(log_fd, STDERR_FILENO) < 0)
       _exit(126);
@@ -94,6 +97,10 @@ worker_process::worker_process(const std::string& executable, const std::string&
     _exit(127);
   }
   const int status = spawn_error != 0 ? spawn_error : pid_ < 0 ? errno : 0;
+  if (pid_ > 0) {
+    setpgid(pid_, pid_);  // the child's own call races this one; either makes the group
+    register_worker_group(pid_);
+  }
   if (log_fd >= 0) close(log_fd);
   close(to_child[0]);
   close(from_child[1]);
@@ -128,6 +135,11 @@ void kill_descendants(pid_t pid) {
   }
 }
 
+void worker_process::forget_reaped() {
+  unregister_worker_group(pid_);  // Note [interrupted runs]: its number may be another's now
+  pid_ = -1;
+}
+
 // The worker's own processes go with it: an --exec variant program left running as an orphan
 // after its worker timed out (a user's walkthrough, 2026-12-04).
 void worker_process::kill_and_reap() {
@@ -137,7 +149,7 @@ void worker_process::kill_and_reap() {
   kill(pid_, SIGKILL);
   int status = 0;
   waitpid(pid_, &status, 0);
-  pid_ = -1;
+  forget_reaped();
 }
 
 std::string worker_process::log_tail() const {
@@ -166,7 +178,7 @@ void worker_process::fail_dead(const std::string& while_doing) {
   if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
     end_status_ = status;
     if (WIFSIGNALED(status) && sandbox::killed_by_sandbox(WTERMSIG(status))) {
-      pid_ = -1;
+      forget_reaped();
       throw worker_failure(worker_failure_kind::sandbox,
                            fmt::format("worker was killed by its sandbox (SIGSYS) during {}: a forbidden system call "
                                        "with SIGSYS blocked (process-spawning functions such as system() block every "
@@ -175,7 +187,7 @@ void worker_process::fail_dead(const std::string& while_doing) {
     }
     if (WIFSIGNALED(status)) how = fmt::format("was killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
     else if (WIFEXITED(status)) how = fmt::format("exited with code {}", WEXITSTATUS(status));
-    pid_ = -1;
+    forget_reaped();
   }
   const std::string tail = log_tail();
   throw worker_failure(worker_failure_kind::crash,
@@ -261,6 +273,9 @@ std::string worker_process::receive_line(const std::string& op, double timeout_s
     case line_channel::outcome::gave_up:
       kill_and_reap();
       throw worker_failure(worker_failure_kind::crash, fmt::format("worker was ended during '{}': a peer rank failed", op));
+    case line_channel::outcome::interrupted:
+      kill_and_reap();
+      throw worker_failure(worker_failure_kind::interrupted, fmt::format("the run was interrupted during {}", doing(op)));
     case line_channel::outcome::closed: break;
   }
   fail_dead(op);
@@ -275,7 +290,7 @@ void worker_process::shutdown() {
   int status = 0;
   for (int attempt = 0; attempt < 50; ++attempt) {
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
+      forget_reaped();
       return;
     }
     usleep(20'000);

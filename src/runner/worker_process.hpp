@@ -17,7 +17,7 @@ namespace aisp {
 
 // Why a worker could not answer: the pair's failure kind in the results.
 // unsupported: the run's timing mode cannot time this pair (graph capture refused); the pair is skipped.
-enum class worker_failure_kind { timeout, crash, cuda, contract, exception, sandbox, unsupported };
+enum class worker_failure_kind { timeout, crash, cuda, contract, exception, sandbox, unsupported, interrupted };
 
 [[nodiscard]] std::string_view worker_failure_name(worker_failure_kind kind);
 
@@ -110,6 +110,9 @@ class worker_process final : public rank_endpoint {
   [[noreturn]] void fail_dead(const std::string& while_doing);
   void kill_and_reap();
   [[nodiscard]] std::string log_tail() const;
+
+  // After a waitpid of the worker: its process group leaves the live ones.
+  void forget_reaped();
 
   std::string log_path_;
   pid_t pid_ = -1;

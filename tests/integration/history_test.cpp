@@ -342,7 +342,8 @@ TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {
 
 // `aisp bench run` of labs/host into dir/run and dir/aisp.db, started in the background with its
 // stderr in dir/stderr.txt; returns its pid (0 where it could not start).
-pid_t spawn_host_run(const std::string& dir) {
+// With `own_group`, the run leads a process group of its own, as a terminal's foreground job does.
+pid_t spawn_host_run(const std::string& dir, bool own_group = false) {
   const std::string binary = aisp();
   std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "3", "--min-time", "0.2", "--quiet",
                                    "--golden-file", std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json",
@@ -353,8 +354,15 @@ pid_t spawn_host_run(const std::string& dir) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, (dir + "/stderr.txt").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  if (own_group) {
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+  }
   pid_t pid = 0;
-  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid = 0;
+  if (posix_spawn(&pid, binary.c_str(), &actions, &attributes, argv.data(), environ) != 0) pid = 0;
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   return pid;
 }
@@ -422,6 +430,33 @@ TEST(history_sigint, an_interrupted_run_says_so_at_once_and_is_recorded_as_inter
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["state"], "interrupted");
   EXPECT_EQ(aisp::run_state_of(results), "interrupted");
+}
+
+// Note [interrupted runs]: a terminal's Ctrl-C signals its whole foreground group, and `timeout -s
+// INT` signals the run and then its group: the workers (in groups of their own) never see it, the
+// second delivery is not taken for a second Ctrl-C, and the pair under way is left out rather
+// than recorded as a crash of its code ("worker was killed by signal 2", a user's walkthrough).
+TEST(history_sigint, a_ctrl_c_to_the_whole_group_fails_no_pair) {
+  const auto dir = fresh("sigint_group");
+  const pid_t pid = spawn_host_run(dir, true);
+  ASSERT_NE(pid, 0);
+  const bool first_done = first_pair_finished(dir);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the second pair's work
+  kill(-pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(-pid, SIGINT);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(first_done) << "the first pair never finished";
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by the second delivery";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const auto results = read_json(dir + "/run/results.json");
+  EXPECT_EQ(results.value("interrupted_by", ""), strsignal(SIGINT));
+  ASSERT_GE(results["pairs"].size(), 1u);
+  for (const auto& pair : results["pairs"]) EXPECT_NE(pair.value("status", ""), "fail") << pair.dump(1).substr(0, 2000);
+  std::ifstream in(dir + "/stderr.txt");
+  const std::string said(std::istreambuf_iterator<char>(in), {});
+  EXPECT_EQ(said.find("signal 2"), std::string::npos) << said;
 }
 
 }  // namespace
