@@ -156,21 +156,33 @@ class pair:
 
     MATH_UNITS = ("fp32_simt", "tf32_tensor", "fp16_tensor", "bf16_tensor", "fp8_tensor")
 
-    def variant(self, name, summary="", setup=None, teardown=None, math="fp32_simt", threads=None):
+    def variant(self, name, summary="", setup=None, teardown=None, math="fp32_simt", threads=None, precision="",
+                tolerance=None):
         """Decorator: a timed variant, fn(**buffers), named baseline, optimized,
         optimized_<step> or peer_<library>; setup() (untimed) returns its `state`. `math`: the
         unit whose peak bounds its FLOP/s for SOL and the physics gate (a bf16 matmul on tensor
         cores: "bf16_tensor"); the audit checks it against the kernels that ran. `threads`: the
         intra-op threads of this variant where fewer than the pair's threads() (a serial baseline
         beside a parallel candidate); each variant is held to using the threads it declares
-        (Note [declared threads used])."""
+        (Note [declared threads used]). `precision`: what this variant computes in where the
+        baseline's differs ("bf16 matmul, fp32 accumulate"), with `tolerance` = (rtol, atol,
+        reason) or (rtol, atol, reason, max_rel_l2) for its outputs; without it a candidate is held
+        to the baseline's accuracy (Note [accuracy against the baseline])."""
         if math not in self.MATH_UNITS:
             raise DeclarationError(f"{self.target}: variant {name}: math must be one of {', '.join(self.MATH_UNITS)}, not '{math}'")
         if threads is not None and (int(threads) != threads or threads < 1):
             raise DeclarationError(f"{self.target}: variant {name}: threads must be a whole number of 1 or more, not {threads!r}")
+        if tolerance is not None and not precision:
+            raise DeclarationError(f"{self.target}: variant {name}: a tolerance comes with the precision it is for (precision=...)")
+        if tolerance is not None and (not isinstance(tolerance, (tuple, list)) or len(tolerance) not in (3, 4)):
+            raise DeclarationError(f"{self.target}: variant {name}: tolerance must be (rtol, atol, reason) or (rtol, atol, reason, max_rel_l2)")
+        declared_tolerance = None if tolerance is None else {
+            "rtol": tolerance[0], "atol": tolerance[1], "reason": tolerance[2],
+            "max_rel_l2": tolerance[3] if len(tolerance) == 4 else 0.0}
         def register(fn):
             self._variants.append({"name": name, "summary": summary, "run": fn, "setup": setup, "teardown": teardown,
-                                   "math": math, "threads": int(threads) if threads is not None else None})
+                                   "math": math, "threads": int(threads) if threads is not None else None,
+                                   "precision": precision, "tolerance": declared_tolerance})
             return fn
         return register
 
@@ -184,5 +196,6 @@ class pair:
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
                 "threads_reason": self._threads_reason if self._threads > 1 else "",
                 "goal": self._goal, "subprocesses": self._subprocesses,
-                "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"], "threads": v["threads"] or 0}
+                "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"], "threads": v["threads"] or 0,
+                              "precision": v["precision"], "tolerance": v["tolerance"]}
                              for v in self._variants]}

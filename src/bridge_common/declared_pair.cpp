@@ -73,6 +73,14 @@ param_map params_of(const json& sizes, const std::string& where) {
 
 param_map params_of(const json& sizes) { return params_of(sizes, "sizes"); }
 
+// {rtol, atol, max_rel_l2 (optional), reason}
+tolerance tolerance_of(const json& declared, const std::string& where) {
+  return {.rtol = number_of(field_of(declared, where, "rtol"), where + ".rtol"),
+          .atol = number_of(field_of(declared, where, "atol"), where + ".atol"),
+          .max_rel_l2 = declared.contains("max_rel_l2") ? number_of(declared["max_rel_l2"], where + ".max_rel_l2") : 0.0,
+          .reason = text_of(field_of(declared, where, "reason"), where + ".reason")};
+}
+
 json sizes_of(const workload& work) {
   json sizes = json::object();
   for (const auto& [name, value] : work.params) sizes[name] = value;
@@ -116,13 +124,7 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
     }
     buffers.push_back(std::move(b));
   }
-  if (declared.contains("tolerance") && !declared["tolerance"].is_null()) {
-    const auto& tol = declared["tolerance"];
-    p.tolerance_override({.rtol = number_of(field_of(tol, "tolerance", "rtol"), "tolerance.rtol"),
-                          .atol = number_of(field_of(tol, "tolerance", "atol"), "tolerance.atol"),
-                          .max_rel_l2 = tol.contains("max_rel_l2") ? number_of(tol["max_rel_l2"], "tolerance.max_rel_l2") : 0.0,
-                          .reason = text_of(field_of(tol, "tolerance", "reason"), "tolerance.reason")});
-  }
+  if (declared.contains("tolerance") && !declared["tolerance"].is_null()) p.tolerance_override(tolerance_of(declared["tolerance"], "tolerance"));
   static const std::map<std::string, goal> goals = {
       {"speed", goal::speed}, {"memory", goal::memory}, {"latency", goal::latency}, {"throughput", goal::throughput}};
   p.pursue(declared.contains("goal") ? one_of(goals, declared["goal"], "goal") : goal::speed);
@@ -136,6 +138,16 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
   if (const int threads = threads_field(declared, ""); threads > 1)
     p.host_threads(threads, declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
   return buffers;
+}
+
+void declare_precision(variant& v, const json& declared, const std::string& where) {
+  if (!declared.is_object()) return;
+  const auto name = [&](const char* field) { return where.empty() ? std::string(field) : where + "." + field; };
+  if (declared.contains("precision") && !declared["precision"].is_null()) v.precision = text_of(declared["precision"], name("precision"));
+  if (!declared.contains("tolerance") || declared["tolerance"].is_null()) return;
+  if (v.precision.empty())
+    throw std::runtime_error(name("tolerance") + ": a variant's own tolerance comes with the precision it computes in (\"precision\")");
+  v.precision_tolerance = tolerance_of(declared["tolerance"], name("tolerance"));
 }
 
 int threads_field(const json& declared, const std::string& where) {

@@ -39,6 +39,11 @@ struct declared_buffer {
 // number from 1 to 4096, or 0 where it is absent (a variant then runs on the pair's count).
 [[nodiscard]] int threads_field(const nlohmann::json& declared, const std::string& where);
 
+// A variant's "precision" (what it computes in, where the baseline's differs: "bf16 matmul, fp32
+// accumulate") and its "tolerance" {rtol, atol, max_rel_l2, reason}, onto `v`; a tolerance
+// without a precision is refused (it is what the precision change costs).
+void declare_precision(variant& v, const nlohmann::json& declared, const std::string& where);
+
 // Declares on `p`: "summary", "backend", "sizes" {benchmark, validation[], held_out[]}, "buffers"
 // [{name, role, dtype, dims, init}], "tolerance", "goal", "exact_math", "fixed_inputs"; returns
 // the buffers in declaration order. Throws a one-line std::runtime_error naming a missing or

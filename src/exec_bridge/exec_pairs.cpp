@@ -88,6 +88,7 @@ std::string setup_request(const std::string& variant, const workload& work, cons
   v.name = bridge::text_of(bridge::field_of(declared, where, "name"), where + ".name");
   v.summary = declared.is_object() && declared.contains("summary") ? bridge::text_of(declared["summary"], where + ".summary") : "";
   v.host_threads = bridge::threads_field(declared, where);
+  bridge::declare_precision(v, declared, where);
   const auto command = expanded(command_of(declared, where));
   v.setup = [command, directory, buffers, name = v.name](run_context& ctx) {
     auto*& state = reinterpret_cast<exec_process*&>(ctx.user_state());

@@ -79,6 +79,7 @@ variant python_variant(const json& declared, int pair_index, int variant_index, 
   for (const auto candidate : {math_unit::fp32_simt, math_unit::tf32_tensor, math_unit::fp16_tensor, math_unit::bf16_tensor,
                                math_unit::fp8_tensor})
     if (math_unit_name(candidate) == unit) v.math = candidate;
+  bridge::declare_precision(v, declared, "variant " + v.name);
   v.setup = [=](run_context& ctx) { call("setup", "(L)", bound_for(ctx, pair_index, variant_index, buffers).key); };
   v.run = [=](run_context& ctx) { call("run", "(L)", bound_for(ctx, pair_index, variant_index, buffers).key); };
   v.teardown = [](run_context& ctx) {

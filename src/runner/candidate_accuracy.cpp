@@ -52,11 +52,16 @@ const variant* declared_variant(const pair& declared, const std::string& name) {
   return nullptr;
 }
 
-// A candidate held to the baseline's accuracy: declared, no precision change, the baseline's math unit.
+// A candidate held to the baseline's accuracy: declared, no precision change, the baseline's math
+// unit. A GPU pair's declared unit is checked against its kernels (math-unit); a host pair's is
+// checked by nothing, and a candidate that declared tf32_tensor on the host spent the pair's
+// tolerance on a degree-7 sine instead (red team six: 4.7x, 2026-12-04): there only a declared
+// precision change frees a candidate from the baseline's accuracy.
 bool held_to_baseline(const pair& declared, const std::string& name) {
   const auto* v = declared_variant(declared, name);
   const auto* baseline = declared_variant(declared, "baseline");
-  return v != nullptr && baseline != nullptr && v != baseline && v->precision.empty() && v->math == baseline->math;
+  return v != nullptr && baseline != nullptr && v != baseline && v->precision.empty() &&
+         (v->math == baseline->math || declared.where() == backend::host);
 }
 
 double relative_l2(const buffer_spec& spec, const raw_outputs& outputs, const std::vector<double>& reference) {

@@ -136,7 +136,11 @@ void kill_descendants(pid_t pid) {
 }
 
 void worker_process::forget_reaped() {
-  unregister_worker_group(pid_);  // Note [interrupted runs]: its number may be another's now
+  // What the worker left behind goes with it: an executable pair's program exits on the judge's
+  // "exit", and a chain it forked lived on as orphans (red team six, 2026-12-04). They stay in
+  // the worker's process group unless they left it (Note [interrupted runs]).
+  kill(-pid_, SIGKILL);
+  unregister_worker_group(pid_);  // its number may be another's now
   pid_ = -1;
 }
 

@@ -38,6 +38,20 @@ pair loose_tolerance_pair() {
   return declared;
 }
 
+// ---- O3 behind a math-unit label: nothing checks a host pair's declared unit, and a candidate
+// declaring tf32_tensor there once escaped the baseline's accuracy to spend the pair's tolerance
+// (red team six, 2026-12-04: 4.7x) ----
+pair host_math_label_pair() {
+  pair declared = elementwise_declaration("cheats:o3_host_math_label_spends_the_tolerance", "O3", exp_math);
+  variant labelled = cheating_variant("exp(x) as (1 + x/256)^256, declaring tf32_tensor math on the host and no precision change",
+                                      exp_by_squaring);
+  labelled.math = math_unit::tf32_tensor;
+  declared.tolerance_override({.rtol = 5e-3, .atol = 1e-6, .max_rel_l2 = 5e-3, .reason = "exp's last bits differ between libm builds"})
+      .add_variant(honest_baseline(exp_math))
+      .add_variant(std::move(labelled));
+  return declared;
+}
+
 // ---- O3 at the benchmark size only (Note [accuracy at the benchmark size]): exact at every small
 // size, and at the benchmark size y rounded to bf16's 8 bits (~2e-3 relative), inside the pair's
 // declared 5%: the small sizes' accuracy rule never sees it ----
@@ -163,6 +177,7 @@ pair narrow_domain_pair() {
 
 AISP_REGISTER(aisp::cheats::benchmark_size_shortcut_pair().tag("check:accuracy"));
 AISP_REGISTER(aisp::cheats::loose_tolerance_pair().tag("check:accuracy"));
+AISP_REGISTER(aisp::cheats::host_math_label_pair().tag("check:accuracy"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_range", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial, no range reduction", aisp::cheats::exp_taylor9,
                                              aisp::cheats::exp_math)

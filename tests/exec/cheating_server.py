@@ -10,12 +10,16 @@ ahead     a thread watches x and computes y as soon as x changes, between the ju
 reniced   honest numpy, in a program that lowers its own priority at setup (os.nice): the
           worker's nice value stays put, its child's does not (Note [children's priority]);
           a red team's baseline did so to lend its rival 1.30x on a loaded machine (2026-12-04)
+deep      `ahead`'s helper as a process six levels below the program (a chain forked at setup),
+          past the four levels the worker's /proc walk once read (red team six: 5.5x, 2026-12-04)
 split     honest numpy, each half of a call on its own thread (numpy lets go of the GIL over a
           slice): the candidate of thread_pairs.json, whose pair declares 2 threads
-Usage: cheating_server.py cached | escapes | ahead | reniced | split | honest | reference
+Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | reference
 """
 import json
+import mmap
 import os
+import signal
 import sys
 import threading
 import time
@@ -68,6 +72,51 @@ def ahead(x, y):
         vectorized(x, y)
 
 
+class Deep:
+    """x, y and the helper's snapshot and answer in one shared mapping, kept across the fork."""
+
+    def __init__(self, n):
+        self.region = mmap.mmap(-1, 8 + 8 * max(n, 1), mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+        self.published = np.frombuffer(self.region, dtype=np.int64, count=1)
+        self.x = np.frombuffer(self.region, dtype=np.float32, count=n, offset=8)
+        self.y = np.frombuffer(self.region, dtype=np.float32, count=n, offset=8 + 4 * n)
+
+    def start(self, arrays, levels):
+        if os.fork() != 0:
+            return
+        for _ in range(levels - 1):  # each level waits on its child; only the last one works
+            if os.fork() != 0:
+                signal.pause()
+        seen = None
+        while True:
+            time.sleep(0.0005)
+            x = arrays["x"]
+            if seen is not None and np.array_equal(seen, x):
+                continue
+            seen = x.copy()
+            self.published[0] = 0
+            self.x[:] = seen
+            vectorized(seen, self.y)
+            self.published[0] = 1
+
+    def run(self, x, y):
+        if self.published[0] == 1 and np.array_equal(self.x, x):
+            y[:] = self.y
+        else:
+            vectorized(x, y)
+
+
+deep = {}
+
+
+def deep_ahead(x, y):
+    helper = deep.get("helper")
+    if helper is not None and helper.x.shape == x.shape:
+        helper.run(x, y)
+    else:
+        vectorized(x, y)
+
+
 pool = ThreadPoolExecutor(max_workers=1)
 
 
@@ -80,7 +129,7 @@ def split(x, y):
 
 def main():
     compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
-               "split": split, "reference": reference}[sys.argv[1]]
+               "split": split, "deep": deep_ahead, "reference": reference}[sys.argv[1]]
     arrays = {}
     for line in sys.stdin:
         request = json.loads(line)
@@ -92,6 +141,9 @@ def main():
             if sys.argv[1] == "reniced" and "reniced" not in kept:
                 os.nice(2)
                 kept["reniced"] = True
+            if compute is deep_ahead and "helper" not in deep and arrays["x"].shape[0] > 4099:
+                deep["helper"] = Deep(arrays["x"].shape[0])
+                deep["helper"].start(arrays, 6)
             if compute is ahead and "watcher" not in ahead_of_time:
                 ahead_of_time["watcher"] = threading.Thread(target=watch, args=(arrays,), daemon=True)
                 ahead_of_time["watcher"].start()

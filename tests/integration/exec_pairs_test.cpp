@@ -84,6 +84,16 @@ TEST(exec_cheats, a_reply_before_the_work_is_caught_as_a_late_write) { expect_ca
 // there (and its polling between requests) is the worker's children's, and worker-cpu fails it.
 TEST(exec_cheats, work_done_before_the_clock_is_caught) { expect_caught("exec_cheat:computes_before_the_clock", {"worker-cpu"}); }
 
+// The same helper as a process six levels below the program, past the four levels the walk of
+// the worker's descendants once read (red team six, 2026-12-04: 5.5x with every check passing).
+TEST(exec_cheats, work_done_before_the_clock_six_processes_down_is_caught) {
+  expect_caught("exec_cheat:computes_six_levels_down", {"worker-cpu"});
+  // The chain does not outlive its worker: it is in the worker's process group.
+  const auto left = run_command("pgrep -f 'cheating_server.py dee[p]'", false);
+  EXPECT_NE(left.exit_code, 0) << "still running: " << left.output;
+  (void)run_command("pkill -f 'cheating_server.py dee[p]'", false);
+}
+
 // Note [children's priority]: the program reniced itself; E3 reads its nice value beside the worker's.
 TEST(exec_cheats, a_program_that_renices_itself_is_caught) { expect_caught("exec_cheat:renices_itself", {"priority-change"}); }
 

@@ -27,6 +27,10 @@ using aisp::testing::judged;
 
 std::string source(const std::string& path) { return aisp::testing::source_path(path); }
 
+bool has(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 judged judge(const std::string& file, const std::string& target, const std::string& env = "",
              const std::string& timing = "--max-time 0.5") {
   return aisp::testing::judge_through("--python", file, target, "run " + timing, env);
@@ -72,6 +76,21 @@ TEST(python_pairs, a_variant_declares_the_threads_it_runs_on) {
     const auto failed = failed_checks(judged_pair.pair, variant);
     EXPECT_EQ(std::count(failed.begin(), failed.end(), "threads-used"), 0) << variant << ": " << judged_pair.pair.at("checks").dump(1);
   }
+}
+
+// A variant that computes in another precision declares it with its tolerance
+// (@p.variant(precision=..., tolerance=...)) and is verified against that; the same variant
+// declaring nothing is held to the baseline's accuracy (a user's walkthrough found no way to
+// declare it from Python, 2026-12-04).
+TEST(python_pairs, a_variant_declares_the_precision_it_computes_in) {
+  const auto declared = judge("tests/python/precision_pairs.py", "py_precision:declared", "", "--max-time 0.3");
+  ASSERT_TRUE(declared.pair.is_object()) << declared.run.output;
+  for (const auto* check : {"reference", "accuracy", "held-out"})
+    EXPECT_FALSE(has(failed_checks(declared.pair, "optimized"), check)) << check << ": " << declared.pair.at("checks").dump(1);
+  const auto undeclared = judge("tests/python/precision_pairs.py", "py_precision:undeclared", "", "--max-time 0.3");
+  ASSERT_TRUE(undeclared.pair.is_object()) << undeclared.run.output;
+  const auto failed = failed_checks(undeclared.pair, "optimized");
+  EXPECT_TRUE(has(failed, "reference") || has(failed, "accuracy")) << undeclared.pair.at("checks").dump(1);
 }
 
 TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {
