@@ -6,6 +6,7 @@
 #include "aisp/check.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
+#include "support/timestamp_counter.hpp"
 
 namespace aisp {
 namespace {
@@ -50,10 +51,13 @@ class host_sampler final : public sampler {
     const auto cpu_before = take_cpu_reading();
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const long long faults_before = minor_faults_so_far();
+    const std::uint64_t ticks_before = timestamp_counter();  // Note [slow worker clock]
     const auto start = std::chrono::steady_clock::now();
     for (int call = 0; call < calls_; ++call) one_call_();
     const auto stop = std::chrono::steady_clock::now();
+    const std::uint64_t ticks_after = timestamp_counter();
     sample_record record;
+    record.counter_ticks = ticks_after - ticks_before;
     record.minor_faults = minor_faults_so_far() - faults_before;
     const auto cpu_after = take_cpu_reading();
     const auto children = child_threads_between(children_before, read_child_threads(), busy_thread_s);

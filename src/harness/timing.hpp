@@ -44,6 +44,9 @@ struct sample_record {
   // its child processes between the inputs' fill and the timed span (the cold flush's time).
   double before_window_cpu_s = 0;
   bool gated = false;        // queued behind the launch gate (Note [launch gate])
+  // Note [slow worker clock]: the timestamp counter's ticks across the host sampler's timed span
+  // (host_wall_s on the worker's clock); 0 where it has none.
+  std::uint64_t counter_ticks = 0;
 };
 
 // The worker's CPU time beyond the calling thread's, so far (Note [worker CPU time]).

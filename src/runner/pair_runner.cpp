@@ -394,6 +394,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (!config.verify_only)
       check_sampling(slot, config, declared.where() == backend::cuda, result.checks, declared.goal_of() == goal::latency,
                      declared.threads_of(*slot.runs));
+    if (!config.verify_only && declared.where() == backend::host) check_worker_clock(slot, result.checks);  // Note [slow worker clock]
     if (!config.verify_only && declared.where() == backend::host)  // Note [declared threads used]
       check_threads_used(slot.cpu, declared.threads_of(*slot.runs), is_exec_pair(declared.target()), slot.label, result.checks);
     check_reported_clock(slot, result.checks);

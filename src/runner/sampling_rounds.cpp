@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "harness/process_probes.hpp"
+#include "results/terminal_table.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/energy_window.hpp"
 #include "runner/judge_checks.hpp"
@@ -18,6 +19,7 @@
 #include "stats/median_ci.hpp"
 #include "stats/summary.hpp"
 #include "support/system_load.hpp"
+#include "support/timestamp_counter.hpp"
 
 namespace aisp {
 namespace {
@@ -186,13 +188,21 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
       if (const auto busy = item.value("ranks_busy", std::vector<double>{}); busy.size() > 1) slot.rank_busy.push_back(busy);
     } else {
       slot.result.samples.push_back(record);
+      if (record.counter_ticks > 0) {  // Note [slow worker clock]
+        slot.clocked_span_s += record.host_wall_s;
+        slot.clocked_span_ticks += record.counter_ticks;
+      }
       if (const auto ranks_t = item.value("ranks_t", std::vector<double>{}); ranks_t.size() > 1)
         slot.rank_skews.push_back(*std::max_element(ranks_t.begin(), ranks_t.end()) /
                                   std::max(*std::min_element(ranks_t.begin(), ranks_t.end()), 1e-12));
     }
   }
   slot.result.sampling_s += wall_s;
-  if (!audited) slot.costs.timed_sample_s += wall_s;
+  if (!audited) {
+    slot.costs.timed_sample_s += wall_s;
+    slot.costs.timed_gap_s.push_back(judge_wall_s - wall_s);  // Note [slow worker clock]
+    slot.costs.timed_account_s.push_back(wall_s);
+  }
   slot.sample_wall_estimate_s = wall_s / count;
   keep_verified_samples(slot, reply);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
@@ -565,6 +575,29 @@ void check_threads_used(const worker_cpu_time& cpu, int declared_threads, bool e
                                             "(variant::host_threads, Python @p.variant(threads=...))"));
 }
 
+// Note [slow worker clock]
+// A variant runs in the worker's process, and the worker's clock is glibc's clock_gettime, which
+// reads the kernel's clock through a vDSO pointer kept in writable memory. A red team's candidate
+// swapped that pointer in setup() for a hook that took half (three quarters) of each call's time
+// off CLOCK_MONOTONIC and the CPU clocks alike: 2.0x (4.2x) "faster" for the baseline's own code,
+// every check passing, since the judge's clock only bounded the reported work from above (round
+// six, 2026-12-04). The host sampler now reads the CPU's timestamp counter beside its clock
+// (rdtsc, inlined: no pointer to swap; the sandbox refuses PR_SET_TSC, which would make it fault
+// into a handler); the judge converts the ticks with its own measure of the counter's rate, and
+// a worker whose timed spans read over 3% apart on the two fails `wall-clock`. Honest workers
+// read the two within 0.1% (the counter also counts the clock's own two reads, tens of ns).
+void check_worker_clock(const variant_slot& slot, std::vector<check_result>& checks) {
+  const double rate = timestamp_counter_rate();
+  if (rate <= 0 || slot.clocked_span_ticks == 0 || slot.clocked_span_s < 1e-3) return;
+  const double counted_s = static_cast<double>(slot.clocked_span_ticks) / rate;
+  const double ratio = slot.clocked_span_s / counted_s;
+  if (ratio >= 0.97 && ratio <= 1.03) return;
+  add_check(checks, verify::checks::wall_clock, slot.label, false,
+            fmt::format("the worker's clock gave its timed samples {} where the CPU's timestamp counter gave {} ({:.3f}x): a clock "
+                        "that runs {} than the machine's",
+                        format_duration(slot.clocked_span_s), format_duration(counted_s), ratio, ratio < 1 ? "slower" : "faster"));
+}
+
 // Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
 // serving thread's own CPU is excluded, and the worker's idle wait should cost none. CUDA's own
 // threads work for the stream too: page migrations of ch02:unified_memory_prefetch took 21% of
@@ -675,6 +708,12 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};
+  if (const double rate = timestamp_counter_rate(); rate > 0 && slot.clocked_span_ticks > 0)  // Note [slow worker clock]
+    result.visit_cost["clock_against_counter"] = slot.clocked_span_s / (static_cast<double>(slot.clocked_span_ticks) / rate);
+  if (!slot.costs.timed_gap_s.empty()) {
+    result.visit_cost["timed_gap_median_s"] = stats::median_of(slot.costs.timed_gap_s);
+    result.visit_cost["timed_account_median_s"] = stats::median_of(slot.costs.timed_account_s);
+  }
   result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;

@@ -58,6 +58,11 @@ struct visit_costs {
   int audited_visits = 0;
   double audited_request_s = 0;
   double telemetry_s = 0;
+  // Per timed visit, the judge's wall time less the worker's own account of its samples (each
+  // sample's cost_s, on the worker's clock), and that account: results show their medians
+  // (a worker whose clock hid half of each call read 5.4 ms against 0.3-2 ms).
+  std::vector<double> timed_gap_s;
+  std::vector<double> timed_account_s;
 };
 
 // Note [two clocks]: audited samples whose reported span was set against the audit's timestamps.
@@ -96,6 +101,10 @@ struct variant_slot {
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_load load;                                   // Note [contended visits], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json
+  // Note [slow worker clock]: the timed host samples' spans on the worker's clock, and the
+  // timestamp counter's ticks across the same spans.
+  double clocked_span_s = 0;
+  std::uint64_t clocked_span_ticks = 0;
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::vector<double> rank_skews;                    // per timed sample of a multi-GPU pair: slowest / fastest rank
   std::vector<std::vector<double>> rank_busy;        // per audited sample of one: each rank's busy share of the window (D7)

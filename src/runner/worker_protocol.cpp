@@ -24,7 +24,7 @@ workload workload_from_json(const nlohmann::json& j) {
 
 nlohmann::json sample_to_json(const sample_record& record) {
   return {{"t", record.duration_s}, {"wall", record.host_wall_s}, {"mhz", record.sm_clock_mhz},
-          {"calls", record.calls}, {"cost", record.cost_s}, {"gated", record.gated}};
+          {"calls", record.calls}, {"cost", record.cost_s}, {"gated", record.gated}, {"ticks", record.counter_ticks}};
 }
 
 sample_record sample_from_json(const nlohmann::json& j) {
@@ -35,6 +35,7 @@ sample_record sample_from_json(const nlohmann::json& j) {
   record.calls = j.at("calls").get<int>();
   record.cost_s = j.value("cost", record.host_wall_s);
   record.gated = j.value("gated", false);
+  record.counter_ticks = j.value("ticks", std::uint64_t{0});
   return record;
 }
 

@@ -33,6 +33,7 @@ std::string_view denial_name(denial kind) {
     case denial::channel_copy: return "duplicate or close the judge's channel";
     case denial::sigsys_handler: return "replace the sandbox's SIGSYS handler";
     case denial::dumpable: return "make the worker dumpable again";
+    case denial::timestamp_counter: return "trap or forbid the timestamp counter";
   }
   return "?";
 }
@@ -42,6 +43,7 @@ std::string_view denial_code(denial kind) {
     case denial::new_process: return "L5";
     case denial::renice_other:
     case denial::repin_other: return "E3";
+    case denial::timestamp_counter: return "T6";
     default: return "V1";
   }
 }
@@ -238,6 +240,10 @@ bool confine_before_exec(pid_t self, bool allow_processes) {
   for (const long number : {SYS_sched_setaffinity, SYS_sched_setscheduler, SYS_sched_setparam, SYS_sched_setattr}) {
     deny_other_pid(program, number, 0, denial::repin_other, self);
   }
+  // Note [slow worker clock]: the hardware counter the judge checks the worker's clock against
+  // could be made to fault and be answered by a handler of the variant's (static initializers
+  // included, hence here).
+  program.add(deny_if(SYS_prctl, denial::timestamp_counter, {test::arg_eq, 0, PR_SET_TSC}));
   return program.install();
 }
 

@@ -42,8 +42,9 @@ enum class denial : std::uint16_t {
   channel_copy,
   sigsys_handler,
   dumpable,
+  timestamp_counter,
 };
-inline constexpr std::size_t denial_kinds = 11;
+inline constexpr std::size_t denial_kinds = 12;
 
 [[nodiscard]] std::string_view denial_name(denial kind);
 // The VALIDITY.md row a denial belongs to.
