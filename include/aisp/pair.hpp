@@ -292,6 +292,8 @@ class pair {
  private:
   pair& add_buffer(std::string name, dtype type, buffer_role role, element_count_fn count,
                    init_distribution init);
+  // validate()'s buffers: dims that name a size every workload gives, and at least one element.
+  void check_buffer_sizes(const std::function<void(const std::string&)>& gap) const;
 
   std::string target_;
   std::string summary_;

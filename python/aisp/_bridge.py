@@ -155,6 +155,26 @@ def teardown(key):
         binding.variant["teardown"](binding.state)
 
 
+def backend_state():
+    """Note [worker state]: torch's process-wide switches that change how fast (or how precisely)
+    the same code runs, read by the worker outside timed windows; {} before torch is imported."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return "{}"
+    try:
+        backends = torch.backends
+        state = {"mkldnn_enabled": bool(backends.mkldnn.enabled),
+                 "cudnn_enabled": bool(backends.cudnn.enabled),
+                 "cudnn_deterministic": bool(backends.cudnn.deterministic),
+                 "cudnn_allow_tf32": bool(backends.cudnn.allow_tf32),
+                 "matmul_allow_tf32": bool(backends.cuda.matmul.allow_tf32),
+                 "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
+                 "float32_matmul_precision_lowered": torch.get_float32_matmul_precision() != "highest"}
+    except Exception as error:  # an older torch without one of them: what it has is enough
+        return json.dumps({"unreadable": _one_line(error)})
+    return json.dumps(state)
+
+
 @_guarded
 def reference(pair_index, request_json):
     """The fp64 truth, on float64 CPU views of the judge's buffers."""

@@ -1,5 +1,6 @@
 #include "bridge_common/declared_pair.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <stdexcept>
@@ -138,6 +139,42 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
   if (const int threads = threads_field(declared, ""); threads > 1)
     p.host_threads(threads, declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
   return buffers;
+}
+
+namespace {
+
+// Edits (insert, delete, replace) from a to b.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+void refuse_unknown_fields(const json& object, const std::vector<std::string>& known, const std::string& where) {
+  if (!object.is_object()) return;
+  for (const auto& [field, _] : object.items()) {
+    if (std::find(known.begin(), known.end(), field) != known.end()) continue;
+    std::string nearest;
+    std::size_t best = 3;  // at most two edits away
+    for (const auto& name : known) {
+      if (const auto d = edit_distance(field, name); d < best) best = d, nearest = name;
+    }
+    std::string names;
+    for (const auto& name : known) names += (names.empty() ? "" : ", ") + name;
+    throw std::runtime_error((where.empty() ? "the pair" : where) + " has an unknown field \"" + field + "\"" +
+                             (nearest.empty() ? " (known: " + names + ")" : "; did you mean \"" + nearest + "\"?"));
+  }
 }
 
 void declare_precision(variant& v, const json& declared, const std::string& where) {

@@ -39,6 +39,11 @@ struct declared_buffer {
 // number from 1 to 4096, or 0 where it is absent (a variant then runs on the pair's count).
 [[nodiscard]] int threads_field(const nlohmann::json& declared, const std::string& where);
 
+// A field of `object` outside `known` is refused in one line, with the known one nearest to it: a
+// misspelt optional field ("tolernace") was ignored, its default taken (a user's walkthrough,
+// 2026-12-04).
+void refuse_unknown_fields(const nlohmann::json& object, const std::vector<std::string>& known, const std::string& where);
+
 // A variant's "precision" (what it computes in, where the baseline's differs: "bf16 matmul, fp32
 // accumulate") and its "tolerance" {rtol, atol, max_rel_l2, reason}, onto `v`; a tolerance
 // without a precision is refused (it is what the precision change costs).

@@ -17,6 +17,7 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
+#include "cli/artifacts_lock.hpp"
 #include "cli/commands.hpp"
 #include "cli/launch_options.hpp"
 #include "cli/number_checks.hpp"
@@ -167,6 +168,7 @@ run_config make_config(const run_options& options) {
   AISP_EXPECTS(!made && std::filesystem::is_directory(config.artifacts_dir),
                "--artifacts-dir " + config.artifacts_dir + ": cannot make the folder (" + (made ? made.message() : "not a folder") + ")");
   config.artifacts_dir = std::filesystem::canonical(config.artifacts_dir).string();
+  hold_artifacts_folder(config.artifacts_dir);  // Note [one run a folder]
   // A folder reused from an earlier run: its files are replaced as this run writes its own. Say
   // so once, before any work, rather than overwrite without a word (the history keeps that run).
   if (const auto earlier = config.artifacts_dir + "/results.json"; std::filesystem::exists(earlier) && !options.quiet) {

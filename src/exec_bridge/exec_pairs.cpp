@@ -84,6 +84,7 @@ std::string setup_request(const std::string& variant, const workload& work, cons
 
 [[nodiscard]] variant exec_variant(const json& declared, const std::string& where, const std::string& directory,
                                    const std::vector<declared_buffer>& buffers) {
+  bridge::refuse_unknown_fields(declared, {"name", "summary", "command", "threads", "precision", "tolerance"}, where);
   variant v;
   v.name = bridge::text_of(bridge::field_of(declared, where, "name"), where + ".name");
   v.summary = declared.is_object() && declared.contains("summary") ? bridge::text_of(declared["summary"], where + ".summary") : "";
@@ -183,6 +184,12 @@ double amount_of(const std::vector<work_term>& terms, const workload& work) {
 }
 
 pair exec_pair(const json& declared, const std::string& directory) {
+  bridge::refuse_unknown_fields(declared, {"target", "summary", "backend", "sizes", "buffers", "work", "reference", "variants", "tolerance",
+                                           "goal", "exact_math", "fixed_inputs", "threads", "threads_reason"}, "");
+  if (declared.contains("buffers") && declared["buffers"].is_array()) {
+    for (std::size_t i = 0; const auto& buffer : declared["buffers"])
+      bridge::refuse_unknown_fields(buffer, {"name", "role", "dtype", "dims", "init"}, "buffers[" + std::to_string(i++) + "]");
+  }
   pair p(bridge::text_of(bridge::field_of(declared, "", "target"), "target"));
   const std::vector<declared_buffer> buffers = bridge::declare_common(p, declared);
   if (p.where() != backend::host) throw std::runtime_error(p.target() + ": executable pairs run on the host (\"backend\": \"host\")");

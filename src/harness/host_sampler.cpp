@@ -51,11 +51,13 @@ class host_sampler final : public sampler {
     const auto cpu_before = take_cpu_reading();
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const long long faults_before = minor_faults_so_far();
-    const std::uint64_t ticks_before = timestamp_counter();  // Note [slow worker clock]
+    // Note [slow worker clock]: the counter read inside the clock's readings, so an honest clock
+    // span holds the counter's span (and a clock read's cost more), never less.
     const auto start = std::chrono::steady_clock::now();
+    const std::uint64_t ticks_before = timestamp_counter();
     for (int call = 0; call < calls_; ++call) one_call_();
-    const auto stop = std::chrono::steady_clock::now();
     const std::uint64_t ticks_after = timestamp_counter();
+    const auto stop = std::chrono::steady_clock::now();
     sample_record record;
     record.counter_ticks = ticks_after - ticks_before;
     record.minor_faults = minor_faults_so_far() - faults_before;

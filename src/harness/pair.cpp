@@ -327,6 +327,34 @@ std::string escaped(const std::string& text) {
 
 }  // namespace
 
+// Every buffer at every declared size: its dims name sizes the workload has, and it holds at
+// least one element. Found at load, a dim naming no size ended the whole run at the pair's turn,
+// the pairs after it never run, and a zero-sized buffer reached the variants' code (a user's
+// walkthrough, 2026-12-04).
+void pair::check_buffer_sizes(const std::function<void(const std::string&)>& gap) const {
+  for (const auto& b : buffers_) {
+    for (const auto& w : workloads_) {
+      const auto at = fmt::format("the {} size ({})", workload_kind_name(w.kind), w.describe());
+      std::string missing;
+      for (const auto& dim : b.dims) {
+        if (!w.params.contains(dim)) missing += (missing.empty() ? "'" : ", '") + dim + "'";
+      }
+      if (!missing.empty()) {
+        gap(fmt::format("buffer {} names dim {} that {} does not give", escaped(b.name), missing, at));
+        break;
+      }
+      try {
+        // A scratch buffer may be empty at a small size (a workspace quadratic in n); data may not.
+        const auto elements = b.num_elements ? b.num_elements(w) : 0;
+        if (elements < 0 || (elements == 0 && b.role != buffer_role::scratch))
+          gap(fmt::format("buffer {} has {} elements at {}: every input and output needs at least one", escaped(b.name), elements, at));
+      } catch (const std::exception& error) {
+        gap(fmt::format("buffer {}'s size cannot be computed at {}: {}", escaped(b.name), at, error.what()));
+      }
+    }
+  }
+}
+
 void pair::validate() const {
   std::string gaps;
   const auto gap = [&gaps](const std::string& what) { gaps += (gaps.empty() ? "" : "; ") + what; };
@@ -379,6 +407,12 @@ void pair::validate() const {
     if (v.precision_tolerance) check_declared_tolerance(*v.precision_tolerance, "variant " + v.name + "'s precision_tolerance", gap);
   }
   if (world_size_ < 1 || world_size_ > max_world_size) gap(fmt::format("world size {} is not in 1..{}", world_size_, max_world_size));
+  for (std::size_t i = 0; i < variants_.size(); ++i) {
+    if (std::any_of(variants_.begin(), variants_.begin() + static_cast<std::ptrdiff_t>(i),
+                    [&](const variant& earlier) { return earlier.name == variants_[i].name; }))
+      gap("variant " + escaped(variants_[i].name) + " is declared twice");
+  }
+  check_buffer_sizes(gap);
   AISP_EXPECTS(gaps.empty(), escaped(target_) + ": " + gaps);
 }
 

@@ -11,12 +11,53 @@ namespace aisp {
 
 using nlohmann::json;
 
+namespace {
+
+constexpr int expectations_schema_version = 1;
+
+// An interval {low, high} of numbers at `where`, or (where `may_be_null`) null.
+void check_interval(const json& value, const std::string& path, const std::string& where, bool may_be_null) {
+  if (may_be_null && value.is_null()) return;
+  if (!value.is_object() || !value.contains("low") || !value.contains("high") || !value["low"].is_number() ||
+      !value["high"].is_number())
+    throw contract_error("expectations file " + path + ": " + where + " must be {\"low\": number, \"high\": number}" +
+                         (may_be_null ? " or null" : "") + ", not " + value.dump());
+}
+
+// Every entry as aisp writes it, checked when the file is read: a malformed one was found only
+// when the run's first pair was marked against it, after measuring, and the run's results were
+// lost with the error (a user's walkthrough, 2026-12-04).
+void check_entries(const json& entries, const std::string& path) {
+  for (const auto& [target, variants] : entries.items()) {
+    if (!variants.is_object()) throw contract_error("expectations file " + path + ": entries." + target + " must be an object of variants");
+    for (const auto& [variant, entry] : variants.items()) {
+      const auto where = "entries." + target + "." + variant;
+      if (!entry.is_object()) throw contract_error("expectations file " + path + ": " + where + " must be an object");
+      check_interval(entry.contains("speedup") ? entry["speedup"] : json(nullptr), path, where + ".speedup", false);
+      if (entry.contains("median_s") && !entry["median_s"].is_number())
+        throw contract_error("expectations file " + path + ": " + where + ".median_s must be a number, not " + entry["median_s"].dump());
+      if (entry.contains("vs_peer")) check_interval(entry["vs_peer"], path, where + ".vs_peer", true);
+      if (!entry.contains("tail_ratios") || entry["tail_ratios"].is_null()) continue;
+      if (!entry["tail_ratios"].is_object())
+        throw contract_error("expectations file " + path + ": " + where + ".tail_ratios must be an object or null");
+      for (const auto& [metric, ratio] : entry["tail_ratios"].items()) check_interval(ratio, path, where + ".tail_ratios." + metric, false);
+    }
+  }
+}
+
+}  // namespace
+
 json load_expectations(const std::string& path, const std::string& hardware) {
   std::ifstream in(path);
-  if (!in) return {{"schema", "aisp.expectations"}, {"schema_version", 1}, {"hardware", hardware}, {"entries", json::object()}};
+  if (!in) return {{"schema", "aisp.expectations"}, {"schema_version", expectations_schema_version}, {"hardware", hardware}, {"entries", json::object()}};
   auto document = json::parse(in, nullptr, false);
   if (document.is_discarded() || !document.is_object() || !document.contains("entries") || !document["entries"].is_object())
     throw contract_error("expectations file " + path + " is malformed (want an object with \"entries\")");
+  if (const auto version = document.value("schema_version", json(expectations_schema_version));
+      !version.is_number_integer() || version.get<int>() > expectations_schema_version)
+    throw contract_error("expectations file " + path + " has schema_version " + version.dump() + "; this aisp reads " +
+                         std::to_string(expectations_schema_version) + " (a newer aisp wrote it?)");
+  check_entries(document["entries"], path);
   if (document.value("hardware", hardware) != hardware)
     throw contract_error("expectations file " + path + " is for " + document.value("hardware", "?") + ", not " + hardware);
   return document;

@@ -78,7 +78,7 @@ hw_report run_hw(const std::string& group, int device, bool refresh, const hw_pr
   int devices = 0;
   const cudaError_t found = cudaGetDeviceCount(&devices);
   if (found != cudaSuccess || devices == 0)
-    throw no_gpu_error(std::string("no usable GPU: ") + (found == cudaSuccess ? "none found" : cudaGetErrorString(found)));
+    throw no_gpu_error(gpu_absence_reason(found));
   AISP_EXPECTS(device < devices, "--device " + std::to_string(device) + " does not exist (" + std::to_string(devices) + " GPUs)");
   AISP_CUDA_CHECK(cudaSetDevice(device));
   cudaDeviceProp properties{};

@@ -60,6 +60,16 @@ host_info probe_host() {
 
 std::string aisp_version() { return AISP_VERSION; }
 
+std::string gpu_absence_reason(cudaError_t status) {
+  // Without the driver the runtime says "driver version is insufficient", which sends a user
+  // with no GPU at all off to upgrade a driver (a user's walkthrough, 2026-12-04): say what is
+  // missing first.
+  if (access("/dev/nvidiactl", F_OK) != 0 && access("/proc/driver/nvidia/version", F_OK) != 0)
+    return fmt::format("no NVIDIA GPU or driver on this machine (no /dev/nvidiactl; the CUDA runtime says {})", cudaGetErrorName(status));
+  if (status != cudaSuccess) return fmt::format("no usable CUDA GPU ({}: {})", cudaGetErrorName(status), cudaGetErrorString(status));
+  return "no CUDA GPU on this machine";
+}
+
 system_info probe_system() {
   system_info info;
   info.aisp_version = aisp_version();
@@ -70,9 +80,8 @@ system_info probe_system() {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    info.gpu_absence_reason = status != cudaSuccess
-                                  ? fmt::format("no usable CUDA GPU ({}: {})", cudaGetErrorName(status), cudaGetErrorString(status))
-                                  : "no CUDA GPU on this machine";
+    info.gpu_absence_reason = gpu_absence_reason(status);
+    info.nvml_absence_reason = "no GPU";
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
     return info;
   }

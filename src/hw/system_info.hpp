@@ -52,5 +52,8 @@ struct system_info {
 [[nodiscard]] nlohmann::json to_json(const system_info& info);
 [[nodiscard]] std::string render_text(const system_info& info);
 [[nodiscard]] std::string aisp_version();
+// Why there is no GPU to use, after cudaGetDeviceCount returned `status` (or found none): a
+// machine without the NVIDIA driver is said to be one first.
+[[nodiscard]] std::string gpu_absence_reason(cudaError_t status);
 
 }  // namespace aisp

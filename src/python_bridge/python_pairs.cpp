@@ -19,6 +19,7 @@
 #include "aisp/registry.hpp"
 #include "bridge_common/declared_pair.hpp"
 #include "harness/plugin_loader.hpp"
+#include "harness/worker_state.hpp"
 #include "python_bridge/python_runtime.hpp"
 
 namespace aisp::python {
@@ -149,5 +150,17 @@ std::string register_python_pairs() {
 extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_register() {
   static std::string error;
   error = aisp::python::register_python_pairs();
+  // Note [worker state]: torch's backend switches, read by the worker outside timed windows.
+  if (error.empty()) {
+    aisp_register_state_probe("torch", [] {
+      static std::string state;
+      try {
+        state = aisp::python::call("backend_state", "()");
+      } catch (const std::exception&) {
+        state = "{}";
+      }
+      return state.c_str();
+    });
+  }
   return error.empty() ? nullptr : error.c_str();
 }

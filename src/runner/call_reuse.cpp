@@ -49,8 +49,9 @@ std::optional<std::string> input_reuse_problem(double candidate_ratio, double ba
 // fixed cost of an empty window taken off (Note [batch reuse] in variant_session.cpp); an
 // honest call costs about its share of a batch, so its ratio stays near the baseline's (the
 // host sampler's hot batches are not flushed either, host_sampler.cpp).
-std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode) {
-  if (!reused(candidate_ratio, baseline_ratio, batch_reuse_factor, batch_reuse_baseline_bound)) return std::nullopt;
+std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode, bool host) {
+  if (!reused(candidate_ratio, baseline_ratio, batch_reuse_factor, host ? batch_reuse_host_lend : batch_reuse_baseline_bound))
+    return std::nullopt;
   return fmt::format("one call a sample on fresh inputs took {:.2f}x its timed {} median (the baseline's {:.2f}x): its batched calls "
                      "reused the work of the batch's earlier calls",
                      candidate_ratio, timing_mode_name(mode), baseline_ratio);
@@ -127,7 +128,10 @@ void check_batch_reuse(std::vector<variant_slot>& slots, const pair& declared, c
   const timing_mode mode = config.mode;  // the pair's own (timing_for), set by run_pair
   if (mode == timing_mode::cold || config.verify_only || declared.gpus() > 1) return;
   judge_reuse(slots, config, {{"one_call", true}}, verify::checks::batch_reuse, "one call a sample", batch_reuse_baseline_bound,
-              [mode](double candidate, double baseline) { return batch_reuse_problem(candidate, baseline, mode); }, checks);
+              [mode, host = declared.where() == backend::host](double candidate, double baseline) {
+                return batch_reuse_problem(candidate, baseline, mode, host);
+              },
+              checks);
 }
 
 }  // namespace aisp

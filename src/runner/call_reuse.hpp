@@ -35,11 +35,18 @@ inline constexpr int reuse_samples = 9;
 // launch; H200, 2026-12-03).
 inline constexpr double input_reuse_baseline_bound = 2.5;
 inline constexpr double batch_reuse_baseline_bound = 4.0;
+// On the host no launch costs a one-call sample more than its share of a batch: honest baselines
+// read 1.12-1.21x there, and a red team's baseline that redid its work three times on inputs that
+// changed since its last call read 2.0x, which lent its candidate (recomputing a sixth of a hot
+// batch's calls) a 5.2-6.3x "faster" with a ratio of 2.75-3.46x (round six, 2026-12-04). A host
+// baseline lends at most this (it still fails only over batch_reuse_baseline_bound).
+inline constexpr double batch_reuse_host_lend = 1.25;
 
 // The rules alone: a failure's detail, or nullopt. Ratios are the extra samples' median over the
 // timed median; the baseline's counts up to its bound.
 [[nodiscard]] std::optional<std::string> input_reuse_problem(double candidate_ratio, double baseline_ratio);
-[[nodiscard]] std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode);
+[[nodiscard]] std::optional<std::string> batch_reuse_problem(double candidate_ratio, double baseline_ratio, timing_mode mode,
+                                                             bool host = false);
 // The baseline's own ratio over its bound: it does more where nothing can be reused, or reused work itself.
 [[nodiscard]] std::optional<std::string> baseline_reuse_problem(double baseline_ratio, double bound, std::string_view where);
 

@@ -19,6 +19,7 @@
 #include "runner/call_reuse.hpp"
 #include "runner/contention_check.hpp"
 #include "runner/judge_checks.hpp"
+#include "runner/worker_state_checks.hpp"
 #include "runner/mean_check.hpp"
 #include "runner/memory_fit.hpp"
 #include "runner/math_unit_checks.hpp"
@@ -86,7 +87,11 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
       const auto log_name = std::filesystem::path(pair_dir).filename().string() + "/" + slot.label;
       slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device, config.launch.get(), log_name);
     }
-    else slot.worker = std::make_unique<worker_process>(config.executable, log_stem + ".log", false, !subprocess_reason(declared).empty());
+    else {
+      auto worker = std::make_unique<worker_process>(config.executable, log_stem + ".log", false, !subprocess_reason(declared).empty());
+      worker->name_variant(slot.label);
+      slot.worker = std::move(worker);
+    }
   }
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
   for_each_slot_concurrently(all_slots(slots), config.judge_threads, [&](variant_slot& slot) {
@@ -406,6 +411,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   check_fp_environment(slots, result.checks);  // Note [floating-point environment]
+  check_worker_state(slots, result.checks);    // Note [worker state]
   if (declared.where() == backend::cuda) check_device_fast_math(slots, config, result.checks);  // Note [device fast math]
   check_armed_timers(slots, result.checks);    // Note [armed timers]
   if (!config.verify_only && declared.gpus() <= 1) check_late_look(slots, result.checks);  // Note [late look]

@@ -188,10 +188,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
       if (const auto busy = item.value("ranks_busy", std::vector<double>{}); busy.size() > 1) slot.rank_busy.push_back(busy);
     } else {
       slot.result.samples.push_back(record);
-      if (record.counter_ticks > 0) {  // Note [slow worker clock]
-        slot.clocked_span_s += record.host_wall_s;
-        slot.clocked_span_ticks += record.counter_ticks;
-      }
+      if (record.counter_ticks > 0) slot.clocked_spans.emplace_back(record.host_wall_s, record.counter_ticks);  // Note [slow worker clock]
       if (const auto ranks_t = item.value("ranks_t", std::vector<double>{}); ranks_t.size() > 1)
         slot.rank_skews.push_back(*std::max_element(ranks_t.begin(), ranks_t.end()) /
                                   std::max(*std::min_element(ranks_t.begin(), ranks_t.end()), 1e-12));
@@ -584,18 +581,36 @@ void check_threads_used(const worker_cpu_time& cpu, int declared_threads, bool e
 // six, 2026-12-04). The host sampler now reads the CPU's timestamp counter beside its clock
 // (rdtsc, inlined: no pointer to swap; the sandbox refuses PR_SET_TSC, which would make it fault
 // into a handler); the judge converts the ticks with its own measure of the counter's rate, and
-// a worker whose timed spans read over 3% apart on the two fails `wall-clock`. Honest workers
-// read the two within 0.1% (the counter also counts the clock's own two reads, tens of ns).
+// a worker whose median sample reads over 3% shorter on its clock than on the counter fails
+// `wall-clock`, as does one over 3% longer past a clock read's cost (the counter is read inside
+// the clock's two readings, so an honest clock span holds it). The median, not the sums: a
+// sample preempted between a clock read and a counter read is the loaded machine's, not the
+// clock's (the sums of an honest twin's 10 us samples read 0.970x on this loaded 2-core VM).
+// Honest: labs/host 0.9999-1.0001x.
+namespace {
+
+constexpr double clock_read_allowance_s = 2e-6;
+
+}  // namespace
+
+double clock_against_counter(const variant_slot& slot, double rate) {
+  std::vector<double> ratios;
+  for (const auto& [span_s, ticks] : slot.clocked_spans) ratios.push_back(span_s / (static_cast<double>(ticks) / rate));
+  return stats::median_of(ratios);
+}
+
 void check_worker_clock(const variant_slot& slot, std::vector<check_result>& checks) {
   const double rate = timestamp_counter_rate();
-  if (rate <= 0 || slot.clocked_span_ticks == 0 || slot.clocked_span_s < 1e-3) return;
-  const double counted_s = static_cast<double>(slot.clocked_span_ticks) / rate;
-  const double ratio = slot.clocked_span_s / counted_s;
-  if (ratio >= 0.97 && ratio <= 1.03) return;
+  if (rate <= 0 || slot.clocked_spans.size() < 5) return;
+  const double ratio = clock_against_counter(slot, rate);
+  std::vector<double> spans;
+  for (const auto& [span_s, ticks] : slot.clocked_spans) spans.push_back(span_s);
+  const double longest = 1.03 + clock_read_allowance_s / std::max(stats::median_of(spans), 1e-9);
+  if (ratio >= 0.97 && ratio <= longest) return;
   add_check(checks, verify::checks::wall_clock, slot.label, false,
-            fmt::format("the worker's clock gave its timed samples {} where the CPU's timestamp counter gave {} ({:.3f}x): a clock "
-                        "that runs {} than the machine's",
-                        format_duration(slot.clocked_span_s), format_duration(counted_s), ratio, ratio < 1 ? "slower" : "faster"));
+            fmt::format("the worker's clock gave its median timed sample {:.3f}x the span the CPU's timestamp counter gave (over "
+                        "{} samples; at least 0.97x, at most {:.3f}x): a clock that runs {} than the machine's",
+                        ratio, slot.clocked_spans.size(), longest, ratio < 1 ? "slower" : "faster"));
 }
 
 // Note [worker CPU time]: one spinning helper thread costs as much CPU as the timed span; the
@@ -708,8 +723,8 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};
-  if (const double rate = timestamp_counter_rate(); rate > 0 && slot.clocked_span_ticks > 0)  // Note [slow worker clock]
-    result.visit_cost["clock_against_counter"] = slot.clocked_span_s / (static_cast<double>(slot.clocked_span_ticks) / rate);
+  if (const double rate = timestamp_counter_rate(); rate > 0 && !slot.clocked_spans.empty())  // Note [slow worker clock]
+    result.visit_cost["clock_against_counter"] = clock_against_counter(slot, rate);
   if (!slot.costs.timed_gap_s.empty()) {
     result.visit_cost["timed_gap_median_s"] = stats::median_of(slot.costs.timed_gap_s);
     result.visit_cost["timed_account_median_s"] = stats::median_of(slot.costs.timed_account_s);

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "aisp/check.hpp"
 #include "audit/math_unit_evidence.hpp"
 #include "audit/nvml_reader.hpp"
 #include "history/expectations.hpp"
@@ -104,19 +105,25 @@ suite_result run_suite(const std::vector<pair_request>& requests, const run_conf
     progress(fmt::format("[ceilings] SOL % against the {} ceilings: no `aisp hw` measurement is cached for this GPU and "
                          "driver; run `aisp hw` once to judge against measured ones",
                          device.ceilings.source));
-  save(suite, outputs);
   // The history records the run as it goes: each finished pair in one transaction, so a run
   // killed mid-suite keeps what it finished. A database that fails mid-run costs the history,
   // never the results (results.json is written regardless).
-  // A malformed expectations file is refused before the history records a run.
+  // A malformed expectations file or an unusable database is refused before anything is written:
+  // refused after the first save, it left the folder's earlier results.json an empty run (a
+  // user's walkthrough, 2026-12-04).
   const nlohmann::json expectations =
       config.expectations_file.empty() ? nlohmann::json(nullptr) : load_expectations(config.expectations_file, hardware_key_of(to_json(suite)));
   std::unique_ptr<history_store> history;
   std::int64_t run_id = 0;
   if (!outputs.history_db.empty()) {
-    history = std::make_unique<history_store>(outputs.history_db);
-    run_id = history->begin_run(to_json(suite));
+    try {
+      history = std::make_unique<history_store>(outputs.history_db);
+    } catch (const history_error& error) {
+      throw contract_error(std::string("--history: ") + error.what());
+    }
   }
+  save(suite, outputs);
+  if (history) run_id = history->begin_run(to_json(suite));
   const auto record = [&](auto&& write) {
     if (history == nullptr) return;
     try {

@@ -98,13 +98,13 @@ struct variant_slot {
   std::map<std::string, double> small_size_errors;   // the baseline's: Note [accuracy at the benchmark size]
   std::map<std::string, double> small_size_rounded_errors;  // the baseline's: Note [error under the rounding]
   int armed_timers = 0;                              // Note [armed timers]: the most seen after setup() or a visit
+  std::vector<nlohmann::json> worker_states;         // Note [worker state]: each one seen after setup() or a visit
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_load load;                                   // Note [contended visits], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json
-  // Note [slow worker clock]: the timed host samples' spans on the worker's clock, and the
-  // timestamp counter's ticks across the same spans.
-  double clocked_span_s = 0;
-  std::uint64_t clocked_span_ticks = 0;
+  // Note [slow worker clock]: each timed host sample's span on the worker's clock, and the
+  // timestamp counter's ticks across it.
+  std::vector<std::pair<double, std::uint64_t>> clocked_spans;
   std::vector<double> faults_per_call;               // minor page faults per timed call, per visit
   std::vector<double> rank_skews;                    // per timed sample of a multi-GPU pair: slowest / fastest rank
   std::vector<std::vector<double>> rank_busy;        // per audited sample of one: each rank's busy share of the window (D7)

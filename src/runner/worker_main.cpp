@@ -34,6 +34,7 @@
 #include "harness/plugin_loader.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/variant_session.hpp"
+#include "harness/worker_state.hpp"
 #include "runner/pair_host_ops.hpp"
 #include "runner/worker_protocol.hpp"
 #include "runner/worker_sandbox.hpp"
@@ -204,7 +205,8 @@ class worker {
       return {{"ok", true},
               {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))},
               {"fp_control", floating_point_mode()},  // Note [floating-point environment]: after setup()
-              {"timers", armed_timers()}};            // Note [armed timers]
+              {"timers", armed_timers()},             // Note [armed timers]
+              {"state", read_worker_state()}};        // Note [worker state]
     }
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
@@ -300,6 +302,7 @@ class worker {
                   {"library_precision", take_library_precision()},
                   {"fp_control", floating_point_mode()},  // Note [floating-point environment]
                   {"timers", armed_timers()},             // Note [armed timers]
+                  {"state", read_worker_state()},         // Note [worker state]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
                            {"before_window_cpu_s", before_window_cpu_s}, {"child_helpers_cpu_s", child_helpers_cpu_s},
@@ -409,7 +412,8 @@ class worker {
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
-            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory}};
+            {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory},
+            {"state", read_worker_state()}};  // Note [worker state]: before any variant code but the pair file's
   }
 
   sandbox_state sandboxed_;

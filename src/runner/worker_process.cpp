@@ -255,9 +255,18 @@ nlohmann::json receive_joining_partials(double timeout_s, const std::function<nl
 }
 
 nlohmann::json worker_process::receive(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {
-  return receive_joining_partials(timeout_s, [&](double left_s) {
-    return parse_worker_reply(receive_line(op, left_s, give_up), op, sandbox_denials_, audit_tampering_);
-  });
+  try {
+    return receive_joining_partials(timeout_s, [&](double left_s) {
+      return parse_worker_reply(receive_line(op, left_s, give_up), op, sandbox_denials_, audit_tampering_);
+    });
+  } catch (const worker_failure& failure) {
+    // The variant's own error names it: "thrown from run()" alone did not say whose (a user's
+    // walkthrough, 2026-12-04). A dead worker is named where it is reaped (record_worker_failure).
+    const bool its_own = failure.kind() == worker_failure_kind::exception || failure.kind() == worker_failure_kind::contract ||
+                         failure.kind() == worker_failure_kind::cuda;
+    if (!its_own || variant_label_.empty() || std::string_view(failure.what()).starts_with("variant ")) throw;
+    throw worker_failure(failure.kind(), "variant " + variant_label_ + ": " + failure.what());
+  }
 }
 
 std::string worker_process::receive_line(const std::string& op, double timeout_s, const std::function<bool()>& give_up) {

@@ -99,6 +99,8 @@ class worker_process final : public rank_endpoint {
   void kill_now() override { kill_and_reap(); }
   void shutdown() override;
   [[nodiscard]] pid_t pid() const override { return pid_; }
+  // The variant this worker runs ("baseline"), which its own errors then name.
+  void name_variant(std::string label) { variant_label_ = std::move(label); }
   [[nodiscard]] const nlohmann::json& sandbox_denials() const override { return sandbox_denials_; }
   [[nodiscard]] const std::vector<std::string>& audit_tampering() const override { return audit_tampering_; }
 
@@ -115,6 +117,7 @@ class worker_process final : public rank_endpoint {
   void forget_reaped();
 
   std::string log_path_;
+  std::string variant_label_;
   pid_t pid_ = -1;
   int to_worker_ = -1;
   int from_worker_ = -1;

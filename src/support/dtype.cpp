@@ -64,7 +64,11 @@ dtype dtype_from_name(std::string_view name) {
                           dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2, dtype::i8}) {
     if (dtype_name(candidate) == name) return candidate;
   }
-  AISP_EXPECTS(false, "unknown dtype '" + std::string(name) + "'");
+  std::string known;
+  for (dtype candidate : {dtype::f64, dtype::f32, dtype::f16, dtype::bf16, dtype::i32, dtype::i64, dtype::u8, dtype::e4m3, dtype::e5m2,
+                          dtype::i8})
+    known += (known.empty() ? "" : ", ") + std::string(dtype_name(candidate));
+  AISP_EXPECTS(false, "unknown dtype '" + std::string(name) + "' (known: " + known + ")");
   return dtype::f32;
 }
 

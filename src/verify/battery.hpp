@@ -122,7 +122,7 @@ inline const check_kind declared_work{"declared-work", {"V3"}, "declared bytes e
 inline const check_kind worker_timeout{"worker-timeout", {"V2"}, "the worker overran the judge's deadline"};
 // Note [two clocks] (audit/clock_interposition.hpp): reported time against the judge's clock
 // and the device audit's timestamps, and clocks the worker's binary replaced.
-inline const check_kind wall_clock{"wall-clock", {"T3", "V1"}, "the worker's reported time disagrees with a clock it does not own"};
+inline const check_kind wall_clock{"wall-clock", {"T3", "V1", "T6"}, "the worker's reported time disagrees with a clock it does not own"};
 inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation unit was built with value-changing math flags"};
 // Note [late look] (sampling_rounds.cpp, late_look.cpp): a variant whose speed changed once the sampling was over.
 inline const check_kind late_look{"late-look", {"X7"}, "the candidate's calls after sampling ran far slower than its sampled calls"};
@@ -134,6 +134,10 @@ inline const check_kind armed_timers{"armed-timers", {"S8"}, "a worker held an a
 inline const check_kind fp_environment{"fp-environment", {"K4"},
                                        "the variant's thread ran with another floating-point mode than the baseline's (flush-to-zero, "
                                        "denormals-are-zero, rounding)"};
+// Note [worker state] (runner/worker_state_checks.cpp): a process-wide setting changed in a worker.
+inline const check_kind worker_state{"worker-state", {"W2", "M6"},
+                                     "a variant changed a process-wide setting in its worker: an allocator threshold or a PyTorch "
+                                     "backend"};
 inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samples ran while the GPU was thermally throttled"};
 // The device audit (CUPTI), per timed sample: the activity window between the start and stop
 // events, and the API calls made while run() executed (src/audit/window_audit.hpp).

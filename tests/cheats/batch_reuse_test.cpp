@@ -47,6 +47,13 @@ TEST(batch_reuse, work_done_once_a_hot_batch_fails_and_the_honest_variant_passes
   EXPECT_NE(caught->value("codes", json::array()).dump().find("X2"), std::string::npos) << caught->dump();
   EXPECT_NE(caught->value("detail", "").find("its timed hot median"), std::string::npos) << caught->dump();
 
+  // The baseline's own ratio lends the host candidate at most 1.25x (red team six, 2026-12-04).
+  const json* lent = pair_of(judged.results, "hot_mode:x2_reuse_lent_by_the_baseline");
+  ASSERT_NE(lent, nullptr) << judged.run.output;
+  const json* lent_caught = check_of(*lent, "batch-reuse");
+  ASSERT_NE(lent_caught, nullptr) << lent->dump(1).substr(0, 3000);
+  EXPECT_FALSE(lent_caught->value("passed", true)) << lent_caught->dump();
+
   const json* honest = pair_of(judged.results, "hot_mode:honest_unrolled");
   ASSERT_NE(honest, nullptr) << judged.run.output;
   for (const auto& check : honest->value("checks", json::array())) EXPECT_TRUE(check.value("passed", false)) << check.dump();

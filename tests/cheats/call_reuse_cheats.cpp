@@ -5,6 +5,7 @@
 // wrong, fast (timed-call: each of them is verified); one beside a baseline slowed on fresh inputs
 // (Note [baseline reuse bound]). Note [batch reuse]: in --mode hot, a variant that does the work once
 // a batch (the red team's: 3.6x), and the honest one; batch_reuse_test.cpp runs them.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -163,13 +164,37 @@ void work_once_a_batch(run_context& ctx) {
   last_call = {x, y, sampled(x, y, n)};
 }
 
+// ---- X2 lent by the baseline (red team six, 2026-12-04): a baseline that redoes its work three
+// times on inputs that changed since its last call reads ~2x one call at a time, which lent a
+// candidate that recomputes a sixth of a repeated call (the rest still holds the batch's answer)
+// 2x more room. On the host a baseline lends at most 1.25x (Note [baseline reuse bound]) ----
+left_behind baseline_last_call;
+
+void burns_on_changed_inputs(run_context& ctx) {
+  const std::size_t n = elements_of(ctx, "x");
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  const bool unchanged = x == baseline_last_call.x && y == baseline_last_call.y && sampled(x, y, n) == baseline_last_call.seen;
+  for (int pass = 0; pass < (unchanged ? 1 : 4); ++pass) apply(harmonics_math, x, y, 0, n);
+  baseline_last_call = {x, y, sampled(x, y, n)};
+}
+
+void a_sixth_of_a_repeated_call(run_context& ctx) {
+  const std::size_t n = elements_of(ctx, "x");
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  const bool repeated = x == last_call.x && y == last_call.y && sampled(x, y, n) == last_call.seen;
+  apply(harmonics_math, x, y, 0, repeated ? std::max<std::size_t>(n / 6, 1) : n);
+  last_call = {x, y, sampled(x, y, n)};
+}
+
 // A few microseconds a call: a hot sample (100 us at least) batches a dozen or more, so the
 // cheat's one call of work a batch is a small share of its batch's time.
 constexpr std::int64_t batched_benchmark_elements = 8;
 
-pair batched_pair(std::string target, variant optimized) {
+pair batched_pair(std::string target, variant optimized, variant baseline = honest_baseline(harmonics_math)) {
   pair declared = honest_elementwise_declaration(std::move(target), harmonics_math, dtype::f32, batched_benchmark_elements);
-  declared.add_variant(honest_baseline(harmonics_math)).add_variant(std::move(optimized));
+  declared.add_variant(std::move(baseline)).add_variant(std::move(optimized));
   return declared;
 }
 
@@ -203,6 +228,13 @@ AISP_REGISTER(aisp::cheats::fixed_inputs_pair("accuracy_honest:fixed_inputs_unro
 AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_work_once_a_batch",
                                           aisp::cheats::cheating_variant("skips the work while its inputs and outputs are as it left them",
                                                                          aisp::cheats::work_once_a_batch))
+                  .tag("check:batch-reuse"));
+AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_reuse_lent_by_the_baseline",
+                                          aisp::cheats::cheating_variant("recomputes a sixth of a call whose inputs and outputs are "
+                                                                         "as it left them",
+                                                                         aisp::cheats::a_sixth_of_a_repeated_call),
+                                          aisp::variant{"baseline", "redoes its work three times on inputs that changed",
+                                                        aisp::cheats::burns_on_changed_inputs, {}, {}, {}, {}, {}, {}, {}})
                   .tag("check:batch-reuse"));
 AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:honest_unrolled",
                                           aisp::variant{"optimized", "eight elements a loop iteration", aisp::cheats::harmonics_unrolled,

@@ -154,6 +154,11 @@ TEST(exec_pairs, a_wrong_field_is_named_with_what_it_should_be) {
       {pair_file("dim.json", R"({"n": 8})", "", R"([[4, "m"]])"), "work.bytes[0][1] must be a size of sizes.benchmark, not \"m\""},
       {pair_file("init.json", R"({"n": 8})", R"(, "init": "gaussian")", R"([[4, "n"]])"),
        "buffers[0].init must be one of index_permutation, small_integers, uniform_signed, uniform_unit, not \"gaussian\""},
+      // A misspelt field was ignored and a buffer's dim naming no size ended the run at its turn
+      // (a user's walkthrough, 2026-12-04): both are refused at load.
+      {pair_file("misspelt.json", R"({"n": 8})", R"(, "dtpye": "f16")", R"([[4, "n"]])"),
+       "buffers[0] has an unknown field \"dtpye\"; did you mean \"dtype\"?"},
+      {pair_file("zero.json", R"({"n": 0})", "", R"([[4, "n"]])"), "buffer x has 0 elements at the benchmark size (n=0)"},
   };
   for (const auto& [file, says] : cases) aisp::testing::expect_one_line_error("bench list-targets --exec " + file, says);
   std::filesystem::remove_all(dir);

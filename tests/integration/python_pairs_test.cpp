@@ -93,6 +93,18 @@ TEST(python_pairs, a_variant_declares_the_precision_it_computes_in) {
   EXPECT_TRUE(has(failed, "reference") || has(failed, "accuracy")) << undeclared.pair.at("checks").dump(1);
 }
 
+// Note [worker state]: a baseline whose setup slowed its own worker (glibc's mmap threshold
+// lowered; oneDNN turned off) fails worker-state; its rival, the same code, does not (red team
+// six: 3.4x and 13.5x for the same code, 2026-12-04).
+TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
+  for (const auto* target : {"py_state:baseline_lowers_the_mmap_threshold", "py_state:baseline_turns_off_onednn"}) {
+    const auto judged_pair = judge("tests/python/worker_state_pairs.py", target, "", "--max-time 0.3");
+    ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+    EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
+    EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "worker-state")) << target;
+  }
+}
+
 TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {
   const auto judged_pair = judge("tests/python/threaded_pairs.py", "py_threads:baseline_on_one_thread");
   ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
@@ -207,6 +219,9 @@ TEST(python_errors, each_is_one_line_with_exit_code_2) {
   // The benchmark contract holds for Python pairs too, and the message names the pair file.
   expect_one_line_error("bench list-targets --python " + source("tests/python/no_held_out_pairs.py"), "no_held_out_pairs.py: ");
   expect_one_line_error("bench list-targets --python " + source("tests/python/no_held_out_pairs.py"), "held-out size");
+  // A buffer's dim that names no size is refused at load, before any pair runs.
+  expect_one_line_error("bench run --history none --python " + source("tests/python/bad_dim_pairs.py"),
+                        "buffer y names dim 'm' that the benchmark size (n=1024) does not give");
   // A file with no aisp.pair(...) declares nothing to judge.
   expect_one_line_error("bench list-targets --python " + source("python/aisp/__init__.py"), "declares no pair");
   // Note [plugin load probe]: a pair file that ends or crashes the process while imported.

@@ -82,6 +82,11 @@ TEST(batch_reuse_problem, a_candidate_far_slower_one_call_at_a_time_than_the_bas
   EXPECT_NE(captured_once->find("graph"), std::string::npos) << *captured_once;
   EXPECT_FALSE(aisp::batch_reuse_problem(1.2, 1.0, aisp::timing_mode::hot));  // honest: a call costs its share of a batch
   EXPECT_FALSE(aisp::batch_reuse_problem(1.7, 1.3, aisp::timing_mode::graph));  // a short call's launch cost, the baseline's too
+  // On the host a baseline lends at most 1.25x: red team six's baseline redid its work on changed
+  // inputs (2.0x) to lend a candidate that reused most of a batch (2.75x).
+  EXPECT_FALSE(aisp::batch_reuse_problem(2.75, 2.0, aisp::timing_mode::hot));
+  EXPECT_TRUE(aisp::batch_reuse_problem(2.75, 2.0, aisp::timing_mode::hot, true));
+  EXPECT_FALSE(aisp::batch_reuse_problem(1.5, 1.2, aisp::timing_mode::hot, true));  // the honest host sines
   EXPECT_FALSE(aisp::batch_reuse_problem(1.5, 1.15, aisp::timing_mode::hot));   // a host loop whose branches learned the inputs
   EXPECT_FALSE(aisp::batch_reuse_problem(2.0, 1.0, aisp::timing_mode::hot));   // exactly 2x is not over it
   EXPECT_TRUE(aisp::batch_reuse_problem(2.1, 1.0, aisp::timing_mode::hot));   // every other call skipped, and a little more

@@ -1,0 +1,82 @@
+#include "runner/worker_state_checks.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "runner/judge_checks.hpp"
+#include "verify/battery.hpp"
+
+namespace aisp {
+
+// Note [worker state]
+// Some of what makes the same code fast is process-wide state a variant can set from its own
+// worker. A red team's baseline called mallopt(M_MMAP_THRESHOLD, 64 KiB) in its setup(), so each
+// 2 MiB temporary of its torch code became a fresh mapping faulted in on every call (1,026
+// faults a call, which M6 does not judge for Python pairs): 3.4x for the same code. Another
+// turned torch.backends.mkldnn.enabled off in the baseline's setup(): PyTorch's native
+// convolution instead of oneDNN, 13.5x for the same F.conv2d (round six, 2026-12-04). The worker
+// reads such settings at start (after the pair file's own code, which every variant shares),
+// after setup() and after every visit (harness/worker_state.hpp; the Python bridge adds
+// torch's). A baseline or its twin that moved one toward slower code fails, and so does a
+// candidate that moved one toward less precise math without declaring a precision change (W2:
+// TF32 matmuls, a lower float32_matmul_precision).
+namespace {
+
+enum class direction { slower, less_precise };
+
+struct setting {
+  const char* probe;
+  const char* key;
+  nlohmann::json moved_to;  // the value the change reaches
+  direction way;
+  const char* what;
+};
+
+const setting settings[] = {
+    {"allocator", "megabyte_block_mapped", true, direction::slower,
+     "glibc's mmap threshold was lowered (mallopt M_MMAP_THRESHOLD): each large temporary is a fresh mapping faulted in on "
+     "every call"},
+    {"torch", "mkldnn_enabled", false, direction::slower, "torch.backends.mkldnn.enabled was turned off (no oneDNN kernels)"},
+    {"torch", "cudnn_enabled", false, direction::slower, "torch.backends.cudnn.enabled was turned off (no cuDNN kernels)"},
+    {"torch", "deterministic_algorithms", true, direction::slower, "torch.use_deterministic_algorithms was turned on"},
+    {"torch", "cudnn_deterministic", true, direction::slower, "torch.backends.cudnn.deterministic was turned on"},
+    {"torch", "matmul_allow_tf32", true, direction::less_precise, "torch.backends.cuda.matmul.allow_tf32 was turned on"},
+    {"torch", "cudnn_allow_tf32", true, direction::less_precise, "torch.backends.cudnn.allow_tf32 was turned on"},
+    {"torch", "float32_matmul_precision_lowered", true, direction::less_precise,
+     "torch.set_float32_matmul_precision lowered float32 matmuls' precision"},
+};
+
+const nlohmann::json* value_at(const nlohmann::json& state, const setting& s) {
+  if (!state.is_object() || !state.contains(s.probe) || !state[s.probe].is_object() || !state[s.probe].contains(s.key)) return nullptr;
+  return &state[s.probe][s.key];
+}
+
+}  // namespace
+
+void check_worker_state(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  for (const auto& slot : slots) {
+    if (!slot.init_reply.is_object() || !slot.runs) continue;
+    const auto& started = slot.init_reply.value("state", nlohmann::json::object());
+    const bool baseline_code = slot.role != slot_role::candidate;
+    const bool declares_precision = !slot.runs->precision.empty();
+    for (const auto& s : settings) {
+      if (s.way == direction::slower ? !baseline_code : declares_precision) continue;
+      const auto* at_start = value_at(started, s);
+      if (at_start == nullptr || *at_start == s.moved_to) continue;
+      for (const auto& seen : slot.worker_states) {
+        const auto* now = value_at(seen, s);
+        if (now == nullptr || *now != s.moved_to) continue;
+        add_check(checks, verify::checks::worker_state, slot.label, false,
+                  fmt::format("{} in its worker after setup() or a visit{}", s.what,
+                              s.way == direction::slower
+                                  ? ": the baseline ran slower code than the same calls do as the process starts (a baseline is what "
+                                    "a competent engineer writes first)"
+                                  : ": math less precise than the baseline's, with no precision change declared"));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace aisp
