@@ -121,8 +121,9 @@ class pair:
         return self
 
     def goal(self, what):
-        """What the verdict judges: "speed" (the median call, the default), "latency" (the p99
-        of single calls, with p50 and p99 reported) or "throughput" (calls per second)."""
+        """What the verdict judges: "speed" (the median call, the default), "memory" (the bytes a
+        call needs), "latency" (the p99 of single calls, with p50 and p99 reported) or
+        "throughput" (calls per second)."""
         if what not in ("speed", "memory", "latency", "throughput"):
             raise DeclarationError(f"{self.target}: goal must be speed, memory, latency or throughput, not '{what}'")
         self._goal = what
@@ -168,6 +169,8 @@ class pair:
         baseline's differs ("bf16 matmul, fp32 accumulate"), with `tolerance` = (rtol, atol,
         reason) or (rtol, atol, reason, max_rel_l2) for its outputs; without it a candidate is held
         to the baseline's accuracy (Note [accuracy against the baseline])."""
+        if callable(name):  # @p.variant without its parentheses: the function came as the name
+            raise DeclarationError(f"{self.target}: @p.variant needs its name, with parentheses: @p.variant(\"baseline\")")
         if math not in self.MATH_UNITS:
             raise DeclarationError(f"{self.target}: variant {name}: math must be one of {', '.join(self.MATH_UNITS)}, not '{math}'")
         if threads is not None and (int(threads) != threads or threads < 1):
@@ -190,7 +193,7 @@ class pair:
         missing = [what for what, there in (("sizes()", self._sizes), ("work()", self._work),
                                             ("a @reference", self._reference), ("variants", self._variants)) if not there]
         if missing:
-            raise DeclarationError(f"{self.target}: no {', no '.join(missing)}")
+            raise DeclarationError(f"{self.target}: missing {', '.join(missing)}")
         return {"target": self.target, "summary": self.summary, "backend": "host" if self.device == "cpu" else "cuda",
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,

@@ -12,6 +12,7 @@ namespace fs = std::filesystem;
 
 std::string prepare_exec_pairs(const std::string& pair_file) {
   std::error_code error;
+  AISP_EXPECTS(!fs::is_directory(pair_file, error), "--exec: " + pair_file + " is a folder; name a pair file in it");
   AISP_EXPECTS(fs::is_regular_file(pair_file, error), "--exec: no pair file " + pair_file);
   const fs::path bridge = exec_bridge_path();
   AISP_EXPECTS(fs::is_regular_file(bridge, error), "--exec: the bridge " + bridge.string() + " is missing (build the aisp_exec target)");

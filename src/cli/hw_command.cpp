@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "cli/number_checks.hpp"
 #include "hw/hw_suite.hpp"
@@ -35,6 +37,8 @@ void add_hw_command(CLI::App& app, outcome& result) {
       });
     } catch (const no_gpu_error& error) {
       std::fprintf(stderr, "aisp: hw: %s; nothing was measured\n", error.what());
+      // A script reading --json gets JSON either way (it got nothing on stdout before).
+      if (*as_json) std::printf("%s\n", nlohmann::json{{"measured", false}, {"gpu", nullptr}, {"reason", error.what()}}.dump(2).c_str());
       result.exit_code = 3;
       return;
     }

@@ -52,6 +52,7 @@ std::string joined_path(const nlohmann::json& entries, const std::string& first)
 
 std::string prepare_python_pairs(const std::string& pair_file) {
   std::error_code error;
+  AISP_EXPECTS(!fs::is_directory(pair_file, error), "--python: " + pair_file + " is a folder; name a pair file in it");
   AISP_EXPECTS(fs::is_regular_file(pair_file, error), "--python: no pair file " + pair_file);
   // The build tree and an install keep the same layout beside bin/.
   const fs::path bridge = python_bridge_path();

@@ -13,17 +13,24 @@ std::map<std::string, const char* (*)()>& probes() {
   return registered;
 }
 
-// Whether glibc serves a 1 MiB block from its own mapping: the harness fixes the threshold at
-// 32 MiB for Python workers (Note [python allocator]) and warms every host worker's heap past it
-// (Note [warm heap]), after which glibc's dynamic threshold only rises; a variant that lowered it
-// (mallopt(M_MMAP_THRESHOLD, ...)) makes every large temporary a fresh mapping, its pages faulted
-// in on every call (red team six's baseline: 1,026 faults a call, 3.4x for the same torch code).
-bool megabyte_block_is_mapped() {
-  const auto before = mallinfo2().hblks;
-  void* block = std::malloc(std::size_t{1} << 20);
-  const auto during = mallinfo2().hblks;
+// What glibc does with a 1 MiB block: serve it from a mapping of its own, and give the heap's top
+// back to the system when it is freed. The harness fixes both thresholds for Python workers
+// (Note [python allocator]: mmap 32 MiB, trim 1 GiB) and warms every host worker's heap (Note
+// [warm heap]), so neither happens there; a variant that lowered them (mallopt M_MMAP_THRESHOLD
+// and M_TRIM_THRESHOLD) made every large temporary fresh pages faulted in on every call (red team
+// six's baseline: 1,026 faults a call, 3.4x for the same torch code).
+struct megabyte_block {
+  bool mapped = false;
+  bool trimmed = false;
+};
+
+megabyte_block megabyte_block_fate() {
+  const auto before = mallinfo2();
+  void* volatile block = std::malloc(std::size_t{1} << 20);  // volatile: the pair is not elided
+  const auto during = mallinfo2();
   std::free(block);
-  return during > before;
+  const auto after = mallinfo2();
+  return {during.hblks > before.hblks, after.arena < during.arena};
 }
 
 }  // namespace
@@ -35,9 +42,11 @@ extern "C" __attribute__((visibility("default"))) void aisp_register_state_probe
 namespace aisp {
 
 nlohmann::json read_worker_state() {
-  // Twice: another thread's mapping made between the two counts of one probe reads as ours.
-  const bool mapped = megabyte_block_is_mapped() && megabyte_block_is_mapped();
-  nlohmann::json state = {{"allocator", {{"megabyte_block_mapped", mapped}}}};
+  // Twice: another thread's allocation between the readings of one probe reads as ours.
+  const auto first = megabyte_block_fate();
+  const auto second = megabyte_block_fate();
+  nlohmann::json state = {{"allocator",
+                           {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}}};
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

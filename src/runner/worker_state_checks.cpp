@@ -37,6 +37,9 @@ const setting settings[] = {
     {"allocator", "megabyte_block_mapped", true, direction::slower,
      "glibc's mmap threshold was lowered (mallopt M_MMAP_THRESHOLD): each large temporary is a fresh mapping faulted in on "
      "every call"},
+    {"allocator", "heap_trimmed_on_free", true, direction::slower,
+     "glibc's trim threshold was lowered (mallopt M_TRIM_THRESHOLD): the heap's top goes back to the system on each free and "
+     "its pages fault in again"},
     {"torch", "mkldnn_enabled", false, direction::slower, "torch.backends.mkldnn.enabled was turned off (no oneDNN kernels)"},
     {"torch", "cudnn_enabled", false, direction::slower, "torch.backends.cudnn.enabled was turned off (no cuDNN kernels)"},
     {"torch", "deterministic_algorithms", true, direction::slower, "torch.use_deterministic_algorithms was turned on"},

@@ -11,11 +11,14 @@ import torch.nn.functional as F
 
 import aisp
 
+M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 
 
 def lower_the_mmap_threshold():
-    ctypes.CDLL(None).mallopt(M_MMAP_THRESHOLD, 64 * 1024)
+    libc = ctypes.CDLL(None)
+    libc.mallopt(M_MMAP_THRESHOLD, 64 * 1024)
+    libc.mallopt(M_TRIM_THRESHOLD, 0)
 
 
 mapped = aisp.pair("py_state:baseline_lowers_the_mmap_threshold", summary="y = exp(x) * 2 + 1, its temporaries 2 MiB",
