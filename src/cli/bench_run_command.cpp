@@ -111,10 +111,17 @@ run_config make_config(const run_options& options) {
                fmt::format("--min-samples {}: a speedup needs at least {} samples a variant (S5: a CI from fewer claims more than "
                            "it measured); for slow calls raise --max-time instead",
                            options.min_samples, stats::least_samples_for_a_verdict));
+  // A count the run could never reach is refused, not found out after sampling (a user's
+  // walkthrough, 2026-12-04: --min-samples 99999999999 ran, then failed sample-count).
+  constexpr std::size_t most_samples = 1'000'000;
+  AISP_EXPECTS(options.min_samples <= most_samples,
+               fmt::format("--min-samples {}: at most {} (a variant's samples are kept in memory and each takes a visit)",
+                           options.min_samples, most_samples));
   config.stopping.min_samples = options.min_samples;
   config.stopping.target_rel_half_width = options.target_ci;
   config.verdicts.min_effect = options.min_effect;
   config.worker_timeout_s = options.worker_timeout_s;
+  AISP_EXPECTS(options.judge_threads <= 1024, fmt::format("--judge-threads {}: at most 1024 (0: every core)", options.judge_threads));
   config.judge_threads = options.judge_threads;
   config.device = options.device;
   config.aa_test = options.aa_test;

@@ -12,6 +12,9 @@ timing_choice mode_for(const pair& declared, const run_config& config) {
     if (config.mode != timing_mode::cold) choice.reason = "a latency pair: every sample is one call (Note [goals])";
   } else if (config.mode_chosen || declared.short_calls_reason().empty() || declared.where() != backend::cuda) {
     choice.mode = config.mode;
+    // Said, not silently changed (a user's walkthrough, 2026-12-04).
+    if (declared.where() == backend::host && config.mode == timing_mode::graph)
+      choice.reason = "a host pair has no CUDA graph to capture: its calls are batched unflushed, as in hot mode";
   } else {
     choice.mode = timing_mode::graph;
     choice.reason = "declared by the pair (Note [short calls]): " + declared.short_calls_reason();

@@ -56,6 +56,8 @@ const std::vector<bad_case> cases{
     {"bench verify --targets labs/host --seed -3", "--seed: wants a whole number from 0 to 18446744073709551615, not '-3'"},
     {"bench run --targets labs/host --seed 18446744073709551616", "not '18446744073709551616'"},
     {"bench run --targets labs/host --min-samples 3", "a speedup needs at least 10 samples a variant (S5"},
+    {"bench run --targets labs/host --min-samples 99999999999", "--min-samples 99999999999: at most 1000000"},
+    {"bench run --targets labs/host --judge-threads 5000", "--judge-threads 5000: at most 1024"},
     {"bench run --targets labs/host --energy-window x", "--energy-window: wants a number from 0 to 60"},
     {"hw all --device -1", "wants a number of 0 or more"},
     {"bench verify --targets ch99:nothing", "unknown target"},
