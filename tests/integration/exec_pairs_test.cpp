@@ -100,15 +100,20 @@ TEST(exec_cheats, a_program_that_renices_itself_is_caught) { expect_caught("exec
 // Note [executable pair threads]: under a pair declaring 2 threads, a baseline program that runs
 // on one fails threads-used (its program's threads beside the busiest did nothing); the same
 // baseline declaring its one thread, and the candidate's two halves, pass it.
+// numpy over 4M floats takes ~10 ms a call: half a second of sampling is enough to judge threads.
+judged judge_threads(const std::string& target) {
+  return aisp::testing::judge_through("--exec", "tests/exec/thread_pairs.json", target, "run --max-time 0.5");
+}
+
 TEST(exec_cheats, a_baseline_program_on_fewer_threads_than_declared_is_caught) {
-  const auto judged_pair = judge("tests/exec/thread_pairs.json", "exec_cheat:baseline_on_one_thread");
+  const auto judged_pair = judge_threads("exec_cheat:baseline_on_one_thread");
   ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
   EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "threads-used")) << judged_pair.pair.value("checks", json()).dump(1);
   EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "threads-used")) << judged_pair.pair.value("checks", json()).dump(1);
 }
 
 TEST(exec_pairs, a_serial_baseline_declaring_its_one_thread_passes_threads_used) {
-  const auto judged_pair = judge("tests/exec/thread_pairs.json", "exec_threads:serial_baseline_declared");
+  const auto judged_pair = judge_threads("exec_threads:serial_baseline_declared");
   ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
   for (const auto* variant : {"baseline", "optimized", "baseline_twin"})
     EXPECT_FALSE(has(failed_checks(judged_pair.pair, variant), "threads-used")) << variant << ": " << judged_pair.pair.value("checks", json()).dump(1);
