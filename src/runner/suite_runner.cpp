@@ -44,6 +44,16 @@ std::string one_line_outcome(const pair_result& result) {
     text += fmt::format("{}{} {:.3f}x [{:.3f}, {:.3f}] {}", text.empty() ? "" : "; ", s.variant,
                         s.speedup.point, s.speedup.low, s.speedup.high, s.verdict);
   }
+  // `bench verify` has no speedups: say what it found rather than print nothing.
+  if (text.empty()) {
+    std::size_t failed = 0;
+    std::string first;
+    for (const auto& c : result.checks) {
+      if (c.passed) continue;
+      if (failed++ == 0) first = c.check + " (" + c.variant + ")";
+    }
+    text = failed == 0 ? "verified" : fmt::format("FAILED verification: {} check{}, first {}", failed, failed == 1 ? "" : "s", first);
+  }
   return text + fmt::format(" ({:.1f} s)", result.wall_s);
 }
 
