@@ -28,7 +28,9 @@ json rows(const std::vector<variant_point>& points) {
   json out = json::array();
   for (const auto& p : points) {
     out.push_back({{"target", p.target}, {"variant", p.variant}, {"median_s", p.median_s}, {"speedup", p.speedup},
-                   {"footprint_bytes", p.footprint_bytes}, {"energy_per_call_j", p.energy_per_call_j},
+                   {"footprint_bytes", p.footprint_bytes},
+                   // null where not measured (a host pair, no NVML): 0 J read as a measurement
+                   {"energy_per_call_j", p.energy_per_call_j > 0 ? json(p.energy_per_call_j) : json(nullptr)},
                    {"sol_memory_pct", p.sol_memory_pct}});
   }
   return out;
