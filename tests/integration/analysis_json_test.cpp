@@ -16,7 +16,7 @@ namespace {
 TEST(analysis_json, energy_not_measured_is_null) {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_analysis_json_" + std::to_string(::getpid()))).string();
   const auto aisp = aisp::testing::aisp_binary();
-  const auto run = aisp::testing::run_command(aisp + " bench run --targets labs/host:matrix_sum --max-time 0.2 --quiet --history none "
+  const auto run = aisp::testing::run_command(aisp + " bench run --targets labs/host:matrix_sum --size rows=512 --max-time 0.5 --quiet --history none "
                                               "--artifacts-dir " + dir);
   ASSERT_TRUE(std::filesystem::exists(dir + "/results.json")) << run.output;  // the verdict does not matter here
   const auto power = aisp::testing::run_command(aisp + " bench power --run " + dir + " --json", false);
