@@ -175,6 +175,22 @@ def backend_state():
     return json.dumps(state)
 
 
+def interpreter_state():
+    """Note [worker state]: the interpreter-wide settings every variant should run under alike:
+    the garbage collector's (a red team's baseline lowered its thresholds and added a callback,
+    2.8x for the same code) and the profile and trace hooks."""
+    import gc
+    import threading
+    state = {"gc_threshold": list(gc.get_threshold()),
+             "gc_enabled": gc.isenabled(),
+             "gc_callbacks": len(gc.callbacks),
+             "profile_hook": sys.getprofile() is not None,
+             "trace_hook": sys.gettrace() is not None,
+             "threading_hooks": getattr(threading, "_profile_hook", None) is not None
+             or getattr(threading, "_trace_hook", None) is not None}
+    return json.dumps(state)
+
+
 @_guarded
 def reference(pair_index, request_json):
     """The fp64 truth, on float64 CPU views of the judge's buffers."""

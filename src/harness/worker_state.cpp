@@ -1,9 +1,18 @@
 #include "harness/worker_state.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -33,6 +42,50 @@ megabyte_block megabyte_block_fate() {
   return {during.hblks > before.hblks, after.arena < during.arena};
 }
 
+// Note [shared state]: the files this worker could write to and another process could read at
+// the same time: shared writable mappings (/proc/self/maps, 's' and 'w') and descriptors open for
+// writing to a regular file, each as "device#inode" with its path. Not the harness's own: memfds
+// (its host buffers), device nodes but /dev/shm, and descriptors 0-2 (the channel, its stdout
+// file, its log).
+nlohmann::json shared_writable_files() {
+  std::map<std::string, std::string> found;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms, offset, device, path;
+    unsigned long long inode = 0;
+    if (!(fields >> range >> perms >> offset >> device >> inode) || perms.size() < 4 || perms[1] != 'w' || perms[3] != 's' || inode == 0)
+      continue;
+    std::getline(fields >> std::ws, path);
+    if (path.empty() || path.starts_with("/memfd:") || (path.starts_with("/dev/") && !path.starts_with("/dev/shm/"))) continue;
+    const auto colon = device.find(':');
+    if (colon == std::string::npos) continue;
+    const auto part = [&](std::size_t from, std::size_t count) {
+      return static_cast<unsigned>(std::strtoul(device.substr(from, count).c_str(), nullptr, 16));
+    };
+    const dev_t number = makedev(part(0, colon), part(colon + 1, std::string::npos));
+    found[std::to_string(number) + "#" + std::to_string(inode)] = path;
+  }
+  if (DIR* fds = opendir("/proc/self/fd")) {
+    while (const dirent* entry = readdir(fds)) {
+      const int fd = std::atoi(entry->d_name);
+      if (entry->d_name[0] == '.' || fd <= 2 || fd == dirfd(fds)) continue;
+      struct stat st {};
+      const int flags = fcntl(fd, F_GETFL);
+      if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || flags < 0 || (flags & O_ACCMODE) == O_RDONLY) continue;
+      char path[512] = {};
+      const std::string link = std::string("/proc/self/fd/") + entry->d_name;
+      const auto length = readlink(link.c_str(), path, sizeof path - 1);
+      if (length <= 0 || std::string(path).starts_with("/memfd:")) continue;
+      found[std::to_string(st.st_dev) + "#" + std::to_string(st.st_ino)] = path;
+    }
+    closedir(fds);
+  }
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& [id, path] : found) files.push_back({{"id", id}, {"path", path}});
+  return files;
+}
+
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) void aisp_register_state_probe(const char* name, const char* (*probe)()) {
@@ -46,7 +99,8 @@ nlohmann::json read_worker_state() {
   const auto first = megabyte_block_fate();
   const auto second = megabyte_block_fate();
   nlohmann::json state = {{"allocator",
-                           {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}}};
+                           {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}},
+                          {"shared_files", shared_writable_files()}};
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

@@ -7,6 +7,7 @@
 // harness's stream (torch.cuda.ExternalStream). Everything else (timing, verification, the
 // battery, the noise twin, the audit, the sandbox) is the C++ pairs' own code.
 #include <cstdint>
+#include <map>
 #include <cstdlib>
 #include <sstream>
 #include <stdexcept>
@@ -145,6 +146,22 @@ std::string register_python_pairs() {
 }  // namespace
 }  // namespace aisp::python
 
+namespace aisp::python {
+
+// A state probe's text (Note [worker state]): the bridge function's JSON, "{}" where it failed.
+const char* state_of(const char* function) {
+  static std::map<std::string, std::string> kept;
+  auto& state = kept[function];
+  try {
+    state = call(function, "()");
+  } catch (const std::exception&) {
+    state = "{}";
+  }
+  return state.c_str();
+}
+
+}  // namespace aisp::python
+
 // Called by the plugin loader once the ABI matched: registers the pair files' pairs, or says in
 // one line why it could not (Note [plugins] in src/harness/plugin_loader.cpp).
 extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_register() {
@@ -152,15 +169,8 @@ extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_regist
   error = aisp::python::register_python_pairs();
   // Note [worker state]: torch's backend switches, read by the worker outside timed windows.
   if (error.empty()) {
-    aisp_register_state_probe("torch", [] {
-      static std::string state;
-      try {
-        state = aisp::python::call("backend_state", "()");
-      } catch (const std::exception&) {
-        state = "{}";
-      }
-      return state.c_str();
-    });
+    aisp_register_state_probe("torch", [] { return aisp::python::state_of("backend_state"); });
+    aisp_register_state_probe("python", [] { return aisp::python::state_of("interpreter_state"); });
   }
   return error.empty() ? nullptr : error.c_str();
 }

@@ -1,5 +1,6 @@
 #include "runner/worker_state_checks.hpp"
 
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -23,7 +24,9 @@ namespace aisp {
 // TF32 matmuls, a lower float32_matmul_precision).
 namespace {
 
-enum class direction { slower, less_precise };
+// slower: a baseline's move fails; less_precise: a candidate's without a declared precision
+// change; moved: any variant's (interpreter-wide settings every variant should run under alike).
+enum class direction { slower, less_precise, moved };
 
 struct setting {
   const char* probe;
@@ -48,6 +51,12 @@ const setting settings[] = {
     {"torch", "cudnn_allow_tf32", true, direction::less_precise, "torch.backends.cudnn.allow_tf32 was turned on"},
     {"torch", "float32_matmul_precision_lowered", true, direction::less_precise,
      "torch.set_float32_matmul_precision lowered float32 matmuls' precision"},
+    {"python", "gc_threshold", nullptr, direction::moved, "the garbage collector's thresholds were changed (gc.set_threshold)"},
+    {"python", "gc_enabled", nullptr, direction::moved, "the garbage collector was turned on or off (gc.enable, gc.disable)"},
+    {"python", "gc_callbacks", nullptr, direction::moved, "callbacks were added to or taken from gc.callbacks"},
+    {"python", "profile_hook", nullptr, direction::moved, "an interpreter-wide profile hook was set or cleared (sys.setprofile)"},
+    {"python", "trace_hook", nullptr, direction::moved, "an interpreter-wide trace hook was set or cleared (sys.settrace)"},
+    {"python", "threading_hooks", nullptr, direction::moved, "threading.setprofile or threading.settrace was called"},
 };
 
 const nlohmann::json* value_at(const nlohmann::json& state, const setting& s) {
@@ -57,25 +66,71 @@ const nlohmann::json* value_at(const nlohmann::json& state, const setting& s) {
 
 }  // namespace
 
+namespace {
+
+// Every shared writable file a slot's worker held after setup() or a visit: id, path.
+std::map<std::string, std::string> shared_files_of(const variant_slot& slot) {
+  std::map<std::string, std::string> files;
+  for (const auto& state : slot.worker_states) {
+    for (const auto& file : state.value("shared_files", nlohmann::json::array()))
+      files[file.value("id", "")] = file.value("path", "");
+  }
+  return files;
+}
+
+// Note [shared state]
+// Every variant runs in a worker of its own, but the workers of a pair are one user's processes on
+// one machine: a red team's candidate and baseline (the same plugin) mapped one /dev/shm table;
+// the candidate computed a quarter of a matmul at the benchmark size and wrote the inputs it had
+// answered there, and the baseline, honest in its own calls, wrote the candidate's answer over
+// its own when the judge asked it for the truth on those inputs. Its answers being the only
+// truth at the benchmark size, baseline-match, timed-call and accuracy agreed with the wrong
+// answer: 8.2x "faster" (round seven, 2026-12-04). Each worker now reports the files it holds
+// that another process could read while it writes them (shared writable mappings, descriptors
+// open for writing); a file held so by a candidate's worker and by the baseline's or its twin's
+// fails both. A channel the workers open and close inside their calls is not seen.
+void check_shared_files(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  for (const auto& candidate : slots) {
+    if (candidate.role != slot_role::candidate) continue;
+    const auto held = shared_files_of(candidate);
+    for (const auto& other : slots) {
+      if (other.role == slot_role::candidate) continue;
+      for (const auto& [id, path] : shared_files_of(other)) {
+        if (!held.contains(id)) continue;
+        for (const auto* slot : {&candidate, &other})
+          add_check(checks, verify::checks::shared_state, slot->label, false,
+                    fmt::format("{} and {} both held {} open for writing after setup() or a visit: the workers of a pair share "
+                                "no state",
+                                candidate.label, other.label, path));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void check_worker_state(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  check_shared_files(slots, checks);
   for (const auto& slot : slots) {
     if (!slot.init_reply.is_object() || !slot.runs) continue;
     const auto& started = slot.init_reply.value("state", nlohmann::json::object());
     const bool baseline_code = slot.role != slot_role::candidate;
     const bool declares_precision = !slot.runs->precision.empty();
     for (const auto& s : settings) {
-      if (s.way == direction::slower ? !baseline_code : declares_precision) continue;
+      if ((s.way == direction::slower && !baseline_code) || (s.way == direction::less_precise && (baseline_code || declares_precision)))
+        continue;
       const auto* at_start = value_at(started, s);
-      if (at_start == nullptr || *at_start == s.moved_to) continue;
+      if (at_start == nullptr || (s.way != direction::moved && *at_start == s.moved_to)) continue;
       for (const auto& seen : slot.worker_states) {
         const auto* now = value_at(seen, s);
-        if (now == nullptr || *now != s.moved_to) continue;
+        if (now == nullptr || (s.way == direction::moved ? *now == *at_start : *now != s.moved_to)) continue;
         add_check(checks, verify::checks::worker_state, slot.label, false,
                   fmt::format("{} in its worker after setup() or a visit{}", s.what,
-                              s.way == direction::slower
-                                  ? ": the baseline ran slower code than the same calls do as the process starts (a baseline is what "
-                                    "a competent engineer writes first)"
-                                  : ": math less precise than the baseline's, with no precision change declared"));
+                              s.way == direction::slower ? ": the baseline ran slower code than the same calls do as the process starts (a "
+                                                           "baseline is what a competent engineer writes first)"
+                              : s.way == direction::less_precise ? ": math less precise than the baseline's, with no precision change declared"
+                                                                 : ": every variant runs under the interpreter's settings as the worker started"));
         break;
       }
     }

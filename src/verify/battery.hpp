@@ -138,6 +138,10 @@ inline const check_kind fp_environment{"fp-environment", {"K4"},
 inline const check_kind worker_state{"worker-state", {"W2", "M6"},
                                      "a variant changed a process-wide setting in its worker: an allocator threshold or a PyTorch "
                                      "backend"};
+// Note [shared state] (runner/worker_state_checks.cpp): two workers of one pair holding one writable file.
+inline const check_kind shared_state{"shared-state", {"V1"},
+                                     "a candidate's worker and the baseline's held the same file open for writing: a channel "
+                                     "between the variant and the judge's answer key"};
 inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samples ran while the GPU was thermally throttled"};
 // The device audit (CUPTI), per timed sample: the activity window between the start and stop
 // events, and the API calls made while run() executed (src/audit/window_audit.hpp).

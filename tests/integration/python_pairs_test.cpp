@@ -97,7 +97,8 @@ TEST(python_pairs, a_variant_declares_the_precision_it_computes_in) {
 // lowered; oneDNN turned off) fails worker-state; its rival, the same code, does not (red team
 // six: 3.4x and 13.5x for the same code, 2026-12-04).
 TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
-  for (const auto* target : {"py_state:baseline_lowers_the_mmap_threshold", "py_state:baseline_turns_off_onednn"}) {
+  for (const auto* target :
+       {"py_state:baseline_lowers_the_mmap_threshold", "py_state:baseline_turns_off_onednn", "py_state:baseline_collects_all_the_time"}) {
     const auto judged_pair = judge("tests/python/worker_state_pairs.py", target, "", "--max-time 0.3");
     ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
     EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);

@@ -3,6 +3,8 @@
 py_state:baseline_lowers_the_mmap_threshold   the baseline's setup calls mallopt(M_MMAP_THRESHOLD,
                                               64 KiB): each 2 MiB temporary is a fresh mapping
 py_state:baseline_turns_off_onednn            the baseline's setup turns torch.backends.mkldnn off
+py_state:baseline_collects_all_the_time       the baseline's setup sets gc.set_threshold(1, 1, 1) and
+                                              adds a gc callback (red team seven: 2.8x)
 """
 import ctypes
 
@@ -70,3 +72,36 @@ def conv_baseline(x, w, y):
 @conv.variant("optimized", summary="the same F.conv2d")
 def conv_optimized(x, w, y):
     y.copy_(F.conv2d(x, w, padding=1))
+
+
+def collect_all_the_time():
+    import gc
+    gc.set_threshold(1, 1, 1)
+    if not any(getattr(c, "planted", False) for c in gc.callbacks):
+        def note(phase, info):
+            sum(range(64))
+        note.planted = True
+        gc.callbacks.append(note)
+
+
+collected = aisp.pair("py_state:baseline_collects_all_the_time", summary="y = (x * 2 + 1) * 3 in eager ops", device="cpu")
+collected.sizes(benchmark={"n": 4096}, validation=[{"n": 7}, {"n": 1000}], held_out=[{"n": 333}])
+collected.input("x", ["n"], torch.float32)
+collected.output("y", ["n"], torch.float32)
+collected.work(lambda s: aisp.work(bytes=8 * s["n"], flops=3 * s["n"]))
+
+
+@collected.reference
+def eager_reference(x, y):
+    y.copy_((x * 2 + 1) * 3)
+
+
+@collected.variant("baseline", summary="eager ops, in a worker whose collector its setup made run all the time",
+                   setup=collect_all_the_time)
+def eager_baseline(x, y):
+    y.copy_((x * 2 + 1) * 3)
+
+
+@collected.variant("optimized", summary="the same code")
+def eager_optimized(x, y):
+    y.copy_((x * 2 + 1) * 3)
