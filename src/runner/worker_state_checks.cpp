@@ -25,7 +25,9 @@ namespace aisp {
 namespace {
 
 // slower: a baseline's move fails; less_precise: a candidate's without a declared precision
-// change; moved: any variant's (interpreter-wide settings every variant should run under alike).
+// change; moved: a baseline's move either way (interpreter-wide settings every variant should
+// run under alike; a candidate's are not judged yet: whether torch.compile's own machinery moves
+// the collector's settings has not been read on a device).
 enum class direction { slower, less_precise, moved };
 
 struct setting {
@@ -88,7 +90,9 @@ std::map<std::string, std::string> shared_files_of(const variant_slot& slot) {
 // answer: 8.2x "faster" (round seven, 2026-12-04). Each worker now reports the files it holds
 // that another process could read while it writes them (shared writable mappings, descriptors
 // open for writing); a file held so by a candidate's worker and by the baseline's or its twin's
-// fails both. A channel the workers open and close inside their calls is not seen.
+// fails both. A channel the workers open and close inside their calls is not seen. Host pairs
+// only so far: which files the CUDA driver and NCCL hold shared in every worker of a GPU pair has
+// not been read on a device yet, and a check that fails every GPU pair would be worse than none.
 void check_shared_files(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   for (const auto& candidate : slots) {
     if (candidate.role != slot_role::candidate) continue;
@@ -110,15 +114,15 @@ void check_shared_files(const std::vector<variant_slot>& slots, std::vector<chec
 
 }  // namespace
 
-void check_worker_state(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
-  check_shared_files(slots, checks);
+void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, std::vector<check_result>& checks) {
+  if (host_pair) check_shared_files(slots, checks);
   for (const auto& slot : slots) {
     if (!slot.init_reply.is_object() || !slot.runs) continue;
     const auto& started = slot.init_reply.value("state", nlohmann::json::object());
     const bool baseline_code = slot.role != slot_role::candidate;
     const bool declares_precision = !slot.runs->precision.empty();
     for (const auto& s : settings) {
-      if ((s.way == direction::slower && !baseline_code) || (s.way == direction::less_precise && (baseline_code || declares_precision)))
+      if ((s.way != direction::less_precise && !baseline_code) || (s.way == direction::less_precise && (baseline_code || declares_precision)))
         continue;
       const auto* at_start = value_at(started, s);
       if (at_start == nullptr || (s.way != direction::moved && *at_start == s.moved_to)) continue;

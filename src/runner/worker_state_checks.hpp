@@ -11,6 +11,7 @@ namespace aisp {
 // A baseline (or its twin) that turned a setting toward slower code than its worker started
 // with, and a candidate declaring no precision change that turned one toward less precise math,
 // fail worker-state.
-void check_worker_state(const std::vector<variant_slot>& slots, std::vector<check_result>& checks);
+// `host_pair`: shared files are judged on host pairs (Note [shared state]).
+void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, std::vector<check_result>& checks);
 
 }  // namespace aisp
