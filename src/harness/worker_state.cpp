@@ -94,13 +94,13 @@ extern "C" __attribute__((visibility("default"))) void aisp_register_state_probe
 
 namespace aisp {
 
-nlohmann::json read_worker_state() {
+nlohmann::json read_worker_state(bool shared_files) {
   // Twice: another thread's allocation between the readings of one probe reads as ours.
   const auto first = megabyte_block_fate();
   const auto second = megabyte_block_fate();
   nlohmann::json state = {{"allocator",
                            {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}},
-                          {"shared_files", shared_writable_files()}};
+                          {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()}};
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

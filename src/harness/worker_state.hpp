@@ -12,7 +12,8 @@ extern "C" void aisp_register_state_probe(const char* name, const char* (*probe)
 
 namespace aisp {
 
-// {"allocator": {...}, <each registered probe's name>: {...}}.
-[[nodiscard]] nlohmann::json read_worker_state();
+// {"allocator": {...}, "shared_files": [...] (with `shared_files`: a GPU worker's /proc/self/maps
+// is long, and shared-state judges host pairs only), <each registered probe's name>: {...}}.
+[[nodiscard]] nlohmann::json read_worker_state(bool shared_files);
 
 }  // namespace aisp

@@ -206,7 +206,7 @@ class worker {
               {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))},
               {"fp_control", floating_point_mode()},  // Note [floating-point environment]: after setup()
               {"timers", armed_timers()},             // Note [armed timers]
-              {"state", read_worker_state()}};        // Note [worker state]
+              {"state", read_worker_state(host_pair_)}};        // Note [worker state]
     }
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
@@ -302,7 +302,7 @@ class worker {
                   {"library_precision", take_library_precision()},
                   {"fp_control", floating_point_mode()},  // Note [floating-point environment]
                   {"timers", armed_timers()},             // Note [armed timers]
-                  {"state", read_worker_state()},         // Note [worker state]
+                  {"state", read_worker_state(host_pair_)},         // Note [worker state]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
                            {"before_window_cpu_s", before_window_cpu_s}, {"child_helpers_cpu_s", child_helpers_cpu_s},
@@ -408,15 +408,17 @@ class worker {
     }
     // Note [warm heap]: a host pair's temporaries reuse touched pages, not the harness's growth.
     if (declared->where() == backend::host) (void)warm_host_heap();
+    host_pair_ = declared->where() == backend::host;
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
             {"threads_at_start", sandboxed_.threads_at_start}, {"stray_channel_copies", sandboxed_.stray_channel_copies},
             {"interposed_clocks", interposed_clocks()}, {"unified_memory_counters", unified_memory},
-            {"state", read_worker_state()}};  // Note [worker state]: before any variant code but the pair file's
+            {"state", read_worker_state(host_pair_)}};  // Note [worker state]: before any variant code but the pair file's
   }
 
   sandbox_state sandboxed_;
+  bool host_pair_ = false;  // Note [shared state]: judged on host pairs, so read there only
   reply_channel& replies_;  // a verified sample's record goes out at once (Note [verified after the call])
   std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
   std::unique_ptr<rank_communicator> communicator_;  // outlives the session that uses it
