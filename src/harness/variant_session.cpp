@@ -413,6 +413,15 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   return report;
 }
 
+std::vector<std::pair<const void*, std::size_t>> variant_session::host_input_ranges() const {
+  std::vector<std::pair<const void*, std::size_t>> ranges;
+  if (!buffers_ || pair_.where() != backend::host) return ranges;
+  for (const auto& b : buffers_->all()) {
+    if (b.spec.role == buffer_role::input && b.data != nullptr) ranges.emplace_back(b.data, b.bytes());
+  }
+  return ranges;
+}
+
 std::vector<sample_record> variant_session::sample(const sample_plan& plan,
                                                    const verified_sink& verified) {
   AISP_EXPECTS(sampler_ != nullptr, "sample() before load()");

@@ -161,6 +161,8 @@ class variant_session {
   // Something that pins data in L2 outside the pair's declaration: a window on the harness's
   // stream, or a persisting-L2 set-aside (X4); "" when neither.
   [[nodiscard]] std::string access_policy_in_force() const;
+  // Note [worker state]: the host inputs' address ranges (none before load() or on a GPU pair).
+  [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> host_input_ranges() const;
   // New input data at the same addresses (fresh seed, or exact integers).
   void refill(std::uint64_t seed, input_values values);
   // The same data at new addresses: new buffers, setup() again, nothing reused.

@@ -7,6 +7,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -14,6 +15,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -88,19 +91,48 @@ nlohmann::json shared_writable_files() {
 
 }  // namespace
 
+// The first registration of a name holds: pair code calling this later (a Python pair through
+// ctypes) cannot put its own reading in place of the bridge's.
 extern "C" __attribute__((visibility("default"))) void aisp_register_state_probe(const char* name, const char* (*probe)()) {
-  if (name != nullptr && probe != nullptr) probes()[name] = probe;
+  if (name != nullptr && probe != nullptr) probes().try_emplace(name, probe);
 }
+
+namespace {
+
+// Note [protected inputs]: whether any page of the host inputs is mapped without write access.
+// A red team's candidate made its input read-only in setup() with a SIGSEGV handler of its own:
+// the harness's fill of fresh inputs before each call then faulted page by page into the
+// handler, which computed the answer from each finished page, untimed; run() only copied it and
+// locked the input again. 112.8x for the same loop (round eight, 2026-12-04). The input is left
+// locked between calls, so after setup() and after every visit it reads here.
+bool inputs_write_protected(const std::vector<std::pair<const void*, std::size_t>>& inputs) {
+  if (inputs.empty()) return false;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long long start = 0;
+    unsigned long long end = 0;
+    char perms[5] = {};
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s", &start, &end, perms) != 3 || perms[1] == 'w') continue;
+    for (const auto& [data, bytes] : inputs) {
+      const auto first = reinterpret_cast<std::uintptr_t>(data);
+      if (bytes > 0 && first < end && first + bytes > start) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 namespace aisp {
 
-nlohmann::json read_worker_state(bool shared_files) {
+nlohmann::json read_worker_state(bool shared_files, const std::vector<std::pair<const void*, std::size_t>>& inputs) {
   // Twice: another thread's allocation between the readings of one probe reads as ours.
   const auto first = megabyte_block_fate();
   const auto second = megabyte_block_fate();
   nlohmann::json state = {{"allocator",
                            {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}},
-                          {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()}};
+                          {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()},
+                          {"buffers", {{"inputs_write_protected", inputs_write_protected(inputs)}}}};
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

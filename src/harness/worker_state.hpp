@@ -14,6 +14,8 @@ namespace aisp {
 
 // {"allocator": {...}, "shared_files": [...] (with `shared_files`: a GPU worker's /proc/self/maps
 // is long, and shared-state judges host pairs only), <each registered probe's name>: {...}}.
-[[nodiscard]] nlohmann::json read_worker_state(bool shared_files);
+// `inputs`: the host inputs' ranges, whose pages must still be writable (a variant that made them
+// read-only ran its own fault handler inside the harness's fill).
+[[nodiscard]] nlohmann::json read_worker_state(bool shared_files, const std::vector<std::pair<const void*, std::size_t>>& inputs = {});
 
 }  // namespace aisp

@@ -206,7 +206,7 @@ class worker {
               {"load", load_report_to_json(session_->load(work, request.value("warmup", true), request.value("benchmark", false)))},
               {"fp_control", floating_point_mode()},  // Note [floating-point environment]: after setup()
               {"timers", armed_timers()},             // Note [armed timers]
-              {"state", read_worker_state(host_pair_)}};        // Note [worker state]
+              {"state", read_worker_state(host_pair_, session_->host_input_ranges())}};  // Note [worker state]
     }
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
@@ -302,7 +302,7 @@ class worker {
                   {"library_precision", take_library_precision()},
                   {"fp_control", floating_point_mode()},  // Note [floating-point environment]
                   {"timers", armed_timers()},             // Note [armed timers]
-                  {"state", read_worker_state(host_pair_)},         // Note [worker state]
+                  {"state", read_worker_state(host_pair_, session_->host_input_ranges())},  // Note [worker state]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
                            {"busy_other_threads", busy_other_threads}, {"process_cpu_s", process_cpu_s},
                            {"before_window_cpu_s", before_window_cpu_s}, {"child_helpers_cpu_s", child_helpers_cpu_s},

@@ -28,7 +28,7 @@ namespace {
 // change; moved: a baseline's move either way (interpreter-wide settings every variant should
 // run under alike; a candidate's are not judged yet: whether torch.compile's own machinery moves
 // the collector's settings has not been read on a device).
-enum class direction { slower, less_precise, moved };
+enum class direction { slower, less_precise, moved, any_variant };
 
 struct setting {
   const char* probe;
@@ -53,6 +53,9 @@ const setting settings[] = {
     {"torch", "cudnn_allow_tf32", true, direction::less_precise, "torch.backends.cudnn.allow_tf32 was turned on"},
     {"torch", "float32_matmul_precision_lowered", true, direction::less_precise,
      "torch.set_float32_matmul_precision lowered float32 matmuls' precision"},
+    {"buffers", "inputs_write_protected", true, direction::any_variant,
+     "its inputs' pages were left without write access (Note [protected inputs]): the harness's fill of fresh inputs ran "
+     "the variant's own fault handler, untimed"},
     {"python", "gc_threshold", nullptr, direction::moved, "the garbage collector's thresholds were changed (gc.set_threshold)"},
     {"python", "gc_enabled", nullptr, direction::moved, "the garbage collector was turned on or off (gc.enable, gc.disable)"},
     {"python", "gc_callbacks", nullptr, direction::moved, "callbacks were added to or taken from gc.callbacks"},
@@ -122,7 +125,8 @@ void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, 
     const bool baseline_code = slot.role != slot_role::candidate;
     const bool declares_precision = !slot.runs->precision.empty();
     for (const auto& s : settings) {
-      if ((s.way != direction::less_precise && !baseline_code) || (s.way == direction::less_precise && (baseline_code || declares_precision)))
+      if (((s.way == direction::slower || s.way == direction::moved) && !baseline_code) ||
+          (s.way == direction::less_precise && (baseline_code || declares_precision)))
         continue;
       const auto* at_start = value_at(started, s);
       if (at_start == nullptr || (s.way != direction::moved && *at_start == s.moved_to)) continue;
@@ -134,7 +138,8 @@ void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, 
                               s.way == direction::slower ? ": the baseline ran slower code than the same calls do as the process starts (a "
                                                            "baseline is what a competent engineer writes first)"
                               : s.way == direction::less_precise ? ": math less precise than the baseline's, with no precision change declared"
-                                                                 : ": every variant runs under the interpreter's settings as the worker started"));
+                              : s.way == direction::moved        ? ": every variant runs under the interpreter's settings as the worker started"
+                                                                 : ""));
         break;
       }
     }

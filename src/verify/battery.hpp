@@ -135,7 +135,7 @@ inline const check_kind fp_environment{"fp-environment", {"K4"},
                                        "the variant's thread ran with another floating-point mode than the baseline's (flush-to-zero, "
                                        "denormals-are-zero, rounding)"};
 // Note [worker state] (runner/worker_state_checks.cpp): a process-wide setting changed in a worker.
-inline const check_kind worker_state{"worker-state", {"W2", "M6"},
+inline const check_kind worker_state{"worker-state", {"W2", "M6", "X7"},
                                      "a variant changed a process-wide setting in its worker: an allocator threshold or a PyTorch "
                                      "backend"};
 // Note [shared state] (runner/worker_state_checks.cpp): two workers of one pair holding one writable file.
