@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "support/edit_distance.hpp"
+
 namespace aisp::bridge {
 
 using nlohmann::json;
@@ -140,26 +142,6 @@ std::vector<declared_buffer> declare_common(pair& p, const json& declared) {
     p.host_threads(threads, declared.contains("threads_reason") ? text_of(declared["threads_reason"], "threads_reason") : "");
   return buffers;
 }
-
-namespace {
-
-// Edits (insert, delete, replace) from a to b.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-}  // namespace
 
 void refuse_unknown_fields(const json& object, const std::vector<std::string>& known, const std::string& where) {
   if (!object.is_object()) return;

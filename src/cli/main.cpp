@@ -17,10 +17,13 @@
 #include "aisp/check.hpp"
 #include "cli/commands.hpp"
 #include "hw/system_info.hpp"
+#include "support/edit_distance.hpp"
 #include "support/readable_error.hpp"
 #include "support/shell_quote.hpp"
 
 namespace {
+
+using aisp::edit_distance;
 
 // argv as one line a shell would split back into the same words (plain words stay unquoted).
 std::string shell_quoted(int argc, char** argv) {
@@ -64,22 +67,6 @@ std::optional<std::string> command_path_error(const CLI::App& app, int argc, cha
     at = *next;
     path += " " + std::string(word);
   }
-}
-
-// The edits (insert, delete, replace a character) that make one word the other.
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 // An option the command does not take (`aisp bench run --target ch07`): CLI11 says "The following
