@@ -195,11 +195,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     }
   }
   slot.result.sampling_s += wall_s;
-  if (!audited) {
-    slot.costs.timed_sample_s += wall_s;
-    slot.costs.timed_gap_s.push_back(judge_wall_s - wall_s);  // Note [slow worker clock]
-    slot.costs.timed_account_s.push_back(wall_s);
-  }
+  if (!audited) slot.costs.timed_sample_s += wall_s;
   slot.sample_wall_estimate_s = wall_s / count;
   keep_verified_samples(slot, reply);
   if (const auto policy = reply.value("access_policy", std::string()); !policy.empty() && slot.access_policy.empty()) slot.access_policy = policy;
@@ -591,13 +587,14 @@ namespace {
 
 constexpr double clock_read_allowance_s = 2e-6;
 
-}  // namespace
-
+// Its median sample's span on the worker's clock over the counter's at `rate` ticks a second.
 double clock_against_counter(const variant_slot& slot, double rate) {
   std::vector<double> ratios;
   for (const auto& [span_s, ticks] : slot.clocked_spans) ratios.push_back(span_s / (static_cast<double>(ticks) / rate));
   return stats::median_of(ratios);
 }
+
+}  // namespace
 
 void check_worker_clock(const variant_slot& slot, std::vector<check_result>& checks) {
   const double rate = timestamp_counter_rate();
@@ -725,10 +722,6 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};
   if (const double rate = timestamp_counter_rate(); rate > 0 && !slot.clocked_spans.empty())  // Note [slow worker clock]
     result.visit_cost["clock_against_counter"] = clock_against_counter(slot, rate);
-  if (!slot.costs.timed_gap_s.empty()) {
-    result.visit_cost["timed_gap_median_s"] = stats::median_of(slot.costs.timed_gap_s);
-    result.visit_cost["timed_account_median_s"] = stats::median_of(slot.costs.timed_account_s);
-  }
   result.clock_event_reasons = clock_event_reason_names(slot.clock_event_reasons);
   if (result.stats.median > 0) {
     result.achieved_bytes_per_s = work.bytes / result.stats.median;

@@ -51,8 +51,6 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
 // Host pairs run in the worker only (an executable pair's program is another process).
 // Note [slow worker clock]: a host worker's timed spans against the CPU's timestamp counter.
 void check_worker_clock(const variant_slot& slot, std::vector<check_result>& checks);
-// Its median sample's span on the worker's clock over the counter's at `rate` ticks a second.
-[[nodiscard]] double clock_against_counter(const variant_slot& slot, double rate);
 void check_threads_used(const worker_cpu_time& cpu, int declared_threads, bool executable, const std::string& label,
                         std::vector<check_result>& checks);
 // Note [host idle]: a host variant's worker off the CPU through most of its timed spans (S2, L1).

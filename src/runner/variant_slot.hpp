@@ -58,11 +58,6 @@ struct visit_costs {
   int audited_visits = 0;
   double audited_request_s = 0;
   double telemetry_s = 0;
-  // Per timed visit, the judge's wall time less the worker's own account of its samples (each
-  // sample's cost_s, on the worker's clock), and that account: results show their medians
-  // (a worker whose clock hid half of each call read 5.4 ms against 0.3-2 ms).
-  std::vector<double> timed_gap_s;
-  std::vector<double> timed_account_s;
 };
 
 // Note [two clocks]: audited samples whose reported span was set against the audit's timestamps.
