@@ -1,11 +1,7 @@
 #include "runner/suite_runner.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstring>
 #include <functional>
 #include <future>
