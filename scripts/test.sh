@@ -15,6 +15,6 @@ if [ -z "${AISP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null && ! command 
   echo "dashboard test skipped: no Chromium found (scripts/setup.sh installs Debian's chromium)"
 fi
 if [ "$status" -ne 0 ]; then
-  scripts/failure_digest.sh
+  scripts/failure_digest.sh || true
   exit "$status"
 fi

@@ -45,6 +45,22 @@ std::string_view worker_failure_name(worker_failure_kind kind) {
   return "?";
 }
 
+namespace {
+
+// Note [worker descriptors]: a worker starts with the channel and its log (0, 1, 2) and nothing
+// else of the judge's. Whatever launched the judge (a CI runner, a shell's `exec 7>log`) may have
+// left descriptors open without close-on-exec; inherited by every worker, one such file would be
+// "held by both" for `shared-state`, and it is a way for workers to reach each other besides.
+// Async-signal-safe: runs in the forked child.
+void close_inherited_descriptors() {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return;
+#endif
+  for (int fd = 3; fd < 65536; ++fd) close(fd);
+}
+
+}  // namespace
+
 std::string current_executable() {
   std::vector<char> path(4096);
   const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
@@ -92,6 +108,7 @@ worker_process::worker_process(const std::string& executable, const std::string&
     if (dup2(to_child[0], STDIN_FILENO) < 0 || dup2(from_child[1], STDOUT_FILENO) < 0 ||
         dup2(log_fd, STDERR_FILENO) < 0)
       _exit(126);
+    close_inherited_descriptors();
     sandbox::confine_before_exec(static_cast<pid_t>(syscall(SYS_getpid)), allow_subprocesses);
     execve(program.c_str(), argv, environment.data());
     _exit(127);

@@ -7,13 +7,15 @@
 
 #include <string>
 
+#include "hw/system_info.hpp"
+
 namespace aisp::testing {
 
 inline bool gpu_usable(std::string& why) {
   int count = 0;
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess || count == 0) {
-    why = status != cudaSuccess ? cudaGetErrorString(status) : "no CUDA device";
+    why = ::aisp::gpu_absence_reason(status);  // the words `aisp info` uses
     return false;
   }
   return true;

@@ -175,6 +175,24 @@ TEST(bench_run, trace_needs_the_audit_and_creates_its_folder) {
   EXPECT_NE(run.output.find("[trace] 1 host pair gets no trace"), std::string::npos) << run.output;
 }
 
+// Note [worker descriptors]: a file the launcher left open for writing (a CI runner's log, a
+// shell's `exec 7>>log`) reached every worker, and `shared-state` failed every honest host pair
+// as "both held it" (CI, 2026-12-04). The workers start without it, so no check sees it.
+TEST(bench_run, a_file_the_launcher_left_open_is_not_shared_by_the_workers) {
+  const auto dir = fresh_dir("inherited_fd");
+  std::filesystem::create_directories(dir);
+  const auto run = run_command("exec 7>>" + dir + "/launcher.log; " + aisp::testing::aisp_binary() +
+                               " bench run --targets labs/host:transpose --size rows=512 --size cols=512 --max-time 1"
+                               " --min-time 0.1 --history none --quiet --artifacts-dir " + dir + "/a");
+  const auto results = read_json(dir + "/a/results.json");
+  ASSERT_FALSE(results["pairs"].empty()) << run.output;
+  // Only failed checks are listed one by one; before the fix each variant had a failed
+  // shared-state entry naming launcher.log.
+  for (const auto& check : results["pairs"][0]["checks"])
+    EXPECT_FALSE(check.value("check", "") == "shared-state" && !check.value("passed", true)) << check.dump();
+  std::filesystem::remove_all(dir);
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);
