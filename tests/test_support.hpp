@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "verify/battery.hpp"
+
 namespace aisp::testing {
 
 struct command_result {
@@ -81,15 +83,8 @@ inline bool all_speedups_faster(const std::string& results_path) {
   return any;
 }
 
-// Checks a loaded machine can fail on honest code: samples preempted past 5x the median, a pair
-// whose time ran out before its minimum samples, a host ceiling measured while the CPUs were
-// busy, page faults of a starved process (CI, 2-core machine, 2026-11-28), a host worker that
-// waited for a CPU more than it ran (host-idle: runnable is not running).
-inline bool load_sensitive_check(const std::string& check) {
-  // late-look: a burst of load in a look's 20 samples; threads-used: a helper starved of its core.
-  return check == "outliers" || check == "sample-count" || check == "speed-of-light" || check == "page-faults" ||
-         check == "host-idle" || check == "timed-slower" || check == "late-look" || check == "threads-used";
-}
+// Checks a loaded machine can fail on honest code (verify::checks::load_sensitive).
+inline bool load_sensitive_check(const std::string& check) { return ::aisp::verify::checks::load_sensitive(check); }
 
 // Whether the failed checks of a results.json (of `variant` only, where one is named) are all
 // load-sensitive (and there is at least one): a test whose point is not those checks retakes

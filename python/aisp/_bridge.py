@@ -155,40 +155,108 @@ def teardown(key):
         binding.variant["teardown"](binding.state)
 
 
-def backend_state():
-    """Note [worker state]: torch's process-wide switches that change how fast (or how precisely)
-    the same code runs, read by the worker outside timed windows; {} before torch is imported."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return "{}"
-    try:
-        backends = torch.backends
-        state = {"mkldnn_enabled": bool(backends.mkldnn.enabled),
-                 "cudnn_enabled": bool(backends.cudnn.enabled),
-                 "cudnn_deterministic": bool(backends.cudnn.deterministic),
-                 "cudnn_allow_tf32": bool(backends.cudnn.allow_tf32),
-                 "matmul_allow_tf32": bool(backends.cuda.matmul.allow_tf32),
-                 "deterministic_algorithms": bool(torch.are_deterministic_algorithms_enabled()),
-                 "float32_matmul_precision_lowered": torch.get_float32_matmul_precision() != "highest"}
-    except Exception as error:  # an older torch without one of them: what it has is enough
-        return json.dumps({"unreadable": _one_line(error)})
-    return json.dumps(state)
+_state_watch = None  # (readers, functions): taken by the worker before any pair file is imported
+
+# torch._C's getters of the process-wide switches that change how fast (or how precisely) the
+# same code runs: (key, getter, kind) for the worker's readers.
+_TORCH_SWITCHES = (("mkldnn_enabled", "_get_mkldnn_enabled", "bool"),
+                   ("cudnn_enabled", "_get_cudnn_enabled", "bool"),
+                   ("cudnn_deterministic", "_get_cudnn_deterministic", "bool"),
+                   ("cudnn_allow_tf32", "_get_cudnn_allow_tf32", "bool"),
+                   ("matmul_allow_tf32", "_get_cublas_allow_tf32", "bool"),
+                   ("deterministic_algorithms", "_get_deterministic_algorithms", "bool"),
+                   ("float32_matmul_precision_lowered", "_get_float32_matmul_precision", "not highest"))
 
 
-def interpreter_state():
-    """Note [worker state]: the interpreter-wide settings every variant should run under alike:
-    the garbage collector's (a red team's baseline lowered its thresholds and added a callback,
-    2.8x for the same code) and the profile and trace hooks."""
+# torch._C's setters of the switches a baseline could turn toward slower code only inside its
+# calls, restoring them before returning (red team eight: oneDNN off in a decorator, 13.4x):
+# (key, setter, the slower value). Each is replaced by one that counts the slower settings.
+_SLOWER_SETTINGS = (("mkldnn_turned_off", "_set_mkldnn_enabled", False),
+                    ("cudnn_turned_off", "_set_cudnn_enabled", False),
+                    ("cudnn_deterministic_turned_on", "_set_cudnn_deterministic", True),
+                    ("deterministic_algorithms_turned_on", "_set_deterministic_algorithms", True))
+
+
+def _counted_setter(original, slower, counted):
+    def setter(value, *rest, **named):
+        if bool(value) == slower and len(counted) < 1000:
+            counted.append(None)
+        return original(value, *rest, **named)
+    return setter
+
+
+def _count_slower_settings(torch):
+    """Replaces each setter of _SLOWER_SETTINGS, in torch._C and in torch.backends' properties,
+    with one that counts the slower settings; returns the readers of the counts."""
+    readers = []
+    properties = [prop for name, module in list(sys.modules.items()) if name.startswith("torch.backends")
+                  for prop in vars(type(module)).values() if hasattr(prop, "setter") and hasattr(prop, "getter")]
+    for key, name, slower in _SLOWER_SETTINGS:
+        original = getattr(torch._C, name, None)
+        if original is None:
+            continue
+        counted = []
+        setter = _counted_setter(original, slower, counted)
+        setattr(torch._C, name, setter)
+        for prop in properties:
+            if prop.setter is original:
+                prop.setter = setter
+        readers.append(("torch", key, "text", len, (counted,)))
+    return readers
+
+
+def _watched_functions(torch):
+    """torch's public functions and modules, with the objects they are now (Note [watched python
+    state]): (owner, name, object, label) for each attribute that reads back as the same object."""
+    import torch.nn.functional  # noqa: F401: imported by most pair files anyway
+    owners = [(m.__name__, m) for m in (torch, torch.nn, torch.nn.functional)]
+    owners += [(f"torch.{name}", getattr(torch, name)) for name in ("linalg", "fft", "special") if hasattr(torch, name)]
+    owners += [("torch.Tensor", torch.Tensor)]
+    owners += [(f"torch.nn.{name}", value) for name, value in vars(torch.nn).items()
+               if isinstance(value, type) and issubclass(value, torch.nn.Module)]
+    watched = []
+    for prefix, owner in owners:
+        names = ["forward"] if isinstance(owner, type) and owner is not torch.Tensor else dir(owner)
+        for name in names:
+            try:
+                value = getattr(owner, name)
+                # A classmethod reads as a new object each time: nothing to compare it with.
+                if (callable(value) or inspect.ismodule(value)) and getattr(owner, name) is value:
+                    watched.append((owner, name, value, f"{prefix}.{name}"))
+            except Exception:  # noqa: BLE001: an attribute that cannot be read is not watched
+                continue
+    return tuple(watched)
+
+
+@_guarded
+def state_watch():
+    """Note [worker state], Note [watched python state]: the builtins that read the interpreter's
+    and torch's process-wide settings, and torch's functions as they are, taken by the worker
+    before any pair file is imported and kept outside Python (src/python_bridge/
+    python_state_watch.cpp): a pair file that replaces this module's functions or torch's getters
+    changes nothing the worker reads."""
+    global _state_watch
     import gc
     import threading
-    state = {"gc_threshold": list(gc.get_threshold()),
-             "gc_enabled": gc.isenabled(),
-             "gc_callbacks": len(gc.callbacks),
-             "profile_hook": sys.getprofile() is not None,
-             "trace_hook": sys.gettrace() is not None,
-             "threading_hooks": getattr(threading, "_profile_hook", None) is not None
-             or getattr(threading, "_trace_hook", None) is not None}
-    return json.dumps(state)
+    readers = [("python", "gc_threshold", "text", gc.get_threshold, ()),
+               ("python", "gc_enabled", "bool", gc.isenabled, ()),
+               ("python", "gc_callbacks", "text", len, (gc.callbacks,)),
+               ("python", "profile_hook", "not None", sys.getprofile, ()),
+               ("python", "trace_hook", "not None", sys.gettrace, ()),
+               ("python", "threading_profile_hook", "not None", getattr, (threading, "_profile_hook", None)),
+               ("python", "threading_trace_hook", "not None", getattr, (threading, "_trace_hook", None))]
+    functions = ()
+    try:
+        import torch
+    except ImportError:  # reported by load(), with the interpreter's name
+        torch = None
+    if torch is not None:
+        for key, getter, kind in _TORCH_SWITCHES:
+            if hasattr(torch._C, getter):  # an older or newer torch without one: what it has is enough
+                readers.append(("torch", key, kind, getattr(torch._C, getter), ()))
+        readers += _count_slower_settings(torch)
+        functions = _watched_functions(torch)
+    _state_watch = (tuple(readers), functions)
 
 
 @_guarded

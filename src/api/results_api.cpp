@@ -129,8 +129,9 @@ json list_runs(history_store& history, const run_filter& filter) {
   if (filter.limit < 1) throw api_error(fmt::format("limit must be at least 1, not {}", filter.limit));
   for (const auto& [name, bound] : {std::pair{"since", filter.since}, std::pair{"until", filter.until}}) {
     if (!bound.empty() && !is_date_prefix(bound))
-      throw contract_error(fmt::format("{} must be an ISO 8601 date or a prefix of one (2026-11, 2026-11-29, 2026-11-29T10:32), not '{}'",
-                                       name, bound));
+      throw contract_error(fmt::format("--{} (the API's `{}`) must be an ISO 8601 date or a prefix of one (2026-11, 2026-11-29, "
+                                       "2026-11-29T10:32), not '{}'",
+                                       name, name, bound));
   }
   json kept = json::array();
   for (auto& run : history.runs(filter.target)) {

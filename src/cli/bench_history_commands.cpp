@@ -24,6 +24,7 @@
 #include "results/launch_folders.hpp"
 #include "results/result_json.hpp"
 #include "results/report_formats.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -199,8 +200,8 @@ compared_runs runs_to_compare(const std::string& db, const std::string& a, const
 }  // namespace
 
 void add_bench_history_commands(CLI::App& bench, outcome& result) {
-  auto db = std::make_shared<std::string>("artifacts/aisp.db");
-  const auto add_db = [&](CLI::App* command) { command->add_option("--db", *db, "the history database (default artifacts/aisp.db)"); };
+  auto db = std::make_shared<std::string>(default_history_db());
+  const auto add_db = [&](CLI::App* command) { command->add_option("--db", *db, "the history database (default $AISP_DB, else $AISP_ARTIFACTS/aisp.db, else artifacts/aisp.db)"); };
 
   auto* history = bench.add_subcommand("history", "List the recorded runs, newest first; with --target, that pair's speedups per run.");
   auto filter = std::make_shared<api::run_filter>();
@@ -243,7 +244,11 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
       if (!folder.empty()) std::filesystem::remove_all(folder, ignored);
     });
     auto store = api::open_history(history_db);  // through the results API, as MCP's and serve's compare
-    const auto comparison = api::compare_checked(store, a, b);
+    auto comparison = api::compare_checked(store, a, b);
+    if (history_db != *db) {
+      comparison.folder_a = *run_a;
+      comparison.folder_b = *run_b;
+    }
     if (*strict && !comparison.warnings.empty()) {
       std::fprintf(stderr, "aisp: compare-runs --strict refused: %s\n", comparison.warnings.front().c_str());
       result.exit_code = 1;
@@ -256,7 +261,9 @@ void add_bench_history_commands(CLI::App& bench, outcome& result) {
     }
     const bool any_slower = std::any_of(comparison.changes.begin(), comparison.changes.end(),
                                         [](const variant_change& c) { return c.verdict == "slower"; });
-    result.exit_code = *fail_on_slower && any_slower ? 1 : 0;
+    // Nothing compared is no answer: a regression gate that compared nothing must not pass.
+    if (comparison.changes.empty()) std::fprintf(stderr, "aisp: compare-runs: the two runs share no target and variant\n");
+    result.exit_code = (*fail_on_slower && any_slower) || comparison.changes.empty() ? 1 : 0;
   });
 
   auto* expect = bench.add_subcommand("expectations",

@@ -18,7 +18,9 @@
 #include "results/quarantine.hpp"
 #include "runner/pair_host.hpp"
 #include "runner/target_selector.hpp"
+#include "verify/battery.hpp"
 #include "verify/tolerance.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -157,6 +159,13 @@ int explain(const std::vector<std::string>& queries, bool as_json) {
                 row["issue"].get<std::string>().c_str(), row["status"].get<std::string>().c_str(),
                 row["protection"].get<std::string>().c_str(), row["fixture"].get<std::string>().c_str());
   }
+  for (const auto& query : queries) {
+    if (verify::checks::load_sensitive(query))
+      std::printf("%s on a busy machine: other work preempts honest code too, and this check can fail it; the run's table "
+                  "says how busy the machine was (\"the machine was busy: ...\", other_work_cpus in results.json). Run "
+                  "again on a quiet machine before blaming the code.\n",
+                  query.c_str());
+  }
   return 0;
 }
 
@@ -253,12 +262,16 @@ void add_bench_inspect_commands(CLI::App& bench, outcome& result) {
   add_plugin_option(*audit_command, *audit_plugins);
   audit_command->callback([=, &result] {
     load_user_plugins(*audit_plugins);
-    AISP_EXPECTS(*audit_all || !audit_targets->empty(), "name --targets or --all");
-    result.exit_code = audit(*audit_all ? std::vector<std::string>{"all"} : *audit_targets, *audit_json);
+    // As `bench run`: with --plugin, --python or --exec and no --targets, their pairs.
+    std::vector<std::string> targets = *audit_all ? std::vector<std::string>{"all"} : *audit_targets;
+    if (targets.empty())
+      for (const auto& plugin : loaded_plugins()) targets.insert(targets.end(), plugin.targets.begin(), plugin.targets.end());
+    AISP_EXPECTS(!targets.empty(), "name --targets or --all (or a --plugin, --python or --exec file, whose pairs are audited)");
+    result.exit_code = audit(targets, *audit_json);
   });
 
   auto* report = bench.add_subcommand("quarantine-report", "List the quarantined targets and why (see --verify-phase quarantine).");
-  auto file = std::make_shared<std::string>("artifacts/quarantine.json");
+  auto file = std::make_shared<std::string>(artifacts_root() + "/quarantine.json");
   auto report_json = std::make_shared<bool>(false);
   report->add_option("--quarantine-file", *file, "the quarantine list (default artifacts/quarantine.json)");
   report->add_flag("--json", *report_json, "print machine-readable JSON");

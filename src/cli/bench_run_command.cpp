@@ -51,7 +51,7 @@ struct run_options {
   std::string artifacts_dir;
   std::string mode;  // "" = not chosen: cold, or a pair's own graph mode (Note [short calls])
   std::string phase = "gate";
-  std::string quarantine_file = "artifacts/quarantine.json";
+  std::string quarantine_file = artifacts_root() + "/quarantine.json";
   std::optional<std::uint64_t> seed;  // absent: a random seed, recorded in the results
   double max_time_s = 5;  // Note [sampling ceiling] in stopping_rule.hpp
   std::optional<double> min_time_s;  // default 0.25 (at most --max-time): Note [sampling floor] in src/stats/stopping_rule.hpp
@@ -83,7 +83,7 @@ struct run_options {
 };
 
 // A run's folder when --artifacts-dir is not given: artifacts/run-<time>-<pid>.
-std::string default_artifacts_dir() { return "artifacts/run-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(getpid()); }
+std::string default_artifacts_dir() { return artifacts_root() + "/run-" + utc_now("%Y%m%dT%H%M%SZ") + "-" + std::to_string(getpid()); }
 
 verify_phase parse_phase(const std::string& text) {
   if (text == "detect") return verify_phase::detect;
@@ -313,6 +313,8 @@ int run_here(const run_options& options, const std::string& command_line, const 
   const std::string history = no_history ? ""
                               : !options.history_db.empty()
                                   ? options.history_db
+                              : std::getenv("AISP_DB") != nullptr && *std::getenv("AISP_DB") != '\0'
+                                  ? default_history_db()
                                   : (run_folder.parent_path() / "aisp.db").string();
   suite_outputs outputs{config.artifacts_dir + "/results.json", options.json_path, history};
   // A terminal gets every line; a log (CI) gets each pair's phases indented under its "[i/n]"
@@ -354,7 +356,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
       ->expected(1, -1);
   add_plugin_option(command, options.plugins);
   command.add_option("--json", options.json_path, "also write the results JSON here");
-  command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: artifacts/run-<time>)");
+  command.add_option("--artifacts-dir", options.artifacts_dir, "where results and logs go (default: $AISP_ARTIFACTS/run-<time>, else artifacts/run-<time>)");
   command.add_option("--mode", options.mode,
                      "cold: L2 flushed before every sample (the default, but for pairs that declare short calls: graph); "
                      "hot: warm batches, for microsecond kernels; graph: batches replayed from a CUDA graph, the L2 "
@@ -425,7 +427,7 @@ void add_shared_options(CLI::App& command, run_options& options) {
                      "when it exists; see `bench expectations`)")
       ->check(CLI::ExistingFile);
   command.add_option("--history", options.history_db,
-                     "the SQLite results history (default: aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
+                     "the SQLite results history (default: $AISP_DB, else aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
                      "none = do not record");
   command.add_flag("--quiet", options.quiet, "no progress lines");
   add_launch_options(command, options.launch);

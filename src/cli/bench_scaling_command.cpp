@@ -21,6 +21,7 @@
 #include "runner/target_selector.hpp"
 #include "runner/worker_process.hpp"
 #include "support/shell_quote.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -87,7 +88,7 @@ void add_bench_scaling_command(CLI::App& bench, outcome& result) {
   auto* command = bench.add_subcommand("scaling", "Run one target at several sizes and show how its speedup scales.");
   auto target = std::make_shared<std::string>();
   auto sizes = std::make_shared<std::vector<std::string>>();
-  auto dir = std::make_shared<std::string>("artifacts/scaling");
+  auto dir = std::make_shared<std::string>(artifacts_root() + "/scaling");
   auto max_time = std::make_shared<double>(5);
   command->add_option("--target", *target, "one target, e.g. labs/host:matrix_sum")->required();
   command->add_option("--sizes", *sizes, "benchmark parameters, one per run: n=1024 n=65536 ...")->required()->expected(1, -1);

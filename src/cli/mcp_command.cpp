@@ -8,6 +8,7 @@
 #include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "mcp/mcp_server.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 
@@ -17,9 +18,9 @@ void add_mcp_command(CLI::App& app, outcome& result) {
                                  "Its tools list targets and runs, show a run or a pair, compare runs, give a target's\n"
                                  "history, explain a check and show the measured ceilings; start_run starts a run as a job\n"
                                  "that wait_job follows with progress notifications and cancel_job stops.");
-  auto db = std::make_shared<std::string>("artifacts/aisp.db");
-  mcp->add_option("--db", *db, "the history database (default artifacts/aisp.db, as the bench commands)");
-  auto jobs_dir = std::make_shared<std::string>("artifacts");
+  auto db = std::make_shared<std::string>(default_history_db());
+  mcp->add_option("--db", *db, "the history database (default $AISP_DB, else $AISP_ARTIFACTS/aisp.db, else artifacts/aisp.db, as the bench commands)");
+  auto jobs_dir = std::make_shared<std::string>(artifacts_root());
   mcp->add_option("--jobs-dir", *jobs_dir, "where the runs start_run starts keep their artifacts (default artifacts)");
   mcp->footer(
       "Tools: list_targets, list_runs, show_run, show_pair, compare_runs, target_history, explain_check,\n"

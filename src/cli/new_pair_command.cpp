@@ -94,10 +94,20 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   AISP_EXPECTS(out.good(), "could not write " + path.string());
 }
 
+// A --dir that names a file, or a folder that cannot be made, in one line (the filesystem's own
+// error named neither the option nor what to do, a user's walkthrough, 2026-12-04).
+void make_folder(const std::string& folder) {
+  std::error_code error;
+  AISP_EXPECTS(!std::filesystem::exists(folder, error) || std::filesystem::is_directory(folder, error),
+               "--dir " + folder + " is a file, not a folder: name a folder (it is made if missing)");
+  std::filesystem::create_directories(folder, error);
+  AISP_EXPECTS(!error, "--dir " + folder + ": cannot make the folder (" + error.message() + ")");
+}
+
 int new_python_pair(const std::string& target, const std::string& name, const std::string& folder) {
   const auto file = std::filesystem::path(folder) / (name + ".py");
   AISP_EXPECTS(!std::filesystem::exists(file), file.string() + " exists already: nothing written");
-  std::filesystem::create_directories(folder);
+  make_folder(folder);
   write_file(file, fmt::format(fmt::runtime(python_pair_template), fmt::arg("target", target), fmt::arg("name", name)));
   std::printf("wrote %s\nnext: fill the TODOs, then aisp bench verify --python %s\n", file.c_str(), file.c_str());
   return 0;
@@ -113,7 +123,7 @@ int new_pair(const std::string& target, const std::string& folder, bool python) 
   if (python) return new_python_pair(target, name, folder);
   const auto file = std::filesystem::path(folder) / (name + ".cpp");
   AISP_EXPECTS(!std::filesystem::exists(file), file.string() + " exists already: nothing written");
-  std::filesystem::create_directories(folder);
+  make_folder(folder);
   write_file(file, fmt::format(fmt::runtime(host_template), fmt::arg("target", target), fmt::arg("group", group), fmt::arg("name", name)));
   std::printf("wrote %s\n", file.c_str());
   const auto cmake = std::filesystem::path(folder) / "CMakeLists.txt";

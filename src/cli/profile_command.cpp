@@ -173,7 +173,7 @@ int profile_ncu(const profile_options& options, const std::string& command_line)
   const auto system = probe_system();
   AISP_EXPECTS(system.gpu_absence_reason.empty(), "aisp profile ncu needs a CUDA GPU: " + system.gpu_absence_reason);
   const fs::path dir = options.artifacts_dir.empty()
-                           ? fs::path(fmt::format("artifacts/profile-{}-{}", std::time(nullptr), ::getpid()))
+                           ? fs::path(fmt::format("{}/profile-{}-{}", artifacts_root(), std::time(nullptr), ::getpid()))
                            : fs::path(options.artifacts_dir);
   fs::create_directories(dir);
   json pairs = json::array();

@@ -80,6 +80,9 @@ std::string prepare_python_pairs(const std::string& pair_file) {
   const char* earlier = std::getenv("AISP_PYTHON_PAIRS");
   const std::string file = fs::canonical(pair_file).string();
   std::string files = earlier != nullptr ? earlier : "";
+  // The same file twice would register every pair of it twice, and the error named a target only.
+  AISP_EXPECTS((":" + files + ":").find(":" + file + ":") == std::string::npos,
+               "--python: " + pair_file + " is named twice; name each pair file once");
   files.append(files.empty() ? "" : ":").append(file);
   setenv("AISP_PYTHON_PAIRS", files.c_str(), 1);
   return bridge.string();

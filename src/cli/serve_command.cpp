@@ -10,6 +10,7 @@
 #include "api/results_api.hpp"
 #include "cli/commands.hpp"
 #include "harness/plugin_loader.hpp"
+#include "support/paths.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -41,13 +42,13 @@ void add_serve_command(CLI::App& app, outcome& result) {
                                      "runs started and stopped as jobs. Binds to 127.0.0.1 unless --host says otherwise.");
   auto host = std::make_shared<std::string>("127.0.0.1");
   auto port = std::make_shared<int>(8321);
-  auto db = std::make_shared<std::string>("artifacts/aisp.db");
-  auto jobs_dir = std::make_shared<std::string>("artifacts");
+  auto db = std::make_shared<std::string>(default_history_db());
+  auto jobs_dir = std::make_shared<std::string>(artifacts_root());
   auto token = std::make_shared<std::string>();
   auto expectations_dir = std::make_shared<std::string>("expectations");
   command->add_option("--host", *host, "the address to listen on (default 127.0.0.1: this machine only)");
   command->add_option("--port", *port, "the port (default 8321; 0: any free port, printed at start)")->check(CLI::Range(0, 65535));
-  command->add_option("--db", *db, "the history database (default artifacts/aisp.db, as the bench commands)");
+  command->add_option("--db", *db, "the history database (default $AISP_DB, else $AISP_ARTIFACTS/aisp.db, else artifacts/aisp.db, as the bench commands)");
   command->add_option("--jobs-dir", *jobs_dir, "where runs started through the API keep their artifacts (default artifacts)");
   command->add_option("--token", *token,
                       "a secret that POST /api/v1/jobs and DELETE need as 'Authorization: Bearer <token>'; without it "

@@ -2,6 +2,8 @@
 // ceilings `aisp hw` cached for its GPUs, the environment gate's findings, a short probe suite
 // (`bench verify` of a host pair everywhere and a GPU pair where a GPU is usable, validation
 // sizes only), and the newest run's results and logs. Reads and runs checks; changes nothing.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -35,7 +37,7 @@ constexpr std::uintmax_t max_log_bytes = 4u << 20;  // a log larger than this is
 
 struct triage_options {
   std::string output;
-  std::string artifacts = "artifacts";
+  std::string artifacts = artifacts_root();
   bool skip_probe = false;
 };
 
@@ -59,6 +61,10 @@ void write_json(const fs::path& file, const json& document) { write_json_file(fi
 int triage(const triage_options& options) {
   const fs::path output = options.output.empty() ? fs::path(fmt::format("aisp-triage-{}.tar.gz", std::time(nullptr))) : fs::path(options.output);
   AISP_EXPECTS(output.string().ends_with(".tar.gz"), "--output must name a .tar.gz file, not '" + output.string() + "'");
+  // Checked before anything is collected: a bundle that cannot be written was once collected first.
+  const fs::path output_folder = output.has_parent_path() ? output.parent_path() : fs::path(".");
+  AISP_EXPECTS(fs::is_directory(output_folder) && ::access(output_folder.c_str(), W_OK) == 0,
+               "--output " + output.string() + ": " + output_folder.string() + " is not a folder this user can write to");
   const fs::path bundle = fs::temp_directory_path() / fmt::format("aisp-triage-{}-{}", std::time(nullptr), ::getpid());
   fs::create_directories(bundle / "logs");
   std::vector<std::string> manifest;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -25,24 +26,53 @@ std::map<std::string, const char* (*)()>& probes() {
   return registered;
 }
 
-// What glibc does with a 1 MiB block: serve it from a mapping of its own, and give the heap's top
-// back to the system when it is freed. The harness fixes both thresholds for Python workers
-// (Note [python allocator]: mmap 32 MiB, trim 1 GiB) and warms every host worker's heap (Note
-// [warm heap]), so neither happens there; a variant that lowered them (mallopt M_MMAP_THRESHOLD
-// and M_TRIM_THRESHOLD) made every large temporary fresh pages faulted in on every call (red team
-// six's baseline: 1,026 faults a call, 3.4x for the same torch code).
-struct megabyte_block {
+// What glibc does with a block: serve it from a mapping of its own, and give the heap's top back
+// to the system when it is freed. The harness fixes both thresholds for Python workers (Note
+// [python allocator]: mmap 32 MiB, trim 1 GiB) and warms every host worker's heap (Note [warm
+// heap]), so neither happens there; a variant that lowered them (mallopt M_MMAP_THRESHOLD and
+// M_TRIM_THRESHOLD) made every large temporary fresh pages faulted in on every call (red team
+// six's baseline: 1,026 faults a call, 3.4x for the same torch code). Read at 1 MiB and just
+// under the harness's 32 MiB: a threshold set just above the smaller probe still sends every
+// temporary between it and 32 MiB to fresh mappings (red team eight, 2026-12-04).
+struct block_fate {
   bool mapped = false;
   bool trimmed = false;
 };
 
-megabyte_block megabyte_block_fate() {
+block_fate fate_of_block(std::size_t bytes) {
   const auto before = mallinfo2();
-  void* volatile block = std::malloc(std::size_t{1} << 20);  // volatile: the pair is not elided
+  void* volatile block = std::malloc(bytes);  // volatile: the pair is not elided
   const auto during = mallinfo2();
   std::free(block);
   const auto after = mallinfo2();
   return {during.hblks > before.hblks, after.arena < during.arena};
+}
+
+// Whether glibc fills each block it hands out or takes back (mallopt M_PERTURB): a red team's
+// baseline set it, and every allocation of its torch code became a memset (round eight,
+// 2026-12-04). It cannot be read back, so: a block filled with our pattern, freed and handed out
+// again (the same block), keeps the pattern past the free lists' bookkeeping; under M_PERTURB
+// every byte reads the complement of the perturb byte instead. 64 KiB: glibc's per-thread cache
+// (blocks up to about 1 KiB) skips the perturbing, so a small probe reads nothing; larger than
+// that but under every mmap threshold. Two patterns, so that a perturb byte whose complement is
+// one of them is still seen.
+bool allocations_perturbed() {
+  constexpr std::size_t bytes = std::size_t{64} << 10;
+  constexpr std::size_t kept_from = 64;  // past what the free lists write into a freed block
+  for (const unsigned char pattern : {static_cast<unsigned char>(0x5a), static_cast<unsigned char>(0x3c)}) {
+    auto* volatile block = static_cast<unsigned char*>(std::malloc(bytes));
+    if (block == nullptr) return false;
+    std::memset(block, pattern, bytes);
+    std::free(block);
+    auto* volatile again = static_cast<unsigned char*>(std::malloc(bytes));
+    bool uniform_other = again == block;  // another block (another thread took it) says nothing
+    const volatile unsigned char* read = again;
+    for (std::size_t i = kept_from; uniform_other && i < bytes; ++i)
+      uniform_other = read[i] == read[kept_from] && read[i] != pattern;
+    std::free(again);
+    if (uniform_other) return true;
+  }
+  return false;
 }
 
 // Note [shared state]: the files this worker could write to and another process could read at
@@ -127,10 +157,15 @@ namespace aisp {
 
 nlohmann::json read_worker_state(bool shared_files, const std::vector<std::pair<const void*, std::size_t>>& inputs) {
   // Twice: another thread's allocation between the readings of one probe reads as ours.
-  const auto first = megabyte_block_fate();
-  const auto second = megabyte_block_fate();
+  constexpr std::size_t megabyte = std::size_t{1} << 20;
+  constexpr std::size_t under_harness_threshold = std::size_t{24} << 20;
+  const auto small = std::pair{fate_of_block(megabyte), fate_of_block(megabyte)};
+  const auto large = std::pair{fate_of_block(under_harness_threshold), fate_of_block(under_harness_threshold)};
   nlohmann::json state = {{"allocator",
-                           {{"megabyte_block_mapped", first.mapped && second.mapped}, {"heap_trimmed_on_free", first.trimmed && second.trimmed}}},
+                           {{"megabyte_block_mapped", small.first.mapped && small.second.mapped},
+                            {"large_block_mapped", large.first.mapped && large.second.mapped},
+                            {"heap_trimmed_on_free", large.first.trimmed && large.second.trimmed},
+                            {"allocations_perturbed", allocations_perturbed() && allocations_perturbed()}}},
                           {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()},
                           {"buffers", {{"inputs_write_protected", inputs_write_protected(inputs)}}}};
   for (const auto& [name, probe] : probes()) {

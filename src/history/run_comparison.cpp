@@ -27,7 +27,9 @@ run_comparison compare_runs(history_store& history, std::int64_t run_a, std::int
   const auto header_b = history.run_header(run_b);
   if (!header_a || !header_b)
     throw history_error(fmt::format("unknown run id {} (see `aisp bench history`)", !header_a ? run_a : run_b));
-  run_comparison comparison{run_a, run_b, {}, {}};
+  run_comparison comparison;
+  comparison.run_a = run_a;
+  comparison.run_b = run_b;
   if (first_gpu(*header_a, "uuid") != first_gpu(*header_b, "uuid"))
     comparison.warnings.push_back(fmt::format("different cards: {} vs {}: differences include the card",
                                               first_gpu(*header_a, "uuid"), first_gpu(*header_b, "uuid")));
@@ -89,14 +91,19 @@ json to_json(const run_comparison& c) {
                        {"time_ratio_b_over_a", {{"point", ch.time_ratio.point}, {"low", ch.time_ratio.low}, {"high", ch.time_ratio.high}}},
                        {"verdict", ch.verdict}});
   }
-  return {{"run_a", c.run_a}, {"run_b", c.run_b}, {"warnings", c.warnings}, {"changes", changes}};
+  json made = {{"run_a", c.run_a}, {"run_b", c.run_b}, {"warnings", c.warnings}, {"changes", changes}};
+  if (!c.folder_a.empty() || !c.folder_b.empty())
+    made.update({{"run_a", nullptr}, {"run_b", nullptr}, {"folder_a", c.folder_a}, {"folder_b", c.folder_b}});
+  return made;
 }
 
 std::string render_text(const run_comparison& c) {
   std::string text;
   for (const auto& w : c.warnings) text += "warning: " + w + "\n";
-  text += fmt::format("{:<34} {:<14} {:>12} {:>12}  {:<26} {}\n", "target", "variant", "run " + std::to_string(c.run_a),
-                      "run " + std::to_string(c.run_b), "time B/A [95% CI]", "verdict");
+  const bool folders = !c.folder_a.empty() || !c.folder_b.empty();
+  if (folders) text += fmt::format("A: {}\nB: {}\n", c.folder_a, c.folder_b);
+  text += fmt::format("{:<34} {:<14} {:>12} {:>12}  {:<26} {}\n", "target", "variant", folders ? "A" : "run " + std::to_string(c.run_a),
+                      folders ? "B" : "run " + std::to_string(c.run_b), "time B/A [95% CI]", "verdict");
   for (const auto& ch : c.changes) {
     text += fmt::format("{:<34} {:<14} {:>10.2f}us {:>10.2f}us  {:.4f} [{:.4f}, {:.4f}]   {}\n", ch.target, ch.variant,
                         ch.median_a_s * 1e6, ch.median_b_s * 1e6, ch.time_ratio.point, ch.time_ratio.low, ch.time_ratio.high,

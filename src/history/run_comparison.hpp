@@ -27,6 +27,10 @@ struct variant_change {
 struct run_comparison {
   std::int64_t run_a = 0;
   std::int64_t run_b = 0;
+  // Where the runs came from when they are not the history's (compare-runs of two folders): the
+  // ids are then a throwaway history's and are not shown.
+  std::string folder_a;
+  std::string folder_b;
   std::vector<std::string> warnings;  // different card, driver, mode, launch gate or benchmark size
   std::vector<variant_change> changes;
 };

@@ -8,11 +8,13 @@
 #include <cerrno>
 #include <filesystem>
 #include <regex>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
 #include "api/results_api.hpp"
+#include "runner/target_selector.hpp"
 
 namespace aisp::mcp {
 namespace {
@@ -63,6 +65,21 @@ int job_table::start(const run_request& request) {
   AISP_EXPECTS(!request.targets.empty(), "targets must name at least one target (e.g. labs/host)");
   AISP_EXPECTS(request.targets.find_first_of("\n\r") == std::string::npos, "targets must be one line");
   AISP_EXPECTS(request.python.empty() || std::filesystem::is_regular_file(request.python), "no pair file " + request.python);
+  // Unknown targets are refused here, in the tool's answer, not found later in a failed job's
+  // output (a user's walkthrough, 2026-12-04). A pair file's targets are its own: known only
+  // once the job loads it.
+  if (request.python.empty()) {
+    std::vector<std::string> words;
+    std::string word;
+    for (const char c : request.targets + " ") {
+      if (c == ',' || c == ' ' || c == '\t') {
+        if (!word.empty()) words.push_back(std::exchange(word, ""));
+      } else {
+        word += c;
+      }
+    }
+    (void)select_targets(registry::instance(), words);
+  }
   const int id = next_id_++;
   run_job job;
   job.id = id;

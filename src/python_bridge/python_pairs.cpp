@@ -22,6 +22,7 @@
 #include "harness/plugin_loader.hpp"
 #include "harness/worker_state.hpp"
 #include "python_bridge/python_runtime.hpp"
+#include "python_bridge/python_state_watch.hpp"
 
 namespace aisp::python {
 namespace {
@@ -124,6 +125,7 @@ pair python_pair(const json& declared) {
 // Every pair file named in $AISP_PYTHON_PAIRS (':'-separated), registered; "" or the error.
 std::string register_python_pairs() {
   if (auto error = start(); !error.empty()) return error;
+  if (auto error = keep_state_watch(); !error.empty()) return error;  // before any pair file is imported
   const char* files = std::getenv("AISP_PYTHON_PAIRS");
   if (files == nullptr || *files == '\0') return "AISP_PYTHON_PAIRS is not set: run Python pairs with aisp bench run --python FILE";
   std::stringstream list(files);
@@ -146,22 +148,6 @@ std::string register_python_pairs() {
 }  // namespace
 }  // namespace aisp::python
 
-namespace aisp::python {
-
-// A state probe's text (Note [worker state]): the bridge function's JSON, "{}" where it failed.
-const char* state_of(const char* function) {
-  static std::map<std::string, std::string> kept;
-  auto& state = kept[function];
-  try {
-    state = call(function, "()");
-  } catch (const std::exception&) {
-    state = "{}";
-  }
-  return state.c_str();
-}
-
-}  // namespace aisp::python
-
 // Called by the plugin loader once the ABI matched: registers the pair files' pairs, or says in
 // one line why it could not (Note [plugins] in src/harness/plugin_loader.cpp).
 extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_register() {
@@ -169,8 +155,8 @@ extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_regist
   error = aisp::python::register_python_pairs();
   // Note [worker state]: torch's backend switches, read by the worker outside timed windows.
   if (error.empty()) {
-    aisp_register_state_probe("torch", [] { return aisp::python::state_of("backend_state"); });
-    aisp_register_state_probe("python", [] { return aisp::python::state_of("interpreter_state"); });
+    aisp_register_state_probe("torch", [] { return aisp::python::read_watched_state("torch"); });
+    aisp_register_state_probe("python", [] { return aisp::python::read_watched_state("python"); });
   }
   return error.empty() ? nullptr : error.c_str();
 }

@@ -4,29 +4,13 @@
 
 #include <cstdarg>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 
 namespace aisp::python {
 namespace {
-
-// The few functions of CPython's stable ABI the bridge needs, found with dlsym: no Python
-// headers at build time, and no link to one Python version.
-struct object;
-struct api {
-  void (*initialize_ex)(int) = nullptr;
-  void* (*save_thread)() = nullptr;
-  int (*gil_ensure)() = nullptr;
-  void (*gil_release)(int) = nullptr;
-  object* (*import_module)(const char*) = nullptr;
-  object* (*get_attr)(object*, const char*) = nullptr;
-  object* (*call_object)(object*, object*) = nullptr;
-  object* (*vbuild_value)(const char*, va_list) = nullptr;
-  const char* (*as_utf8)(object*) = nullptr;
-  void (*dec_ref)(object*) = nullptr;
-  void (*print_error)() = nullptr;
-  object* bridge = nullptr;  // the aisp._bridge module
-};
 
 api& the_api() {
   static api functions;
@@ -53,12 +37,26 @@ std::string open_library(api& py) {
         find(library, "PyGILState_Ensure", py.gil_ensure), find(library, "PyGILState_Release", py.gil_release),
         find(library, "PyImport_ImportModule", py.import_module), find(library, "PyObject_GetAttrString", py.get_attr),
         find(library, "PyObject_CallObject", py.call_object), find(library, "Py_VaBuildValue", py.vbuild_value),
-        find(library, "PyUnicode_AsUTF8", py.as_utf8), find(library, "Py_DecRef", py.dec_ref),
-        find(library, "PyErr_Print", py.print_error)}) {
+        find(library, "PyObject_Str", py.str), find(library, "PyTuple_Size", py.tuple_size),
+        find(library, "PyTuple_GetItem", py.tuple_item), find(library, "PyUnicode_AsUTF8", py.as_utf8),
+        find(library, "Py_DecRef", py.dec_ref), find(library, "PyErr_Print", py.print_error),
+        find(library, "PyErr_Clear", py.clear_error)}) {
     if (!missing.empty()) return missing;
   }
   return "";
 }
+
+// Note [kept bridge functions]: the bridge's functions are taken once, as aisp._bridge is
+// imported and before any pair file is: a pair file that assigns aisp._bridge.run (or a state
+// reader, red team eight, 2026-12-04) replaces a name the harness no longer looks up.
+std::map<std::string, object*>& kept_functions() {
+  static std::map<std::string, object*> kept;
+  return kept;
+}
+
+constexpr const char* bridge_functions[] = {"load", "bind", "setup", "run", "teardown", "work", "reference", "state_watch"};
+
+object* bridge_module = nullptr;
 
 void set_from(const char* python_name, const char* aisp_name) {
   if (const char* value = std::getenv(aisp_name); value != nullptr && *value != '\0') setenv(python_name, value, 1);
@@ -77,8 +75,10 @@ std::string start() {
     set_from("PYTHONHOME", "AISP_PYTHON_HOME");
     set_from("PYTHONPATH", "AISP_PYTHON_PATH");
     py.initialize_ex(0);  // 0: leave the process's signal handlers to aisp
-    py.bridge = py.import_module("aisp._bridge");
-    if (py.bridge == nullptr) {
+    bridge_module = py.import_module("aisp._bridge");
+    for (const char* name : bridge_functions)
+      if (bridge_module != nullptr) kept_functions()[name] = py.get_attr(bridge_module, name);  // a new reference, kept
+    if (bridge_module == nullptr) {
       py.print_error();
       error = "cannot import aisp._bridge (the aisp Python package) with PYTHONPATH=" +
               std::string(std::getenv("PYTHONPATH") != nullptr ? std::getenv("PYTHONPATH") : "");
@@ -90,11 +90,14 @@ std::string start() {
 
 std::string call(const char* function, const char* format, ...) {
   auto& py = the_api();
-  if (py.bridge == nullptr) throw std::runtime_error("python: the interpreter is not started");
+  if (bridge_module == nullptr) throw std::runtime_error("python: the interpreter is not started");
+  const auto kept = kept_functions().find(function);
+  if (kept == kept_functions().end() || kept->second == nullptr)
+    throw std::runtime_error(std::string("python: aisp._bridge has no function ") + function);
   const int gil = py.gil_ensure();
   std::string text;
   bool failed = false;
-  object* fn = py.get_attr(py.bridge, function);
+  object* fn = kept->second;
   va_list args;
   va_start(args, format);
   object* arguments = fn != nullptr ? py.vbuild_value(format, args) : nullptr;
@@ -108,7 +111,7 @@ std::string call(const char* function, const char* format, ...) {
   } else {
     text = utf8;
   }
-  for (object* held : {result, arguments, fn}) {
+  for (object* held : {result, arguments}) {
     if (held != nullptr) py.dec_ref(held);
   }
   py.gil_release(gil);
@@ -116,5 +119,10 @@ std::string call(const char* function, const char* format, ...) {
   if (text.rfind("error: ", 0) == 0) throw std::runtime_error("python: " + text.substr(7));
   return text;
 }
+
+const api& functions() { return the_api(); }
+
+gil_held::gil_held() : state_(the_api().gil_ensure()) {}
+gil_held::~gil_held() { the_api().gil_release(state_); }
 
 }  // namespace aisp::python

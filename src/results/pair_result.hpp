@@ -64,6 +64,9 @@ struct variant_result {
   double energy_per_call_j = 0;                   // NVML over one window after sampling: Note [energy window]
   double energy_window_power_w = 0;               // the window's mean power
   double energy_window_s = 0;
+  // Note [contended visits]: CPUs other work kept busy beside its timed visits (the machine's
+  // busy time less this worker's and the judge's); absent where too few visits were read.
+  std::optional<double> other_work_cpus;
   nlohmann::json worker_cpu;   // Note [worker CPU time]: CPU of other threads in timed visits, and while idle
   nlohmann::json visit_cost;   // the sampling phase's wall time by kind of visit (variant_slot.hpp)
   std::string sandbox = "off";  // the worker's seccomp sandbox: on | unavailable: why (Note [worker sandbox])

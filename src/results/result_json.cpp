@@ -77,6 +77,7 @@ json to_json(const variant_result& v) {
       {"device_audit", v.device_audit},
       {"traffic", v.traffic},
       {"sandbox", v.sandbox},
+      {"other_work_cpus", v.other_work_cpus ? json(*v.other_work_cpus) : json(nullptr)},
       {"worker_cpu", v.worker_cpu},
       {"visit_cost", v.visit_cost},
       {"notes", v.notes},
@@ -204,6 +205,11 @@ std::string results_shape_problem(const nlohmann::json& document) {
   if (document.contains("schema") && document["schema"] != results_schema) {
     return "its schema is " + document["schema"].dump() + ", not \"" + std::string(results_schema) + "\"";
   }
+  // A newer aisp's document may mean its fields differently: refused, as the expectations are.
+  if (const auto version = document.value("schema_version", nlohmann::json(result_schema_version));
+      !version.is_number_integer() || version.get<int>() > result_schema_version)
+    return "its schema_version is " + version.dump() + "; this aisp reads " + std::to_string(result_schema_version) +
+           " (a newer aisp wrote it?)";
   if (!document["pairs"].is_array()) return "its \"pairs\" is not an array";
   const auto& pairs = document["pairs"];
   for (std::size_t i = 0; i < pairs.size(); ++i) {

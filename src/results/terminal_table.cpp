@@ -8,6 +8,7 @@
 
 #include "harness/recorded_metrics.hpp"
 #include "support/readable_error.hpp"
+#include "verify/battery.hpp"
 
 namespace aisp {
 namespace {
@@ -39,6 +40,27 @@ std::string sol(const variant_result* v) {
   if (v->sol_memory > 0) text = fmt::format("{:.0f}%", 100 * v->sol_memory);
   if (v->sol_special_function > 0) text += fmt::format("{}SFU {:.0f}%", text.empty() ? "" : ", ", 100 * v->sol_special_function);
   return text.empty() ? "" : " (" + text + ")";
+}
+
+// A busy machine fails honest code on the load-sensitive checks (a user's walkthrough read
+// host-idle, outliers and timed-slower on an honest pair with 1.27 CPUs of other work beside it,
+// 2026-12-04): where one failed, how busy the machine was, and what to do. "" when the machine
+// was not measurably busy (under half a CPU of other work beside every variant).
+std::string busy_machine_note(const pair_result& p) {
+  constexpr double busy_cpus = 0.5;
+  double most = 0;
+  std::string where;
+  for (const auto& v : p.variants) {
+    if (v.other_work_cpus && *v.other_work_cpus > most) {
+      most = *v.other_work_cpus;
+      where = v.name;
+    }
+  }
+  if (most < busy_cpus) return "";
+  return fmt::format("the machine was busy: other work kept up to {:.2f} CPUs busy beside the timed visits ({}'s); outliers, "
+                     "host-idle, timed-slower, sample-count and the other load-sensitive checks fail honest code on a busy "
+                     "machine: run again when it is quiet",
+                     most, where);
 }
 
 std::string verified_text(const pair_result& result, const variant_result* v) {
@@ -162,9 +184,14 @@ std::string render_table(const suite_result& suite) {
     for (const auto& v : p.variants) {
       if (!v.precision.empty()) notes.push_back(p.target + " " + v.name + " * declared precision change: " + v.precision);
     }
+    bool failed_load_sensitive = false;
     for (const auto& check : p.checks) {
       if (!check.passed) notes.push_back(p.target + " " + check.variant + " " + check.check + ": " + check.detail);
       failed_check = failed_check || !check.passed;
+      failed_load_sensitive = failed_load_sensitive || (!check.passed && verify::checks::load_sensitive(check.check));
+    }
+    if (failed_load_sensitive) {
+      if (const auto note = busy_machine_note(p); !note.empty()) notes.push_back(p.target + ": " + note);
     }
     for (const auto& v : p.variants) {
       if (v.low_clock_samples > 0)

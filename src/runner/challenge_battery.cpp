@@ -16,6 +16,7 @@
 #include "support/spread_positions.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/pattern_matches.hpp"
+#include "verify/compare.hpp"
 #include "verify/tolerance.hpp"
 
 namespace aisp {
@@ -315,8 +316,9 @@ std::string timed_call_problem(const judge_scope& scope, const variant_slot& slo
     // A host rank's own verified sample (rank_merge.cpp) reads its share of the ranks' joined truth.
     const std::size_t from = std::min(all_ranks.size(), fingerprint.value("rank", std::size_t{0}) * got.size());
     const std::vector<double> want(all_ranks.begin() + static_cast<std::ptrdiff_t>(from), all_ranks.end());
+    const double floor = verify::finite_rms(want);  // the probes are a random sample: their RMS, the output's
     for (std::size_t j = 0; j < want.size() && j < got.size(); ++j) {
-      if (!(std::abs(got[j] - want[j]) <= tol.atol + tol.rtol * std::abs(want[j])))
+      if (!(std::abs(got[j] - want[j]) <= verify::element_bound(tol, want[j], floor)))
         return fmt::format("{} probe {}: the baseline gives {:.9g} on the same inputs, this call {:.9g}", spec.name, j, want[j],
                            got[j]);
     }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -15,6 +17,7 @@
 #include "harness/recorded_metrics.hpp"
 #include "profile/chrome_trace.hpp"
 #include "runner/goal_verdicts.hpp"
+#include "runner/challenge_battery.hpp"
 #include "runner/late_look.hpp"
 #include "runner/call_reuse.hpp"
 #include "runner/contention_check.hpp"
@@ -78,9 +81,22 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
   return slots;
 }
 
-void start_workers(const pair& declared, std::vector<variant_slot>& slots, const run_config& config,
-                   const std::string& pair_dir) {
-  for (auto& slot : slots) {
+// Note [anonymous workers]: nothing a worker can see says which slot it is. The logs were named
+// for their slots (baseline_twin.log, readable through /proc/self/fd/2) and the workers were
+// started in slot order (the twin the last pid and the newest log): a baseline could learn it was
+// the twin and run at full speed there only, so the noise floor held while the baseline itself
+// was slowed (red team eight, 2026-12-04). Workers start in a secret order, each logging to
+// workerN.log by that order, and the logs take their slots' names once the workers are gone.
+// Multi-GPU rank groups keep the names by slot and rank (their launchers name the logs).
+// `log_names`: each log's name while its worker runs and afterwards, filled as the workers start
+// (a worker that fails its init still has its log renamed).
+void start_workers(const pair& declared, std::vector<variant_slot>& slots, const run_config& config, const std::string& pair_dir,
+                   std::vector<std::pair<std::string, std::string>>& log_names) {
+  std::vector<std::size_t> start_order(slots.size());
+  for (std::size_t i = 0; i < slots.size(); ++i) start_order[i] = i;
+  std::shuffle(start_order.begin(), start_order.end(), std::mt19937_64(secret_seed()));
+  for (std::size_t started = 0; started < start_order.size(); ++started) {
+    auto& slot = slots[start_order[started]];
     const std::string log_stem = pair_dir + "/" + slot.label;
     if (declared.gpus() > 1) {
       // Note [launch]: a rank host logs its ranks at the same place under its own folder.
@@ -88,9 +104,11 @@ void start_workers(const pair& declared, std::vector<variant_slot>& slots, const
       slot.worker = std::make_unique<rank_group>(declared, config.executable, log_stem, config.device, config.launch.get(), log_name);
     }
     else {
-      auto worker = std::make_unique<worker_process>(config.executable, log_stem + ".log", false, !subprocess_reason(declared).empty());
+      const std::string log_while_running = fmt::format("{}/worker{}.log", pair_dir, started);
+      auto worker = std::make_unique<worker_process>(config.executable, log_while_running, false, !subprocess_reason(declared).empty());
       worker->name_variant(slot.label);
       slot.worker = std::move(worker);
+      log_names.emplace_back(log_while_running, log_stem + ".log");
     }
   }
   // Each worker creates its CUDA context and starts its audit on its own: side by side.
@@ -386,6 +404,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   check_batch_reuse(slots, declared, config, result.checks);  // Note [batch reuse]
   if (!config.verify_only) check_contention(slots, result.checks);  // Note [contended visits]
+  for (auto& slot : slots) slot.result.other_work_cpus = others_cpus(slot.load);
   if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
   phases.lap("sampling");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
@@ -506,6 +525,7 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   verify::reference_cache references(declared, config.judge_threads);
   const judge_scope scope{declared, config, pair_dir, result.checks, references};
   phase_timer phases(result.phase_s);
+  std::vector<std::pair<std::string, std::string>> log_names;
   try {
     check_declared_work(declared, result.benchmark, result.work, result.checks);
     check_build_symmetry(declared, config, result.checks);
@@ -517,7 +537,7 @@ pair_result run_pair(const pair_request& request, const run_config& given,
       result.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       return result;
     }
-    start_workers(declared, slots, config, pair_dir);
+    start_workers(declared, slots, config, pair_dir, log_names);
     phases.lap("workers");
     for (const auto& slot : slots) {
       if (slot.audit_state.starts_with("unavailable"))
@@ -543,6 +563,10 @@ pair_result run_pair(const pair_request& request, const run_config& given,
   for_each_slot_concurrently(all_slots(slots), config.judge_threads, [](variant_slot& slot) {
     if (slot.worker) slot.worker->shutdown();
   });
+  for (const auto& [while_running, afterwards] : log_names) {
+    std::error_code ignored;  // a log that could not take its name keeps the one it had
+    std::filesystem::rename(while_running, afterwards, ignored);
+  }
   for (auto& slot : slots) {
     if (slot.worker) check_sandbox(slot, result.checks);
     result.variants.push_back(std::move(slot.result));

@@ -22,6 +22,21 @@
 #include "support/timestamp_counter.hpp"
 
 namespace aisp {
+// Note [visit order]: the rounds went A B B A over the slots as declared (baseline, candidates,
+// twin), so a lone candidate always visited in the middle and the baseline and its twin took the
+// edges, after the judge's work between rounds (a truth request, the stopping rules) half the
+// time each. On a loaded 2-core machine honest same-code controls read `slower` in 4 of 7 runs
+// (red team eight, 2026-12-04). Now the order turns by one slot every two rounds and every other
+// round runs backwards: over 2n rounds each slot visits at each position, and after each other
+// slot in both directions.
+std::vector<std::size_t> visit_order(std::size_t slots, int round) {
+  std::vector<std::size_t> order(slots);
+  const std::size_t turn = slots == 0 ? 0 : static_cast<std::size_t>(round / 2) % slots;
+  for (std::size_t i = 0; i < slots; ++i) order[i] = (i + turn) % slots;
+  if (round % 2 == 1) std::reverse(order.begin(), order.end());
+  return order;
+}
+
 namespace {
 
 // Note [audited visits] (cupti_recorder.hpp): the first visit and one in this many after it run
@@ -29,7 +44,7 @@ namespace {
 constexpr int audited_one_in = 3;
 
 // Note [visit length]: each variant visits for about one of its own samples (or visit_target_s
-// if longer), every variant once a round, in A B B A order. When every visit lasted as long as
+// if longer), every variant once a round (in the order of Note [visit order]). When every visit lasted as long as
 // the slowest variant's sample, a 0.27 s baseline made all eight workers of ch09:sgemm visit
 // 0.27 s a round, thousands of samples of the fast ones and 57 s of sampling (H100, 2026-11-27).
 // A fast variant must still not keep a slow one sampling for ages: its time limit is charged on
@@ -412,14 +427,8 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
   const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
   for (int round = 0;; ++round) {
     const auto visiting = slots_to_visit(slots);
-    const auto visit_in_turn = [&](variant_slot& slot) {
-      if (visiting[static_cast<std::size_t>(&slot - slots.data())]) visit(slot, visit_s_of(slot, config), config, telemetry, state, checks);
-    };
-    if (round % 2 == 0) {
-      for (auto& slot : slots) visit_in_turn(slot);
-    } else {
-      for (auto it = slots.rbegin(); it != slots.rend(); ++it) visit_in_turn(*it);
-    }
+    for (const std::size_t at : visit_order(slots.size(), round))
+      if (visiting[at]) visit(slots[at], visit_s_of(slots[at], config), config, telemetry, state, checks);
     if (interleave_truths && baseline != slots.end()) take_interleaved_truth(*baseline, config, round, secret_seed());
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);

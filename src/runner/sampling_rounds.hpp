@@ -62,6 +62,9 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
 // Note [two clocks]: wall-clock when most of the worker's audited samples disagree with the audit.
 void check_reported_clock(const variant_slot& slot, std::vector<check_result>& checks);
 
+// Note [visit order]: the slots' indexes in the order round `round` visits them.
+std::vector<std::size_t> visit_order(std::size_t slots, int round);
+
 // Fills the slot's summary, CI, clock statistics and achieved rates from its samples.
 void summarize_slot(variant_slot& slot, const work_amount& work, double default_sm_clock_mhz,
                     double confidence);

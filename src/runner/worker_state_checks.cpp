@@ -42,6 +42,11 @@ const setting settings[] = {
     {"allocator", "megabyte_block_mapped", true, direction::slower,
      "glibc's mmap threshold was lowered (mallopt M_MMAP_THRESHOLD): each large temporary is a fresh mapping faulted in on "
      "every call"},
+    {"allocator", "large_block_mapped", true, direction::slower,
+     "glibc's mmap threshold was lowered (mallopt M_MMAP_THRESHOLD) under the harness's 32 MiB: each temporary above it is a "
+     "fresh mapping faulted in on every call"},
+    {"allocator", "allocations_perturbed", true, direction::slower,
+     "glibc fills every block it hands out and takes back (mallopt M_PERTURB): each allocation became a memset"},
     {"allocator", "heap_trimmed_on_free", true, direction::slower,
      "glibc's trim threshold was lowered (mallopt M_TRIM_THRESHOLD): the heap's top goes back to the system on each free and "
      "its pages fault in again"},
@@ -61,7 +66,16 @@ const setting settings[] = {
     {"python", "gc_callbacks", nullptr, direction::moved, "callbacks were added to or taken from gc.callbacks"},
     {"python", "profile_hook", nullptr, direction::moved, "an interpreter-wide profile hook was set or cleared (sys.setprofile)"},
     {"python", "trace_hook", nullptr, direction::moved, "an interpreter-wide trace hook was set or cleared (sys.settrace)"},
-    {"python", "threading_hooks", nullptr, direction::moved, "threading.setprofile or threading.settrace was called"},
+    {"python", "threading_profile_hook", nullptr, direction::moved, "threading.setprofile was called"},
+    {"python", "threading_trace_hook", nullptr, direction::moved, "threading.settrace was called"},
+    {"torch", "mkldnn_turned_off", nullptr, direction::moved, "torch.backends.mkldnn was turned off (times counted)"},
+    {"torch", "cudnn_turned_off", nullptr, direction::moved, "torch.backends.cudnn was turned off (times counted)"},
+    {"torch", "cudnn_deterministic_turned_on", nullptr, direction::moved, "torch.backends.cudnn.deterministic was turned on (times counted)"},
+    {"torch", "deterministic_algorithms_turned_on", nullptr, direction::moved,
+     "torch.use_deterministic_algorithms was turned on (times counted)"},
+    {"torch", "rebound_functions", nullptr, direction::moved,
+     "torch's own functions were replaced (an assignment to a torch, torch.nn.functional or torch.Tensor attribute, or an "
+     "nn.Module's forward)"},
 };
 
 const nlohmann::json* value_at(const nlohmann::json& state, const setting& s) {
@@ -138,7 +152,9 @@ void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, 
                               s.way == direction::slower ? ": the baseline ran slower code than the same calls do as the process starts (a "
                                                            "baseline is what a competent engineer writes first)"
                               : s.way == direction::less_precise ? ": math less precise than the baseline's, with no precision change declared"
-                              : s.way == direction::moved        ? ": every variant runs under the interpreter's settings as the worker started"
+                              : s.way == direction::moved        ? fmt::format(": every variant runs under the settings the worker started "
+                                                                               "with (read {} at start, {} after)",
+                                                                               at_start->dump(), now->dump())
                                                                  : ""));
         break;
       }

@@ -38,4 +38,14 @@ std::string shipped_data_file(const std::string& relative) {
   return !error && std::filesystem::exists(shipped, error) ? shipped.string() : relative;
 }
 
+std::string artifacts_root() {
+  const char* root = std::getenv("AISP_ARTIFACTS");
+  return root != nullptr && *root != '\0' ? root : "artifacts";
+}
+
+std::string default_history_db() {
+  const char* db = std::getenv("AISP_DB");
+  return db != nullptr && *db != '\0' ? db : artifacts_root() + "/aisp.db";
+}
+
 }  // namespace aisp

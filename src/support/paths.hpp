@@ -21,4 +21,12 @@ namespace aisp {
 // `relative` itself when neither exists, so that an error names the file a user would make.
 [[nodiscard]] std::string shipped_data_file(const std::string& relative);
 
+// Note [artifacts folder]: where runs, profiles, the quarantine and the history go by default:
+// $AISP_ARTIFACTS, else "artifacts" in the current folder. A CI job or a shared machine sets it
+// once instead of passing --artifacts-dir and --db to every command.
+[[nodiscard]] std::string artifacts_root();
+// The history database commands read and write by default: $AISP_DB, else
+// artifacts_root()/aisp.db.
+[[nodiscard]] std::string default_history_db();
+
 }  // namespace aisp

@@ -184,6 +184,18 @@ inline const check_kind collective_missing{"collective-missing", {"D2"}, "a mult
 inline const check_kind collective_count{"collective-count", {"D5"},
                                          "a multi-GPU variant ran another number of collectives a call than its workload declares"};
 inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device work per call changed between samples"};
+// Checks a busy machine can fail on honest code: samples preempted past 5x the median, a time
+// limit reached before the minimum samples, a host ceiling measured while the CPUs were busy,
+// a starved process's page faults, a host worker that waited for a CPU more than it ran, a
+// burst of load in a late look's samples, a helper thread starved of its core (CI, 2-core
+// machine, 2026-11-28 on). A run that fails one says how busy the machine was; `bench explain`
+// says they can.
+inline bool load_sensitive(std::string_view check) {
+  for (const auto* kind : {&outliers, &sample_count, &speed_of_light, &page_faults, &host_idle, &timed_slower, &late_look, &threads_used})
+    if (kind->name == check) return true;
+  return false;
+}
+
 }  // namespace checks
 
 }  // namespace aisp::verify

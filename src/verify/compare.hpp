@@ -27,7 +27,7 @@ struct comparison {
   double max_abs_error = 0;
   double max_rel_error = 0;
   double rel_l2_error = 0;
-  double worst_tolerance_fraction = 0;  // max |err| / (atol + rtol |expected|): headroom
+  double worst_tolerance_fraction = 0;  // max |err| / element_bound: headroom
   std::vector<mismatch> first_mismatches;  // up to 8
   std::string reason_code;  // "" when passed; else O10 (unwritten), O4 (NaN), O5 (Inf), O3
   [[nodiscard]] bool passed() const { return reason_code.empty(); }
@@ -38,6 +38,15 @@ struct comparison {
 [[nodiscard]] comparison compare_output(const std::string& buffer, dtype type,
                                         std::span<const unsigned char> actual,
                                         std::span<const double> expected, const tolerance& tol);
+
+// Note [cancellation floor] (compare.cpp): one element's bound, atol + rtol x the larger of its
+// expected magnitude and `floor`, the output's RMS (finite_rms of the expected values, or of a
+// random sample of them).
+[[nodiscard]] inline double element_bound(const tolerance& tol, double expected, double floor) {
+  const double magnitude = expected < 0 ? -expected : expected;
+  return tol.atol + tol.rtol * (magnitude > floor ? magnitude : floor);
+}
+[[nodiscard]] double finite_rms(std::span<const double> values);
 
 // Widens raw elements of `type` to fp64.
 [[nodiscard]] std::vector<double> widen(dtype type, std::span<const unsigned char> raw);

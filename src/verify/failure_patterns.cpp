@@ -7,16 +7,18 @@
 
 #include "support/element_codec.hpp"
 
+#include "verify/compare.hpp"
+
 namespace aisp::verify {
 namespace {
 
 std::vector<bool> failing_elements(dtype type, std::span<const unsigned char> actual, std::span<const double> expected,
                                    const tolerance& tol) {
   std::vector<bool> failing(expected.size());
+  const double floor = finite_rms(expected);  // as compare_output judges them
   for (std::size_t i = 0; i < expected.size(); ++i) {
     const double got = load_as_double(type, actual.data(), i);
-    failing[i] = is_poison(type, actual.data(), i) || std::isnan(got) ||
-                 std::abs(got - expected[i]) > tol.atol + tol.rtol * std::abs(expected[i]);
+    failing[i] = is_poison(type, actual.data(), i) || std::isnan(got) || std::abs(got - expected[i]) > element_bound(tol, expected[i], floor);
   }
   return failing;
 }

@@ -26,4 +26,13 @@ TEST(bench_explain, gives_the_row_of_a_code_and_of_a_check_name) {
   EXPECT_EQ(rows.back()["code"], "T4");
 }
 
+// A check a busy machine fails on honest code says so (a user's walkthrough, 2026-12-04).
+TEST(bench_explain, a_load_sensitive_check_says_a_busy_machine_can_fail_it) {
+  const auto busy = run_command(std::string(AISP_BINARY) + " bench explain host-idle");
+  EXPECT_EQ(busy.exit_code, 0) << busy.output;
+  EXPECT_NE(busy.output.find("host-idle on a busy machine"), std::string::npos) << busy.output;
+  const auto not_load = run_command(std::string(AISP_BINARY) + " bench explain escaped-kernel");
+  EXPECT_EQ(not_load.output.find("on a busy machine"), std::string::npos) << not_load.output;
+}
+
 }  // namespace

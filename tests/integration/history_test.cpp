@@ -221,6 +221,14 @@ TEST_F(history_pipeline, compares_two_runs_folders_directly) {
     EXPECT_EQ(folders["changes"][i]["verdict"], ids["changes"][i]["verdict"]);
     EXPECT_EQ(folders["changes"][i]["median_b_s"], ids["changes"][i]["median_b_s"]);
   }
+  // The throwaway history's ids mean nothing to the user: the folders are named instead.
+  EXPECT_TRUE(folders["run_a"].is_null()) << by_folders.output;
+  EXPECT_EQ(folders["folder_a"], dir_ + "/run1");
+  EXPECT_EQ(folders["folder_b"], dir_ + "/run2/results.json");
+  EXPECT_EQ(ids["run_a"], 1);
+  const auto as_text = run_command(aisp() + " bench compare-runs " + dir_ + "/run1 " + dir_ + "/run2", false);
+  EXPECT_NE(as_text.output.find("A: " + dir_ + "/run1\n"), std::string::npos) << as_text.output;
+  EXPECT_EQ(as_text.output.find("run 1 "), std::string::npos) << as_text.output;
 }
 
 TEST_F(history_pipeline, merge_folds_artifacts_in_once) {
@@ -256,6 +264,13 @@ TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_
   EXPECT_EQ(gated.exit_code, 1) << gated.output;
   const auto reversed = run_command(aisp() + " bench compare-runs 2 1 --fail-on-slower --db " + dir + "/aisp.db");
   EXPECT_EQ(reversed.exit_code, 0) << "the smaller run is faster, not slower: " << reversed.output;
+  // Two runs with nothing in common compare nothing: no answer, so not a passed gate.
+  // (Its verdict does not matter, only that it is run 3 of the history.)
+  run_command(aisp() + " bench run --targets labs/host:matrix_sum --max-time 1 --min-time 0.1 --quiet --artifacts-dir " + dir +
+              "/other --history " + dir + "/aisp.db");
+  const auto disjoint = run_command(aisp() + " bench compare-runs 1 3 --db " + dir + "/aisp.db");
+  EXPECT_EQ(disjoint.exit_code, 1) << disjoint.output;
+  EXPECT_NE(disjoint.output.find("share no target and variant"), std::string::npos) << disjoint.output;
   std::filesystem::remove_all(dir);
 }
 
@@ -296,6 +311,11 @@ TEST(history_bad_input, each_gets_a_one_line_error_and_a_nonzero_exit) {
   const auto truncated = run_command(aisp() + " bench report --run " + dir + "/truncated");
   EXPECT_NE(truncated.exit_code, 0);
   EXPECT_NE(truncated.output.find("not a complete results document"), std::string::npos) << truncated.output;
+  std::filesystem::create_directories(dir + "/newer");
+  { std::ofstream(dir + "/newer/results.json") << R"({"schema_version": 99, "pairs": []})"; }
+  const auto newer = run_command(aisp() + " bench report --run " + dir + "/newer");
+  EXPECT_NE(newer.exit_code, 0);
+  EXPECT_NE(newer.output.find("its schema_version is 99; this aisp reads 1"), std::string::npos) << newer.output;
   { std::ofstream(dir + "/bad.json") << "[1, 2"; }
   const auto expectations = run_command(aisp() + " bench expectations --hardware host --file " + dir + "/bad.json");
   EXPECT_EQ(expectations.exit_code, 2) << "a bad input, as every other";
@@ -319,7 +339,7 @@ TEST(history_bad_input, a_date_bound_that_is_not_a_date_is_refused) {
   { aisp::history_store made(dir + "/aisp.db"); }
   const auto run = run_command(aisp() + " bench history --db " + dir + "/aisp.db --since yesterday");
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("since must be an ISO 8601 date or a prefix of one"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("--since (the API's `since`) must be an ISO 8601 date or a prefix of one"), std::string::npos) << run.output;
   EXPECT_EQ(run_command(aisp() + " bench history --db " + dir + "/aisp.db --since 2026-11 --until 2026-11-29T10:32").exit_code, 0);
 }
 

@@ -193,6 +193,26 @@ TEST(bench_run, a_file_the_launcher_left_open_is_not_shared_by_the_workers) {
   std::filesystem::remove_all(dir);
 }
 
+// Note [artifacts folder]: $AISP_ARTIFACTS moves the default run folder and history together;
+// $AISP_DB names the history alone, and `bench history` reads the same one.
+TEST(bench_run, the_environment_sets_the_default_artifacts_folder_and_history) {
+  const auto dir = fresh_dir("artifacts_env");
+  std::filesystem::create_directories(dir);
+  const std::string quick = " bench run --targets labs/host:transpose --size rows=256 --size cols=256 --max-time 0.5 --min-time 0.05 --quiet";
+  run_command("cd " + dir + " && AISP_ARTIFACTS=" + dir + "/mine " + aisp::testing::aisp_binary() + quick);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/mine/aisp.db"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/artifacts")) << "the default folder was used anyway";
+  int runs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "/mine"))
+    runs += entry.path().filename().string().starts_with("run-") && std::filesystem::exists(entry.path() / "results.json");
+  EXPECT_EQ(runs, 1);
+  run_command("cd " + dir + " && AISP_DB=" + dir + "/elsewhere.db " + aisp::testing::aisp_binary() + quick);
+  EXPECT_TRUE(std::filesystem::exists(dir + "/elsewhere.db"));
+  const auto listed = run_command("cd " + dir + " && AISP_DB=" + dir + "/elsewhere.db " + aisp::testing::aisp_binary() + " bench history --json", false);
+  EXPECT_EQ(json::parse(listed.output).size(), 1u) << listed.output;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(bench_run, an_unknown_target_is_a_one_line_error_with_exit_code_2) {
   const auto run = run_command(aisp::testing::aisp_binary() + " bench run --targets ch99:nothing");
   EXPECT_EQ(run.exit_code, 2);

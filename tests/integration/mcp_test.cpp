@@ -332,6 +332,8 @@ TEST_F(mcp_server, cancels_a_running_job_and_refuses_bad_job_calls) {
   EXPECT_EQ(waited["state"], "cancelled");
   EXPECT_NE(tool_error(mcp.call(4, "job_status", {{"job", 9}})).find("no job 9"), std::string::npos);
   EXPECT_NE(tool_error(mcp.call(5, "start_run", {{"targets", 7}})).find("must be a string"), std::string::npos);
+  // An unknown target is the tool's error, not a job that fails later.
+  EXPECT_NE(tool_error(mcp.call(6, "start_run", {{"targets", "labs/host:transpose, ch99:nothing"}})).find("ch99"), std::string::npos);
   EXPECT_EQ(mcp.finish(), 0);
 }
 

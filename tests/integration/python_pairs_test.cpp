@@ -106,6 +106,19 @@ TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
   }
 }
 
+// Note [watched python state]: red team eight's forms: the probes spoofed from module code, a
+// switch turned only inside each call, a torch function rebound, a threshold just above the first
+// probe's block, M_PERTURB.
+TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker_state) {
+  for (const auto* target : {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu", "py_state:threshold_just_above_the_probe",
+                             "py_state:baseline_perturbs_allocations"}) {
+    const auto judged_pair = judge("tests/python/hidden_state_pairs.py", target, "", "--max-time 0.3");
+    ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
+    EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
+    EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
+  }
+}
+
 TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {
   const auto judged_pair = judge("tests/python/threaded_pairs.py", "py_threads:baseline_on_one_thread");
   ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
@@ -114,6 +127,15 @@ TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used
   EXPECT_EQ(std::count(failed.begin(), failed.end(), "threads-used"), 1) << judged_pair.pair.at("checks").dump(1);
   const auto candidate = failed_checks(judged_pair.pair, "optimized");
   EXPECT_EQ(std::count(candidate.begin(), candidate.end(), "threads-used"), 0) << judged_pair.pair.at("checks").dump(1);
+}
+
+// `bench audit --python FILE` audits the file's pairs, as `bench run --python FILE` runs them
+// (it once wanted --targets too: a user's walkthrough, 2026-12-04).
+TEST(python_pairs, audit_without_targets_audits_the_files_pairs) {
+  const auto audited = run_command(aisp::testing::aisp_binary() + " bench audit --json --python " + source("examples/python/host_pairs.py"), false);
+  const auto report = nlohmann::json::parse(audited.output, nullptr, false);
+  ASSERT_TRUE(report.is_array() && !report.empty()) << audited.output;
+  for (const auto& entry : report) EXPECT_TRUE(entry.value("target", "").starts_with("mine:")) << entry.dump();
 }
 
 TEST(python_pairs, list_targets_shows_the_pair_files_pairs) {

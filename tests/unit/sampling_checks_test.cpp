@@ -282,3 +282,26 @@ TEST(paced_stopped_variants, a_stopped_variant_visits_only_while_it_is_not_ahead
   for (auto& slot : slots) slot.stopped = stop_reason::converged;  // nobody running: the rounds are over
   EXPECT_EQ(aisp::slots_to_visit(slots), (std::vector<bool>{false, false, false, false}));
 }
+
+// Note [visit order]: over 2n rounds every slot visits at every position twice, and every slot
+// visits right after every other the same number of times as right before it.
+TEST(visit_order, gives_every_slot_every_position_and_both_neighbours_alike) {
+  for (std::size_t slots : {std::size_t{2}, std::size_t{3}, std::size_t{4}}) {
+    std::vector<std::vector<int>> at_position(slots, std::vector<int>(slots, 0));
+    std::vector<std::vector<int>> follows(slots, std::vector<int>(slots, 0));
+    for (int round = 0; round < static_cast<int>(2 * slots); ++round) {
+      const auto order = aisp::visit_order(slots, round);
+      ASSERT_EQ(order.size(), slots);
+      for (std::size_t position = 0; position < slots; ++position) {
+        ++at_position[order[position]][position];
+        if (position > 0) ++follows[order[position]][order[position - 1]];
+      }
+    }
+    for (std::size_t slot = 0; slot < slots; ++slot) {
+      for (std::size_t position = 0; position < slots; ++position) EXPECT_EQ(at_position[slot][position], 2) << slots << " slots";
+      for (std::size_t other = 0; other < slots; ++other) EXPECT_EQ(follows[slot][other], follows[other][slot]) << slots << " slots";
+    }
+  }
+  // The lone candidate of a pair (slot 1 of baseline, candidate, twin) is no longer always in the middle.
+  EXPECT_NE(aisp::visit_order(3, 2)[1], 1u);
+}

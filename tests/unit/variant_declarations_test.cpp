@@ -356,3 +356,25 @@ TEST(declared_threads, a_variant_runs_on_its_own_count_up_to_the_pairs) {
         << error.what();
   }
 }
+
+// A load-sensitive check failed on a busy machine: the table says how busy, and what to do;
+// results.json keeps each variant's figure (null where too few visits were read).
+TEST(reports, a_load_sensitive_failure_on_a_busy_machine_says_the_machine_was_busy) {
+  auto suite = suite_with_peer();
+  auto& p = suite.pairs.front();
+  p.variants[0].other_work_cpus = 1.27;
+  p.variants[1].other_work_cpus = 0.4;
+  p.checks.push_back({.check = "host-idle", .codes = {"S2"}, .passed = false, .variant = "baseline", .detail = "waited"});
+  const auto table = aisp::render_table(suite);
+  EXPECT_NE(table.find("the machine was busy: other work kept up to 1.27 CPUs busy beside the timed visits (baseline's)"),
+            std::string::npos) << table;
+  const auto document = aisp::to_json(suite);
+  EXPECT_DOUBLE_EQ(document["pairs"][0]["variants"][0]["other_work_cpus"].get<double>(), 1.27);
+  EXPECT_TRUE(document["pairs"][0]["variants"][2]["other_work_cpus"].is_null());
+  // A quiet machine, or a failure no load explains, gets no such note.
+  p.variants[0].other_work_cpus = 0.1;
+  EXPECT_EQ(aisp::render_table(suite).find("the machine was busy"), std::string::npos);
+  p.variants[0].other_work_cpus = 1.27;
+  p.checks.back().check = "escaped-kernel";
+  EXPECT_EQ(aisp::render_table(suite).find("the machine was busy"), std::string::npos);
+}

@@ -32,8 +32,33 @@ TEST(compare_output, passes_values_within_the_fp32_tolerance_and_reports_headroo
   const auto result = aisp::verify::compare_output("y", dtype::f32, actual, expected, aisp::verify::default_tolerance(dtype::f32));
   EXPECT_TRUE(result.passed()) << result.describe();
   EXPECT_EQ(result.elements, 3u);
-  // |0.5 - 0.5000001| = 1e-7 against 1e-8 + 1e-5 * 0.5000001 = 5.00000e-6: 2% of tolerance.
-  EXPECT_NEAR(result.worst_tolerance_fraction, 1e-7 / (1e-8 + 1e-5 * 0.5000001), 1e-3);
+  // |0.5 - 0.5000001| = 1e-7 against 1e-8 + 1e-5 * the output's RMS (0.5000001 is under it, Note
+  // [cancellation floor]): under 1% of tolerance.
+  const double rms = std::sqrt((1.0 + 4.0 + 0.5000001 * 0.5000001) / 3);
+  EXPECT_NEAR(result.worst_tolerance_fraction, 1e-7 / (1e-8 + 1e-5 * rms), 1e-3);
+}
+
+// Note [cancellation floor]: a sum that cancels to near zero carries its terms' rounding error;
+// beside the output's RMS that error is a rounding's size, and it passes. An error of a thousandth
+// of the RMS (a lower-precision reduction's) still fails there, and a large element keeps its own
+// relative bound.
+TEST(compare_output, a_near_zero_sum_is_held_to_the_outputs_scale_not_its_own) {
+  std::vector<double> expected(256);
+  std::vector<float> actual(256);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    expected[i] = (i % 2 == 0 ? 6.0 : -6.0) + 0.001 * static_cast<double>(i);
+    actual[i] = static_cast<float>(expected[i]);
+  }
+  expected[43] = -0.0195306233;  // the honest oneDNN convolution's element (a user's case, 2026-12-05)
+  actual[43] = -0.0195303559f;
+  const auto tol = aisp::verify::default_tolerance(dtype::f32);
+  const auto honest = aisp::verify::compare_output("y", dtype::f32, as_f32_bytes(actual), expected, tol);
+  EXPECT_TRUE(honest.passed()) << honest.describe();
+  actual[43] = static_cast<float>(expected[43] + 6e-3);  // a thousandth of the RMS
+  EXPECT_FALSE(aisp::verify::compare_output("y", dtype::f32, as_f32_bytes(actual), expected, tol).passed());
+  actual[43] = -0.0195303559f;
+  actual[10] = static_cast<float>(expected[10] * (1 + 1e-4));  // a large element 10x past its own bound
+  EXPECT_FALSE(aisp::verify::compare_output("y", dtype::f32, as_f32_bytes(actual), expected, tol).passed());
 }
 
 TEST(compare_output, flags_an_element_still_holding_the_poison_as_unwritten_O10) {

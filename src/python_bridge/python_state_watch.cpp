@@ -1,0 +1,163 @@
+#include "python_bridge/python_state_watch.hpp"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "python_bridge/python_runtime.hpp"
+
+namespace aisp::python {
+
+// Note [watched python state]
+// The first Python state probes called aisp._bridge functions that read torch.backends and gc
+// through their Python names. A red team's pair file replaced those functions (and could as well
+// have replaced torch.backends.mkldnn or gc.get_threshold), so a baseline that had turned
+// oneDNN off read as untouched (round eight, 2026-12-04). Now the worker takes, before any pair
+// file is imported, the builtins that read the settings (torch._C's getters, gc's, sys's) and
+// the objects torch's public functions are, and keeps them here, out of Python's reach: a
+// reading calls the kept builtins, and torch's functions are compared by identity with the kept
+// objects (a baseline that rebinds torch.nn.functional.gelu to a slower form reads as
+// "rebound_functions"). What is still open: ctypes writes into torch's own memory.
+namespace {
+
+struct reader {
+  std::string group;
+  std::string key;
+  std::string kind;  // "bool", "text", or "not <text>" (true where the reading differs from <text>)
+  object* function = nullptr;
+  object* arguments = nullptr;
+};
+
+struct watched_function {
+  object* owner = nullptr;
+  std::string name;
+  object* original = nullptr;
+  std::string label;  // "torch.nn.functional.gelu"
+};
+
+struct kept_watch {
+  object* everything = nullptr;  // state_watch()'s tuple, kept: every object below is its item
+  std::vector<reader> readers;
+  std::vector<watched_function> functions;
+};
+
+kept_watch& kept() {
+  static kept_watch watch;
+  return watch;
+}
+
+std::string text_of(object* item) {
+  const auto& py = functions();
+  object* text = item != nullptr ? py.str(item) : nullptr;
+  const char* utf8 = text != nullptr ? py.as_utf8(text) : nullptr;
+  std::string copied = utf8 != nullptr ? utf8 : "";
+  if (text != nullptr) py.dec_ref(text);
+  return copied;
+}
+
+// ((group, key, kind, function, arguments), ...)
+std::vector<reader> readers_of(object* tuple) {
+  const auto& py = functions();
+  std::vector<reader> readers;
+  for (long i = 0; i < py.tuple_size(tuple); ++i) {
+    object* entry = py.tuple_item(tuple, i);
+    if (entry == nullptr || py.tuple_size(entry) != 5) throw std::runtime_error("state_watch: a reader is not a 5-tuple");
+    readers.push_back({text_of(py.tuple_item(entry, 0)), text_of(py.tuple_item(entry, 1)), text_of(py.tuple_item(entry, 2)),
+                       py.tuple_item(entry, 3), py.tuple_item(entry, 4)});
+  }
+  return readers;
+}
+
+// ((owner, name, original, label), ...)
+std::vector<watched_function> functions_of(object* tuple) {
+  const auto& py = functions();
+  std::vector<watched_function> watched;
+  for (long i = 0; i < py.tuple_size(tuple); ++i) {
+    object* entry = py.tuple_item(tuple, i);
+    if (entry == nullptr || py.tuple_size(entry) != 4) throw std::runtime_error("state_watch: a watched function is not a 4-tuple");
+    watched.push_back({py.tuple_item(entry, 0), text_of(py.tuple_item(entry, 1)), py.tuple_item(entry, 2), text_of(py.tuple_item(entry, 3))});
+  }
+  return watched;
+}
+
+nlohmann::json reading(const reader& r) {
+  const auto& py = functions();
+  object* result = py.call_object(r.function, r.arguments);
+  if (result == nullptr) {
+    py.clear_error();
+    return "unreadable";
+  }
+  const std::string text = text_of(result);
+  py.dec_ref(result);
+  if (r.kind == "bool") return text == "True";
+  if (r.kind.starts_with("not ")) return text != r.kind.substr(4);
+  return text;
+}
+
+// The watched functions that are no longer the objects kept, by "owner.name".
+nlohmann::json rebound(const std::vector<watched_function>& watched) {
+  const auto& py = functions();
+  constexpr std::size_t named = 8;  // the rest counted: the reading is compared, and shown in a message
+  nlohmann::json names = nlohmann::json::array();
+  std::size_t more = 0;
+  for (const auto& w : watched) {
+    object* now = py.get_attr(w.owner, w.name.c_str());
+    if (now == nullptr) py.clear_error();
+    if (now != w.original) (names.size() < named ? names.push_back(w.label) : void(++more));
+    if (now != nullptr) py.dec_ref(now);
+  }
+  if (more > 0) names.push_back("and " + std::to_string(more) + " more");
+  return names;
+}
+
+}  // namespace
+
+std::string keep_state_watch() {
+  auto& watch = kept();
+  if (watch.everything != nullptr) return "";
+  try {
+    call("state_watch", "()");  // an error comes back as an exception; the tuple is left in the module
+  } catch (const std::exception& error) {
+    return error.what();
+  }
+  gil_held gil;
+  const auto& py = functions();
+  object* module = py.import_module("aisp._bridge");
+  object* made = module != nullptr ? py.get_attr(module, "_state_watch") : nullptr;
+  if (module != nullptr) py.dec_ref(module);
+  if (made == nullptr || py.tuple_size(made) != 2) {
+    py.clear_error();
+    return "aisp._bridge.state_watch() left no (readers, functions) tuple";
+  }
+  try {
+    watch.readers = readers_of(py.tuple_item(made, 0));
+    watch.functions = functions_of(py.tuple_item(made, 1));
+  } catch (const std::exception& error) {
+    watch.readers.clear();
+    watch.functions.clear();
+    py.dec_ref(made);
+    return error.what();
+  }
+  watch.everything = made;
+  return "";
+}
+
+const char* read_watched_state(const std::string& group) {
+  static std::map<std::string, std::string> texts;
+  auto& text = texts[group];
+  const auto& watch = kept();
+  nlohmann::json state = nlohmann::json::object();
+  if (watch.everything != nullptr) {
+    gil_held gil;
+    for (const auto& r : watch.readers)
+      if (r.group == group) state[r.key] = reading(r);
+    if (group == "torch" && !watch.functions.empty()) state["rebound_functions"] = rebound(watch.functions);
+  }
+  text = state.dump();
+  return text.c_str();
+}
+
+}  // namespace aisp::python

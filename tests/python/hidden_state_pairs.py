@@ -1,0 +1,129 @@
+"""Note [worker state], Note [watched python state]: red team eight's baselines, slowed by process-wide
+settings the first probes did not see (2026-12-04).
+
+py_state:probes_spoofed                 module code replaces torch's getter and the bridge's readers,
+                                        then the baseline's setup turns oneDNN off
+py_state:onednn_off_inside_each_call    the baseline turns oneDNN off as each call starts and back on
+                                        as it returns (13.4x for a red team)
+py_state:baseline_rebinds_gelu          the baseline's setup rebinds torch.nn.functional.gelu to a
+                                        slower form of the same function
+py_state:threshold_just_above_the_probe the baseline's setup sets glibc's mmap and trim thresholds to
+                                        1.5 MiB, above the 1 MiB probe: its 2 MiB temporaries are fresh
+                                        mappings (3.56x for a red team)
+py_state:baseline_perturbs_allocations  the baseline's setup calls mallopt(M_PERTURB): every block
+                                        handed out and taken back is filled
+Each optimized variant is the same code, untouched: it must pass worker-state.
+"""
+import ctypes
+import math
+
+import torch
+import torch.nn.functional as F
+
+import aisp
+import aisp._bridge
+
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+M_PERTURB = -6
+
+# Module code every variant shares: the spoof the first probes fell for.
+torch._C._get_mkldnn_enabled = lambda: True
+aisp._bridge.state_watch = lambda: None
+
+
+def eager_pair(name, summary, setup, op=lambda x: torch.exp(x) * 2 + 1):
+    made = aisp.pair(name, summary=summary, device="cpu")
+    made.sizes(benchmark={"n": 1 << 19}, validation=[{"n": 7}, {"n": 1000}], held_out=[{"n": 333}])
+    made.input("x", ["n"], torch.float32)
+    made.output("y", ["n"], torch.float32)
+    made.work(lambda s: aisp.work(bytes=8 * s["n"], flops=8 * s["n"]))
+
+    @made.reference
+    def reference(x, y):
+        y.copy_(op(x))
+
+    @made.variant("baseline", summary="the same code, in a worker its setup slowed", setup=setup)
+    def baseline(x, y):
+        y.copy_(op(x))
+
+    @made.variant("optimized", summary="the same code")
+    def optimized(x, y):
+        y.copy_(op(x))
+
+    return made
+
+
+def onednn_off():
+    torch.backends.mkldnn.enabled = False
+
+
+def conv_pair(name, baseline_summary, baseline, setup=None):
+    made = aisp.pair(name, summary="a 3x3 convolution", device="cpu")
+    made.sizes(benchmark={"b": 2, "c": 16, "hw": 32, "three": 3}, validation=[{"b": 1, "c": 4, "hw": 8, "three": 3}],
+               held_out=[{"b": 1, "c": 3, "hw": 9, "three": 3}])
+    made.input("x", ["b", "c", "hw", "hw"], torch.float32)
+    made.input("w", ["c", "c", "three", "three"], torch.float32)
+    made.output("y", ["b", "c", "hw", "hw"], torch.float32)
+    made.work(lambda s: aisp.work(bytes=8 * s["b"] * s["c"] * s["hw"] ** 2, flops=18 * s["b"] * s["c"] ** 2 * s["hw"] ** 2))
+
+    @made.reference
+    def reference(x, w, y):
+        y.copy_(F.conv2d(x, w, padding=1))
+
+    made.variant("baseline", summary=baseline_summary, setup=setup)(baseline)
+
+    @made.variant("optimized", summary="the same F.conv2d")
+    def optimized(x, w, y):
+        y.copy_(F.conv2d(x, w, padding=1))
+
+    return made
+
+
+def plain_conv(x, w, y):
+    y.copy_(F.conv2d(x, w, padding=1))
+
+
+conv_pair("py_state:probes_spoofed", "F.conv2d, with oneDNN turned off by its setup", plain_conv, setup=onednn_off)
+
+
+def onednn_off_while_called(fn):
+    def called(*args, **named):
+        torch.backends.mkldnn.enabled = False
+        try:
+            return fn(*args, **named)
+        finally:
+            torch.backends.mkldnn.enabled = True
+    return called
+
+
+conv_pair("py_state:onednn_off_inside_each_call", "F.conv2d, oneDNN off only while it runs",
+          onednn_off_while_called(plain_conv))
+
+
+def slow_gelu(x, approximate="none"):
+    return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+
+
+def rebind_gelu():
+    F.gelu = slow_gelu
+
+
+eager_pair("py_state:baseline_rebinds_gelu", "y = gelu(x)", rebind_gelu, op=lambda x: F.gelu(x))
+
+
+def threshold_just_above_the_probe():
+    libc = ctypes.CDLL(None)
+    libc.mallopt(M_TRIM_THRESHOLD, 3 << 19)  # 1.5 MiB: the 1 MiB probe block is never trimmed
+    libc.mallopt(M_MMAP_THRESHOLD, 3 << 19)  # 1.5 MiB: the probe block stays on the heap, 2 MiB temporaries do not
+
+
+eager_pair("py_state:threshold_just_above_the_probe", "y = exp(x) * 2 + 1, its temporaries 2 MiB",
+           threshold_just_above_the_probe)
+
+
+def perturb_allocations():
+    ctypes.CDLL(None).mallopt(M_PERTURB, 0x55)
+
+
+eager_pair("py_state:baseline_perturbs_allocations", "y = exp(x) * 2 + 1, its temporaries 2 MiB", perturb_allocations)
