@@ -74,6 +74,7 @@ class pair:
         self._threads = 1
         self._threads_reason = ""
         self._subprocesses = ""
+        self._switches = ""
         self._goal = "speed"
         _PAIRS.append(self)
 
@@ -138,6 +139,17 @@ class pair:
         self._subprocesses = reason
         return self
 
+    def switches_in_calls(self, reason):
+        """The variants turn torch's backend switches inside their calls, and why ("cuDNN's CTC
+        loss is nondeterministic: F.ctc_loss runs under cudnn.flags(enabled=False)"). Without
+        it, a baseline that turns oneDNN or cuDNN off (or a deterministic mode on), even only
+        while it runs, fails worker-state (Note [watched python state]). The reason is in the
+        results."""
+        if not reason:
+            raise DeclarationError(f"{self.target}: switches_in_calls needs a reason")
+        self._switches = reason
+        return self
+
     def threads(self, count, reason=None):
         """torch's intra-op threads in the workers (default 1: host timings are one core's).
         More is declared with the pair (Note [declared threads]): the other threads may then use
@@ -198,7 +210,7 @@ class pair:
                 "sizes": self._sizes, "buffers": self._buffers, "tolerance": self._tolerance,
                 "exact_math": self._exact, "fixed_inputs": self._fixed_inputs, "threads": self._threads,
                 "threads_reason": self._threads_reason if self._threads > 1 else "",
-                "goal": self._goal, "subprocesses": self._subprocesses,
+                "goal": self._goal, "subprocesses": self._subprocesses, "switches": self._switches,
                 "variants": [{"name": v["name"], "summary": v["summary"], "math": v["math"], "threads": v["threads"] or 0,
                               "precision": v["precision"], "tolerance": v["tolerance"]}
                              for v in self._variants]}

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import traceback
+import warnings
 
 import aisp
 
@@ -215,17 +216,26 @@ def _watched_functions(torch):
     owners += [(f"torch.nn.{name}", value) for name, value in vars(torch.nn).items()
                if isinstance(value, type) and issubclass(value, torch.nn.Module)]
     watched = []
-    for prefix, owner in owners:
-        names = ["forward"] if isinstance(owner, type) and owner is not torch.Tensor else dir(owner)
-        for name in names:
-            try:
-                value = getattr(owner, name)
-                # A classmethod reads as a new object each time: nothing to compare it with.
-                if (callable(value) or inspect.ismodule(value)) and getattr(owner, name) is value:
-                    watched.append((owner, name, value, f"{prefix}.{name}"))
-            except Exception:  # noqa: BLE001: an attribute that cannot be read is not watched
-                continue
+    with warnings.catch_warnings():  # a deprecated attribute read here is not the user's concern
+        warnings.simplefilter("ignore")
+        for prefix, owner in owners:
+            module_class = isinstance(owner, type) and owner is not torch.Tensor
+            watched += _stable_callables(prefix, owner, ["forward"] if module_class else dir(owner))
     return tuple(watched)
+
+
+def _stable_callables(prefix, owner, names):
+    """(owner, name, object, label) for each of names that is callable or a module and reads back
+    as the same object (a classmethod reads as a new one each time: nothing to compare it with)."""
+    found = []
+    for name in names:
+        try:
+            value = getattr(owner, name)
+            if (callable(value) or inspect.ismodule(value)) and getattr(owner, name) is value:
+                found.append((owner, name, value, f"{prefix}.{name}"))
+        except Exception:  # noqa: BLE001: an attribute that cannot be read is not watched
+            continue
+    return found
 
 
 @_guarded

@@ -150,11 +150,19 @@ bool registered_by(bool loaded_plugin::*bridge, std::string_view target) {
 bool is_python_pair(std::string_view target) { return registered_by(&loaded_plugin::python_bridge, target); }
 bool is_exec_pair(std::string_view target) { return registered_by(&loaded_plugin::exec_bridge, target); }
 
-std::string subprocess_reason(const pair& declared) {
+namespace {
+
+// A bridge pair's reason carried in a tag (only a bridge's pairs: a C++ pair's tags are its own).
+std::string bridge_reason(const pair& declared, std::string_view prefix) {
   if (!is_python_pair(declared.target()) && !is_exec_pair(declared.target())) return "";
   for (const auto& tag : declared.tags())
-    if (tag.starts_with(subprocess_tag_prefix)) return tag.substr(subprocess_tag_prefix.size());
+    if (tag.starts_with(prefix)) return tag.substr(prefix.size());
   return "";
 }
+
+}  // namespace
+
+std::string subprocess_reason(const pair& declared) { return bridge_reason(declared, subprocess_tag_prefix); }
+std::string switches_reason(const pair& declared) { return bridge_reason(declared, switches_tag_prefix); }
 
 }  // namespace aisp

@@ -53,9 +53,13 @@ enum class plugin_kind : std::uint8_t { library, python_bridge, exec_bridge };
 // this tag plus the reason; its workers may start processes (torch.compile's ptxas), and any
 // still alive when a verified call returns fails `child-process`.
 inline constexpr std::string_view subprocess_tag_prefix = "subprocesses: ";
+// A Python pair's declared reason for turning torch's backend switches inside its calls
+// (Note [watched python state]), carried as a tag as the subprocess reason is; "" without one.
+inline constexpr std::string_view switches_tag_prefix = "switches in calls: ";
 // The reason a pair's workers may start processes; "" for every pair but a Python pair that said
 // so and an executable pair (whose variants are processes).
 [[nodiscard]] std::string subprocess_reason(const pair& declared);
+[[nodiscard]] std::string switches_reason(const pair& declared);
 
 // Every plugin loaded so far, in load order.
 [[nodiscard]] const std::vector<loaded_plugin>& loaded_plugins();

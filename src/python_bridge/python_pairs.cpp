@@ -117,6 +117,7 @@ pair python_pair(const json& declared) {
   p.tag("python");
   // Note [compilers in the sandbox]: the judge reads this tag to start the workers able to spawn.
   if (const auto reason = declared.value("subprocesses", std::string()); !reason.empty()) p.tag(std::string(subprocess_tag_prefix) + reason);
+  if (const auto reason = declared.value("switches", std::string()); !reason.empty()) p.tag(std::string(switches_tag_prefix) + reason);
   int variant_index = 0;
   for (const auto& v : declared.at("variants")) p.add_variant(python_variant(v, index, variant_index++, buffers));
   return p;

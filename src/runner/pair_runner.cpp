@@ -430,7 +430,7 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
     if (declared.where() == backend::cuda && config.audit) check_audit_coverage(slot, result.checks);
   }
   check_fp_environment(slots, result.checks);  // Note [floating-point environment]
-  check_worker_state(slots, declared.where() == backend::host, result.checks);  // Notes [worker state], [shared state]
+  check_worker_state(declared, slots, result.checks);  // Notes [worker state], [shared state]
   if (declared.where() == backend::cuda) check_device_fast_math(slots, config, result.checks);  // Note [device fast math]
   check_armed_timers(slots, result.checks);    // Note [armed timers]
   if (!config.verify_only && declared.gpus() <= 1) check_late_look(slots, result.checks);  // Note [late look]

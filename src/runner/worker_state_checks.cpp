@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "harness/plugin_loader.hpp"
 #include "runner/judge_checks.hpp"
 #include "verify/battery.hpp"
 
@@ -28,7 +29,9 @@ namespace {
 // change; moved: a baseline's move either way (interpreter-wide settings every variant should
 // run under alike; a candidate's are not judged yet: whether torch.compile's own machinery moves
 // the collector's settings has not been read on a device).
-enum class direction { slower, less_precise, moved, any_variant };
+// counted: a baseline's count of settings toward slower code, inside calls too (Note [watched
+// python state]): judged as `moved` unless the pair declared why (switches_in_calls).
+enum class direction { slower, less_precise, moved, counted, any_variant };
 
 struct setting {
   const char* probe;
@@ -68,10 +71,10 @@ const setting settings[] = {
     {"python", "trace_hook", nullptr, direction::moved, "an interpreter-wide trace hook was set or cleared (sys.settrace)"},
     {"python", "threading_profile_hook", nullptr, direction::moved, "threading.setprofile was called"},
     {"python", "threading_trace_hook", nullptr, direction::moved, "threading.settrace was called"},
-    {"torch", "mkldnn_turned_off", nullptr, direction::moved, "torch.backends.mkldnn was turned off (times counted)"},
-    {"torch", "cudnn_turned_off", nullptr, direction::moved, "torch.backends.cudnn was turned off (times counted)"},
-    {"torch", "cudnn_deterministic_turned_on", nullptr, direction::moved, "torch.backends.cudnn.deterministic was turned on (times counted)"},
-    {"torch", "deterministic_algorithms_turned_on", nullptr, direction::moved,
+    {"torch", "mkldnn_turned_off", nullptr, direction::counted, "torch.backends.mkldnn was turned off (times counted)"},
+    {"torch", "cudnn_turned_off", nullptr, direction::counted, "torch.backends.cudnn was turned off (times counted)"},
+    {"torch", "cudnn_deterministic_turned_on", nullptr, direction::counted, "torch.backends.cudnn.deterministic was turned on (times counted)"},
+    {"torch", "deterministic_algorithms_turned_on", nullptr, direction::counted,
      "torch.use_deterministic_algorithms was turned on (times counted)"},
     {"torch", "rebound_functions", nullptr, direction::moved,
      "torch's own functions were replaced (an assignment to a torch, torch.nn.functional or torch.Tensor attribute, or an "
@@ -131,30 +134,39 @@ void check_shared_files(const std::vector<variant_slot>& slots, std::vector<chec
 
 }  // namespace
 
-void check_worker_state(const std::vector<variant_slot>& slots, bool host_pair, std::vector<check_result>& checks) {
-  if (host_pair) check_shared_files(slots, checks);
+void check_worker_state(const pair& declared, const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  if (declared.where() == backend::host) check_shared_files(slots, checks);
+  const auto switches_why = switches_reason(declared);
+  if (!switches_why.empty())
+    add_check(checks, verify::checks::worker_state, "baseline", true,
+              "torch's backend switches may be turned inside the calls, as the pair declares: " + switches_why);
   for (const auto& slot : slots) {
     if (!slot.init_reply.is_object() || !slot.runs) continue;
     const auto& started = slot.init_reply.value("state", nlohmann::json::object());
     const bool baseline_code = slot.role != slot_role::candidate;
     const bool declares_precision = !slot.runs->precision.empty();
     for (const auto& s : settings) {
-      if (((s.way == direction::slower || s.way == direction::moved) && !baseline_code) ||
-          (s.way == direction::less_precise && (baseline_code || declares_precision)))
+      if (((s.way == direction::slower || s.way == direction::moved || s.way == direction::counted) && !baseline_code) ||
+          (s.way == direction::less_precise && (baseline_code || declares_precision)) ||
+          (s.way == direction::counted && !switches_why.empty()))
         continue;
       const auto* at_start = value_at(started, s);
-      if (at_start == nullptr || (s.way != direction::moved && *at_start == s.moved_to)) continue;
+      const bool any_move = s.way == direction::moved || s.way == direction::counted;
+      if (at_start == nullptr || (!any_move && *at_start == s.moved_to)) continue;
       for (const auto& seen : slot.worker_states) {
         const auto* now = value_at(seen, s);
-        if (now == nullptr || (s.way == direction::moved ? *now == *at_start : *now != s.moved_to)) continue;
+        if (now == nullptr || (any_move ? *now == *at_start : *now != s.moved_to)) continue;
         add_check(checks, verify::checks::worker_state, slot.label, false,
                   fmt::format("{} in its worker after setup() or a visit{}", s.what,
                               s.way == direction::slower ? ": the baseline ran slower code than the same calls do as the process starts (a "
                                                            "baseline is what a competent engineer writes first)"
                               : s.way == direction::less_precise ? ": math less precise than the baseline's, with no precision change declared"
-                              : s.way == direction::moved        ? fmt::format(": every variant runs under the settings the worker started "
-                                                                               "with (read {} at start, {} after)",
-                                                                               at_start->dump(), now->dump())
+                              : s.way == direction::counted ? fmt::format(" ({} times at start, {} after; a pair that must, says why with "
+                                                                          "p.switches_in_calls(reason))",
+                                                                          at_start->dump(), now->dump())
+                              : s.way == direction::moved   ? fmt::format(": every variant runs under the settings the worker started "
+                                                                          "with (read {} at start, {} after)",
+                                                                          at_start->dump(), now->dump())
                                                                  : ""));
         break;
       }

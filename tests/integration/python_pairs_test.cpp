@@ -117,6 +117,11 @@ TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker
     EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
     EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
   }
+  // Declared (p.switches_in_calls(reason)): the same baseline is not judged on it, and the reason is kept.
+  const auto declared = judge("tests/python/hidden_state_pairs.py", "py_state:declared_switch_in_calls", "", "--max-time 0.3");
+  ASSERT_TRUE(declared.pair.is_object()) << declared.run.output;
+  EXPECT_FALSE(has(failed_checks(declared.pair, "baseline"), "worker-state")) << declared.pair.at("checks").dump(1);
+  EXPECT_NE(declared.pair.at("checks").dump().find("as the pair declares: the baseline is the native convolution"), std::string::npos);
 }
 
 TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {

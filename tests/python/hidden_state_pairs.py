@@ -12,6 +12,7 @@ py_state:threshold_just_above_the_probe the baseline's setup sets glibc's mmap a
                                         mappings (3.56x for a red team)
 py_state:baseline_perturbs_allocations  the baseline's setup calls mallopt(M_PERTURB): every block
                                         handed out and taken back is filled
+py_state:declared_switch_in_calls       the same, with the pair declaring why: passes worker-state
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
@@ -99,6 +100,11 @@ def onednn_off_while_called(fn):
 
 conv_pair("py_state:onednn_off_inside_each_call", "F.conv2d, oneDNN off only while it runs",
           onednn_off_while_called(plain_conv))
+
+# The honest form: the pair says why its calls turn the switch (as F.ctc_loss under
+# cudnn.flags(enabled=False) must); the baseline is not judged on it.
+conv_pair("py_state:declared_switch_in_calls", "F.conv2d, oneDNN off while it runs, declared",
+          onednn_off_while_called(plain_conv)).switches_in_calls("the baseline is the native convolution, oneDNN off")
 
 
 def slow_gelu(x, approximate="none"):
