@@ -141,7 +141,11 @@ std::string render_table(const suite_result& suite) {
     if (p.speedups.empty()) {  // bench verify: checks only, no timing claims
       for (const auto& v : p.variants) {
         if (v.name == "baseline_twin") continue;
-        add_row({p.target, v.name, "-", "-", "-", p.flagged ? "flagged" : "checked", verified_text(p, &v), "-"}, &v);
+        // The row's own checks: a baseline whose checks all passed is not flagged for its candidate's.
+        const bool own_failed = std::any_of(p.checks.begin(), p.checks.end(),
+                                            [&](const check_result& c) { return !c.passed && c.variant == v.name; });
+        const bool failed = own_failed || (p.status == "fail" && !v.verified);
+        add_row({p.target, v.name, "-", "-", "-", failed ? (p.flagged ? "flagged" : "failed") : "checked", verified_text(p, &v), "-"}, &v);
       }
     }
     for (const auto& s : p.speedups) {

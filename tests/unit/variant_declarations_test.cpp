@@ -378,3 +378,32 @@ TEST(reports, a_load_sensitive_failure_on_a_busy_machine_says_the_machine_was_bu
   p.checks.back().check = "escaped-kernel";
   EXPECT_EQ(aisp::render_table(suite).find("the machine was busy"), std::string::npos);
 }
+
+// `bench verify`'s table: a row is flagged for its own failed checks, not for another variant's
+// (a user's walkthrough: the baseline read "flagged" when only the candidate had failed).
+TEST(reports, the_verify_table_flags_only_the_variant_that_failed) {
+  aisp::suite_result suite;
+  suite.config = nlohmann::json::object();
+  suite.device = nlohmann::json::object();
+  aisp::pair_result p;
+  p.target = "mine:verify_only";
+  p.status = "fail";
+  p.failure_kind = "verify";
+  p.flagged = true;
+  for (const auto* name : {"baseline", "optimized"}) {
+    aisp::variant_result v;
+    v.name = name;
+    v.verified = std::string(name) == "baseline";
+    p.variants.push_back(v);
+  }
+  p.checks.push_back({.check = "reference", .codes = {"O10"}, .passed = false, .variant = "optimized", .detail = "unwritten"});
+  suite.pairs.push_back(p);
+  const auto table = aisp::render_table(suite);
+  const auto row_of = [&](const std::string& variant) {
+    const auto at = table.find("mine:verify_only  " + variant);
+    return at == std::string::npos ? std::string() : table.substr(at, table.find('\n', at) - at);
+  };
+  EXPECT_NE(row_of("baseline").find("checked"), std::string::npos) << table;
+  EXPECT_EQ(row_of("baseline").find("flagged"), std::string::npos) << table;
+  EXPECT_NE(row_of("optimized").find("flagged"), std::string::npos) << table;
+}
