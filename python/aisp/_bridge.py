@@ -248,9 +248,9 @@ def state_watch():
     global _state_watch
     import gc
     import threading
-    readers = [("python", "gc_threshold", "text", gc.get_threshold, ()),
+    readers = [("python", "gc_threshold", "ints", gc.get_threshold, ()),
                ("python", "gc_enabled", "bool", gc.isenabled, ()),
-               ("python", "gc_callbacks", "text", len, (gc.callbacks,)),
+               ("python", "gc_callbacks", "ints", len, (gc.callbacks,)),
                ("python", "profile_hook", "not None", sys.getprofile, ()),
                ("python", "trace_hook", "not None", sys.gettrace, ()),
                ("python", "threading_profile_hook", "not None", getattr, (threading, "_profile_hook", None)),

@@ -26,7 +26,9 @@ namespace {
 struct reader {
   std::string group;
   std::string key;
-  std::string kind;  // "bool", "text", or "not <text>" (true where the reading differs from <text>)
+  // "bool", "text", "ints" (a number, or a list of them: the numbers in its text), or "not <text>"
+  // (true where the reading differs from <text>)
+  std::string kind;
   object* function = nullptr;
   object* arguments = nullptr;
 };
@@ -83,6 +85,24 @@ std::vector<watched_function> functions_of(object* tuple) {
   return watched;
 }
 
+// "(700, 10, 10)" -> [700, 10, 10]; "3" -> 3.
+nlohmann::json numbers_in(const std::string& text) {
+  nlohmann::json numbers = nlohmann::json::array();
+  long long value = 0;
+  bool in_number = false;
+  for (const char c : text + " ") {
+    if (c >= '0' && c <= '9') {
+      value = value * 10 + (c - '0');
+      in_number = true;
+    } else if (in_number) {
+      numbers.push_back(value);
+      value = 0;
+      in_number = false;
+    }
+  }
+  return numbers.size() == 1 && text.find('(') == std::string::npos ? numbers[0] : numbers;
+}
+
 nlohmann::json reading(const reader& r) {
   const auto& py = functions();
   object* result = py.call_object(r.function, r.arguments);
@@ -93,6 +113,7 @@ nlohmann::json reading(const reader& r) {
   const std::string text = text_of(result);
   py.dec_ref(result);
   if (r.kind == "bool") return text == "True";
+  if (r.kind == "ints") return numbers_in(text);
   if (r.kind.starts_with("not ")) return text != r.kind.substr(4);
   return text;
 }
