@@ -146,7 +146,11 @@ def setup(key):
 @_guarded
 def run(key):
     binding = _bindings[key]
-    binding.call(binding.run, binding.extra, binding.takes_state)
+    _in_calls[0] += 1
+    try:
+        binding.call(binding.run, binding.extra, binding.takes_state)
+    finally:
+        _in_calls[0] -= 1
 
 
 @_guarded
@@ -171,16 +175,20 @@ _TORCH_SWITCHES = (("mkldnn_enabled", "_get_mkldnn_enabled", "bool"),
 
 # torch._C's setters of the switches a baseline could turn toward slower code only inside its
 # calls, restoring them before returning (red team eight: oneDNN off in a decorator, 13.4x):
-# (key, setter, the slower value). Each is replaced by one that counts the slower settings.
+# (key, setter, the slower value). Each is replaced by one that counts the slower settings made
+# inside run() (setup()'s are read as the state they leave).
 _SLOWER_SETTINGS = (("mkldnn_turned_off", "_set_mkldnn_enabled", False),
                     ("cudnn_turned_off", "_set_cudnn_enabled", False),
                     ("cudnn_deterministic_turned_on", "_set_cudnn_deterministic", True),
                     ("deterministic_algorithms_turned_on", "_set_deterministic_algorithms", True))
 
 
-def _counted_setter(original, slower, counted):
+_in_calls = [0]  # how deep in a variant's run() the worker is: only settings made there are counted
+
+
+def _counted_setter(original, slower, counted, in_calls):
     def setter(value, *rest, **named):
-        if bool(value) == slower and len(counted) < 1000:
+        if in_calls[0] > 0 and bool(value) == slower and len(counted) < 1000:
             counted.append(None)
         return original(value, *rest, **named)
     return setter
@@ -197,7 +205,7 @@ def _count_slower_settings(torch):
         if original is None:
             continue
         counted = []
-        setter = _counted_setter(original, slower, counted)
+        setter = _counted_setter(original, slower, counted, _in_calls)
         setattr(torch._C, name, setter)
         for prop in properties:
             if prop.setter is original:

@@ -223,9 +223,11 @@ void check_library_precision(const variant& runs, const std::vector<std::string>
 void note_worker_state(variant_slot& slot, const nlohmann::json& reply) {
   if (const auto timers = reply.find("timers"); timers != reply.end() && timers->is_number_integer())
     slot.armed_timers = std::max(slot.armed_timers, timers->get<int>());
-  if (const auto state = reply.find("state"); state != reply.end() && state->is_object() &&  // Note [worker state]
-      std::find(slot.worker_states.begin(), slot.worker_states.end(), *state) == slot.worker_states.end())
-    slot.worker_states.push_back(*state);
+  if (const auto state = reply.find("state"); state != reply.end() && state->is_object()) {  // Note [worker state]
+    if (std::find(slot.worker_states.begin(), slot.worker_states.end(), *state) == slot.worker_states.end())
+      slot.worker_states.push_back(*state);
+    slot.last_worker_state = *state;
+  }
   const auto mode = reply.find("fp_control");
   if (mode == reply.end() || !mode->is_number_unsigned()) return;
   const auto value = mode->get<unsigned>();

@@ -94,6 +94,7 @@ struct variant_slot {
   std::map<std::string, double> small_size_rounded_errors;  // the baseline's: Note [error under the rounding]
   int armed_timers = 0;                              // Note [armed timers]: the most seen after setup() or a visit
   std::vector<nlohmann::json> worker_states;         // Note [worker state]: each one seen after setup() or a visit
+  nlohmann::json last_worker_state;                  // the latest of them, as the worker ended
   worker_cpu_time cpu;                               // Note [worker CPU time], timed visits only
   visit_load load;                                   // Note [contended visits], timed visits only
   visit_costs costs;                                 // reported as visit_cost in results.json

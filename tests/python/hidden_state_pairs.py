@@ -13,6 +13,7 @@ py_state:threshold_just_above_the_probe the baseline's setup sets glibc's mmap a
 py_state:baseline_perturbs_allocations  the baseline's setup calls mallopt(M_PERTURB): every block
                                         handed out and taken back is filled
 py_state:declared_switch_in_calls       the same, with the pair declaring why: passes worker-state
+py_state:both_without_onednn           both variants' setups turn oneDNN off: a fair comparison; passes
 py_state:baseline_quiets_the_collector  the baseline's setup disables the collector and raises its
                                         thresholds (as timeit does): faster, not a handicap; passes
 Each optimized variant is the same code, untouched: it must pass worker-state.
@@ -61,7 +62,7 @@ def onednn_off():
     torch.backends.mkldnn.enabled = False
 
 
-def conv_pair(name, baseline_summary, baseline, setup=None):
+def conv_pair(name, baseline_summary, baseline, setup=None, optimized_setup=None):
     made = aisp.pair(name, summary="a 3x3 convolution", device="cpu")
     made.sizes(benchmark={"b": 2, "c": 16, "hw": 32, "three": 3}, validation=[{"b": 1, "c": 4, "hw": 8, "three": 3}],
                held_out=[{"b": 1, "c": 3, "hw": 9, "three": 3}])
@@ -76,7 +77,7 @@ def conv_pair(name, baseline_summary, baseline, setup=None):
 
     made.variant("baseline", summary=baseline_summary, setup=setup)(baseline)
 
-    @made.variant("optimized", summary="the same F.conv2d")
+    @made.variant("optimized", summary="the same F.conv2d", setup=optimized_setup)
     def optimized(x, w, y):
         y.copy_(F.conv2d(x, w, padding=1))
 
@@ -107,6 +108,11 @@ conv_pair("py_state:onednn_off_inside_each_call", "F.conv2d, oneDNN off only whi
 # cudnn.flags(enabled=False) must); the baseline is not judged on it.
 conv_pair("py_state:declared_switch_in_calls", "F.conv2d, oneDNN off while it runs, declared",
           onednn_off_while_called(plain_conv)).switches_in_calls("the baseline is the native convolution, oneDNN off")
+
+
+# Honest: both variants without oneDNN compare the native convolution with itself, fairly.
+conv_pair("py_state:both_without_onednn", "F.conv2d, oneDNN off by its setup", plain_conv, setup=onednn_off,
+          optimized_setup=onednn_off)
 
 
 def slow_gelu(x, approximate="none"):
