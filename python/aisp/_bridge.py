@@ -272,6 +272,11 @@ def state_watch():
         for key, getter, kind in _TORCH_SWITCHES:
             if hasattr(torch._C, getter):  # an older or newer torch without one: what it has is enough
                 readers.append(("torch", key, kind, getattr(torch._C, getter), ()))
+        # Note [watched python state]: a mode entered and never left puts every torch call
+        # through Python (red team nine's baseline: a pass-through TorchFunctionMode, 1.55x).
+        for key, getter in (("function_modes", "_len_torch_function_stack"), ("dispatch_modes", "_len_torch_dispatch_stack")):
+            if hasattr(torch._C, getter):
+                readers.append(("torch", key, "ints", getattr(torch._C, getter), ()))
         readers += _count_slower_settings(torch)
         functions = _watched_functions(torch)
     _state_watch = (tuple(readers), functions)

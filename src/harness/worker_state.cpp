@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/worker_environment.hpp"
+
 namespace {
 
 std::map<std::string, const char* (*)()>& probes() {
@@ -167,7 +169,8 @@ nlohmann::json read_worker_state(bool shared_files, const std::vector<std::pair<
                             {"heap_trimmed_on_free", large.first.trimmed && large.second.trimmed},
                             {"allocations_perturbed", allocations_perturbed() && allocations_perturbed()}}},
                           {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()},
-                          {"buffers", {{"inputs_write_protected", inputs_write_protected(inputs)}}}};
+                          {"buffers", {{"inputs_write_protected", inputs_write_protected(inputs)}}},
+                          {"environment", environment_changes()}};  // Note [worker environment]
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

@@ -648,6 +648,19 @@ void check_worker_cpu(const variant_slot& slot, bool on_gpu, std::vector<check_r
                           declared_threads > 1 ? fmt::format(", more than the {} declared threads' {} others could",
                                                              declared_threads, declared_threads - 1)
                                                : std::string()));
+  // Note [executable pair threads]: a program's threads beside its busiest are held as the
+  // worker's own are: a red team's candidate program gave 22-45% of each call to a helper thread
+  // on the second core under a one-thread pair, under the 1.35-CPU bound below (1.21-1.38x; its
+  // helper used 11% of the timed spans while the main thread waited for it; honest one-thread
+  // programs' other threads read nothing; round nine, 2026-12-05). A runtime whose own threads
+  // work through the calls (a JIT's compiler, a collector's) declares them ("threads").
+  if (!on_gpu && cpu.child_helpers_cpu_s > std::max(share * cpu.visit_wall_s, 1e-4))
+    add_check(checks, verify::checks::worker_cpu, slot.label, false,
+              fmt::format("threads of its program other than the busiest used {:.3g} ms of CPU in {:.3g} ms of timed spans ({:.0f}%){}",
+                          cpu.child_helpers_cpu_s * 1e3, cpu.visit_wall_s * 1e3, 100 * cpu.child_helpers_cpu_s / cpu.visit_wall_s,
+                          declared_threads > 1 ? fmt::format(", more than the {} declared threads' {} others could",
+                                                             declared_threads, declared_threads - 1)
+                                               : std::string(": the pair declares one thread (\"threads\" declares more)")));
   // A pool larger than declared: on a machine with fewer free cores than its threads, their CPU
   // stays within the declaration's share while more of them ran (a 2-core CI machine, 2026-12-03).
   if (!on_gpu && declared_threads > 1 && cpu.busy_other_threads > declared_threads - 1)

@@ -43,8 +43,9 @@ enum class denial : std::uint16_t {
   sigsys_handler,
   dumpable,
   timestamp_counter,
+  perf_event,
 };
-inline constexpr std::size_t denial_kinds = 12;
+inline constexpr std::size_t denial_kinds = 13;
 
 [[nodiscard]] std::string_view denial_name(denial kind);
 // The VALIDITY.md row a denial belongs to.

@@ -91,6 +91,10 @@ const setting settings[] = {
     {"torch", "cudnn_deterministic_turned_on", nullptr, direction::counted, "torch.backends.cudnn.deterministic was turned on (times counted)"},
     {"torch", "deterministic_algorithms_turned_on", nullptr, direction::counted,
      "torch.use_deterministic_algorithms was turned on (times counted)"},
+    {"torch", "function_modes", nullptr, direction::raised,
+     "a torch function mode was entered and left on (TorchFunctionMode): every torch call goes through Python"},
+    {"torch", "dispatch_modes", nullptr, direction::raised,
+     "a torch dispatch mode was entered and left on (TorchDispatchMode): every operator goes through Python"},
     {"torch", "rebound_functions", nullptr, direction::moved,
      "torch's own functions were replaced (an assignment to a torch, torch.nn.functional or torch.Tensor attribute, or an "
      "nn.Module's forward)"},
@@ -99,23 +103,6 @@ const setting settings[] = {
 const nlohmann::json* value_at(const nlohmann::json& state, const setting& s) {
   if (!state.is_object() || !state.contains(s.probe) || !state[s.probe].is_object() || !state[s.probe].contains(s.key)) return nullptr;
   return &state[s.probe][s.key];
-}
-
-// Note [worker state], symmetric settings: a baseline's setting is no handicap where every
-// candidate's worker ended under the same reading (both variants without oneDNN, both in
-// deterministic mode): the comparison is fair, if slower on both sides. The candidates' last
-// readings, not any: one that set it in setup() and undid it before its visits ran fast.
-// Counted settings are not spared so (a candidate that turned a switch off once would spare a
-// baseline that turns it off in every call): those are declared (switches_in_calls).
-bool every_candidate_ended_at(const std::vector<variant_slot>& slots, const setting& s, const nlohmann::json& reading) {
-  bool any = false;
-  for (const auto& slot : slots) {
-    if (slot.role != slot_role::candidate) continue;
-    const auto* last = value_at(slot.last_worker_state, s);
-    if (last == nullptr || *last != reading) return false;
-    any = true;
-  }
-  return any;
 }
 
 }  // namespace
@@ -164,10 +151,66 @@ void check_shared_files(const std::vector<variant_slot>& slots, std::vector<chec
   }
 }
 
+// The variables libraries read to choose how fast to run (an instruction set, a thread pool, an
+// allocator, a math mode): a baseline never changes one, whatever the candidates do, since a
+// setting both run under can still be chosen to slow only the baseline's kind of code (both
+// without vector instructions, beside a candidate that never needed them).
+bool performance_knob(std::string_view name) {
+  for (const std::string_view prefix : {"ATEN_", "DNNL_", "ONEDNN_", "MKL", "NPY_", "OMP_", "KMP_", "GOMP_", "OPENBLAS_", "BLIS_",
+                                        "MALLOC_", "GLIBC_TUNABLES", "LD_", "NVIDIA_TF32_OVERRIDE", "CUBLAS", "CUDNN_",
+                                        "CUDA_LAUNCH_BLOCKING", "PYTORCH_", "TORCH_"})
+    if (name.starts_with(prefix)) return true;
+  return false;
+}
+
+// Note [worker environment] (harness/worker_environment.cpp): the variables a baseline's worker
+// (`own`) or its child programs (`programs`) ran under, changed from the worker's start, that
+// not every candidate also ended under with the same value (a program's by name only: a child
+// of a compiler's pool may carry its own parent's numbers), and any performance knob it changed.
+// Others every candidate shares are a library's own (torch sets CUDA_MODULE_LOADING as CUDA
+// starts, in every worker).
+void check_environment(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  const auto ended_under = [&](const char* whose, const std::string& name, const nlohmann::json& value) {
+    if (performance_knob(name)) return false;
+    const bool by_value = std::string_view(whose) == "own";
+    bool any = false;
+    for (const auto& slot : slots) {
+      if (slot.role != slot_role::candidate) continue;
+      const auto& last = slot.last_worker_state;
+      if (!last.is_object() || !last.contains("environment") || !last["environment"].contains(whose) ||
+          !last["environment"][whose].contains(name) || (by_value && last["environment"][whose][name] != value))
+        return false;
+      any = true;
+    }
+    return any;
+  };
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::candidate) continue;
+    for (const char* whose : {"own", "programs"}) {
+      std::map<std::string, std::string> offending;
+      for (const auto& state : slot.worker_states) {
+        if (!state.contains("environment") || !state["environment"].contains(whose)) continue;
+        for (const auto& [name, value] : state["environment"][whose].items())
+          if (!ended_under(whose, name, value)) offending[name] = value.is_string() ? value.get<std::string>() : "(unset)";
+      }
+      if (offending.empty()) continue;
+      std::string listed;
+      for (const auto& [name, value] : offending) listed += fmt::format("{}{}={}", listed.empty() ? "" : ", ", name, value);
+      add_check(checks, verify::checks::worker_state, slot.label, false,
+                fmt::format("its {} ran under environment variables changed from the worker's start (performance knobs, or ones no "
+                            "candidate ran under): "
+                            "{} (libraries read some once, at first use: the instruction set, thread pools; a baseline is what a "
+                            "competent engineer writes first)",
+                            std::string_view(whose) == "own" ? "worker" : "program", listed));
+    }
+  }
+}
+
 }  // namespace
 
 void check_worker_state(const pair& declared, const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   if (declared.where() == backend::host) check_shared_files(slots, checks);
+  check_environment(slots, checks);
   const auto switches_why = switches_reason(declared);
   if (!switches_why.empty())
     add_check(checks, verify::checks::worker_state, "baseline", true,
@@ -191,7 +234,6 @@ void check_worker_state(const pair& declared, const std::vector<variant_slot>& s
       for (const auto& seen : slot.worker_states) {
         const auto* now = value_at(seen, s);
         if (now == nullptr || (past ? !moved_past(*at_start, *now, s.way) : any_move ? *now == *at_start : *now != s.moved_to)) continue;
-        if (baseline_code && s.way != direction::counted && every_candidate_ended_at(slots, s, *now)) continue;
         add_check(checks, verify::checks::worker_state, slot.label, false,
                   fmt::format("{} in its worker after setup() or a visit{}", s.what,
                               s.way == direction::slower ? ": the baseline ran slower code than the same calls do as the process starts (a "

@@ -119,6 +119,21 @@ TEST(exec_pairs, a_serial_baseline_declaring_its_one_thread_passes_threads_used)
     EXPECT_FALSE(has(failed_checks(judged_pair.pair, variant), "threads-used")) << variant << ": " << judged_pair.pair.value("checks", json()).dump(1);
 }
 
+// Red team nine (2026-12-05): a candidate program that gives part of each call to a helper thread
+// under a one-thread pair (1.21-1.38x) fails worker-cpu (Note [executable pair threads]); a
+// baseline program started through `env` with numpy's vector instructions disabled (1.88x) fails
+// worker-state (Note [worker environment]).
+TEST(exec_cheats, an_undeclared_helper_thread_and_a_baseline_environment_are_caught) {
+  const auto split = judge_threads("exec_cheat:candidate_splits_under_one_thread");
+  ASSERT_TRUE(split.pair.is_object()) << split.run.output;
+  EXPECT_TRUE(has(failed_checks(split.pair, "optimized"), "worker-cpu")) << split.pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(has(failed_checks(split.pair, "baseline"), "worker-cpu")) << split.pair.value("checks", json()).dump(1);
+  const auto wrapped = judge_threads("exec_cheat:baseline_under_its_own_environment");
+  ASSERT_TRUE(wrapped.pair.is_object()) << wrapped.run.output;
+  EXPECT_TRUE(has(failed_checks(wrapped.pair, "baseline"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(has(failed_checks(wrapped.pair, "optimized"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
+}
+
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_bad_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -190,6 +190,11 @@ TEST(bench_run, a_file_the_launcher_left_open_is_not_shared_by_the_workers) {
   // shared-state entry naming launcher.log.
   for (const auto& check : results["pairs"][0]["checks"])
     EXPECT_FALSE(check.value("check", "") == "shared-state" && !check.value("passed", true)) << check.dump();
+  // Note [anonymous workers]: the logs ran as workerN.log and took their slots' names at the end.
+  std::set<std::string> logs;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir + "/a"))
+    if (entry.path().extension() == ".log") logs.insert(entry.path().filename().string());
+  EXPECT_EQ(logs, (std::set<std::string>{"baseline.log", "baseline_twin.log", "optimized.log"}));
   std::filesystem::remove_all(dir);
 }
 

@@ -111,20 +111,25 @@ TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
 // probe's block, M_PERTURB.
 TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker_state) {
   for (const auto* target : {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu", "py_state:threshold_just_above_the_probe",
-                             "py_state:baseline_perturbs_allocations"}) {
+                             "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
+                             "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn"}) {
     const auto judged_pair = judge("tests/python/hidden_state_pairs.py", target, "", "--max-time 0.3");
     ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
     EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
     EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
   }
+  // Note [sampled worker]: a perf event opened by the baseline is refused by the sandbox.
+  const auto sampled = judge("tests/python/hidden_state_pairs.py", "py_state:baseline_samples_itself", "", "--max-time 0.3");
+  ASSERT_TRUE(sampled.pair.is_object()) << sampled.run.output;
+  EXPECT_TRUE(has(failed_checks(sampled.pair, "baseline"), "sandbox")) << sampled.pair.at("checks").dump(1);
+  EXPECT_FALSE(has(failed_checks(sampled.pair, "optimized"), "sandbox")) << sampled.pair.at("checks").dump(1);
   // Declared (p.switches_in_calls(reason)): the same baseline is not judged on it, and the reason is kept.
   const auto declared = judge("tests/python/hidden_state_pairs.py", "py_state:declared_switch_in_calls", "", "--max-time 0.3");
   ASSERT_TRUE(declared.pair.is_object()) << declared.run.output;
   EXPECT_FALSE(has(failed_checks(declared.pair, "baseline"), "worker-state")) << declared.pair.at("checks").dump(1);
   EXPECT_NE(declared.pair.at("checks").dump().find("as the pair declares: the baseline is the native convolution"), std::string::npos);
-  // A baseline that quiets the collector (gc.disable, higher thresholds) only speeds itself up;
-  // both variants without oneDNN is a fair comparison.
-  for (const auto* honest : {"py_state:baseline_quiets_the_collector", "py_state:both_without_onednn"}) {
+  // A baseline that quiets the collector (gc.disable, higher thresholds) only speeds itself up.
+  for (const auto* honest : {"py_state:baseline_quiets_the_collector"}) {
     const auto quiet = judge("tests/python/hidden_state_pairs.py", honest, "", "--max-time 0.3");
     ASSERT_TRUE(quiet.pair.is_object()) << quiet.run.output;
     EXPECT_FALSE(has(failed_checks(quiet.pair, "baseline"), "worker-state")) << honest << ": " << quiet.pair.at("checks").dump(1);

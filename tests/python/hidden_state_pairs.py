@@ -13,9 +13,15 @@ py_state:threshold_just_above_the_probe the baseline's setup sets glibc's mmap a
 py_state:baseline_perturbs_allocations  the baseline's setup calls mallopt(M_PERTURB): every block
                                         handed out and taken back is filled
 py_state:declared_switch_in_calls       the same, with the pair declaring why: passes worker-state
-py_state:both_without_onednn           both variants' setups turn oneDNN off: a fair comparison; passes
+py_state:both_without_onednn           both variants' setups turn oneDNN off: the baseline still fails
 py_state:baseline_quiets_the_collector  the baseline's setup disables the collector and raises its
                                         thresholds (as timeit does): faster, not a handicap; passes
+py_state:baseline_sets_the_cpu_capability the baseline's setup sets ATEN_CPU_CAPABILITY=default:
+                                        unvectorized kernels (red team nine: 1.35x)
+py_state:baseline_enters_a_function_mode the baseline's setup enters a pass-through TorchFunctionMode
+                                        and never leaves it (1.55x)
+py_state:baseline_samples_itself         the baseline's setup calls perf_event_open: the sandbox
+                                        refuses it (2.1x with a real sampler)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
@@ -110,7 +116,8 @@ conv_pair("py_state:declared_switch_in_calls", "F.conv2d, oneDNN off while it ru
           onednn_off_while_called(plain_conv)).switches_in_calls("the baseline is the native convolution, oneDNN off")
 
 
-# Honest: both variants without oneDNN compare the native convolution with itself, fairly.
+# Both variants without oneDNN: still a handicapped baseline (a candidate that never needed
+# oneDNN would be compared with a convolution slowed for it).
 conv_pair("py_state:both_without_onednn", "F.conv2d, oneDNN off by its setup", plain_conv, setup=onednn_off,
           optimized_setup=onednn_off)
 
@@ -151,3 +158,33 @@ def quiet_the_collector():
 
 # Honest: steadier timings, as timeit takes them; only the baseline's own time gains.
 eager_pair("py_state:baseline_quiets_the_collector", "y = exp(x) * 2 + 1", quiet_the_collector)
+
+
+def lower_the_cpu_capability():
+    import os
+    os.environ["ATEN_CPU_CAPABILITY"] = "default"  # read once, at ATen's first dispatch: after this
+
+
+eager_pair("py_state:baseline_sets_the_cpu_capability", "y = exp(x) * 2 + 1", lower_the_cpu_capability)
+
+
+def enter_a_function_mode():
+    from torch.overrides import TorchFunctionMode
+
+    class PassThrough(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    PassThrough().__enter__()  # never left
+
+
+eager_pair("py_state:baseline_enters_a_function_mode", "y = exp(x) * 2 + 1", enter_a_function_mode)
+
+
+def open_a_sampler():
+    import ctypes
+    perf_event_open = 298  # x86-64
+    ctypes.CDLL(None).syscall(perf_event_open, None, 0, -1, -1, 0)
+
+
+eager_pair("py_state:baseline_samples_itself", "y = exp(x) * 2 + 1", open_a_sampler)

@@ -1,0 +1,86 @@
+#include "harness/worker_environment.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+
+extern char** environ;
+
+namespace aisp {
+
+// Note [worker environment]
+// Libraries read some environment variables once, lazily, at their first use: ATen picks its
+// kernels' instruction set at its first dispatch (ATEN_CPU_CAPABILITY), oneDNN at its first
+// primitive, numpy at import (NPY_DISABLE_CPU_FEATURES), the OpenMP pools as they start. A red
+// team's Python baseline set ATEN_CPU_CAPABILITY=default in its setup(), before anything in its
+// worker had dispatched, and ran unvectorized (1.35x for the same code); an executable baseline
+// ran its program through `env NPY_DISABLE_CPU_FEATURES=...` (1.88x; round nine, 2026-12-05).
+// The worker reads its environment against the one it had at its first reading, and each child
+// program's starting environment (/proc/<pid>/environ) against the same; a baseline that runs
+// under a change no candidate also ends under fails `worker-state`.
+namespace {
+
+using variables = std::map<std::string, std::string>;
+
+variables parse(const std::string& block, char separator) {
+  variables parsed;
+  std::stringstream entries(block);
+  for (std::string entry; std::getline(entries, entry, separator);) {
+    const auto equals = entry.find('=');
+    if (equals != std::string::npos && equals > 0) parsed[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  return parsed;
+}
+
+variables own_environment() {
+  variables now;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const auto equals = text.find('=');
+    if (equals != std::string::npos && equals > 0) now[text.substr(0, equals)] = text.substr(equals + 1);
+  }
+  return now;
+}
+
+nlohmann::json changes(const variables& first, const variables& now) {
+  nlohmann::json changed = nlohmann::json::object();
+  for (const auto& [name, value] : now) {
+    const auto was = first.find(name);
+    if (was == first.end() || was->second != value) changed[name] = value;
+  }
+  for (const auto& [name, value] : first)
+    if (!now.contains(name)) changed[name] = nullptr;
+  return changed;
+}
+
+// Each child program's starting environment (its own setenv calls are not in it).
+nlohmann::json programs_changes(const variables& first) {
+  nlohmann::json changed = nlohmann::json::object();
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return changed;
+  while (const dirent* task = readdir(tasks)) {
+    if (task->d_name[0] == '.') continue;
+    std::ifstream children(std::string("/proc/self/task/") + task->d_name + "/children");
+    for (long child = 0; children >> child;) {
+      std::ifstream file("/proc/" + std::to_string(child) + "/environ", std::ios::binary);
+      const std::string block{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+      if (!block.empty()) changed.update(changes(first, parse(block, '\0')));
+    }
+  }
+  closedir(tasks);
+  return changed;
+}
+
+}  // namespace
+
+nlohmann::json environment_changes() {
+  static const variables first = own_environment();
+  return {{"own", changes(first, own_environment())}, {"programs", programs_changes(first)}};
+}
+
+}  // namespace aisp

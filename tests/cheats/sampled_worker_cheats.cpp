@@ -1,0 +1,50 @@
+// T7 through a perf event (Note [sampled worker], src/runner/worker_sandbox.cpp): the baseline's
+// setup() opens a software CPU-clock event on its own thread, sampling every 25 us, so the kernel
+// interrupts every call of the baseline (and its twin, which runs the same code), with no thread,
+// timer or signal of its own; the candidate runs the same loop unsampled (red team nine: 1.9x,
+// 2.1x from a Python baseline, round nine, 2026-12-05). The sandbox refuses the call.
+// Run: aisp_cheats bench run --targets cheats:t7_baseline_sampled_by_a_perf_event
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+#include "aisp/pair.hpp"
+#include "aisp/run_context.hpp"
+#include "fixture_kit.hpp"
+
+namespace aisp::cheats {
+namespace {
+
+int sampler = -1;
+
+void open_the_sampler(run_context&) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  attr.sample_period = 25000;  // ns of CPU time: an interrupt every 25 us of the timed thread's work
+  attr.sample_type = PERF_SAMPLE_IP;
+  attr.exclude_kernel = 1;
+  sampler = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+}
+
+void close_the_sampler(run_context&) {
+  if (sampler >= 0) close(sampler);
+  sampler = -1;
+}
+
+[[nodiscard]] pair sampled_baseline_pair() {
+  pair declared = elementwise_declaration("cheats:t7_baseline_sampled_by_a_perf_event", "T7", affine_math);
+  declared.summary(cheat_summary("T7", "the baseline's setup opens a perf event that samples its timed thread every 25 us"))
+      .add_variant(variant{"baseline", "planted cheat: honest loop, interrupted by the perf event its setup opens",
+                           honest_run(affine_math), open_the_sampler, close_the_sampler, {}, {}, {}, {}, {}})
+      .add_variant("optimized", "the same loop, unsampled", honest_run(affine_math));
+  return declared;
+}
+
+}  // namespace
+}  // namespace aisp::cheats
+
+AISP_REGISTER(aisp::cheats::sampled_baseline_pair().tag("check:sandbox"));
