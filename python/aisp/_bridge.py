@@ -272,13 +272,28 @@ def state_watch():
         for key, getter, kind in _TORCH_SWITCHES:
             if hasattr(torch._C, getter):  # an older or newer torch without one: what it has is enough
                 readers.append(("torch", key, kind, getattr(torch._C, getter), ()))
+        # Red team ten: the autograd profiler started and left on (2.57x) and the default dtype
+        # set to float64 (1.89x) in a baseline's setup().
+        for key, owner, getter, kind in (("profiler_enabled", torch._C._autograd, "_profiler_enabled", "bool"),
+                                         ("anomaly_detection", torch, "is_anomaly_enabled", "bool"),
+                                         ("default_dtype", torch, "get_default_dtype", "text")):
+            if hasattr(owner, getter):
+                readers.append(("torch", key, kind, getattr(owner, getter), ()))
         # Note [watched python state]: a mode entered and never left puts every torch call
         # through Python (red team nine's baseline: a pass-through TorchFunctionMode, 1.55x).
         for key, getter in (("function_modes", "_len_torch_function_stack"), ("dispatch_modes", "_len_torch_dispatch_stack")):
             if hasattr(torch._C, getter):
                 readers.append(("torch", key, "ints", getattr(torch._C, getter), ()))
-        readers += _count_slower_settings(torch)
-        functions = _watched_functions(torch)
+        # A torch whose internals differ from the ones these were written against loses these
+        # readings, not its pairs: each part fails alone (its readings are then absent, unjudged).
+        try:
+            readers += _count_slower_settings(torch)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            functions = _watched_functions(torch)
+        except Exception:  # noqa: BLE001
+            functions = ()
     _state_watch = (tuple(readers), functions)
 
 

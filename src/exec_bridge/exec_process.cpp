@@ -2,16 +2,18 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "exec_bridge/program_confinement.hpp"
 #include "runner/worker_sandbox.hpp"
 
 extern char** environ;
@@ -28,23 +30,50 @@ bool reply_is_ok(const char* line) {
   return std::strncmp(at, "true", 4) == 0;
 }
 
+// `name` as execvp would find it: a path (taken from `directory` where relative) or the first
+// executable of that name in $PATH; the name itself where none is (exec then says so).
+static std::string resolved_program(const std::string& name, const std::string& directory) {
+  if (name.find('/') != std::string::npos) return name.front() == '/' ? name : directory + "/" + name;
+  const char* path = std::getenv("PATH");
+  std::string paths = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= paths.size()) {
+    const std::size_t end = std::min(paths.find(':', start), paths.size());
+    const std::string folder = end > start ? paths.substr(start, end - start) : ".";
+    const std::string candidate = (folder.front() == '/' ? folder : directory + "/" + folder) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = end + 1;
+  }
+  return name;
+}
+
 exec_process::exec_process(const std::vector<std::string>& command, const std::string& directory, const std::vector<int>& fds) {
   if (command.empty()) throw std::runtime_error("a variant's command is empty");
   label_ = command.front();
+  // Resolved before the fork: the child only makes system calls (Note [confined programs]).
+  const std::string program = resolved_program(command.front(), directory);
+  if (access(program.c_str(), X_OK) != 0) throw std::runtime_error("could not start " + label_ + ": " + std::strerror(errno));
   int in[2];
   int out[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) throw std::runtime_error("could not make the pipes to " + label_);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  for (std::size_t i = 0; i < fds.size(); ++i) posix_spawn_file_actions_adddup2(&actions, fds[i], first_buffer_fd + static_cast<int>(i));
-  posix_spawn_file_actions_addchdir_np(&actions, directory.c_str());
   std::vector<char*> argv;
   for (const auto& word : command) argv.push_back(const_cast<char*>(word.c_str()));
   argv.push_back(nullptr);
-  const int spawned = posix_spawnp(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
+  const auto filter = make_program_filter();
+  pid_ = fork();
+  if (pid_ == 0) {
+    if (dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0) _exit(126);
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      const int target = first_buffer_fd + static_cast<int>(i);
+      // dup2 onto itself keeps close-on-exec: cleared by hand, as posix_spawn's dup2 action did.
+      if ((fds[i] == target ? fcntl(target, F_SETFD, 0) : dup2(fds[i], target)) < 0) _exit(126);
+    }
+    if (chdir(directory.c_str()) != 0) _exit(126);
+    confine_program(filter);
+    execve(program.c_str(), argv.data(), environ);
+    _exit(127);
+  }
+  const int spawned = pid_ < 0 ? errno : 0;
   close(in[0]);
   close(out[1]);
   to_process_ = in[1];

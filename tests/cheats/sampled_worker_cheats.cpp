@@ -1,9 +1,9 @@
-// T7 through a perf event (Note [sampled worker], src/runner/worker_sandbox.cpp): the baseline's
+// S8 through a perf event (Note [sampled worker], src/runner/worker_sandbox.cpp): the baseline's
 // setup() opens a software CPU-clock event on its own thread, sampling every 25 us, so the kernel
 // interrupts every call of the baseline (and its twin, which runs the same code), with no thread,
 // timer or signal of its own; the candidate runs the same loop unsampled (red team nine: 1.9x,
 // 2.1x from a Python baseline, round nine, 2026-12-05). The sandbox refuses the call.
-// Run: aisp_cheats bench run --targets cheats:t7_baseline_sampled_by_a_perf_event
+// Run: aisp_cheats bench run --targets cheats:s8_baseline_sampled_by_a_perf_event
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,8 +36,8 @@ void close_the_sampler(run_context&) {
 }
 
 [[nodiscard]] pair sampled_baseline_pair() {
-  pair declared = elementwise_declaration("cheats:t7_baseline_sampled_by_a_perf_event", "T7", affine_math);
-  declared.summary(cheat_summary("T7", "the baseline's setup opens a perf event that samples its timed thread every 25 us"))
+  pair declared = elementwise_declaration("cheats:s8_baseline_sampled_by_a_perf_event", "S8", affine_math);
+  declared.summary(cheat_summary("S8", "the baseline's setup opens a perf event that samples its timed thread every 25 us"))
       .add_variant(variant{"baseline", "planted cheat: honest loop, interrupted by the perf event its setup opens",
                            honest_run(affine_math), open_the_sampler, close_the_sampler, {}, {}, {}, {}, {}})
       .add_variant("optimized", "the same loop, unsampled", honest_run(affine_math));

@@ -127,9 +127,24 @@ def split(x, y):
     other.result()
 
 
+def burn_two_milliseconds(signum, frame):
+    until = time.perf_counter() + 0.002
+    while time.perf_counter() < until:
+        pass
+
+
+def arm_the_tax():
+    """Red team ten's baseline program: a 4 ms CPU-time timer whose handler burns 2 ms of it."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGPROF])
+    signal.signal(signal.SIGPROF, burn_two_milliseconds)
+    signal.setitimer(signal.ITIMER_PROF, 0.004, 0.004)
+
+
 def main():
     compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
-               "split": split, "deep": deep_ahead, "reference": reference}[sys.argv[1]]
+               "split": split, "deep": deep_ahead, "reference": reference, "taxed": vectorized}[sys.argv[1]]
+    if sys.argv[1] == "taxed":
+        arm_the_tax()
     arrays = {}
     for line in sys.stdin:
         request = json.loads(line)

@@ -134,6 +134,17 @@ TEST(exec_cheats, an_undeclared_helper_thread_and_a_baseline_environment_are_cau
   EXPECT_FALSE(has(failed_checks(wrapped.pair, "optimized"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
 }
 
+// Note [confined programs]: red team ten's baseline program armed a 4 ms CPU-time timer whose
+// handler burned 2 ms of it (2.05-2.12x): the program's own filter ends it at setitimer, and the
+// pair fails saying the sandbox stopped it.
+TEST(exec_cheats, a_program_that_arms_a_timer_is_stopped_by_the_sandbox) {
+  const auto taxed = judge_threads("exec_cheat:baseline_taxed_by_its_own_timer");
+  ASSERT_TRUE(taxed.pair.is_object()) << taxed.run.output;
+  EXPECT_EQ(taxed.pair.value("status", ""), "fail") << taxed.pair.dump(1).substr(0, 2000);
+  EXPECT_NE(taxed.pair.dump().find("SIGSYS: the sandbox stopped a forbidden system call"), std::string::npos)
+      << taxed.pair.value("message", "") << "\n" << taxed.run.output;
+}
+
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_bad_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

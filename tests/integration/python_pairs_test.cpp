@@ -112,7 +112,8 @@ TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
 TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker_state) {
   for (const auto* target : {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu", "py_state:threshold_just_above_the_probe",
                              "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
-                             "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn"}) {
+                             "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn",
+                             "py_state:baseline_leaves_the_profiler_on", "py_state:baseline_widens_the_default_dtype"}) {
     const auto judged_pair = judge("tests/python/hidden_state_pairs.py", target, "", "--max-time 0.3");
     ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
     EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);

@@ -22,6 +22,10 @@ py_state:baseline_enters_a_function_mode the baseline's setup enters a pass-thro
                                         and never leaves it (1.55x)
 py_state:baseline_samples_itself         the baseline's setup calls perf_event_open: the sandbox
                                         refuses it (2.1x with a real sampler)
+py_state:baseline_leaves_the_profiler_on the baseline's setup starts torch's autograd profiler and
+                                        never stops it (red team ten: 2.57x)
+py_state:baseline_widens_the_default_dtype the baseline's setup sets the default dtype to float64 and
+                                        puts back torch.Storage (1.89x)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
@@ -188,3 +192,21 @@ def open_a_sampler():
 
 
 eager_pair("py_state:baseline_samples_itself", "y = exp(x) * 2 + 1", open_a_sampler)
+
+
+def start_the_profiler():
+    if not torch.autograd._profiler_enabled():  # setup() runs at every size
+        torch.autograd.profiler.profile(record_shapes=True).__enter__()  # never left
+
+
+eager_pair("py_state:baseline_leaves_the_profiler_on", "y = exp(x) * 2 + 1", start_the_profiler)
+
+
+def widen_the_default_dtype():
+    storage = torch.Storage
+    torch.set_default_dtype(torch.float64)
+    torch.Storage = storage  # put back the one watched attribute the call changes
+
+
+eager_pair("py_state:baseline_widens_the_default_dtype", "y = exp(x) * 2 + arange", widen_the_default_dtype,
+           op=lambda x: torch.exp(x) * 2 + (torch.arange(x.shape[0]) / x.shape[0]).to(x.dtype))
