@@ -45,7 +45,7 @@ std::string_view denial_code(denial kind) {
     case denial::renice_other:
     case denial::repin_other: return "E3";
     case denial::timestamp_counter: return "T6";
-    case denial::perf_event: return "T7";
+    case denial::perf_event: return "S8";  // a tax on the worker's own calls, as an armed timer is
     default: return "V1";
   }
 }

@@ -106,35 +106,44 @@ TEST(python_cheats, a_baseline_that_slows_its_own_worker_fails_worker_state) {
   }
 }
 
-// Note [watched python state]: red team eight's forms: the probes spoofed from module code, a
-// switch turned only inside each call, a torch function rebound, a threshold just above the first
-// probe's block, M_PERTURB.
+// Note [watched python state]: red teams eight to ten's forms, each a baseline slowed by a
+// process-wide setting the first probes did not see (tests/python/hidden_state_pairs.py says
+// which). worker-state and sandbox are not load-sensitive: the file's pairs are judged once, in
+// one run.
 TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker_state) {
-  for (const auto* target : {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu", "py_state:threshold_just_above_the_probe",
-                             "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
-                             "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn",
-                             "py_state:baseline_leaves_the_profiler_on", "py_state:baseline_widens_the_default_dtype"}) {
-    const auto judged_pair = judge("tests/python/hidden_state_pairs.py", target, "", "--max-time 0.3");
-    ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
-    EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
-    EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "worker-state")) << target << ": " << judged_pair.pair.at("checks").dump(1);
+  const auto dir = (std::filesystem::temp_directory_path() / ("aisp_hidden_state_" + std::to_string(::getpid()))).string();
+  std::filesystem::remove_all(dir);
+  const auto run = run_command(aisp::testing::aisp_binary() + " bench run --python " + source("tests/python/hidden_state_pairs.py") +
+                               " --max-time 0.3 --history none --quiet --artifacts-dir " + dir);
+  const auto results = json::parse(aisp::testing::read_file(dir + "/results.json"), nullptr, false);
+  ASSERT_TRUE(results.is_object()) << run.output;
+  std::map<std::string, json> pairs;
+  for (const auto& p : results["pairs"]) pairs[p.value("target", "")] = p;
+  const auto pair_of = [&](const std::string& target) {
+    EXPECT_TRUE(pairs.contains(target)) << target << " was not judged: " << run.output;
+    return pairs.contains(target) ? pairs[target] : json{{"checks", json::array()}};
+  };
+  for (const auto* target :
+       {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu",
+        "py_state:threshold_just_above_the_probe", "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
+        "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn", "py_state:baseline_leaves_the_profiler_on",
+        "py_state:baseline_widens_the_default_dtype"}) {
+    const auto pair = pair_of(target);
+    EXPECT_TRUE(has(failed_checks(pair, "baseline"), "worker-state")) << target << ": " << pair.at("checks").dump(1);
+    EXPECT_FALSE(has(failed_checks(pair, "optimized"), "worker-state")) << target << ": " << pair.at("checks").dump(1);
   }
   // Note [sampled worker]: a perf event opened by the baseline is refused by the sandbox.
-  const auto sampled = judge("tests/python/hidden_state_pairs.py", "py_state:baseline_samples_itself", "", "--max-time 0.3");
-  ASSERT_TRUE(sampled.pair.is_object()) << sampled.run.output;
-  EXPECT_TRUE(has(failed_checks(sampled.pair, "baseline"), "sandbox")) << sampled.pair.at("checks").dump(1);
-  EXPECT_FALSE(has(failed_checks(sampled.pair, "optimized"), "sandbox")) << sampled.pair.at("checks").dump(1);
+  const auto sampled = pair_of("py_state:baseline_samples_itself");
+  EXPECT_TRUE(has(failed_checks(sampled, "baseline"), "sandbox")) << sampled.at("checks").dump(1);
+  EXPECT_FALSE(has(failed_checks(sampled, "optimized"), "sandbox")) << sampled.at("checks").dump(1);
   // Declared (p.switches_in_calls(reason)): the same baseline is not judged on it, and the reason is kept.
-  const auto declared = judge("tests/python/hidden_state_pairs.py", "py_state:declared_switch_in_calls", "", "--max-time 0.3");
-  ASSERT_TRUE(declared.pair.is_object()) << declared.run.output;
-  EXPECT_FALSE(has(failed_checks(declared.pair, "baseline"), "worker-state")) << declared.pair.at("checks").dump(1);
-  EXPECT_NE(declared.pair.at("checks").dump().find("as the pair declares: the baseline is the native convolution"), std::string::npos);
+  const auto declared = pair_of("py_state:declared_switch_in_calls");
+  EXPECT_FALSE(has(failed_checks(declared, "baseline"), "worker-state")) << declared.at("checks").dump(1);
+  EXPECT_NE(declared.at("checks").dump().find("as the pair declares: the baseline is the native convolution"), std::string::npos);
   // A baseline that quiets the collector (gc.disable, higher thresholds) only speeds itself up.
-  for (const auto* honest : {"py_state:baseline_quiets_the_collector"}) {
-    const auto quiet = judge("tests/python/hidden_state_pairs.py", honest, "", "--max-time 0.3");
-    ASSERT_TRUE(quiet.pair.is_object()) << quiet.run.output;
-    EXPECT_FALSE(has(failed_checks(quiet.pair, "baseline"), "worker-state")) << honest << ": " << quiet.pair.at("checks").dump(1);
-  }
+  const auto quiet = pair_of("py_state:baseline_quiets_the_collector");
+  EXPECT_FALSE(has(failed_checks(quiet, "baseline"), "worker-state")) << quiet.at("checks").dump(1);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(python_cheats, a_baseline_on_fewer_threads_than_declared_fails_threads_used) {
