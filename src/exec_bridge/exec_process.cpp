@@ -5,9 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -15,6 +13,7 @@
 
 #include "exec_bridge/program_confinement.hpp"
 #include "runner/worker_sandbox.hpp"
+#include "support/paths.hpp"
 
 extern char** environ;
 
@@ -31,20 +30,11 @@ bool reply_is_ok(const char* line) {
 }
 
 // `name` as execvp would find it: a path (taken from `directory` where relative) or the first
-// executable of that name in $PATH; the name itself where none is (exec then says so).
+// executable of that name in $PATH; the name itself where none is (the start then says so).
 static std::string resolved_program(const std::string& name, const std::string& directory) {
   if (name.find('/') != std::string::npos) return name.front() == '/' ? name : directory + "/" + name;
-  const char* path = std::getenv("PATH");
-  std::string paths = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= paths.size()) {
-    const std::size_t end = std::min(paths.find(':', start), paths.size());
-    const std::string folder = end > start ? paths.substr(start, end - start) : ".";
-    const std::string candidate = (folder.front() == '/' ? folder : directory + "/" + folder) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return name;
+  const auto found = find_program(name);
+  return found.empty() ? name : found;
 }
 
 exec_process::exec_process(const std::vector<std::string>& command, const std::string& directory, const std::vector<int>& fds) {
