@@ -60,29 +60,32 @@ std::string text_of(object* item) {
   return copied;
 }
 
-// ((group, key, kind, function, arguments), ...)
-std::vector<reader> readers_of(object* tuple) {
+// Each `width`-tuple of a tuple of them, made into a T by `make(item)` (item(i): the i-th, borrowed).
+template <class T, class Make>
+std::vector<T> entries_of(object* tuple, long width, const char* what, Make make) {
   const auto& py = functions();
-  std::vector<reader> readers;
+  std::vector<T> made;
   for (long i = 0; i < py.tuple_size(tuple); ++i) {
     object* entry = py.tuple_item(tuple, i);
-    if (entry == nullptr || py.tuple_size(entry) != 5) throw std::runtime_error("state_watch: a reader is not a 5-tuple");
-    readers.push_back({text_of(py.tuple_item(entry, 0)), text_of(py.tuple_item(entry, 1)), text_of(py.tuple_item(entry, 2)),
-                       py.tuple_item(entry, 3), py.tuple_item(entry, 4)});
+    if (entry == nullptr || py.tuple_size(entry) != width)
+      throw std::runtime_error(std::string("state_watch: ") + what + " is not a " + std::to_string(width) + "-tuple");
+    made.push_back(make([&](long at) { return py.tuple_item(entry, at); }));
   }
-  return readers;
+  return made;
+}
+
+// ((group, key, kind, function, arguments), ...)
+std::vector<reader> readers_of(object* tuple) {
+  return entries_of<reader>(tuple, 5, "a reader", [](auto item) {
+    return reader{text_of(item(0)), text_of(item(1)), text_of(item(2)), item(3), item(4)};
+  });
 }
 
 // ((owner, name, original, label), ...)
 std::vector<watched_function> functions_of(object* tuple) {
-  const auto& py = functions();
-  std::vector<watched_function> watched;
-  for (long i = 0; i < py.tuple_size(tuple); ++i) {
-    object* entry = py.tuple_item(tuple, i);
-    if (entry == nullptr || py.tuple_size(entry) != 4) throw std::runtime_error("state_watch: a watched function is not a 4-tuple");
-    watched.push_back({py.tuple_item(entry, 0), text_of(py.tuple_item(entry, 1)), py.tuple_item(entry, 2), text_of(py.tuple_item(entry, 3))});
-  }
-  return watched;
+  return entries_of<watched_function>(tuple, 4, "a watched function", [](auto item) {
+    return watched_function{item(0), text_of(item(1)), item(2), text_of(item(3))};
+  });
 }
 
 // "(700, 10, 10)" -> [700, 10, 10]; "3" -> 3.
