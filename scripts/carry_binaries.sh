@@ -28,12 +28,18 @@ judge() {  # judge BINARY TARGET: the run must end by itself and record the pair
 }
 judge "$build/bin/aisp" labs/host:transpose
 judge "$build/bin/aisp_cheats" cheats:d4_rank_one_lags
-mkdir -p "$root/.carry/bin" "$root/.carry/lib/aisp" "$root/.carry/share/aisp"
+mkdir -p "$root/.carry/bin/plugins" "$root/.carry/lib/aisp" "$root/.carry/share/aisp"
 cp "$build/bin/aisp" "$build/bin/aisp_cheats" "$build/tests/aisp_gpu_tests" "$root/.carry/bin/"
+# The GPU tests' companions: the test plugins, the clock and K=4 fixtures' judges, the host cheats.
+cp "$build/tests/plugins/"*.so "$root/.carry/bin/plugins/"
+cp "$build/bin/aisp_cheats_k4" "$build/bin/aisp_cheats_clock" "$build/tests/aisp_cheat_tests" "$root/.carry/bin/"
 # --python finds the bridge and the aisp package beside bin/ (docs/python_pairs.md).
 cp "$build/lib/aisp/libaisp_python.so" "$build/lib/aisp/libaisp_exec.so" "$root/.carry/lib/aisp/"
 rm -rf "$root/.carry/share/aisp/python" && cp -r "$build/share/aisp/python" "$root/.carry/share/aisp/"
-# The tracked tree and the binaries together pass a device call's 64 MiB: the bundle is ~3x
-# smaller; unpack it there first: tar -C .carry -xzf .carry/bundle.tgz
-tar -C "$root/.carry" --exclude=bundle.tgz -czf "$root/.carry/bundle.tgz.part" bin lib share && mv "$root/.carry/bundle.tgz.part" "$root/.carry/bundle.tgz"
-echo "carried: $(du -sh "$root/.carry/bundle.tgz" | cut -f1) in .carry/bundle.tgz (carry [\".carry/bundle.tgz\"], then tar -C .carry -xzf .carry/bundle.tgz)"
+# The tracked tree (34 MB with docs/results/raw) and the binaries (the lab's fatbins, ~100 MB)
+# must pass a device call's 64 MiB together: xz packs them to ~18 MB where gzip left 33 (2026-12-05).
+# Unpack it there first: tar -C .carry -xJf .carry/bundle.txz
+rm -f "$root/.carry/bundle.tgz"
+tar -C "$root/.carry" --exclude='bundle.*' --exclude='*.sh' -cf - bin lib share | xz -T0 -6 > "$root/.carry/bundle.txz.part"
+mv "$root/.carry/bundle.txz.part" "$root/.carry/bundle.txz"
+echo "carried: $(du -sh "$root/.carry/bundle.txz" | cut -f1) in .carry/bundle.txz (carry [\".carry/bundle.txz\"], then tar -C .carry -xJf .carry/bundle.txz)"
