@@ -60,11 +60,49 @@ std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& comma
   return found;
 }
 
+// Note [unoptimized unit]
+// Both variants of a red team's plugin ran the same loop, the baseline's from a unit of its own
+// built with -O0 (its binary recorded it; results said "optimized": true from the unit that
+// defines aisp_plugin_built_optimized): 7.48x "faster" with every check passing (round eleven,
+// 2026-12-05). A binary whose units were built at different levels is not measured as it ships,
+// so an unoptimized unit beside optimized ones fails build-symmetry (K4) with the math flags.
+// Optimization turned off for one function (an optimize attribute, a pragma) leaves no switch.
+namespace {
+
+std::string optimization_level(const std::string& command_line) {
+  std::string level = "-O0";
+  std::istringstream words(command_line);
+  for (std::string word; words >> word;)
+    if (word.starts_with("-O")) level = word == "-O" ? "-O1" : word;
+  return level;
+}
+
+bool unoptimized_level(const std::string& level) { return level == "-O0" || level == "-Og"; }
+
+}  // namespace
+
+std::vector<std::string> unoptimized_units(const std::vector<std::string>& command_lines) {
+  std::vector<std::string> low;
+  bool optimized = false;
+  for (const auto& line : command_lines) {
+    const auto level = optimization_level(line);
+    if (!unoptimized_level(level)) optimized = true;
+    else if (std::find(low.begin(), low.end(), level) == low.end()) low.push_back(level);
+  }
+  return optimized ? low : std::vector<std::string>{};
+}
+
+bool has_unoptimized_unit(const std::vector<std::string>& command_lines) {
+  return std::any_of(command_lines.begin(), command_lines.end(),
+                     [](const std::string& line) { return unoptimized_level(optimization_level(line)); });
+}
+
 std::string plugin_math_record(const std::string& plugin_path) {
   const auto lines = recorded_compile_switches(plugin_path);
   if (lines.empty()) return plugin_unrecorded;
   std::string found;
   for (const auto& flag : unsafe_math_flags(lines)) found += (found.empty() ? "" : " ") + flag;
+  for (const auto& level : unoptimized_units(lines)) found += (found.empty() ? "" : " ") + level;
   return plugin_math_record_prefix + found;
 }
 

@@ -20,9 +20,17 @@ namespace aisp {
 // The value-changing math flags found in those command lines (-ffast-math, -Ofast, ...).
 [[nodiscard]] std::vector<std::string> unsafe_math_flags(const std::vector<std::string>& command_lines);
 
+// Note [unoptimized unit]: the units whose recorded command line leaves them unoptimized (GCC's
+// last -O option, -O0 where there is none; -Og, a debugging level, too), as "-O0" or "-Og" once
+// each, when another unit of the same binary was built with optimization; empty otherwise.
+[[nodiscard]] std::vector<std::string> unoptimized_units(const std::vector<std::string>& command_lines);
+// Whether any recorded unit is unoptimized, as above (false where nothing was recorded).
+[[nodiscard]] bool has_unoptimized_unit(const std::vector<std::string>& command_lines);
+
 // Note [plugin build symmetry]: a plugin's units carry no record of their own unless its build
 // ran scripts/record_math_flags, so its pairs are held to its whole binary's recorded switches:
-// plugin_math_record_prefix then the value-changing ones, as given ("" when clean), or
+// plugin_math_record_prefix then the value-changing ones, as given, and an unoptimized unit's
+// level beside optimized ones ("" when clean), or
 // plugin_unrecorded when the binary recorded none (built without -frecord-gcc-switches).
 inline constexpr const char* plugin_math_record_prefix = "plugin:";
 inline constexpr const char* plugin_unrecorded = "plugin:unrecorded";

@@ -12,6 +12,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/plugin.hpp"
 #include "aisp/registry.hpp"
+#include "audit/build_flags.hpp"
 #include "support/readable_error.hpp"
 
 namespace aisp {
@@ -86,6 +87,9 @@ loaded_plugin load_one(const std::string& path) {
   loaded_plugin plugin{.path = std::filesystem::canonical(path).string(), .optimized = std::nullopt, .targets = {}};
   if (const auto optimized = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_built_optimized")); optimized != nullptr)
     plugin.optimized = optimized() != 0;
+  // Note [unoptimized unit] (audit/build_flags.cpp): that answer is one unit's; any unit the binary
+  // recorded as unoptimized makes the plugin's build a debug one too.
+  if (plugin.optimized == true && has_unoptimized_unit(recorded_compile_switches(plugin.path))) plugin.optimized = false;
   // The registry keeps its pairs in name order: a plugin's are the names that were not there.
   for (const auto& declared : known.pairs())
     if (targets_before.count(declared.target()) == 0) plugin.targets.push_back(declared.target());

@@ -152,7 +152,7 @@ inline const check_kind thermal_throttle{"thermal-throttle", {"E7", "E2"}, "samp
 inline const check_kind escaped_work{"escaped-work", {"T1", "T2", "C4"}, "the host waited for device work past the stop event"};
 inline const check_kind escaped_kernel{"escaped-kernel", {"T1"}, "a kernel launched in run() ran past the stop event"};
 inline const check_kind escaped_copy{"escaped-copy", {"T2", "M3", "C2"}, "a copy or memset was still in flight at the stop event"};
-inline const check_kind foreign_activity{"foreign-activity", {"T3", "C4"}, "device work run() did not launch ran inside the sample"};
+inline const check_kind foreign_activity{"foreign-activity", {"T3", "C4", "L5"}, "device work run() did not launch ran inside the sample"};
 inline const check_kind undeclared_device{"undeclared-device", {"C5", "E1"}, "work ran on a device the pair did not declare"};
 inline const check_kind device_idle{"device-idle", {"L1"}, "the device sat idle through most of the sample"};
 inline const check_kind device_allocation{"device-allocation", {"M1", "M4", "S7"}, "run() allocated device or pinned memory"};

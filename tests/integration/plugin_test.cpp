@@ -93,6 +93,10 @@ TEST(plugin_build, build_symmetry_reads_the_plugins_own_units) {
   ASSERT_FALSE(fast.is_null());
   EXPECT_FALSE(fast.at("passed").get<bool>());
   EXPECT_NE(fast.at("detail").get<std::string>().find("a unit of the plugin was built with -ffast-math"), std::string::npos) << fast;
+  const auto unoptimized = build_symmetry("unoptimized_unit", "plugin_k4:unoptimized_unit");
+  ASSERT_FALSE(unoptimized.is_null());
+  EXPECT_FALSE(unoptimized.at("passed").get<bool>());
+  EXPECT_NE(unoptimized.at("detail").get<std::string>().find("a unit of the plugin was built with -O0"), std::string::npos) << unoptimized;
   const auto unrecorded = build_symmetry("unrecorded_switches", "plugin_k4:unrecorded");
   ASSERT_FALSE(unrecorded.is_null());
   EXPECT_FALSE(unrecorded.at("passed").get<bool>());

@@ -38,6 +38,20 @@ TEST(unsafe_math_flags, finds_each_value_changing_flag_once_and_ignores_look_ali
   EXPECT_EQ(aisp::unsafe_math_flags(lines), (std::vector<std::string>{"-ffast-math", "-Ofast"}));
 }
 
+// Note [unoptimized unit]: GCC's last -O wins, none is -O0; only a mix of levels is reported.
+TEST(unoptimized_units, names_unoptimized_levels_only_beside_an_optimized_unit) {
+  const std::vector<std::string> mixed = {"GNU C++20 -O2 -fPIC", "GNU C++20 -O2 -O0 -fPIC", "GNU C++20 -fPIC", "GNU C++20 -Og"};
+  EXPECT_EQ(aisp::unoptimized_units(mixed), (std::vector<std::string>{"-O0", "-Og"}));
+  EXPECT_TRUE(aisp::has_unoptimized_unit(mixed));
+  const std::vector<std::string> all_debug = {"GNU C++20 -O3 -O0", "GNU C++20 -g"};
+  EXPECT_TRUE(aisp::unoptimized_units(all_debug).empty()) << "a whole debug build is the optimized flag's warning, not K4";
+  EXPECT_TRUE(aisp::has_unoptimized_unit(all_debug));
+  const std::vector<std::string> levels = {"GNU C++20 -O2", "GNU C++20 -O3", "GNU C++20 -O", "GNU C++20 -Os", "GNU C++20 -O0 -O2"};
+  EXPECT_TRUE(aisp::unoptimized_units(levels).empty()) << "optimized units at different levels are not unoptimized";
+  EXPECT_FALSE(aisp::has_unoptimized_unit(levels));
+  EXPECT_FALSE(aisp::has_unoptimized_unit({}));
+}
+
 TEST(describe_unit_math_record, names_each_recorded_switch_in_words) {
   EXPECT_EQ(aisp::describe_unit_math_record("none"), "");
   EXPECT_EQ(aisp::describe_unit_math_record("use_fast_math__math_pragma"),
