@@ -1,44 +1,25 @@
 #include "audit/build_flags.hpp"
 
-#include <elf.h>
-
 #include <algorithm>
-#include <cstring>
-#include <fstream>
-#include <iterator>
 #include <sstream>
+
+#include "audit/elf_image.hpp"
+#include "audit/unoptimized_code.hpp"
 
 namespace aisp {
 
 std::vector<std::string> recorded_compile_switches(const std::string& elf_path) {
   std::vector<std::string> lines;
-  std::ifstream file(elf_path, std::ios::binary);
-  const std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (image.size() < sizeof(Elf64_Ehdr) || std::memcmp(image.data(), ELFMAG, SELFMAG) != 0) return lines;
-  Elf64_Ehdr header;
-  std::memcpy(&header, image.data(), sizeof header);
-  const auto section_at = [&](std::size_t index) {
-    Elf64_Shdr section{};
-    const std::size_t offset = header.e_shoff + index * sizeof(Elf64_Shdr);
-    if (offset + sizeof section <= image.size()) std::memcpy(&section, image.data() + offset, sizeof section);
-    return section;
-  };
-  if (header.e_shstrndx >= header.e_shnum) return lines;
-  const Elf64_Shdr names = section_at(header.e_shstrndx);
-  for (std::size_t i = 0; i < header.e_shnum; ++i) {
-    const Elf64_Shdr section = section_at(i);
-    if (names.sh_offset + section.sh_name >= image.size()) continue;
-    if (std::strcmp(image.data() + names.sh_offset + section.sh_name, ".GCC.command.line") != 0) continue;
-    if (section.sh_offset + section.sh_size > image.size()) return lines;
-    std::string current;
-    for (std::size_t b = 0; b < section.sh_size; ++b) {
-      const char c = image[section.sh_offset + b];
-      if (c != '\0') {
-        current += c;
-      } else if (!current.empty()) {
-        lines.push_back(current);
-        current.clear();
-      }
+  const elf_image image(elf_path);
+  const auto section = image.section_named(".GCC.command.line");
+  if (!section) return lines;
+  std::string current;
+  for (const unsigned char c : image.bytes_of(*section)) {
+    if (c != '\0') {
+      current += static_cast<char>(c);
+    } else if (!current.empty()) {
+      lines.push_back(current);
+      current.clear();
     }
   }
   return lines;
@@ -100,9 +81,21 @@ bool has_unoptimized_unit(const std::vector<std::string>& command_lines) {
 std::string plugin_math_record(const std::string& plugin_path) {
   const auto lines = recorded_compile_switches(plugin_path);
   if (lines.empty()) return plugin_unrecorded;
-  std::string found;
-  for (const auto& flag : unsafe_math_flags(lines)) found += (found.empty() ? "" : " ") + flag;
-  for (const auto& level : unoptimized_units(lines)) found += (found.empty() ? "" : " ") + level;
+  std::string flags;
+  for (const auto& flag : unsafe_math_flags(lines)) flags += (flags.empty() ? "" : " ") + flag;
+  for (const auto& level : unoptimized_units(lines)) flags += (flags.empty() ? "" : " ") + level;
+  std::string found = flags.empty() ? "" : "a unit of the plugin was built with " + flags;
+  // Note [unoptimized function]: only in a plugin whose units were all optimized (a debug build's
+  // every function opens so, and the optimized flag's warning says it).
+  if (!has_unoptimized_unit(lines)) {
+    const auto functions = unoptimized_functions(plugin_path);
+    std::string named;
+    for (const auto& function : functions) named += (named.empty() ? "" : ", ") + function;
+    if (!named.empty())
+      found += (found.empty() ? "" : "; ") + std::string("the plugin's ") + (functions.size() == 1 ? "function " : "functions ") + named +
+               " opened as unoptimized (-O0) code does, arguments stored into a fresh frame, in a plugin built optimized: an "
+               "optimize attribute or pragma";
+  }
   return plugin_math_record_prefix + found;
 }
 

@@ -29,8 +29,9 @@ namespace aisp {
 
 // Note [plugin build symmetry]: a plugin's units carry no record of their own unless its build
 // ran scripts/record_math_flags, so its pairs are held to its whole binary's recorded switches:
-// plugin_math_record_prefix then the value-changing ones, as given, and an unoptimized unit's
-// level beside optimized ones ("" when clean), or
+// plugin_math_record_prefix then what build-symmetry says of them ("" when clean): the
+// value-changing flags, an unoptimized unit's level beside optimized ones, and functions whose code
+// opens as unoptimized code does (Note [unoptimized function]); or
 // plugin_unrecorded when the binary recorded none (built without -frecord-gcc-switches).
 inline constexpr const char* plugin_math_record_prefix = "plugin:";
 inline constexpr const char* plugin_unrecorded = "plugin:unrecorded";

@@ -292,8 +292,8 @@ void check_build_symmetry(const pair& declared, const run_config& config, std::v
                   ? "the plugin recorded no compile switches, so its units' math flags cannot be checked: build it with "
                     "find_package(aisp) and aisp_add_benchmark (docs/tutorial.md), or add -frecord-gcc-switches (nvcc: "
                     "-Xcompiler=-frecord-gcc-switches)"
-                  : found.empty() ? "every unit of the plugin was built without value-changing host math switches"
-                                  : "a unit of the plugin was built with " + found);
+                  : found.empty() ? "every unit of the plugin was built optimized and without value-changing host math switches"
+                                  : found);
     return;
   }
   if (const auto& recorded = declared.build_math_flags()) {

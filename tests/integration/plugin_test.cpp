@@ -97,6 +97,12 @@ TEST(plugin_build, build_symmetry_reads_the_plugins_own_units) {
   ASSERT_FALSE(unoptimized.is_null());
   EXPECT_FALSE(unoptimized.at("passed").get<bool>());
   EXPECT_NE(unoptimized.at("detail").get<std::string>().find("a unit of the plugin was built with -O0"), std::string::npos) << unoptimized;
+  const auto attribute = build_symmetry("unoptimized_function", "plugin_k4:unoptimized_function");
+  ASSERT_FALSE(attribute.is_null());
+  EXPECT_FALSE(attribute.at("passed").get<bool>());
+  EXPECT_NE(attribute.at("detail").get<std::string>().find("add_one_unoptimized(aisp::run_context&) opened as unoptimized"),
+            std::string::npos)
+      << attribute;
   const auto unrecorded = build_symmetry("unrecorded_switches", "plugin_k4:unrecorded");
   ASSERT_FALSE(unrecorded.is_null());
   EXPECT_FALSE(unrecorded.at("passed").get<bool>());

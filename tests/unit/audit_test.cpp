@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "audit/build_flags.hpp"
+#include "audit/unoptimized_code.hpp"
 
 namespace {
 
@@ -50,6 +51,14 @@ TEST(unoptimized_units, names_unoptimized_levels_only_beside_an_optimized_unit) 
   EXPECT_TRUE(aisp::unoptimized_units(levels).empty()) << "optimized units at different levels are not unoptimized";
   EXPECT_FALSE(aisp::has_unoptimized_unit(levels));
   EXPECT_FALSE(aisp::has_unoptimized_unit({}));
+}
+
+// Note [unoptimized function]: this optimized test binary (its static CUDA runtime included) has
+// no function that opens as -O0 code does; a file that is not ELF has none either.
+TEST(unoptimized_functions, finds_none_in_an_optimized_binary_or_a_file_that_is_not_elf) {
+  EXPECT_EQ(aisp::unoptimized_functions(self_path(), 5), std::vector<std::string>{});
+  EXPECT_TRUE(aisp::unoptimized_functions("/proc/self/status").empty());
+  EXPECT_TRUE(aisp::unoptimized_functions("/nonexistent/aisp").empty());
 }
 
 TEST(describe_unit_math_record, names_each_recorded_switch_in_words) {
