@@ -16,6 +16,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 #include <optional>
@@ -191,11 +192,30 @@ namespace {
 // 2026-12-04). The bound only stops a walk that would not end.
 constexpr int max_process_depth = 1024;
 
+// The minor page faults of process `pid` so far, every thread's, exited ones' too (/proc/<pid>/stat's
+// tenth field; the name in parentheses before it may hold spaces); 0 where it has exited.
+long long process_minor_faults(const char* pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%.20s/stat", pid);
+  std::FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return 0;
+  char line[1024];
+  const bool read = std::fgets(line, sizeof line, file) != nullptr;
+  std::fclose(file);
+  const char* after_name = read ? std::strrchr(line, ')') : nullptr;
+  long long faults = 0;
+  // After the name: state, ppid, pgrp, session, tty_nr, tpgid, flags, then minflt.
+  if (after_name == nullptr || std::sscanf(after_name + 1, " %*c %*d %*d %*d %*d %*d %*u %lld", &faults) != 1) return 0;
+  return faults;
+}
+
 // Calls visit(tid, ns) with the runtime (schedstat) of every thread of process `pid` ("self" or a
-// number) when `counted`, then walks into the live children each of its threads started.
+// number) when `counted`, and visit(pid) before them, then walks into the live children each of
+// its threads started.
 template <class Visit>
 void visit_process_tree(const char* pid, bool counted, int depth, Visit& visit) {
   char path[96];  // no std::string: see count_children
+  if (counted) visit(pid);
   std::snprintf(path, sizeof path, "/proc/%.20s/task", pid);
   DIR* tasks = opendir(path);
   if (tasks == nullptr) return;  // exited since its parent listed it
@@ -234,17 +254,28 @@ double reaped_children_cpu_s() {
 
 double children_cpu_s() {
   std::uint64_t live_ns = 0;
-  auto add = [&live_ns](long, std::uint64_t ns) { live_ns += ns; };
+  struct {
+    std::uint64_t& sum;
+    void operator()(long, std::uint64_t ns) const { sum += ns; }
+    void operator()(const char*) const {}
+  } add{live_ns};
   visit_process_tree("self", false, 0, add);
   return 1e-9 * static_cast<double>(live_ns) + reaped_children_cpu_s();
 }
 
 child_threads read_child_threads() {
   child_threads read;
-  auto keep = [&read](long tid, std::uint64_t ns) { read.live.emplace_back(tid, ns); };
+  struct {
+    child_threads& read;
+    void operator()(long tid, std::uint64_t ns) const { read.live.emplace_back(tid, ns); }
+    void operator()(const char* pid) const { read.minor_faults += process_minor_faults(pid); }
+  } keep{read};
   visit_process_tree("self", false, 0, keep);
   std::sort(read.live.begin(), read.live.end());
   read.reaped_s = reaped_children_cpu_s();
+  rusage reaped{};
+  getrusage(RUSAGE_CHILDREN, &reaped);
+  read.minor_faults += reaped.ru_minflt;
   return read;
 }
 

@@ -90,6 +90,9 @@ struct cpu_reading {
 struct child_threads {
   thread_runtimes live;  // tid, ns; sorted by tid
   double reaped_s = 0;
+  // Note [program page faults] (host_sampler.cpp): the live child processes' minor page faults
+  // and the reaped ones'.
+  long long minor_faults = 0;
   [[nodiscard]] double cpu_s() const;  // what children_cpu_s() reads
 };
 [[nodiscard]] child_threads read_child_threads();

@@ -14,7 +14,10 @@ deep      `ahead`'s helper as a process six levels below the program (a chain fo
           past the four levels the worker's /proc walk once read (red team six: 5.5x, 2026-12-04)
 split     honest numpy, each half of a call on its own thread (numpy lets go of the GIL over a
           slice): the candidate of thread_pairs.json, whose pair declares 2 threads
-Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | reference
+refaulting honest numpy, in a program that drops its pages of the judge's buffers after every call
+          (madvise MADV_DONTNEED): each call faults them back in, a baseline's handicap the worker's
+          own fault count did not see (red team eleven: 5.44x, 2026-12-05; Note [program page faults])
+Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | refaulting | reference
 """
 import json
 import mmap
@@ -142,7 +145,8 @@ def arm_the_tax():
 
 def main():
     compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
-               "split": split, "deep": deep_ahead, "reference": reference, "taxed": vectorized}[sys.argv[1]]
+               "split": split, "deep": deep_ahead, "reference": reference, "taxed": vectorized,
+               "refaulting": vectorized}[sys.argv[1]]
     if sys.argv[1] == "taxed":
         arm_the_tax()
     arrays = {}
@@ -164,6 +168,12 @@ def main():
                 ahead_of_time["watcher"].start()
         elif request["op"] == "run":
             compute(arrays["x"], arrays["y"])
+            if sys.argv[1] == "refaulting":
+                for array in arrays.values():
+                    region = array
+                    while not isinstance(region, mmap.mmap):  # array views, then frombuffer's memoryview
+                        region = region.obj if isinstance(region, memoryview) else region.base
+                    region.madvise(mmap.MADV_DONTNEED)
         sys.stdout.write('{"ok": true}\n')
         sys.stdout.flush()
 

@@ -145,6 +145,19 @@ TEST(exec_cheats, a_program_that_arms_a_timer_is_stopped_by_the_sandbox) {
       << taxed.pair.value("message", "") << "\n" << taxed.run.output;
 }
 
+// Note [program page faults]: the program's faults across the timed span are the worker's (M6).
+TEST(exec_cheats, a_program_that_drops_its_pages_of_the_buffers_fails_page_faults) {
+  const auto refaulting = judge_threads("exec_cheat:baseline_refaults_its_buffers");
+  ASSERT_TRUE(refaulting.pair.is_object()) << refaulting.run.output;
+  bool baseline_failed = false;
+  for (const auto& check : refaulting.pair.at("checks")) {
+    if (check.at("check") != "page-faults" || check.at("passed").get<bool>()) continue;
+    baseline_failed = baseline_failed || check.at("variant") == "baseline";
+    EXPECT_NE(check.at("variant"), "optimized") << "the honest candidate program faulted: " << check.dump();
+  }
+  EXPECT_TRUE(baseline_failed) << refaulting.pair.dump(1).substr(0, 3000);
+}
+
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
   const auto dir = std::filesystem::temp_directory_path() / ("aisp_exec_bad_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
