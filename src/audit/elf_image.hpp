@@ -20,6 +20,8 @@ class elf_image {
   explicit elf_image(const std::string& path);
 
   [[nodiscard]] std::uint16_t machine() const { return valid_ ? header_.e_machine : std::uint16_t{EM_NONE}; }
+  // A shared object or PIE executable, whose symbols' values are offsets from where it is loaded.
+  [[nodiscard]] bool is_position_independent() const { return header_.e_type == ET_DYN; }
   [[nodiscard]] std::optional<Elf64_Shdr> section_named(std::string_view name) const;
   [[nodiscard]] std::optional<Elf64_Shdr> section_at(std::size_t index) const;
   // A section's bytes; empty where the section runs past the file (or occupies none, as .bss).

@@ -8,6 +8,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "harness/program_environment.hpp"
 
 extern char** environ;
 
@@ -27,24 +30,26 @@ namespace {
 
 using variables = std::map<std::string, std::string>;
 
-variables parse(const std::string& block, char separator) {
+variables parse_entries(const std::vector<std::string>& entries) {
   variables parsed;
-  std::stringstream entries(block);
-  for (std::string entry; std::getline(entries, entry, separator);) {
-    const auto equals = entry.find('=');
-    if (equals != std::string::npos && equals > 0) parsed[entry.substr(0, equals)] = entry.substr(equals + 1);
+  for (const auto& text : entries) {
+    const auto equals = text.find('=');
+    if (equals != std::string::npos && equals > 0) parsed[text.substr(0, equals)] = text.substr(equals + 1);
   }
   return parsed;
 }
 
+variables parse(const std::string& block, char separator) {
+  std::vector<std::string> entries;
+  std::stringstream stream(block);
+  for (std::string entry; std::getline(stream, entry, separator);) entries.push_back(entry);
+  return parse_entries(entries);
+}
+
 variables own_environment() {
-  variables now;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const auto equals = text.find('=');
-    if (equals != std::string::npos && equals > 0) now[text.substr(0, equals)] = text.substr(equals + 1);
-  }
-  return now;
+  std::vector<std::string> entries;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) entries.emplace_back(*entry);
+  return parse_entries(entries);
 }
 
 nlohmann::json changes(const variables& first, const variables& now) {
@@ -58,7 +63,8 @@ nlohmann::json changes(const variables& first, const variables& now) {
   return changed;
 }
 
-// Each child program's starting environment (its own setenv calls are not in it).
+// Each child program's starting environment, and the one it runs under now where its memory can
+// be read (Note [live program environment]: its own setenv calls are only there).
 nlohmann::json programs_changes(const variables& first) {
   nlohmann::json changed = nlohmann::json::object();
   DIR* tasks = opendir("/proc/self/task");
@@ -70,6 +76,15 @@ nlohmann::json programs_changes(const variables& first) {
       std::ifstream file("/proc/" + std::to_string(child) + "/environ", std::ios::binary);
       const std::string block{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
       if (!block.empty()) changed.update(changes(first, parse(block, '\0')));
+      if (const auto live = live_environment(child)) {
+        // A runtime may name a variable for the process (Intel's OpenMP sets
+        // __KMP_REGISTERED_LIB_<pid>): named for no process, twin programs compare alike.
+        const auto pid = std::to_string(child);
+        variables now;
+        for (const auto& [name, value] : parse_entries(*live))
+          now[name.ends_with(pid) ? name.substr(0, name.size() - pid.size()) + "<pid>" : name] = value;
+        changed.update(changes(first, now));
+      }
     }
   }
   closedir(tasks);

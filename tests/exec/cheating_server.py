@@ -14,10 +14,12 @@ deep      `ahead`'s helper as a process six levels below the program (a chain fo
           past the four levels the worker's /proc walk once read (red team six: 5.5x, 2026-12-04)
 split     honest numpy, each half of a call on its own thread (numpy lets go of the GIL over a
           slice): the candidate of thread_pairs.json, whose pair declares 2 threads
+quieted   honest numpy, in a program that sets NPY_DISABLE_CPU_FEATURES itself before importing
+          numpy (red team eleven: 17.7x, 2026-12-05; Note [live program environment])
 refaulting honest numpy, in a program that drops its pages of the judge's buffers after every call
           (madvise MADV_DONTNEED): each call faults them back in, a baseline's handicap the worker's
           own fault count did not see (red team eleven: 5.44x, 2026-12-05; Note [program page faults])
-Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | refaulting | reference
+Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | refaulting | quieted | reference
 """
 import json
 import mmap
@@ -28,7 +30,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
+# Note [live program environment]: the program turns numpy's vector paths off itself, before its
+# import, where /proc/<pid>/environ does not show it (red team eleven: 17.7x, 2026-12-05).
+if sys.argv[1:2] == ["quieted"]:
+    os.environ["NPY_DISABLE_CPU_FEATURES"] = "AVX512F AVX512CD AVX512_SKX AVX512_CLX AVX512_CNL AVX512_ICL AVX2 FMA3 F16C AVX"
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "exec"))
 from affine_server import mapped, reference, vectorized  # noqa: E402
@@ -146,7 +153,7 @@ def arm_the_tax():
 def main():
     compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
                "split": split, "deep": deep_ahead, "reference": reference, "taxed": vectorized,
-               "refaulting": vectorized}[sys.argv[1]]
+               "refaulting": vectorized, "quieted": vectorized}[sys.argv[1]]
     if sys.argv[1] == "taxed":
         arm_the_tax()
     arrays = {}

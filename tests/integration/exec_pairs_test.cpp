@@ -134,6 +134,15 @@ TEST(exec_cheats, an_undeclared_helper_thread_and_a_baseline_environment_are_cau
   EXPECT_FALSE(has(failed_checks(wrapped.pair, "optimized"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
 }
 
+// Note [live program environment]: red team eleven's baseline program set NPY_DISABLE_CPU_FEATURES
+// itself, before importing numpy (17.7x): its environment is read from its memory.
+TEST(exec_cheats, a_baseline_program_that_sets_a_knob_itself_fails_worker_state) {
+  const auto quieted = judge_threads("exec_cheat:baseline_quiets_numpy_itself");
+  ASSERT_TRUE(quieted.pair.is_object()) << quieted.run.output;
+  EXPECT_TRUE(has(failed_checks(quieted.pair, "baseline"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(has(failed_checks(quieted.pair, "optimized"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
+}
+
 // Note [confined programs]: red team ten's baseline program armed a 4 ms CPU-time timer whose
 // handler burned 2 ms of it (2.05-2.12x): the program's own filter ends it at setitimer, and the
 // pair fails saying the sandbox stopped it.
