@@ -535,7 +535,10 @@ void check_sampling(const variant_slot& slot, const run_config& config, bool on_
     const double median_faults = faults[faults.size() / 2];
     if (median_faults > 16)
       add_check(checks, verify::checks::page_faults, slot.label, false,
-                fmt::format("{:.0f} page faults per timed call", median_faults));
+                fmt::format("{:.0f} page faults per timed call (an executable pair's program's included): memory the calls map "
+                            "fresh (allocations over glibc's mmap threshold, up to 32 MiB; numpy's temporaries) or hand back "
+                            "(madvise, munmap); allocate once in setup, or write into the outputs (numpy's out=)",
+                            median_faults));
   }
 }
 
