@@ -196,7 +196,7 @@ PY
       2>&1 | tail -n 8
     timeout -k 10 300 "$bin/aisp" bench run --python examples/python/mlp_pairs.py --history none --json "$out/python.json" \
       2>&1 | tail -n 20
-    AISP_BINARY="$bin/aisp" "$bin/aisp_gpu_tests" --gtest_filter='plugin_cheats_gpu.*python*' 2>&1 | tail -n 15
+    AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" "$bin/aisp_gpu_tests" --gtest_filter='plugin_cheats_gpu.*python*' 2>&1 | tail -n 15
     python3 "$here/summarize_results.py" "$out/python.json" 2>&1 | grep -E "FAILED|: fail" | head -n 30 ;;
   multigpu)
     nvidia-smi topo -m > "$out/topology.txt" 2>&1; head -n 6 "$out/topology.txt"
