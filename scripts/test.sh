@@ -14,6 +14,7 @@ fi
 if [ -z "${AISP_CHROMIUM:-}" ] && ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   echo "dashboard test skipped: no Chromium found (scripts/setup.sh installs Debian's chromium)"
 fi
+scripts/slowest_tests.sh 12 || true
 if [ "$status" -ne 0 ]; then
   scripts/failure_digest.sh || true
   exit "$status"
