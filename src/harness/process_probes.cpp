@@ -279,6 +279,21 @@ child_threads read_child_threads() {
   return read;
 }
 
+std::vector<std::pair<long, bool>> process_tree_threads() {
+  std::vector<std::pair<long, bool>> threads;
+  struct {
+    std::vector<std::pair<long, bool>>& threads;
+    void operator()(long tid, std::uint64_t) const {
+      char own[64];
+      std::snprintf(own, sizeof own, "/proc/self/task/%ld", tid);
+      threads.emplace_back(tid, access(own, F_OK) != 0);
+    }
+    void operator()(const char*) const {}
+  } keep{threads};
+  visit_process_tree("self", true, 0, keep);
+  return threads;
+}
+
 double child_threads::cpu_s() const {
   std::uint64_t live_ns = 0;
   for (const auto& [tid, ns] : live) live_ns += ns;

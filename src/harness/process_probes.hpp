@@ -96,6 +96,9 @@ struct child_threads {
   [[nodiscard]] double cpu_s() const;  // what children_cpu_s() reads
 };
 [[nodiscard]] child_threads read_child_threads();
+// Every live thread of this process and of its child processes (and theirs): tid and whether it
+// belongs to a child process.
+[[nodiscard]] std::vector<std::pair<long, bool>> process_tree_threads();
 // Note [executable pair threads] (runner/sampling_rounds.cpp): between two readings, the child
 // processes' CPU, their busiest thread's (an executable pair's program: the thread that serves
 // the request) and how many of their threads ran for `at_least_s` or more.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "audit/elf_image.hpp"
@@ -94,9 +95,17 @@ std::optional<std::vector<std::string>> live_environment(long pid) {
   const ssize_t length = readlink(link.c_str(), executable, sizeof executable - 1);
   if (length <= 0) return std::nullopt;
   executable[length] = '\0';
-  std::optional<std::uintptr_t> address;
-  for (const auto& file : executable_and_libc(pid, executable))
-    if (!address) address = environ_address(file);
+  // Read after every visit: the ELF files are parsed once a program (a Python executable is
+  // megabytes), keyed by the process and its executable (a reused pid names another).
+  static std::map<std::pair<long, std::string>, std::optional<std::uintptr_t>> found;
+  const auto key = std::pair{pid, std::string(executable)};
+  if (!found.contains(key)) {
+    std::optional<std::uintptr_t> address;
+    for (const auto& file : executable_and_libc(pid, executable))
+      if (!address) address = environ_address(file);
+    found[key] = address;
+  }
+  const auto address = found[key];
   if (!address) return std::nullopt;
   const int memory = open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
   if (memory < 0) return std::nullopt;

@@ -1,6 +1,7 @@
 #include "harness/worker_state.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/stat.h>
@@ -19,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/thread_placement.hpp"
 #include "harness/worker_environment.hpp"
 
 namespace {
@@ -153,6 +155,28 @@ bool inputs_write_protected(const std::vector<std::pair<const void*, std::size_t
   return false;
 }
 
+// Note [library state]
+// A red team's Python baseline called oneDNN's own C API through ctypes in setup(),
+// dnnl_set_max_cpu_isa(sse41) on the libdnnl.so.2 Debian's torch links, and every later
+// convolution was compiled for SSE4.1 instead of AVX-512: 2.33x "faster" for the same F.conv2d,
+// the ONEDNN_MAX_CPU_ISA variable's effect without the variable (red team twelve, 2026-12-05).
+// Where the worker has oneDNN loaded as a library of its own, the instruction set it will use is
+// read with the rest of the worker's state; the first reading, before any variant's setup(),
+// also fixes it (oneDNN takes the cap only before its first use), so a later cap fails to apply.
+nlohmann::json library_state() {
+  nlohmann::json libraries = nlohmann::json::object();
+  for (const char* name : {"libdnnl.so.3", "libdnnl.so.2"}) {
+    void* handle = dlopen(name, RTLD_NOW | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    using isa_reader = int (*)();
+    if (const auto read = reinterpret_cast<isa_reader>(dlsym(handle, "dnnl_get_effective_cpu_isa")); read != nullptr)
+      libraries["onednn_cpu_isa"] = read();
+    dlclose(handle);
+    break;
+  }
+  return libraries;
+}
+
 }  // namespace
 
 namespace aisp {
@@ -170,7 +194,9 @@ nlohmann::json read_worker_state(bool shared_files, const std::vector<std::pair<
                             {"allocations_perturbed", allocations_perturbed() && allocations_perturbed()}}},
                           {"shared_files", shared_files ? shared_writable_files() : nlohmann::json::array()},
                           {"buffers", {{"inputs_write_protected", inputs_write_protected(inputs)}}},
-                          {"environment", environment_changes()}};  // Note [worker environment]
+                          {"environment", environment_changes()},  // Note [worker environment]
+                          {"placement", threads_placed_apart()},   // Note [thread placement]
+                          {"libraries", library_state()}};         // Note [library state]
   for (const auto& [name, probe] : probes()) {
     const char* text = probe();
     auto read = nlohmann::json::parse(text != nullptr ? text : "null", nullptr, false);

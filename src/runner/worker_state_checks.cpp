@@ -1,5 +1,6 @@
 #include "runner/worker_state_checks.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -98,6 +99,8 @@ const setting settings[] = {
      "a torch function mode was entered and left on (TorchFunctionMode): every torch call goes through Python"},
     {"torch", "dispatch_modes", nullptr, direction::raised,
      "a torch dispatch mode was entered and left on (TorchDispatchMode): every operator goes through Python"},
+    {"libraries", "onednn_cpu_isa", nullptr, direction::lowered,
+     "oneDNN's instruction set was capped lower than the worker started with (dnnl_set_max_cpu_isa: Note [library state])"},
     {"torch", "rebound_functions", nullptr, direction::moved,
      "torch's own functions were replaced (an assignment to a torch, torch.nn.functional or torch.Tensor attribute, or an "
      "nn.Module's forward)"},
@@ -209,10 +212,54 @@ void check_environment(const std::vector<variant_slot>& slots, std::vector<check
   }
 }
 
+// Note [thread placement] (harness/thread_placement.cpp): any variant whose worker or program ran
+// threads on other CPUs than the worker started on. Host pairs only: NCCL binds its threads to a
+// GPU's CPUs by itself.
+void check_thread_placement(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  for (const auto& slot : slots) {
+    for (const auto& state : slot.worker_states) {
+      const auto placement = state.value("placement", nlohmann::json::object());
+      if (placement.value("apart", 0) == 0) continue;
+      add_check(checks, verify::checks::scheduling_change, slot.label, false,
+                fmt::format("{} threads of its worker or its program ran pinned apart from the worker's CPUs after setup() or a "
+                            "visit, {}: the judge places the workers, and a variant's own pinning (sched_setaffinity, taskset, "
+                            "OMP_PROC_BIND) is not measured",
+                            placement.value("apart", 0), placement.value("example", std::string())));
+      break;
+    }
+  }
+}
+
+// Note [library state] (harness/worker_state.cpp): where oneDNN was loaded only after the
+// worker's first reading (torch imported inside setup()), no reading at start fixes its
+// instruction set; a baseline's below every candidate's fails.
+void check_library_isa(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  const auto lowest = [](const variant_slot& slot) {
+    int found = -1;
+    for (const auto& state : slot.worker_states)
+      if (const auto isa = state.value("libraries", nlohmann::json::object()).value("onednn_cpu_isa", -1); isa >= 0)
+        found = found < 0 ? isa : std::min(found, isa);
+    return found;
+  };
+  int candidates = -1;
+  for (const auto& slot : slots)
+    if (slot.role == slot_role::candidate) candidates = std::max(candidates, lowest(slot));
+  for (const auto& slot : slots) {
+    const int isa = slot.role == slot_role::candidate ? -1 : lowest(slot);
+    if (isa >= 0 && candidates >= 0 && isa < candidates)
+      add_check(checks, verify::checks::worker_state, slot.label, false,
+                fmt::format("oneDNN's instruction set in its worker ({:#x}) is below the candidates' ({:#x}): capped with "
+                            "dnnl_set_max_cpu_isa (Note [library state]); a baseline is what a competent engineer writes first",
+                            isa, candidates));
+  }
+}
+
 }  // namespace
 
 void check_worker_state(const pair& declared, const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   if (declared.where() == backend::host) check_shared_files(slots, checks);
+  if (declared.where() == backend::host) check_thread_placement(slots, checks);
+  check_library_isa(slots, checks);
   check_environment(slots, checks);
   const auto switches_why = switches_reason(declared);
   if (!switches_why.empty())

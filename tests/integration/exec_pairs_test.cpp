@@ -13,6 +13,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -141,6 +142,16 @@ TEST(exec_cheats, a_baseline_program_that_sets_a_knob_itself_fails_worker_state)
   ASSERT_TRUE(quieted.pair.is_object()) << quieted.run.output;
   EXPECT_TRUE(has(failed_checks(quieted.pair, "baseline"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
   EXPECT_FALSE(has(failed_checks(quieted.pair, "optimized"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
+}
+
+// Note [thread placement]: red team twelve's baseline program ran under `taskset -c 0` while its
+// candidate had the worker's CPUs (1.96x for the same program).
+TEST(exec_cheats, a_baseline_program_pinned_to_one_cpu_fails_scheduling_change) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU: a mask of CPU 0 is the worker's own";
+  const auto pinned = judge_threads("exec_cheat:baseline_under_taskset");
+  ASSERT_TRUE(pinned.pair.is_object()) << pinned.run.output;
+  EXPECT_TRUE(has(failed_checks(pinned.pair, "baseline"), "scheduling-change")) << pinned.pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(has(failed_checks(pinned.pair, "optimized"), "scheduling-change")) << pinned.pair.value("checks", json()).dump(1);
 }
 
 // Note [confined programs]: red team ten's baseline program armed a 4 ms CPU-time timer whose

@@ -140,6 +140,14 @@ TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker
   const auto declared = pair_of("py_state:declared_switch_in_calls");
   EXPECT_FALSE(has(failed_checks(declared, "baseline"), "worker-state")) << declared.at("checks").dump(1);
   EXPECT_NE(declared.at("checks").dump().find("as the pair declares: the baseline is the native convolution"), std::string::npos);
+  // Note [thread placement]: a thread of the baseline's worker pinned to one CPU.
+  const auto pinned = pair_of("py_state:baseline_pins_a_thread");
+  EXPECT_TRUE(has(failed_checks(pinned, "baseline"), "scheduling-change")) << pinned.at("checks").dump(1);
+  EXPECT_FALSE(has(failed_checks(pinned, "optimized"), "scheduling-change")) << pinned.at("checks").dump(1);
+  // Note [library state]: oneDNN's instruction set is fixed by the worker's first reading.
+  const auto capped = pair_of("py_state:baseline_caps_onednn_isa");
+  EXPECT_EQ(capped.dump().find("oneDNN took the instruction-set cap"), std::string::npos) << capped.dump(1).substr(0, 2000);
+  EXPECT_NE(capped.value("status", ""), "error") << capped.dump(1).substr(0, 2000);
   // A baseline that quiets the collector (gc.disable, higher thresholds) only speeds itself up.
   const auto quiet = pair_of("py_state:baseline_quiets_the_collector");
   EXPECT_FALSE(has(failed_checks(quiet, "baseline"), "worker-state")) << quiet.at("checks").dump(1);

@@ -26,10 +26,17 @@ py_state:baseline_leaves_the_profiler_on the baseline's setup starts torch's aut
                                         never stops it (red team ten: 2.57x)
 py_state:baseline_widens_the_default_dtype the baseline's setup sets the default dtype to float64 and
                                         puts back torch.Storage (1.89x)
+py_state:baseline_pins_a_thread          the baseline's setup pins a thread of its worker to one CPU
+                                        (red team twelve pinned torch's pool: 2.73x): scheduling-change
+py_state:baseline_caps_onednn_isa       the baseline's setup caps oneDNN's instruction set through its C
+                                        API (red team twelve: 2.33x): the worker's first reading has
+                                        fixed it, so the cap is refused (raises here if it took)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
 import math
+import os
+import threading
 
 import torch
 import torch.nn.functional as F
@@ -210,3 +217,33 @@ def widen_the_default_dtype():
 
 eager_pair("py_state:baseline_widens_the_default_dtype", "y = exp(x) * 2 + arange", widen_the_default_dtype,
            op=lambda x: torch.exp(x) * 2 + (torch.arange(x.shape[0]) / x.shape[0]).to(x.dtype))
+
+
+def pin_a_thread():
+    pinned, parked = threading.Event(), threading.Event()
+
+    def pin_myself_and_park():  # as each thread of an OpenMP team can (GOMP_parallel through ctypes)
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        pinned.set()
+        parked.wait()
+
+    threading.Thread(target=pin_myself_and_park, daemon=True).start()
+    pinned.wait()
+
+
+eager_pair("py_state:baseline_pins_a_thread", "y = exp(x) * 2 + 1", pin_a_thread)
+
+DNNL_CPU_ISA_SSE41 = 0x1
+
+
+def cap_onednn_isa():
+    try:
+        onednn = ctypes.CDLL("libdnnl.so.2")
+    except OSError:
+        return  # torch's oneDNN is not a library of its own here (pip wheels link it in)
+    if onednn.dnnl_set_max_cpu_isa(DNNL_CPU_ISA_SSE41) == 0:
+        raise RuntimeError("oneDNN took the instruction-set cap: the worker's first reading did not fix it")
+
+
+conv_pair("py_state:baseline_caps_onednn_isa", "F.conv2d, oneDNN capped at SSE4.1 by its setup", plain_conv,
+          setup=cap_onednn_isa)
