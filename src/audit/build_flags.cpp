@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <sstream>
 
-#include "audit/elf_image.hpp"
 #include "audit/unoptimized_code.hpp"
 
 namespace aisp {
 
-std::vector<std::string> recorded_compile_switches(const std::string& elf_path) {
+std::vector<std::string> recorded_compile_switches(const std::string& elf_path) { return recorded_compile_switches(elf_image(elf_path)); }
+
+std::vector<std::string> recorded_compile_switches(const elf_image& image) {
   std::vector<std::string> lines;
-  const elf_image image(elf_path);
   const auto section = image.section_named(".GCC.command.line");
   if (!section) return lines;
   std::string current;
@@ -73,22 +73,21 @@ std::vector<std::string> unoptimized_units(const std::vector<std::string>& comma
   return optimized ? low : std::vector<std::string>{};
 }
 
-bool has_unoptimized_unit(const std::vector<std::string>& command_lines) {
-  return std::any_of(command_lines.begin(), command_lines.end(),
-                     [](const std::string& line) { return unoptimized_level(optimization_level(line)); });
-}
-
-std::string plugin_math_record(const std::string& plugin_path) {
-  const auto lines = recorded_compile_switches(plugin_path);
-  if (lines.empty()) return plugin_unrecorded;
+plugin_build read_plugin_build(const std::string& plugin_path) {
+  const elf_image image(plugin_path);
+  const auto lines = recorded_compile_switches(image);
+  if (lines.empty()) return {plugin_unrecorded, false};
+  const bool unoptimized_unit = std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+    return unoptimized_level(optimization_level(line));
+  });
   std::string flags;
   for (const auto& flag : unsafe_math_flags(lines)) flags += (flags.empty() ? "" : " ") + flag;
   for (const auto& level : unoptimized_units(lines)) flags += (flags.empty() ? "" : " ") + level;
   std::string found = flags.empty() ? "" : "a unit of the plugin was built with " + flags;
   // Note [unoptimized function]: only in a plugin whose units were all optimized (a debug build's
   // every function opens so, and the optimized flag's warning says it).
-  if (!has_unoptimized_unit(lines)) {
-    const auto functions = unoptimized_functions(plugin_path);
+  if (!unoptimized_unit) {
+    const auto functions = unoptimized_functions(image);
     std::string named;
     for (const auto& function : functions) named += (named.empty() ? "" : ", ") + function;
     if (!named.empty())
@@ -96,7 +95,7 @@ std::string plugin_math_record(const std::string& plugin_path) {
                " opened as unoptimized (-O0) code does, arguments stored into a fresh frame, in a plugin built optimized: an "
                "optimize attribute or pragma";
   }
-  return plugin_math_record_prefix + found;
+  return {plugin_math_record_prefix + found, unoptimized_unit};
 }
 
 std::string describe_unit_math_record(const std::string& record) {

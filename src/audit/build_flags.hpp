@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "audit/elf_image.hpp"
+
 namespace aisp {
 
 // The distinct command lines recorded in an ELF file's .GCC.command.line section; empty when
 // the section is missing or the file is unreadable.
+[[nodiscard]] std::vector<std::string> recorded_compile_switches(const elf_image& image);
 [[nodiscard]] std::vector<std::string> recorded_compile_switches(const std::string& elf_path);
 
 // A unit's record from scripts/record_math_flags ("none", or names joined by "__") in words:
@@ -24,8 +27,6 @@ namespace aisp {
 // last -O option, -O0 where there is none; -Og, a debugging level, too), as "-O0" or "-Og" once
 // each, when another unit of the same binary was built with optimization; empty otherwise.
 [[nodiscard]] std::vector<std::string> unoptimized_units(const std::vector<std::string>& command_lines);
-// Whether any recorded unit is unoptimized, as above (false where nothing was recorded).
-[[nodiscard]] bool has_unoptimized_unit(const std::vector<std::string>& command_lines);
 
 // Note [plugin build symmetry]: a plugin's units carry no record of their own unless its build
 // ran scripts/record_math_flags, so its pairs are held to its whole binary's recorded switches:
@@ -35,6 +36,12 @@ namespace aisp {
 // plugin_unrecorded when the binary recorded none (built without -frecord-gcc-switches).
 inline constexpr const char* plugin_math_record_prefix = "plugin:";
 inline constexpr const char* plugin_unrecorded = "plugin:unrecorded";
-[[nodiscard]] std::string plugin_math_record(const std::string& plugin_path);
+// What a plugin's binary says of its build, read once as it loads: its math record (above), and
+// whether any of its units was unoptimized (its optimized flag is then false: one unit answers it).
+struct plugin_build {
+  std::string math_record;
+  bool unoptimized_unit = false;
+};
+[[nodiscard]] plugin_build read_plugin_build(const std::string& plugin_path);
 
 }  // namespace aisp

@@ -46,4 +46,19 @@ std::string_view elf_image::string_at(const Elf64_Shdr& table, std::size_t offse
   return {start, strnlen(start, bytes.size() - offset)};
 }
 
+std::vector<elf_symbol> elf_image::symbols_in(std::string_view table) const {
+  std::vector<elf_symbol> symbols;
+  const auto section = section_named(table);
+  const auto names = section ? section_at(section->sh_link) : std::nullopt;
+  if (!names) return symbols;
+  const auto bytes = bytes_of(*section);
+  for (std::size_t at = 0; at + sizeof(Elf64_Sym) <= bytes.size(); at += sizeof(Elf64_Sym)) {
+    elf_symbol symbol;
+    std::memcpy(&symbol.entry, bytes.data() + at, sizeof symbol.entry);
+    symbol.name = string_at(*names, symbol.entry.st_name);
+    symbols.push_back(symbol);
+  }
+  return symbols;
+}
+
 }  // namespace aisp

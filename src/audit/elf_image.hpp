@@ -14,6 +14,12 @@
 
 namespace aisp {
 
+// A symbol of a symbol table, its name pointing into the image.
+struct elf_symbol {
+  std::string_view name;
+  Elf64_Sym entry{};
+};
+
 class elf_image {
  public:
   // Empty (no sections) when the file is unreadable or not a 64-bit ELF file.
@@ -28,6 +34,9 @@ class elf_image {
   [[nodiscard]] std::span<const unsigned char> bytes_of(const Elf64_Shdr& section) const;
   // A NUL-terminated string at `offset` in a string table section; "" where out of bounds.
   [[nodiscard]] std::string_view string_at(const Elf64_Shdr& table, std::size_t offset) const;
+  // The symbols of the table named `table` (".symtab", ".dynsym"), with their names; empty where
+  // there is none.
+  [[nodiscard]] std::vector<elf_symbol> symbols_in(std::string_view table) const;
 
  private:
   std::vector<unsigned char> image_;

@@ -7,7 +7,6 @@
 #include <memory>
 #include <span>
 
-#include "audit/elf_image.hpp"
 
 namespace aisp {
 
@@ -67,29 +66,21 @@ std::string demangled(std::string_view name) {
 
 }  // namespace
 
-std::vector<std::string> unoptimized_functions(const std::string& elf_path, std::size_t most) {
+std::vector<std::string> unoptimized_functions(const elf_image& image, std::size_t most) {
   std::vector<std::string> found;
-  const elf_image image(elf_path);
   if (image.machine() != EM_X86_64) return found;
-  auto symbols = image.section_named(".symtab");
-  if (!symbols) symbols = image.section_named(".dynsym");
-  if (!symbols) return found;
-  const auto names = image.section_at(symbols->sh_link);
-  if (!names) return found;
-  const auto table = image.bytes_of(*symbols);
-  for (std::size_t at = 0; at + sizeof(Elf64_Sym) <= table.size() && found.size() < most; at += sizeof(Elf64_Sym)) {
-    Elf64_Sym symbol{};
-    std::memcpy(&symbol, table.data() + at, sizeof symbol);
-    if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_size < 8 || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= SHN_LORESERVE)
+  auto symbols = image.symbols_in(".symtab");
+  if (symbols.empty()) symbols = image.symbols_in(".dynsym");
+  for (const auto& [name, symbol] : symbols) {
+    if (found.size() == most) break;
+    if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_size < 8 || symbol.st_shndx == SHN_UNDEF || symbol.st_shndx >= SHN_LORESERVE ||
+        vendor_static_library_symbol(name))
       continue;
     const auto section = image.section_at(symbol.st_shndx);
     if (!section || symbol.st_value < section->sh_addr) continue;
     const auto code = image.bytes_of(*section);
     const std::size_t offset = symbol.st_value - section->sh_addr;
-    if (offset >= code.size()) continue;
-    const auto name = image.string_at(*names, symbol.st_name);
-    if (vendor_static_library_symbol(name)) continue;
-    if (opens_as_unoptimized(code.subspan(offset, std::min<std::size_t>(symbol.st_size, code.size() - offset))))
+    if (offset < code.size() && opens_as_unoptimized(code.subspan(offset, std::min<std::size_t>(symbol.st_size, code.size() - offset))))
       found.push_back(demangled(name));
   }
   return found;

@@ -87,14 +87,18 @@ loaded_plugin load_one(const std::string& path) {
   loaded_plugin plugin{.path = std::filesystem::canonical(path).string(), .optimized = std::nullopt, .targets = {}};
   if (const auto optimized = reinterpret_cast<abi_function>(dlsym(handle, "aisp_plugin_built_optimized")); optimized != nullptr)
     plugin.optimized = optimized() != 0;
-  // Note [unoptimized unit] (audit/build_flags.cpp): that answer is one unit's; any unit the binary
-  // recorded as unoptimized makes the plugin's build a debug one too.
-  if (plugin.optimized == true && has_unoptimized_unit(recorded_compile_switches(plugin.path))) plugin.optimized = false;
   // The registry keeps its pairs in name order: a plugin's are the names that were not there.
   for (const auto& declared : known.pairs())
     if (targets_before.count(declared.target()) == 0) plugin.targets.push_back(declared.target());
   plugin.python_bridge = kind_of_plugin(plugin.path) == plugin_kind::python_bridge;
   plugin.exec_bridge = kind_of_plugin(plugin.path) == plugin_kind::exec_bridge;
+  if (!plugin.python_bridge && !plugin.exec_bridge) {
+    const auto build = read_plugin_build(plugin.path);
+    plugin.math_record = build.math_record;
+    // Note [unoptimized unit] (audit/build_flags.cpp): the optimized answer is one unit's; any
+    // unit the binary recorded as unoptimized makes the plugin's build a debug one too.
+    if (build.unoptimized_unit && plugin.optimized == true) plugin.optimized = false;
+  }
   return plugin;
 }
 

@@ -20,6 +20,9 @@ struct loaded_plugin {
   std::vector<std::string> targets;  // the pairs it registered
   bool python_bridge = false;        // aisp's own Python bridge (lib/aisp beside this executable)
   bool exec_bridge = false;          // aisp's own executable-pairs bridge (the same place)
+  // Note [plugin build symmetry]: what build-symmetry holds a library plugin's pairs to ("" for
+  // the bridges, whose pairs are the judge's own code); read in the pair host, not sent back.
+  std::string math_record{};
 };
 
 // Loads each plugin once. A missing file, a library

@@ -52,20 +52,9 @@ std::vector<mapped_file> executable_and_libc(long pid, const std::string& execut
 // The address of `environ` in a mapped file: its defined dynamic symbol for it, relocated.
 std::optional<std::uintptr_t> environ_address(const mapped_file& file) {
   const elf_image image(file.path);
-  if (image.machine() == EM_NONE) return std::nullopt;
-  const auto symbols = image.section_named(".dynsym");
-  if (!symbols) return std::nullopt;
-  const auto names = image.section_at(symbols->sh_link);
-  if (!names) return std::nullopt;
-  const auto table = image.bytes_of(*symbols);
-  for (std::size_t at = 0; at + sizeof(Elf64_Sym) <= table.size(); at += sizeof(Elf64_Sym)) {
-    Elf64_Sym symbol{};
-    std::memcpy(&symbol, table.data() + at, sizeof symbol);
-    if (symbol.st_shndx == SHN_UNDEF || ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT) continue;
-    const auto name = image.string_at(*names, symbol.st_name);
-    if (name != "environ" && name != "__environ") continue;
-    return image.is_position_independent() ? file.base + symbol.st_value : symbol.st_value;
-  }
+  for (const auto& [name, symbol] : image.symbols_in(".dynsym"))
+    if (symbol.st_shndx != SHN_UNDEF && ELF64_ST_TYPE(symbol.st_info) == STT_OBJECT && (name == "environ" || name == "__environ"))
+      return image.is_position_independent() ? file.base + symbol.st_value : symbol.st_value;
   return std::nullopt;
 }
 

@@ -8,7 +8,6 @@
 
 #include "aisp/check.hpp"
 #include "aisp/registry.hpp"
-#include "audit/build_flags.hpp"
 #include "harness/plugin_loader.hpp"
 #include "runner/pair_declaration.hpp"
 #include "runner/worker_protocol.hpp"
@@ -50,10 +49,9 @@ json load(const json& request) {
   // Note [plugin build symmetry]: a library plugin's unit without its own record is held to the
   // switches its binary recorded (the bridges' pairs are the judge's own code).
   const bool bridge = plugin.python_bridge || plugin.exec_bridge;
-  const std::string binary_record = bridge ? std::string() : plugin_math_record(plugin.path);
   for (const auto& target : plugin.targets) {
     auto declaration = declaration_of(*registry::instance().find(target));
-    if (!bridge && declaration.at("math_flags").is_null()) declaration["math_flags"] = binary_record;
+    if (!bridge && declaration.at("math_flags").is_null()) declaration["math_flags"] = plugin.math_record;
     pairs.push_back(std::move(declaration));
   }
   return {{"ok", true},

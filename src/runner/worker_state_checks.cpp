@@ -99,8 +99,6 @@ const setting settings[] = {
      "a torch function mode was entered and left on (TorchFunctionMode): every torch call goes through Python"},
     {"torch", "dispatch_modes", nullptr, direction::raised,
      "a torch dispatch mode was entered and left on (TorchDispatchMode): every operator goes through Python"},
-    {"libraries", "onednn_cpu_isa", nullptr, direction::lowered,
-     "oneDNN's instruction set was capped lower than the worker started with (dnnl_set_max_cpu_isa: Note [library state])"},
     {"torch", "rebound_functions", nullptr, direction::moved,
      "torch's own functions were replaced (an assignment to a torch, torch.nn.functional or torch.Tensor attribute, or an "
      "nn.Module's forward)"},
@@ -230,9 +228,9 @@ void check_thread_placement(const std::vector<variant_slot>& slots, std::vector<
   }
 }
 
-// Note [library state] (harness/worker_state.cpp): where oneDNN was loaded only after the
-// worker's first reading (torch imported inside setup()), no reading at start fixes its
-// instruction set; a baseline's below every candidate's fails.
+// Note [library state] (harness/worker_state.cpp): a worker whose first reading found oneDNN has
+// its instruction set fixed, so no later cap takes; where oneDNN was loaded only after it (torch
+// imported inside setup()), nothing fixed it, and a baseline's below every candidate's fails.
 void check_library_isa(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   const auto lowest = [](const variant_slot& slot) {
     int found = -1;

@@ -43,22 +43,19 @@ TEST(unsafe_math_flags, finds_each_value_changing_flag_once_and_ignores_look_ali
 TEST(unoptimized_units, names_unoptimized_levels_only_beside_an_optimized_unit) {
   const std::vector<std::string> mixed = {"GNU C++20 -O2 -fPIC", "GNU C++20 -O2 -O0 -fPIC", "GNU C++20 -fPIC", "GNU C++20 -Og"};
   EXPECT_EQ(aisp::unoptimized_units(mixed), (std::vector<std::string>{"-O0", "-Og"}));
-  EXPECT_TRUE(aisp::has_unoptimized_unit(mixed));
   const std::vector<std::string> all_debug = {"GNU C++20 -O3 -O0", "GNU C++20 -g"};
   EXPECT_TRUE(aisp::unoptimized_units(all_debug).empty()) << "a whole debug build is the optimized flag's warning, not K4";
-  EXPECT_TRUE(aisp::has_unoptimized_unit(all_debug));
   const std::vector<std::string> levels = {"GNU C++20 -O2", "GNU C++20 -O3", "GNU C++20 -O", "GNU C++20 -Os", "GNU C++20 -O0 -O2"};
   EXPECT_TRUE(aisp::unoptimized_units(levels).empty()) << "optimized units at different levels are not unoptimized";
-  EXPECT_FALSE(aisp::has_unoptimized_unit(levels));
-  EXPECT_FALSE(aisp::has_unoptimized_unit({}));
+  EXPECT_TRUE(aisp::unoptimized_units({}).empty());
 }
 
 // Note [unoptimized function]: this optimized test binary (its static CUDA runtime included) has
 // no function that opens as -O0 code does; a file that is not ELF has none either.
 TEST(unoptimized_functions, finds_none_in_an_optimized_binary_or_a_file_that_is_not_elf) {
-  EXPECT_EQ(aisp::unoptimized_functions(self_path(), 5), std::vector<std::string>{});
-  EXPECT_TRUE(aisp::unoptimized_functions("/proc/self/status").empty());
-  EXPECT_TRUE(aisp::unoptimized_functions("/nonexistent/aisp").empty());
+  EXPECT_EQ(aisp::unoptimized_functions(aisp::elf_image(self_path()), 5), std::vector<std::string>{});
+  EXPECT_TRUE(aisp::unoptimized_functions(aisp::elf_image("/proc/self/status")).empty());
+  EXPECT_TRUE(aisp::unoptimized_functions(aisp::elf_image("/nonexistent/aisp")).empty());
 }
 
 TEST(describe_unit_math_record, names_each_recorded_switch_in_words) {
