@@ -63,6 +63,16 @@ nlohmann::json changes(const variables& first, const variables& now) {
   return changed;
 }
 
+// A runtime may name a variable for its process (Intel's OpenMP sets __KMP_REGISTERED_LIB_<pid>):
+// named for no process, twin programs compare alike.
+variables for_no_process(const variables& program, long pid) {
+  const auto number = std::to_string(pid);
+  variables named;
+  for (const auto& [name, value] : program)
+    named[name.ends_with(number) ? name.substr(0, name.size() - number.size()) + "<pid>" : name] = value;
+  return named;
+}
+
 // Each child program's starting environment, and the one it runs under now where its memory can
 // be read (Note [live program environment]: its own setenv calls are only there).
 nlohmann::json programs_changes(const variables& first) {
@@ -75,16 +85,8 @@ nlohmann::json programs_changes(const variables& first) {
     for (long child = 0; children >> child;) {
       std::ifstream file("/proc/" + std::to_string(child) + "/environ", std::ios::binary);
       const std::string block{std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-      if (!block.empty()) changed.update(changes(first, parse(block, '\0')));
-      if (const auto live = live_environment(child)) {
-        // A runtime may name a variable for the process (Intel's OpenMP sets
-        // __KMP_REGISTERED_LIB_<pid>): named for no process, twin programs compare alike.
-        const auto pid = std::to_string(child);
-        variables now;
-        for (const auto& [name, value] : parse_entries(*live))
-          now[name.ends_with(pid) ? name.substr(0, name.size() - pid.size()) + "<pid>" : name] = value;
-        changed.update(changes(first, now));
-      }
+      if (!block.empty()) changed.update(changes(first, for_no_process(parse(block, '\0'), child)));
+      if (const auto live = live_environment(child)) changed.update(changes(first, for_no_process(parse_entries(*live), child)));
     }
   }
   closedir(tasks);

@@ -106,11 +106,17 @@ judged judge_threads(const std::string& target) {
   return aisp::testing::judge_through("--exec", "tests/exec/thread_pairs.json", target, "run --max-time 0.5");
 }
 
-TEST(exec_cheats, a_baseline_program_on_fewer_threads_than_declared_is_caught) {
-  const auto judged_pair = judge_threads("exec_cheat:baseline_on_one_thread");
+// thread_pairs.json's `target` judged: `culprit` fails `check`, and the other variant does not.
+void expect_only_one_fails(const std::string& target, const std::string& check, const std::string& culprit = "baseline") {
+  const auto judged_pair = judge_threads(target);
   ASSERT_TRUE(judged_pair.pair.is_object()) << judged_pair.run.output;
-  EXPECT_TRUE(has(failed_checks(judged_pair.pair, "baseline"), "threads-used")) << judged_pair.pair.value("checks", json()).dump(1);
-  EXPECT_FALSE(has(failed_checks(judged_pair.pair, "optimized"), "threads-used")) << judged_pair.pair.value("checks", json()).dump(1);
+  const std::string other = culprit == "baseline" ? "optimized" : "baseline";
+  EXPECT_TRUE(has(failed_checks(judged_pair.pair, culprit), check)) << target << ": " << judged_pair.pair.value("checks", json()).dump(1);
+  EXPECT_FALSE(has(failed_checks(judged_pair.pair, other), check)) << target << ": " << judged_pair.pair.value("checks", json()).dump(1);
+}
+
+TEST(exec_cheats, a_baseline_program_on_fewer_threads_than_declared_is_caught) {
+  expect_only_one_fails("exec_cheat:baseline_on_one_thread", "threads-used");
 }
 
 TEST(exec_pairs, a_serial_baseline_declaring_its_one_thread_passes_threads_used) {
@@ -125,33 +131,21 @@ TEST(exec_pairs, a_serial_baseline_declaring_its_one_thread_passes_threads_used)
 // baseline program started through `env` with numpy's vector instructions disabled (1.88x) fails
 // worker-state (Note [worker environment]).
 TEST(exec_cheats, an_undeclared_helper_thread_and_a_baseline_environment_are_caught) {
-  const auto split = judge_threads("exec_cheat:candidate_splits_under_one_thread");
-  ASSERT_TRUE(split.pair.is_object()) << split.run.output;
-  EXPECT_TRUE(has(failed_checks(split.pair, "optimized"), "worker-cpu")) << split.pair.value("checks", json()).dump(1);
-  EXPECT_FALSE(has(failed_checks(split.pair, "baseline"), "worker-cpu")) << split.pair.value("checks", json()).dump(1);
-  const auto wrapped = judge_threads("exec_cheat:baseline_under_its_own_environment");
-  ASSERT_TRUE(wrapped.pair.is_object()) << wrapped.run.output;
-  EXPECT_TRUE(has(failed_checks(wrapped.pair, "baseline"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
-  EXPECT_FALSE(has(failed_checks(wrapped.pair, "optimized"), "worker-state")) << wrapped.pair.value("checks", json()).dump(1);
+  expect_only_one_fails("exec_cheat:candidate_splits_under_one_thread", "worker-cpu", "optimized");
+  expect_only_one_fails("exec_cheat:baseline_under_its_own_environment", "worker-state");
 }
 
 // Note [live program environment]: red team eleven's baseline program set NPY_DISABLE_CPU_FEATURES
 // itself, before importing numpy (17.7x): its environment is read from its memory.
 TEST(exec_cheats, a_baseline_program_that_sets_a_knob_itself_fails_worker_state) {
-  const auto quieted = judge_threads("exec_cheat:baseline_quiets_numpy_itself");
-  ASSERT_TRUE(quieted.pair.is_object()) << quieted.run.output;
-  EXPECT_TRUE(has(failed_checks(quieted.pair, "baseline"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
-  EXPECT_FALSE(has(failed_checks(quieted.pair, "optimized"), "worker-state")) << quieted.pair.value("checks", json()).dump(1);
+  expect_only_one_fails("exec_cheat:baseline_quiets_numpy_itself", "worker-state");
 }
 
 // Note [thread placement]: red team twelve's baseline program ran under `taskset -c 0` while its
 // candidate had the worker's CPUs (1.96x for the same program).
 TEST(exec_cheats, a_baseline_program_pinned_to_one_cpu_fails_scheduling_change) {
   if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU: a mask of CPU 0 is the worker's own";
-  const auto pinned = judge_threads("exec_cheat:baseline_under_taskset");
-  ASSERT_TRUE(pinned.pair.is_object()) << pinned.run.output;
-  EXPECT_TRUE(has(failed_checks(pinned.pair, "baseline"), "scheduling-change")) << pinned.pair.value("checks", json()).dump(1);
-  EXPECT_FALSE(has(failed_checks(pinned.pair, "optimized"), "scheduling-change")) << pinned.pair.value("checks", json()).dump(1);
+  expect_only_one_fails("exec_cheat:baseline_under_taskset", "scheduling-change");
 }
 
 // Note [confined programs]: red team ten's baseline program armed a 4 ms CPU-time timer whose
@@ -167,15 +161,7 @@ TEST(exec_cheats, a_program_that_arms_a_timer_is_stopped_by_the_sandbox) {
 
 // Note [program page faults]: the program's faults across the timed span are the worker's (M6).
 TEST(exec_cheats, a_program_that_drops_its_pages_of_the_buffers_fails_page_faults) {
-  const auto refaulting = judge_threads("exec_cheat:baseline_refaults_its_buffers");
-  ASSERT_TRUE(refaulting.pair.is_object()) << refaulting.run.output;
-  bool baseline_failed = false;
-  for (const auto& check : refaulting.pair.at("checks")) {
-    if (check.at("check") != "page-faults" || check.at("passed").get<bool>()) continue;
-    baseline_failed = baseline_failed || check.at("variant") == "baseline";
-    EXPECT_NE(check.at("variant"), "optimized") << "the honest candidate program faulted: " << check.dump();
-  }
-  EXPECT_TRUE(baseline_failed) << refaulting.pair.dump(1).substr(0, 3000);
+  expect_only_one_fails("exec_cheat:baseline_refaults_its_buffers", "page-faults");
 }
 
 TEST(exec_pairs, a_bad_pair_file_is_one_line_and_exit_2) {
