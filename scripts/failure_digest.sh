@@ -8,10 +8,12 @@ log="${1:-build/Testing/Temporary/LastTest.log}"
 [ -r "$log" ] || { echo "failure digest: no ctest log at $log"; exit 0; }
 echo "== failure digest (from $log) =="
 awk '
+  /^\[  FAILED  \] / && !seen[$0]++ { failed[++nfailed] = $0 }
   shown >= 120 { next }
-  /: Failure$/ { keep = 4; print "--"; shown++ }
+  /: Failure$/ { keep = 8; print "--"; shown++ }
   / the honest .* failed \{/ { print substr($0, 1, 400); shown++; next }
   keep > 0 { print substr($0, 1, 300); keep--; shown++ }
+  END { if (nfailed) print "== failed test cases =="; for (i = 1; i <= nfailed && i <= 40; i++) print failed[i] }
 ' "$log"
 echo "== failed checks the runs printed (distinct, first 25) =="
 grep -E '^ *[^ ]+:[^ ]+ [A-Za-z0-9_]+ [a-z][a-z0-9-]+: ' "$log" | sed -E 's/^ +//' | cut -c1-300 | sort | uniq -c | sort -rn | head -n 25 || true

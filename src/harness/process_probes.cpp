@@ -23,6 +23,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 #include <atomic>
 #include <cstdlib>
@@ -224,7 +225,13 @@ void visit_process_tree(const char* pid, bool counted, int depth, Visit& visit) 
     std::snprintf(path, sizeof path, "/proc/%.20s/task/%.20s/schedstat", pid, entry->d_name);
     if (std::FILE* file = counted ? std::fopen(path, "r") : nullptr) {
       unsigned long long ns = 0;
-      if (std::fscanf(file, "%llu", &ns) == 1) visit(std::strtol(entry->d_name, nullptr, 10), static_cast<std::uint64_t>(ns));
+      unsigned long long waited_ns = 0;  // on a run queue, runnable (Note [waiting visits])
+      const long tid = std::strtol(entry->d_name, nullptr, 10);
+      if constexpr (std::is_invocable_v<Visit&, long, std::uint64_t, std::uint64_t>) {
+        if (std::fscanf(file, "%llu %llu", &ns, &waited_ns) == 2) visit(tid, std::uint64_t{ns}, std::uint64_t{waited_ns});
+      } else if (std::fscanf(file, "%llu", &ns) == 1) {
+        visit(tid, static_cast<std::uint64_t>(ns));
+      }
       std::fclose(file);
     }
     if (depth == max_process_depth) continue;
@@ -292,6 +299,22 @@ std::vector<std::pair<long, bool>> process_tree_threads() {
   } keep{threads};
   visit_process_tree("self", true, 0, keep);
   return threads;
+}
+
+schedule_times process_tree_schedule(long pid) {
+  schedule_times times;
+  struct {
+    schedule_times& times;
+    void operator()(long, std::uint64_t ran_ns, std::uint64_t waited_ns) const {
+      times.ran_ns += ran_ns;
+      times.waited_ns += waited_ns;
+    }
+    void operator()(const char*) const {}
+  } add{times};
+  char number[24];
+  std::snprintf(number, sizeof number, "%ld", pid);
+  visit_process_tree(number, true, 0, add);
+  return times;
 }
 
 double child_threads::cpu_s() const {

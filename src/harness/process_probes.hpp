@@ -99,6 +99,14 @@ struct child_threads {
 // Every live thread of this process and of its child processes (and theirs): tid and whether it
 // belongs to a child process.
 [[nodiscard]] std::vector<std::pair<long, bool>> process_tree_threads();
+// Note [waiting visits] (runner/contention_check.cpp): the CPU time every thread of process `pid`
+// and of its descendants has had so far, and the time they spent runnable on a run queue waiting
+// for a CPU (schedstat's first two fields). Threads that exited are no longer counted.
+struct schedule_times {
+  std::uint64_t ran_ns = 0;
+  std::uint64_t waited_ns = 0;
+};
+[[nodiscard]] schedule_times process_tree_schedule(long pid);
 // Note [executable pair threads] (runner/sampling_rounds.cpp): between two readings, the child
 // processes' CPU, their busiest thread's (an executable pair's program: the thread that serves
 // the request) and how many of their threads ran for `at_least_s` or more.

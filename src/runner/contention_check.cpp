@@ -42,6 +42,38 @@ std::optional<std::string> contention_problem(double baseline_cpus, double candi
                                       : "something outside the worker ran beside this variant, perhaps its work");
 }
 
+// Note [waiting visits]
+// The machine's busy CPU cannot grow past the CPUs it has: on a machine already full (a build,
+// another lane's pair, a busy loop), work aimed at the baseline's visits adds little to it that
+// can be seen while it still takes the baseline's CPUs (the judge-side hog beside one busy loop on
+// this 2-core machine: 1.50 CPUs of other work beside the baseline, 1.27 beside the candidate,
+// `contended` passed, 2026-12-05). What such work does to the worker shows in the worker's own
+// threads, its programs' included: the time they spent runnable on a run queue waiting for a CPU,
+// against the time they ran (schedstat, read by the judge around each timed visit). A baseline
+// whose threads waited for a CPU over a fifth more of their runnable time than a candidate's (and
+// over twice its share) fails `contended`: something kept the CPUs from the baseline. The other
+// way is not failed: a candidate with more threads than the baseline waits more on any busy
+// machine, and that only understates it.
+void add_worker_schedule(visit_load& load, const schedule_times& before, const schedule_times& after) {
+  // A thread that exited between the readings takes its time out of the later sum: never negative.
+  const auto since = [](std::uint64_t first, std::uint64_t second) { return second > first ? 1e-9 * static_cast<double>(second - first) : 0.0; };
+  load.ran_s += since(before.ran_ns, after.ran_ns);
+  load.waited_s += since(before.waited_ns, after.waited_ns);
+}
+
+std::optional<double> waited_share(const visit_load& load) {
+  const double runnable_s = load.ran_s + load.waited_s;
+  if (load.visits < contended_min_visits || runnable_s <= 0) return std::nullopt;
+  return load.waited_s / runnable_s;
+}
+
+std::optional<std::string> waiting_problem(double baseline_share, double candidate_share) {
+  if (baseline_share - candidate_share <= waited_share_margin || baseline_share <= 2 * candidate_share) return std::nullopt;
+  return fmt::format("the baseline's threads waited for a CPU {:.0f}% of the time they were runnable in its timed visits, this "
+                     "variant's {:.0f}% (at most {:.0f} points more): something kept the CPUs from the baseline",
+                     100 * baseline_share, 100 * candidate_share, 100 * waited_share_margin);
+}
+
 void check_contention(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
   if (baseline == slots.end()) return;
@@ -51,9 +83,14 @@ void check_contention(const std::vector<variant_slot>& slots, std::vector<check_
     if (slot.role != slot_role::candidate) continue;
     const auto cpus = others_cpus(slot.load);
     if (!cpus) continue;
-    const auto problem = contention_problem(*base_cpus, *cpus);
+    auto problem = contention_problem(*base_cpus, *cpus);
+    const auto base_waited = waited_share(baseline->load);
+    const auto waited = waited_share(slot.load);
+    if (!problem && base_waited && waited) problem = waiting_problem(*base_waited, *waited);
     add_check(checks, verify::checks::contended, slot.label, !problem,
-              problem.value_or(fmt::format("other work beside the timed visits: {:.2f} CPUs (baseline {:.2f})", *cpus, *base_cpus)));
+              problem.value_or(fmt::format("other work beside the timed visits: {:.2f} CPUs (baseline {:.2f}); threads waiting for a "
+                                           "CPU {:.0f}% of their runnable time (baseline {:.0f}%)",
+                                           *cpus, *base_cpus, 100 * waited.value_or(0), 100 * base_waited.value_or(0))));
   }
 }
 

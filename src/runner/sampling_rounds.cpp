@@ -12,6 +12,7 @@
 #include "harness/process_probes.hpp"
 #include "results/terminal_table.hpp"
 #include "runner/challenge_battery.hpp"
+#include "runner/contention_check.hpp"
 #include "runner/energy_window.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/late_look.hpp"
@@ -178,11 +179,13 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
   const auto telemetry_before = reuse ? state.last_reading : telemetry ? telemetry(false) : std::nullopt;
   const auto machine_before = machine_busy_cpu_s();  // Note [contended visits]
   const double judge_thread_before = take_cpu_reading().thread_cpu_s;
+  const auto worker_before = process_tree_schedule(slot.worker->pid());  // Note [waiting visits]
   const auto start = std::chrono::steady_clock::now();
   const auto reply = slot.worker->request(request, config.worker_timeout_s);
   const auto returned = std::chrono::steady_clock::now();
   const bool audited = reply.value("audited", false);
   const auto machine_after = machine_busy_cpu_s();
+  const auto worker_after = process_tree_schedule(slot.worker->pid());
   const double judge_thread_s = take_cpu_reading().thread_cpu_s - judge_thread_before;
   const double judge_wall_s = std::chrono::duration<double>(returned - start).count();
   state.last_reading = telemetry ? telemetry(false) : std::nullopt;
@@ -226,6 +229,7 @@ void visit(variant_slot& slot, double visit_s, const run_config& config, const t
     slot.load.visits += 1;
     slot.load.wall_s += judge_wall_s;
     slot.load.others_cpu_s += *machine_after - *machine_before - judge_thread_s - reply.value("request_cpu_s", 0.0);
+    add_worker_schedule(slot.load, worker_before, worker_after);
   }
   const double calls = static_cast<double>(count) * std::max(1, slot.result.calls_per_sample);
   // The audit's own bookkeeping faults in audited visits: only timed visits count (M6), and its
@@ -741,7 +745,8 @@ void summarize_slot(variant_slot& slot, const work_amount& work, double default_
                        {"idle_wall_s", slot.cpu.idle_wall_s}, {"idle_cpu_s", slot.cpu.idle_cpu_s},
                        {"before_window_cpu_s", slot.cpu.before_window_cpu_s}, {"continued", slot.cpu.continued},
                        {"load_visits", slot.load.visits}, {"load_wall_s", slot.load.wall_s},
-                       {"load_others_cpu_s", slot.load.others_cpu_s}};  // Note [contended visits]
+                       {"load_others_cpu_s", slot.load.others_cpu_s},  // Note [contended visits]
+                       {"load_ran_s", slot.load.ran_s}, {"load_waited_s", slot.load.waited_s}};  // Note [waiting visits]
   result.visit_cost = {{"timed_visits", slot.costs.timed_visits},         {"timed_request_s", slot.costs.timed_request_s},
                        {"timed_sample_s", slot.costs.timed_sample_s},     {"audited_visits", slot.costs.audited_visits},
                        {"audited_request_s", slot.costs.audited_request_s}, {"telemetry_s", slot.costs.telemetry_s}};

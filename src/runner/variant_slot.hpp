@@ -47,6 +47,10 @@ struct visit_load {
   int visits = 0;
   double wall_s = 0;
   double others_cpu_s = 0;  // the machine's busy CPU less the worker's and the visiting judge thread's
+  // Note [waiting visits]: the worker's threads (its programs' too) running, and runnable but
+  // waiting for a CPU, over the same visits.
+  double ran_s = 0;
+  double waited_s = 0;
 };
 
 // Where a worker's sampling wall time went, on the judge's clock: the requests of timed and of

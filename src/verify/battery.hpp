@@ -188,10 +188,12 @@ inline const check_kind kernel_count{"kernel-count", {"W3", "X1"}, "the device w
 // limit reached before the minimum samples, a host ceiling measured while the CPUs were busy,
 // a starved process's page faults, a host worker that waited for a CPU more than it ran, a
 // burst of load in a late look's samples, a helper thread starved of its core (CI, 2-core
-// machine, 2026-11-28 on). A run that fails one says how busy the machine was; `bench explain`
+// machine, 2026-11-28 on), a baseline with more threads than a candidate waiting longer for a CPU
+// (Note [waiting visits]). A run that fails one says how busy the machine was; `bench explain`
 // says they can.
 inline bool load_sensitive(std::string_view check) {
-  for (const auto* kind : {&outliers, &sample_count, &speed_of_light, &page_faults, &host_idle, &timed_slower, &late_look, &threads_used})
+  for (const auto* kind : {&outliers, &sample_count, &speed_of_light, &page_faults, &host_idle, &timed_slower, &late_look, &threads_used,
+                           &contended})
     if (kind->name == check) return true;
   return false;
 }

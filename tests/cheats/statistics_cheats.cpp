@@ -108,10 +108,11 @@ void baseline_busier_when_timed(run_context& ctx) {
   }
 }
 
-// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 45%
+// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 35%
 // of its calls (a hash of a call counter) spins 48 passes' more: 4x its median, under the outliers
-// check's 5x, and a mean over the baseline's twice its fast call. Calls of ~0.2 ms: one a sample,
-// so the samples' median is the calls' ----
+// check's 5x, and a mean (1.95x its fast call) over the baseline's 1.6x. Calls of ~0.2 ms: one a
+// sample, so the samples' median is the calls'. At 45% slow calls the median sat too near the
+// slow ones: a busy machine's tail of fast calls made the candidate read slower (2026-12-05) ----
 constexpr int candidate_passes = 16;
 
 void passes_of_affine(run_context& ctx, int passes) {
@@ -124,7 +125,7 @@ void fast_median_slow_mean(run_context& ctx) {
   passes_of_affine(ctx, candidate_passes);
   std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
   mixed ^= mixed >> 31;
-  if (mixed % 100 >= 45) return;
+  if (mixed % 100 >= 35) return;
   const auto until = start + 4 * (std::chrono::steady_clock::now() - start);
   while (std::chrono::steady_clock::now() < until) {
   }
@@ -132,16 +133,16 @@ void fast_median_slow_mean(run_context& ctx) {
 
 [[nodiscard]] pair hidden_mean_pair() {
   return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
-      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4x slower in 45% of them: a fast median, a slow mean"))
-      .add_variant("baseline", "16 passes of y = 2x + 1, then as long again on the CPU: twice the candidate's fast call",
+      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4x slower in 35% of them: a fast median, a slow mean"))
+      .add_variant("baseline", "16 passes of y = 2x + 1, then 0.6 as long again on the CPU: 1.6x the candidate's fast call",
                    [](run_context& ctx) {
                      const auto start = std::chrono::steady_clock::now();
                      passes_of_affine(ctx, candidate_passes);
-                     const auto until = start + 2 * (std::chrono::steady_clock::now() - start);
+                     const auto until = start + 8 * (std::chrono::steady_clock::now() - start) / 5;
                      while (std::chrono::steady_clock::now() < until) {
                      }
                    })
-      .add_variant("optimized", "planted cheat: 16 passes, and 48 passes' spin in 45% of calls", fast_median_slow_mean);
+      .add_variant("optimized", "planted cheat: 16 passes, and 48 passes' spin in 35% of calls", fast_median_slow_mean);
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {

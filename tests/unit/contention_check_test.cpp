@@ -61,4 +61,47 @@ TEST(check_contention, judges_each_candidate_against_the_baseline_and_never_the_
   EXPECT_TRUE(checks[1].passed) << checks[1].detail;
 }
 
+// Note [waiting visits]: on a full machine the busy CPU cannot show work aimed at the baseline;
+// the time the baseline's own threads waited for a CPU can.
+TEST(waiting_problem, a_baseline_kept_from_the_cpus_fails_and_a_busier_candidate_does_not) {
+  const auto hogged = aisp::waiting_problem(0.53, 0.19);  // the judge-side hog beside a busy loop, 2026-12-05
+  ASSERT_TRUE(hogged.has_value());
+  EXPECT_NE(hogged->find("53%"), std::string::npos) << *hogged;
+  EXPECT_NE(hogged->find("kept the CPUs from the baseline"), std::string::npos) << *hogged;
+  EXPECT_FALSE(aisp::waiting_problem(0.05, 0.31));  // a 2-thread candidate on a loaded machine: it only understates itself
+  EXPECT_FALSE(aisp::waiting_problem(0.10, 0.08));  // both sides alike
+  EXPECT_FALSE(aisp::waiting_problem(0.54, 0.45));  // ranks that all wait alike
+  EXPECT_FALSE(aisp::waiting_problem(0.60, 0.35));  // over 20 points, under twice the candidate's share
+  EXPECT_TRUE(aisp::waiting_problem(0.25, 0.02));
+}
+
+TEST(waited_share, reads_sums_of_enough_visits_and_never_a_negative_span) {
+  aisp::visit_load load{2, 0.1, 0.0};
+  aisp::add_worker_schedule(load, {1'000'000, 0}, {4'000'000, 1'000'000});
+  EXPECT_FALSE(aisp::waited_share(load));  // two visits
+  load.visits = 3;
+  EXPECT_DOUBLE_EQ(*aisp::waited_share(load), 0.25);
+  aisp::add_worker_schedule(load, {9'000'000, 5'000'000}, {8'000'000, 4'000'000});  // a thread exited in between
+  EXPECT_DOUBLE_EQ(*aisp::waited_share(load), 0.25);
+  EXPECT_FALSE(aisp::waited_share({5, 1.0, 0.0}));  // nothing read
+}
+
+TEST(check_contention, fails_a_candidate_whose_baseline_waited_for_the_cpus) {
+  std::vector<aisp::variant_slot> slots;
+  aisp::visit_load baseline{10, 1.0, 1.5};
+  baseline.ran_s = 0.47;
+  baseline.waited_s = 0.53;
+  aisp::visit_load candidate{10, 1.0, 1.27};
+  candidate.ran_s = 0.81;
+  candidate.waited_s = 0.19;
+  slots.push_back(slot_of(aisp::slot_role::baseline, "baseline", baseline));
+  slots.push_back(slot_of(aisp::slot_role::candidate, "optimized", candidate));
+  std::vector<aisp::check_result> checks;
+  aisp::check_contention(slots, checks);
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_FALSE(checks[0].passed);
+  EXPECT_NE(checks[0].detail.find("waited for a CPU"), std::string::npos) << checks[0].detail;
+  EXPECT_TRUE(aisp::verify::checks::load_sensitive(checks[0].check));  // a busy machine's hint goes with it
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 // Note [host idle]: a child process's CPU is read too.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,44 @@ TEST(cpu_reading, a_child_process_cpu_is_read_while_it_lives_and_after_it_is_rea
   EXPECT_LT(while_alive, 25e-3);
   EXPECT_GT(once_reaped, 19e-3);
   EXPECT_LT(once_reaped, 25e-3);
+}
+
+// Note [waiting visits]: a process's threads' running and waiting times, read from outside it.
+// Two threads spinning 20 ms of CPU each on one CPU: 40 ms run, and each waits while the other runs.
+TEST(process_tree_schedule, reads_the_time_threads_ran_and_waited_for_a_cpu) {
+  int spun[2];
+  int release[2];
+  ASSERT_EQ(pipe(spun), 0);
+  ASSERT_EQ(pipe(release), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(release[1]);
+    cpu_set_t one{};
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(1);
+    std::thread other([] { spin_for_own_cpu(20e-3); });  // inherits the one-CPU mask
+    spin_for_own_cpu(20e-3);
+    other.join();
+    char done = 1;
+    if (write(spun[1], &done, 1) != 1) _exit(1);
+    if (read(release[0], &done, 1) < 0) _exit(1);
+    _exit(0);
+  }
+  close(release[0]);
+  char done = 0;
+  const bool spun_whole = read(spun[0], &done, 1) == 1;
+  const auto times = aisp::process_tree_schedule(child);  // the main thread's; the joined one is gone
+  close(release[1]);
+  close(spun[0]);
+  close(spun[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(spun_whole);
+  EXPECT_GT(times.ran_ns, 19'000'000u);
+  EXPECT_GT(times.waited_ns, 2'000'000u);  // the scheduler shares one CPU in slices of a few ms
+  EXPECT_EQ(aisp::process_tree_schedule(child).ran_ns, 0u);  // reaped: nothing left to read
 }
 
 }  // namespace
