@@ -197,6 +197,11 @@ PY
     timeout -k 10 300 "$bin/aisp" bench run --python examples/python/mlp_pairs.py --history none --json "$out/python.json" \
       2>&1 | tail -n 20
     AISP_BINARY="$bin/aisp" AISP_CHEATS_BINARY="$bin/aisp_cheats" "$bin/aisp_gpu_tests" --gtest_filter='plugin_cheats_gpu.*python*' 2>&1 | tail -n 15
+    # Python 3.12's sys.monitoring, which this project's CI interpreter (3.11) lacks: the baseline must fail worker-state.
+    "$bin/aisp" bench run --python tests/python/hidden_state_pairs.py --targets py_state:baseline_monitors_its_calls \
+      py_state:baseline_traces_allocations --max-time 0.3 --history none --quiet --json "$out/python_hidden_state.json" > /dev/null 2>&1
+    python3 -c 'import json,sys; [print("  ", p["target"], [(c["variant"], c["check"]) for c in p["checks"] if not c["passed"]]) for p in json.load(open(sys.argv[1]))["pairs"]]' \
+      "$out/python_hidden_state.json" 2>&1 | head -n 5
     python3 "$here/summarize_results.py" "$out/python.json" 2>&1 | grep -E "FAILED|: fail" | head -n 30 ;;
   multigpu)
     nvidia-smi topo -m > "$out/topology.txt" 2>&1; head -n 6 "$out/topology.txt"

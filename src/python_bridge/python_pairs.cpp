@@ -158,6 +158,7 @@ extern "C" __attribute__((visibility("default"))) const char* aisp_plugin_regist
   if (error.empty()) {
     aisp_register_state_probe("torch", [] { return aisp::python::read_watched_state("torch"); });
     aisp_register_state_probe("python", [] { return aisp::python::read_watched_state("python"); });
+    aisp_register_state_probe("torch_settings", [] { return aisp::python::read_watched_state("torch_settings"); });
   }
   return error.empty() ? nullptr : error.c_str();
 }

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "runner/challenge_battery.hpp"
+#include "runner/judge_checks.hpp"
+#include "runner/slot_threads.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
@@ -279,6 +283,59 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
                                       wide_input_scale(wide_levels[level]), theirs.detail));
     }
     add_check(checks, verify::checks::wide_inputs, name, passed, detail);
+  }
+}
+
+// Note [wide inputs at the benchmark size]
+// The wide challenge runs at one small size, and a candidate can tell the sizes apart: a red
+// team's candidate computed torch.special.i0 by a 4-term series, right only on [-1, 1), at the
+// benchmark size alone and the exact code at every other size, and read 24.2x faster with every
+// check passing: at the benchmark size every input is drawn from [-1, 1) (round thirteen,
+// 2026-12-05). So the levels the baseline passed at the small size are asked again at the
+// benchmark size, of every verified worker on the same wide inputs. No fp64 reference is
+// computed at that size: the baseline's answer is the truth there, as for baseline-match, and a
+// candidate whose relative L2 distance from it passes its bound fails `wide-inputs`. An output
+// the baseline leaves non-finite at that size is not the pair's domain there and judges nobody.
+void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
+                                      const std::vector<bool>& baseline_levels) {
+  const variant_slot* baseline = nullptr;
+  for (const auto& slot : slots) baseline = slot.role == slot_role::baseline ? &slot : baseline;
+  if (baseline == nullptr) return;
+  std::uint64_t salt = 16;
+  for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level, ++salt) {
+    if (!baseline_levels[level]) continue;
+    const auto values = wide_levels[level];
+    const std::uint64_t seed = challenge_seed(scope.config, salt);
+    std::map<std::string, raw_outputs, std::less<>> answers;
+    std::mutex returned;
+    for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
+      slot.worker->request({{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}}, scope.config.worker_timeout_s);
+      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + input_values_name(values));
+      slot.worker->request({{"op", "refill"}, {"seed", secret_seed()}, {"values", input_values_name(input_values::declared)}},
+                           scope.config.worker_timeout_s);
+      const std::lock_guard lock(returned);
+      answers.emplace(slot.label, std::move(call.outputs));
+    });
+    const auto truth = widen_outputs(scope.declared, answers.at(baseline->label));
+    for (const auto& slot : slots) {
+      if (slot.role != slot_role::candidate || !answers.contains(slot.label)) continue;
+      bool passed = true;
+      std::string detail;
+      for (const auto& spec : scope.declared.buffers()) {
+        if (spec.role != buffer_role::output) continue;
+        const auto& expected = truth.at(spec.name);
+        if (!std::all_of(expected.begin(), expected.end(), [](double v) { return std::isfinite(v); })) continue;
+        const double bound = verify::effective_tolerance(scope.declared, spec.type, slot.label).max_rel_l2;
+        const tolerance by_l2{1e300, 1e300, bound, "wide inputs at the benchmark size: the relative L2 distance from the baseline"};
+        const auto compared = verify::compare_output(spec.name, spec.type, answers.at(slot.label).at(spec.name), expected,
+                                                     bound > 0 ? by_l2 : verify::effective_tolerance(scope.declared, spec.type, slot.label));
+        passed = passed && compared.passed();
+        detail += fmt::format("{}{}", detail.empty() ? "" : "; ", compared.describe());
+      }
+      if (detail.empty()) continue;
+      add_check(scope.checks, verify::checks::wide_inputs, slot.label, passed,
+                fmt::format("benchmark {}, inputs x{:g}, against the baseline's answer: {}", work.describe(), wide_input_scale(values), detail));
+    }
   }
 }
 

@@ -86,4 +86,11 @@ using wide_outcomes = std::map<std::string, std::vector<wide_outcome>>;
 // baseline fails too, the level is not the pair's domain, and that is noted for every variant.
 void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks);
 
+// Note [wide inputs at the benchmark size]: the levels the baseline passed at the small size, run
+// again by every verified worker (loaded at the benchmark size) on the same wide inputs, each
+// candidate held to its L2 bound against the baseline's answer; the inputs are refilled with
+// declared values afterwards. `baseline_levels`: whether the baseline passed each level.
+void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
+                                      const std::vector<bool>& baseline_levels);
+
 }  // namespace aisp

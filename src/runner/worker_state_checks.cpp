@@ -87,6 +87,13 @@ const setting settings[] = {
     {"python", "trace_hook", true, direction::slower, "an interpreter-wide trace hook was set (sys.settrace)"},
     {"python", "threading_profile_hook", true, direction::slower, "threading.setprofile was called"},
     {"python", "threading_trace_hook", true, direction::slower, "threading.settrace was called"},
+    {"python", "tracemalloc", true, direction::slower, "tracemalloc was started: every allocation records its traceback"},
+    {"python", "monitoring_events_0", nullptr, direction::raised, "sys.monitoring events were turned on (tool 0, the debugger's)"},
+    {"python", "monitoring_events_1", nullptr, direction::raised, "sys.monitoring events were turned on (tool 1, coverage's)"},
+    {"python", "monitoring_events_2", nullptr, direction::raised, "sys.monitoring events were turned on (tool 2, the profiler's)"},
+    {"python", "monitoring_events_3", nullptr, direction::raised, "sys.monitoring events were turned on (tool 3)"},
+    {"python", "monitoring_events_4", nullptr, direction::raised, "sys.monitoring events were turned on (tool 4)"},
+    {"python", "monitoring_events_5", nullptr, direction::raised, "sys.monitoring events were turned on (tool 5, the optimizer's)"},
     {"torch", "mkldnn_turned_off", nullptr, direction::counted, "torch.backends.mkldnn was turned off (times counted)"},
     {"torch", "cudnn_turned_off", nullptr, direction::counted, "torch.backends.cudnn was turned off (times counted)"},
     {"torch", "cudnn_deterministic_turned_on", nullptr, direction::counted, "torch.backends.cudnn.deterministic was turned on (times counted)"},
@@ -254,6 +261,32 @@ void check_library_isa(const std::vector<variant_slot>& slots, std::vector<check
 
 }  // namespace
 
+namespace {
+
+// Torch's JIT and dispatch settings (the Python bridge's "torch_settings", _bridge.py's
+// _TORCH_SETTINGS): no direction is known, so a baseline (or its twin) that moved one from where
+// its worker started fails, whatever it moved it to.
+void check_torch_settings(const variant_slot& slot, std::vector<check_result>& checks) {
+  const auto& started = slot.init_reply.value("state", nlohmann::json::object());
+  if (!started.contains("torch_settings") || !started["torch_settings"].is_object()) return;
+  std::map<std::string, std::string> moved;
+  for (const auto& seen : slot.worker_states) {
+    if (!seen.contains("torch_settings") || !seen["torch_settings"].is_object()) continue;
+    for (const auto& [key, value] : seen["torch_settings"].items())
+      if (started["torch_settings"].contains(key) && started["torch_settings"][key] != value && !moved.contains(key))
+        moved[key] = fmt::format("{} (read {} at start, {} after)", key, started["torch_settings"][key].dump(), value.dump());
+  }
+  if (moved.empty()) return;
+  std::string listed;
+  for (const auto& [key, text] : moved) listed += (listed.empty() ? "" : ", ") + text;
+  add_check(checks, verify::checks::worker_state, slot.label, false,
+            fmt::format("torch settings were changed in its worker after setup() or a visit: {}: every variant runs under the "
+                        "settings the worker started with (a baseline is what a competent engineer writes first)",
+                        listed));
+}
+
+}  // namespace
+
 void check_worker_state(const pair& declared, const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   if (declared.where() == backend::host) check_shared_files(slots, checks);
   if (declared.where() == backend::host) check_thread_placement(slots, checks);
@@ -268,6 +301,7 @@ void check_worker_state(const pair& declared, const std::vector<variant_slot>& s
     const auto& started = slot.init_reply.value("state", nlohmann::json::object());
     const bool baseline_code = slot.role != slot_role::candidate;
     const bool declares_precision = !slot.runs->precision.empty();
+    if (baseline_code) check_torch_settings(slot, checks);
     for (const auto& s : settings) {
       const bool baseline_only = s.way == direction::slower || s.way == direction::moved || s.way == direction::counted ||
                                  s.way == direction::lowered || s.way == direction::raised;

@@ -91,6 +91,16 @@ void exp_taylor9(run_context& ctx) {
   }
 }
 
+// ---- V5 at the benchmark size only (Note [wide inputs at the benchmark size]): the Taylor
+// polynomial where the element count is the benchmark size's, std::exp at every other size, so
+// the small size's wide challenge sees exact code (red team thirteen's i0 series, 24.2x) ----
+void exp_taylor9_at_the_benchmark_size(run_context& ctx) {
+  if (elements_of(ctx, "x") == static_cast<std::size_t>(benchmark_elements)) return exp_taylor9(ctx);
+  const float* x = ctx.as<const float>("x");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
+}
+
 // ---- V5 at the second level: log-sum-exp without the max subtracted, right until exp overflows
 // fp32 (inputs past 88: only the x128 level reaches it) ----
 float lse_of(const float* row, std::size_t cols, bool subtract_max) {
@@ -183,6 +193,10 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_
                                              aisp::cheats::exp_math)
                   .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::lse_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_at_the_benchmark_size", "V5",
+                                             "exp(x) by a degree-9 Taylor polynomial at the benchmark size only, std::exp elsewhere",
+                                             aisp::cheats::exp_taylor9_at_the_benchmark_size, aisp::cheats::exp_math)
+                  .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::declared_precision_pair());
 AISP_REGISTER(aisp::cheats::exp_two_ways_pair());
 AISP_REGISTER(aisp::cheats::narrow_domain_pair());

@@ -127,10 +127,17 @@ TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker
        {"py_state:probes_spoofed", "py_state:onednn_off_inside_each_call", "py_state:baseline_rebinds_gelu",
         "py_state:threshold_just_above_the_probe", "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
         "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn", "py_state:baseline_leaves_the_profiler_on",
-        "py_state:baseline_widens_the_default_dtype"}) {
+        "py_state:baseline_widens_the_default_dtype", "py_state:baseline_traces_allocations",
+        "py_state:baseline_keeps_the_jit_profiling"}) {
     const auto pair = pair_of(target);
     EXPECT_TRUE(has(failed_checks(pair, "baseline"), "worker-state")) << target << ": " << pair.at("checks").dump(1);
     EXPECT_FALSE(has(failed_checks(pair, "optimized"), "worker-state")) << target << ": " << pair.at("checks").dump(1);
+  }
+  // sys.monitoring is Python 3.12's (the device's interpreter); the pair is declared only there.
+  if (pairs.contains("py_state:baseline_monitors_its_calls")) {
+    const auto monitored = pairs["py_state:baseline_monitors_its_calls"];
+    EXPECT_TRUE(has(failed_checks(monitored, "baseline"), "worker-state")) << monitored.at("checks").dump(1);
+    EXPECT_FALSE(has(failed_checks(monitored, "optimized"), "worker-state")) << monitored.at("checks").dump(1);
   }
   // Note [sampled worker]: a perf event opened by the baseline is refused by the sandbox.
   const auto sampled = pair_of("py_state:baseline_samples_itself");

@@ -31,12 +31,21 @@ py_state:baseline_pins_a_thread          the baseline's setup pins a thread of i
 py_state:baseline_caps_onednn_isa       the baseline's setup caps oneDNN's instruction set through its C
                                         API (red team twelve: 2.33x): the worker's first reading has
                                         fixed it, so the cap is refused (raises here if it took)
+py_state:baseline_traces_allocations    the baseline's setup starts tracemalloc, 64 frames a traceback
+                                        (red team thirteen: 1.44x)
+py_state:baseline_monitors_its_calls    the baseline's setup turns on sys.monitoring's call events under
+                                        the profiler's tool id and frees the id (Python 3.12 on only)
+py_state:baseline_keeps_the_jit_profiling the baseline's setup keeps TorchScript's executor in its
+                                        profiling runs (_jit_set_num_profiled_runs; red team thirteen:
+                                        1.28x)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
 import math
 import os
+import sys
 import threading
+import tracemalloc
 
 import torch
 import torch.nn.functional as F
@@ -247,3 +256,35 @@ def cap_onednn_isa():
 
 conv_pair("py_state:baseline_caps_onednn_isa", "F.conv2d, oneDNN capped at SSE4.1 by its setup", plain_conv,
           setup=cap_onednn_isa)
+
+
+def trace_allocations():
+    if not tracemalloc.is_tracing():  # setup() runs at every size
+        tracemalloc.start(64)
+
+
+eager_pair("py_state:baseline_traces_allocations", "y = exp(x) * 2 + 1", trace_allocations)
+
+
+def monitor_its_calls():
+    monitoring = sys.monitoring
+    tool = monitoring.PROFILER_ID
+    if monitoring.get_events(tool):
+        return
+    monitoring.use_tool_id(tool, "a baseline's own profiler")
+    events = monitoring.events.PY_START | monitoring.events.CALL
+    for event in (monitoring.events.PY_START, monitoring.events.CALL):
+        monitoring.register_callback(tool, event, lambda *args: None)
+    monitoring.set_events(tool, events)
+    monitoring.free_tool_id(tool)  # its events stay on
+
+
+if hasattr(sys, "monitoring"):
+    eager_pair("py_state:baseline_monitors_its_calls", "y = exp(x) * 2 + 1", monitor_its_calls)
+
+
+def keep_the_jit_profiling():
+    torch._C._jit_set_num_profiled_runs(10 ** 9)
+
+
+eager_pair("py_state:baseline_keeps_the_jit_profiling", "y = exp(x) * 2 + 1", keep_the_jit_profiling)
