@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "harness/fp_mode_sampler.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
 #include "support/timestamp_counter.hpp"
@@ -48,6 +49,7 @@ class host_sampler final : public sampler {
     // does not count as the span's (Note [host idle]); so do the other threads' runtimes.
     const auto others_before = other_thread_runtimes();
     const auto children_before = read_child_threads();
+    open_fp_mode_window();  // Note [sampled fp mode]: the mode inside the calls; its timer calls outside the CPU readings
     const auto cpu_before = take_cpu_reading();
     const auto others_s = [](const cpu_reading& r) { return r.process_cpu_s - r.thread_cpu_s; };
     const long long faults_before = minor_faults_so_far();
@@ -62,6 +64,7 @@ class host_sampler final : public sampler {
     record.counter_ticks = ticks_after - ticks_before;
     record.minor_faults = minor_faults_so_far() - faults_before;
     const auto cpu_after = take_cpu_reading();
+    close_fp_mode_window();
     const auto children_after = read_child_threads();
     const auto children = child_threads_between(children_before, children_after, busy_thread_s);
     // Note [program page faults]

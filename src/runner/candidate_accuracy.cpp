@@ -223,14 +223,15 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 // error to its own bound; not the element-wise bounds, whose atol does not grow with the outputs
 // (ch01:gemm_tensor_cores's declared atol 0.32 failed outputs 64x larger, H200 2026-12-03). A
 // level the baseline cannot take either is not the pair's: it is noted and fails nobody. A pair
-// whose inputs need the declared range says so another way (uniform_unit, small integers, a
-// derived input).
+// whose inputs need the declared range says so another way (uniform_unit, small integers). A
+// derived input follows its widened source, and a level that would carry one past its type's
+// largest value (an fp8 or int8 copy scaled for [-1, 1)) is not the pair's either. A derived
+// input once switched the challenge off for the whole pair, and an input labelled a mask was
+// never widened: red team fourteen's candidate, right only on [-1, 1), declared an unused derived
+// copy of its input (20.3x) or labelled its input a mask (20.5x), 2026-12-05.
 bool wide_challenge_applies(const pair& declared) {
   bool widens_some = false;
-  for (const auto& spec : declared.buffers()) {
-    if (!spec.derived_from.empty()) return false;
-    widens_some = widens_some || widens(spec, input_values::wide);
-  }
+  for (const auto& spec : declared.buffers()) widens_some = widens_some || widens(spec, input_values::wide);
   return widens_some;
 }
 
@@ -238,7 +239,34 @@ namespace {
 
 constexpr input_values wide_levels[] = {input_values::wide, input_values::wider};
 
+double largest_finite(dtype type) {
+  switch (type) {
+    case dtype::f16: return 65504.0;
+    case dtype::bf16: return 3.38e38;
+    case dtype::e4m3: return 448.0;
+    case dtype::e5m2: return 57344.0;
+    case dtype::i8: return 127.0;
+    case dtype::u8: return 255.0;
+    case dtype::i32: return 2147483647.0;
+    default: return 1e300;
+  }
+}
+
+// The derived input a level would carry past its type's range, or "".
+std::string overflowing_derived_input(const pair& declared, input_values level) {
+  for (const auto& derived : declared.buffers()) {
+    if (derived.derived_from.empty()) continue;
+    for (const auto& source : declared.buffers()) {
+      if (source.name != derived.derived_from || !widens(source, level)) continue;
+      if (wide_input_scale(level) * std::fabs(derived.derived_scale) > largest_finite(derived.type)) return derived.name;
+    }
+  }
+  return "";
+}
+
 wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
+  if (const auto past = overflowing_derived_input(scope.declared, level); !past.empty())
+    return {false, fmt::format("inputs x{:g}: {} would pass its type's largest value", wide_input_scale(level), past)};
   const verify::reference_inputs inputs{challenge_seed(scope.config, salt), level, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", input_values_name(level)}}, scope.config.worker_timeout_s);
   const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + "." + input_values_name(level));

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "aisp/check.hpp"
+#include "harness/fp_mode_sampler.hpp"
 #include "verify/failure_patterns.hpp"
 #include "verify/tolerance.hpp"
 
@@ -228,10 +229,17 @@ void note_worker_state(variant_slot& slot, const nlohmann::json& reply) {
       slot.worker_states.push_back(*state);
     slot.last_worker_state = *state;
   }
+  const auto keep_mode = [&slot](unsigned value) {
+    if (std::find(slot.fp_modes.begin(), slot.fp_modes.end(), value) == slot.fp_modes.end()) slot.fp_modes.push_back(value);
+  };
+  if (const auto sampled = reply.find("fp_sampled"); sampled != reply.end() && sampled->is_object()) {  // Note [sampled fp mode]
+    for (const auto& value : sampled->value("modes", std::vector<unsigned>{})) keep_mode(value);
+    slot.fp_sampled.taken += sampled->value("taken", std::uint64_t{0});
+    slot.fp_sampled.armed_windows += sampled->value("armed_windows", std::uint64_t{0});
+  }
   const auto mode = reply.find("fp_control");
   if (mode == reply.end() || !mode->is_number_unsigned()) return;
-  const auto value = mode->get<unsigned>();
-  if (std::find(slot.fp_modes.begin(), slot.fp_modes.end(), value) == slot.fp_modes.end()) slot.fp_modes.push_back(value);
+  keep_mode(mode->get<unsigned>());
 }
 
 // Note [armed timers]
@@ -266,6 +274,15 @@ std::string describe_fp_mode(unsigned mode) {
 }  // namespace
 
 void check_fp_environment(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
+  // Note [sampled fp mode]: a thread that took none of the signals set inside its timed
+  // windows kept them out (ignored them, or replaced their handler).
+  for (const auto& slot : slots) {
+    if (slot.fp_sampled.taken > 0 || slot.fp_sampled.armed_windows < fp_mode_unsampled_windows) continue;
+    add_check(checks, verify::checks::fp_environment, slot.label, false,
+              fmt::format("the harness's floating-point mode sampler set {} signals inside the timed calls and none arrived: they "
+                          "were kept out of them (ignored, or their handler replaced)",
+                          slot.fp_sampled.armed_windows));
+  }
   const auto baseline = std::find_if(slots.begin(), slots.end(), [](const variant_slot& s) { return s.role == slot_role::baseline; });
   if (baseline == slots.end() || baseline->fp_modes.empty()) return;
   for (const auto& slot : slots) {

@@ -94,6 +94,10 @@ struct variant_slot {
   std::string access_policy;                         // an undeclared L2 window/set-aside seen after a visit (X4)
   std::vector<std::string> library_precision;        // reduced-precision cuBLAS policies asked for in a visit (W2)
   std::vector<unsigned> fp_modes;                    // Note [floating-point environment]: each mode seen after setup() or a visit
+  struct {
+    std::uint64_t taken = 0;
+    std::uint64_t armed_windows = 0;
+  } fp_sampled;                                      // Note [sampled fp mode]: the samples inside the calls, summed
   std::map<std::string, double> small_size_errors;   // the baseline's: Note [accuracy at the benchmark size]
   std::map<std::string, double> small_size_rounded_errors;  // the baseline's: Note [error under the rounding]
   std::vector<bool> wide_levels_passed;              // the baseline's, at the small size: Note [wide inputs at the benchmark size]

@@ -32,6 +32,7 @@
 #include "audit/library_precision.hpp"
 #include "audit/timeline_json.hpp"
 #include "harness/plugin_loader.hpp"
+#include "harness/fp_mode_sampler.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/variant_session.hpp"
 #include "harness/worker_state.hpp"
@@ -270,9 +271,11 @@ class worker {
     const double request_cpu_before = take_cpu_reading().process_cpu_s + children_cpu_s();
     // Note [verified after the call]: each verified sample leaves the process as it is taken, so
     // no later call of the variant (which shares this process) can rewrite its probes.
+    if (sampled_fp_mode_) begin_fp_mode_sampling();  // Note [sampled fp mode]
     const auto records = session_->sample(plan, [this](const timed_call_fingerprint& fingerprint) {
       replies_.send({{"ok", true}, {"partial", "verified"}, {"record", fingerprint_to_json(fingerprint)}});
     });
+    const auto fp_sampled = end_fp_mode_sampling();
     const int continued = continued_signals.load(std::memory_order_relaxed) - continued_before;
     json samples = json::array();
     double timed_wall_s = 0;
@@ -301,6 +304,7 @@ class worker {
                   {"access_policy", session_->access_policy_in_force()},
                   {"library_precision", take_library_precision()},
                   {"fp_control", floating_point_mode()},  // Note [floating-point environment]
+                  {"fp_sampled", {{"taken", fp_sampled.taken}, {"modes", fp_sampled.modes}, {"armed_windows", fp_sampled.armed_windows}}},
                   {"timers", armed_timers()},             // Note [armed timers]
                   {"state", read_worker_state(host_pair_, session_->host_input_ranges())},  // Note [worker state]
                   {"cpu", {{"wall_s", timed_wall_s}, {"other_threads_cpu_s", others_cpu_s},
@@ -409,6 +413,7 @@ class worker {
     // Note [warm heap]: a host pair's temporaries reuse touched pages, not the harness's growth.
     if (declared->where() == backend::host) (void)warm_host_heap();
     host_pair_ = declared->where() == backend::host;
+    sampled_fp_mode_ = host_pair_ && !is_exec_pair(declared->target());  // Note [sampled fp mode]: the worker computes there
     session_ = std::make_unique<variant_session>(
         *declared, declared->find_variant(request.at("variant").get<std::string>()), options);
     return {{"ok", true}, {"protocol", protocol::version}, {"pid", static_cast<long>(getpid())}, {"audit", audit}, {"sandbox", sandboxed_.state},
@@ -418,6 +423,7 @@ class worker {
   }
 
   sandbox_state sandboxed_;
+  bool sampled_fp_mode_ = false;
   bool host_pair_ = false;  // Note [shared state]: judged on host pairs, so read there only
   reply_channel& replies_;  // a verified sample's record goes out at once (Note [verified after the call])
   std::unique_ptr<cupti_recorder> recorder_;  // declared first: outlives the session it observes
@@ -437,6 +443,7 @@ int run_worker() {
   const bool allow_exec = may_spawn != nullptr && std::string_view(may_spawn) == "1";
   if (allow_exec) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   count_continues();  // Note [stopped workers]; before the sandbox, which owns the signal handlers after it
+  start_fp_mode_sampler();  // Note [sampled fp mode]: this thread serves every request
   const std::string unconfined = sandbox::confine_worker(replies.fd(), allow_exec);
   worker state(sandbox_state{unconfined.empty() ? "on" : "unavailable: " + unconfined, threads_at_start, replies.stray_copies()},
                replies);

@@ -139,8 +139,10 @@ double wide_input_scale(input_values values) {
 }
 
 bool widens(const buffer_spec& spec, input_values values) {
+  // A mask drawn uniform in [-1, 1) is data under another name (a real one is drawn as small
+  // integers or uniform_unit): Note [wide inputs] (runner/candidate_accuracy.cpp).
   return wide_input_scale(values) != 1.0 && spec.role == buffer_role::input && spec.derived_from.empty() && dtype_is_float(spec.type) &&
-         spec.init == init_distribution::uniform_signed && spec.meaning != buffer_meaning::mask;
+         spec.init == init_distribution::uniform_signed;
 }
 
 void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count) {

@@ -101,6 +101,28 @@ void exp_taylor9_at_the_benchmark_size(run_context& ctx) {
   for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
 }
 
+// ---- V5 behind a declaration (Note [wide inputs]): the same polynomial beside a bf16 copy of x
+// that nothing reads (a derived input switched the challenge off for the whole pair), or with x
+// labelled a mask while drawn uniform in [-1, 1) (a mask was never widened): red team fourteen,
+// 20.3x and 20.5x ----
+pair beside_a_derived_input_pair() {
+  pair declared = elementwise_pair("cheats:v5_range_shortcut_beside_a_derived_input", "V5",
+                                   "exp(x) by a degree-9 Taylor polynomial; the pair declares a bf16 copy of x nothing reads",
+                                   exp_taylor9, exp_math);
+  declared.derived_input("x_bf16", dtype::bf16, "x");
+  return declared;
+}
+
+pair input_labelled_a_mask_pair() {
+  pair declared = honest_elementwise_declaration("cheats:v5_range_shortcut_on_an_input_labelled_a_mask", exp_math, dtype::f32,
+                                                 benchmark_elements, buffer_meaning::mask);
+  declared.summary(cheat_summary("V5", "exp(x) by a degree-9 Taylor polynomial; x, drawn in [-1, 1), is declared a mask"))
+      .tag("cheat:V5")
+      .add_variant(honest_baseline(exp_math))
+      .add_variant(cheating_variant("exp(x) by a degree-9 Taylor polynomial, no range reduction", exp_taylor9));
+  return declared;
+}
+
 // ---- V5 at the second level: log-sum-exp without the max subtracted, right until exp overflows
 // fp32 (inputs past 88: only the x128 level reaches it) ----
 float lse_of(const float* row, std::size_t cols, bool subtract_max) {
@@ -193,6 +215,8 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_
                                              aisp::cheats::exp_math)
                   .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::lse_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::beside_a_derived_input_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::input_labelled_a_mask_pair().tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_at_the_benchmark_size", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial at the benchmark size only, std::exp elsewhere",
                                              aisp::cheats::exp_taylor9_at_the_benchmark_size, aisp::cheats::exp_math)

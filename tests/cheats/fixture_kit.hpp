@@ -101,14 +101,20 @@ inline void affine(const float* x, float* y, std::size_t count) { apply(affine_m
 }
 
 // The same pair untagged, for fixtures that plant no cheat (a rank that fails, rank_cheats.cpp).
+// `x_meaning`: what x is declared to be for the checks that perturb it (a mask: Note [wide inputs]).
 [[nodiscard]] inline pair honest_elementwise_declaration(std::string target, const elementwise_math& math,
-                                                         dtype output_type, std::int64_t benchmark_n) {
+                                                         dtype output_type, std::int64_t benchmark_n,
+                                                         buffer_meaning x_meaning = buffer_meaning::data) {
   const auto count = [](const workload& w) { return w.get("n"); };
   pair declared(std::move(target));
   declared.summary(math.formula).on(backend::host).benchmark_size({{"n", benchmark_n}});
   for (const std::int64_t n : validation_elements) declared.validation_size({{"n", n}});
+  if (x_meaning == buffer_meaning::data) {
+    declared.input("x", dtype::f32, count);
+  } else {
+    declared.input("x", dtype::f32, std::vector<std::string>{"n"}, init_distribution::uniform_signed, x_meaning);
+  }
   declared.held_out_size({{"n", held_out_elements}})
-      .input("x", dtype::f32, count)
       .output("y", output_type, count)
       .work([output_type](const workload& w) {
         const auto n = static_cast<double>(w.get("n"));
