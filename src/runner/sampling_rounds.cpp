@@ -339,31 +339,18 @@ std::vector<double> durations_of(const variant_slot& slot) {
 // host bound on them is interleaved_truth_host_bound (challenge_battery.cpp).
 constexpr std::size_t interleaved_truths = 8;
 
-// Note [truths for every worker]: every worker still sampled answers the same truth request as
-// the baseline, between the same rounds; only the baseline's timing is kept. The baseline alone
-// answered them before: a worker that alone answers truths knows it is the baseline, and its
-// state between samples differed from every other worker's. With identical PyTorch variants the
-// baseline's worker was the slowest of four in 3 of 5 runs so, in 0 of 5 without the truths,
-// and in 5 of 14 with every worker answering them (one in four by chance; 2026-12-05,
-// docs/results/worker-spread-2026-12-05.md): too few runs to name the truths the cause.
-void take_interleaved_truths(std::vector<variant_slot>& slots, const std::vector<bool>& visiting, variant_slot& baseline,
-                             const run_config& config, int round, std::uint64_t draw) {
+void take_interleaved_truth(variant_slot& baseline, const run_config& config, int round, std::uint64_t draw) {
   const auto kept = baseline.interleaved_truth_s.size();
   const bool take = kept < interleaved_truths || draw % static_cast<std::uint64_t>(round + 1) < interleaved_truths;
   if (!take) return;
-  double call_s = 0;
-  for (std::size_t at = 0; at < slots.size(); ++at) {
-    auto& slot = slots[at];
-    if (&slot != &baseline && !visiting[at]) continue;
-    const auto reply = slot.worker->request({{"op", "truth"},
-                                             {"input_seed", secret_seed()},
-                                             {"positions_seed", secret_seed()},
-                                             {"count", 0},
-                                             {"extra", nlohmann::json::object()},
-                                             {"fresh_inputs", false}},
-                                            config.worker_timeout_s);
-    if (&slot == &baseline) call_s = reply.value("call_s", 0.0);
-  }
+  const auto reply = baseline.worker->request({{"op", "truth"},
+                                               {"input_seed", secret_seed()},
+                                               {"positions_seed", secret_seed()},
+                                               {"count", 0},
+                                               {"extra", nlohmann::json::object()},
+                                               {"fresh_inputs", false}},
+                                              config.worker_timeout_s);
+  const double call_s = reply.value("call_s", 0.0);
   if (call_s <= 0) return;
   if (kept < interleaved_truths) baseline.interleaved_truth_s.push_back(call_s);
   else baseline.interleaved_truth_s[(draw / static_cast<std::uint64_t>(round + 1)) % interleaved_truths] = call_s;
@@ -446,7 +433,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     const auto visiting = slots_to_visit(slots);
     for (const std::size_t at : visit_order(slots.size(), round))
       if (visiting[at]) visit(slots[at], visit_s_of(slots[at], config), config, telemetry, state, checks);
-    if (interleave_truths && baseline != slots.end()) take_interleaved_truths(slots, visiting, *baseline, config, round, secret_seed());
+    if (interleave_truths && baseline != slots.end()) take_interleaved_truth(*baseline, config, round, secret_seed());
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);
     for (auto& slot : slots) {
