@@ -264,6 +264,15 @@ std::string overflowing_derived_input(const pair& declared, input_values level) 
   return "";
 }
 
+// A wide level's output held to the variant's relative L2 bound: every effective tolerance has
+// one (Note [declared tolerance ceiling]); integers' is 0, and they keep their declared bounds.
+verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
+                                 const std::vector<unsigned char>& actual, const std::vector<double>& expected) {
+  const auto own = verify::effective_tolerance(declared, spec.type, variant);
+  const tolerance by_l2{1e300, 1e300, own.max_rel_l2, "wide inputs: the relative L2 error"};
+  return verify::compare_output(spec.name, spec.type, actual, expected, own.max_rel_l2 > 0 ? by_l2 : own);
+}
+
 wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
   if (const auto past = overflowing_derived_input(scope.declared, level); !past.empty())
     return {false, fmt::format("inputs x{:g}: {} would pass its type's largest value", wide_input_scale(level), past)};
@@ -274,12 +283,7 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
   wide_outcome outcome;
   for (const auto& spec : scope.declared.buffers()) {
     if (spec.role != buffer_role::output) continue;
-    const auto declared = verify::effective_tolerance(scope.declared, spec.type, slot.label);
-    // Every effective tolerance has an L2 bound (Note [declared tolerance ceiling]); integers' is 0.
-    const double bound = declared.max_rel_l2;
-    const tolerance by_l2{1e300, 1e300, bound, "wide inputs: the relative L2 error"};
-    const auto compared = verify::compare_output(spec.name, spec.type, call.outputs.at(spec.name), reference->at(spec.name),
-                                                 bound > 0 ? by_l2 : declared);
+    const auto compared = compare_by_l2(scope.declared, spec, slot.label, call.outputs.at(spec.name), reference->at(spec.name));
     outcome.passed = outcome.passed && compared.passed();
     outcome.detail += fmt::format("{}inputs x{:g}: {}", outcome.detail.empty() ? "" : "; ", wide_input_scale(level), compared.describe());
   }
@@ -353,10 +357,7 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
         if (spec.role != buffer_role::output) continue;
         const auto& expected = truth.at(spec.name);
         if (!std::all_of(expected.begin(), expected.end(), [](double v) { return std::isfinite(v); })) continue;
-        const double bound = verify::effective_tolerance(scope.declared, spec.type, slot.label).max_rel_l2;
-        const tolerance by_l2{1e300, 1e300, bound, "wide inputs at the benchmark size: the relative L2 distance from the baseline"};
-        const auto compared = verify::compare_output(spec.name, spec.type, answers.at(slot.label).at(spec.name), expected,
-                                                     bound > 0 ? by_l2 : verify::effective_tolerance(scope.declared, spec.type, slot.label));
+        const auto compared = compare_by_l2(scope.declared, spec, slot.label, answers.at(slot.label).at(spec.name), expected);
         passed = passed && compared.passed();
         detail += fmt::format("{}{}", detail.empty() ? "" : "; ", compared.describe());
       }
