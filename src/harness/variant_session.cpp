@@ -595,6 +595,15 @@ void variant_session::refill(std::uint64_t seed, input_values values) {
   buffers_->fill_inputs(seed, values);
 }
 
+void variant_session::restore_inputs(std::uint64_t seed) {
+  AISP_EXPECTS(buffers_ != nullptr, "restore_inputs() before load()");
+  if (pair_.has_fixed_inputs()) {
+    restore_fixed_inputs();
+  } else {
+    buffers_->fill_inputs(seed, input_values::declared);
+  }
+}
+
 bool variant_session::reuses_an_address(const buffer_store& store) const {
   for (const auto& b : store.all()) {
     const auto begin = reinterpret_cast<std::uintptr_t>(b.data);

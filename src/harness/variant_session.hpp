@@ -165,6 +165,9 @@ class variant_session {
   [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> host_input_ranges() const;
   // New input data at the same addresses (fresh seed, or exact integers).
   void refill(std::uint64_t seed, input_values values);
+  // Declared inputs again after a challenge refilled them: a fixed-inputs pair's own (load()'s),
+  // any other pair's drawn from `seed`, as every call redraws them anyway.
+  void restore_inputs(std::uint64_t seed);
   // The same data at new addresses: new buffers, setup() again, nothing reused.
   void readdress(std::uint64_t seed);
   void set_element(const std::string& buffer, std::size_t index, double value);

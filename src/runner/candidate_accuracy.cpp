@@ -343,8 +343,8 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
     for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
       slot.worker->request({{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}}, scope.config.worker_timeout_s);
       auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + input_values_name(values));
-      slot.worker->request({{"op", "refill"}, {"seed", secret_seed()}, {"values", input_values_name(input_values::declared)}},
-                           scope.config.worker_timeout_s);
+      // A fixed-inputs pair's own inputs back: its truths and baseline-match read them next.
+      slot.worker->request({{"op", "restore_inputs"}, {"seed", secret_seed()}}, scope.config.worker_timeout_s);
       const std::lock_guard lock(returned);
       answers.emplace(slot.label, std::move(call.outputs));
     });

@@ -233,6 +233,10 @@ class worker {
       session_->refill(request.at("seed").get<std::uint64_t>(), input_values_named(request.value("values", std::string("declared"))));
       return {{"ok", true}};
     }
+    if (op == "restore_inputs") {
+      session_->restore_inputs(request.at("seed").get<std::uint64_t>());
+      return {{"ok", true}};
+    }
     if (op == "readdress") {
       session_->readdress(request.at("seed").get<std::uint64_t>());
       return {{"ok", true}};
