@@ -401,12 +401,15 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
   run_sampling_rounds(slots, config, device.read_telemetry, result.checks, declared.where() == backend::host,
                       [&](const std::string& state) { progress(fmt::format("{}: sampling, {}", declared.target(), state)); });
+  phases.lap("sampling");
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
+  phases.lap("input_reuse");
   check_batch_reuse(slots, declared, config, result.checks);  // Note [batch reuse]
+  phases.lap("batch_reuse");
   if (!config.verify_only) check_contention(slots, result.checks);  // Note [contended visits]
   for (auto& slot : slots) slot.result.other_work_cpus = others_cpus(slot.load);
   if (declared.gpus() > 1 && !config.verify_only) check_rank_skew(slots, result.checks);
-  phases.lap("sampling");
+  phases.lap("contention");
   // The GPU's energy counter says nothing about a host pair's calls (it read idle watts x host time).
   if (declared.where() == backend::cuda) measure_energy(slots, config, device.read_telemetry);
   phases.lap("energy");
