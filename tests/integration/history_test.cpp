@@ -363,7 +363,8 @@ TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {
 // With `own_group`, the run leads a process group of its own, as a terminal's foreground job does.
 pid_t spawn_host_run(const std::string& dir, bool own_group = false) {
   const std::string binary = aisp();
-  std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "3", "--min-time", "0.2", "--quiet",
+  // Short sampling: these tests want a finished pair and one under way, not verdicts.
+  std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "0.5", "--min-time", "0.1", "--quiet",
                                    "--golden-file", std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json",
                                    "--artifacts-dir", dir + "/run", "--history", dir + "/aisp.db"};
   std::vector<char*> argv;
