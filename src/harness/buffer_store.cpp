@@ -153,25 +153,48 @@ output_fill buffer_store::fill_of(const output_fill& fill, const owned_buffer& b
 }
 
 void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
+  if (where_ == backend::host) {
+    if (staged_seed_ == seed) {
+      for (std::size_t i = 0; i < buffers_.size(); ++i)
+        if (buffers_[i].spec.role == buffer_role::input) std::memcpy(buffers_[i].data, staged_[i].data(), buffers_[i].bytes());
+    } else {
+      draw_inputs(seed, [](const owned_buffer& b) { return b.data; });
+    }
+    staged_seed_.reset();
+    return;
+  }
   for (const auto& b : buffers_) {
     if (b.spec.role != buffer_role::input || !b.spec.derived_from.empty()) continue;
     const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
-    if (where_ == backend::cuda) {
-      device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
-    } else {
-      host_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements);
-    }
+    device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
   }
   for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
     if (derived.spec.derived_from.empty()) continue;
     const auto& source = find(derived.spec.derived_from);
-    if (where_ == backend::cuda) {
-      device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
-                          derived.spec.derived_scale, stream);
-    } else {
-      host_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
-                        derived.spec.derived_scale);
-    }
+    device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
+                        derived.spec.derived_scale, stream);
+  }
+}
+
+void buffer_store::stage_inputs(std::uint64_t seed) {
+  if (where_ != backend::host) return;
+  staged_.resize(buffers_.size());
+  for (std::size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].spec.role == buffer_role::input) staged_[i].resize(buffers_[i].bytes());
+  draw_inputs(seed, [this](const owned_buffer& b) { return static_cast<void*>(staged_[static_cast<std::size_t>(&b - buffers_.data())].data()); });
+  staged_seed_ = seed;
+}
+
+void buffer_store::draw_inputs(std::uint64_t seed, const std::function<void*(const owned_buffer&)>& into) {
+  for (const auto& b : buffers_) {
+    if (b.spec.role != buffer_role::input || !b.spec.derived_from.empty()) continue;
+    const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
+    host_fill_input(b.spec.type, b.spec.init, stream_id, into(b), b.num_elements);
+  }
+  for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
+    if (derived.spec.derived_from.empty()) continue;
+    const auto& source = find(derived.spec.derived_from);
+    host_derive_input(source.spec.type, into(source), derived.spec.type, into(derived), derived.num_elements, derived.spec.derived_scale);
   }
 }
 

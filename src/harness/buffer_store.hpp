@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -47,6 +49,10 @@ class buffer_store {
   // Note [fresh calls] (call_fill.hpp): every input regenerated from `seed` (on the device for
   // CUDA pairs), and every output filled from `fill`; both seeded per buffer name.
   void refresh_inputs(std::uint64_t seed, cudaStream_t stream);
+  // Note [work during the fill] (host_sampler.cpp): a host pair's inputs for `seed` drawn into
+  // private memory first, so the next refresh_inputs(seed) only copies them in: the variant's
+  // pages change in one quick pass, not over the draws' milliseconds. No-op on the device.
+  void stage_inputs(std::uint64_t seed);
   void fill_outputs(const output_fill& fill, cudaStream_t stream);
   // The elements of `buffer` that still hold what fill_outputs(fill) wrote.
   [[nodiscard]] fill_matches count_fill(const owned_buffer& buffer, const output_fill& fill, std::size_t listed,
@@ -74,9 +80,14 @@ class buffer_store {
   // Stores `value` rounded to the buffer's dtype at `index`; returns the stored value.
   double store_element(const owned_buffer& buffer, std::size_t index, double value);
 
+  // Every input (derived ones too) of `seed` drawn at `into(buffer)`.
+  void draw_inputs(std::uint64_t seed, const std::function<void*(const owned_buffer&)>& into);
+
   backend where_;
   std::vector<owned_buffer> buffers_;
   int rank_ = 0;
+  std::optional<std::uint64_t> staged_seed_;
+  std::vector<std::vector<unsigned char>> staged_;  // by buffer index; inputs only
 };
 
 }  // namespace aisp

@@ -7,6 +7,7 @@
 #include "harness/fp_mode_sampler.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
+#include "support/seeded_fill.hpp"
 #include "support/timestamp_counter.hpp"
 
 namespace aisp {
@@ -34,13 +35,25 @@ class host_sampler final : public sampler {
 
   sample_record take(const std::function<void()>& before) override {
     const auto begin = std::chrono::steady_clock::now();
-    if (before) before();
-    // Note [work before the window]: from the fill on, nothing but this thread's flush should
-    // run until the window opens; a helper that computes the answer from the fresh inputs there
-    // (an executable pair's variant process did, 47x, 2026-12-03) works off every clock.
+    // Note [work before the window]: from the fill on, nothing but this thread's fill and flush
+    // should run until the window opens; a helper that computes the answer from the fresh inputs
+    // there (an executable pair's variant process did, 47x, 2026-12-03) works off every clock.
+    // Note [work during the fill]: read before the inputs change, not after. They were drawn
+    // front to back into pages a variant's helper thread or program can watch, over milliseconds,
+    // and red team fifteen's followed the draws, computed up to 85% of the call from each chunk
+    // as it was written, and stopped when the output fill began: its CPU fell between no two
+    // readings (1.9-2.5x with every check passing, an executable program and a plugin's declared
+    // pool, 2026-12-05). Now a host sample's inputs are drawn into private memory before the
+    // sample (variant_session::stage_call) and only copied in here, inside the readings: the
+    // pages change in one quick pass, and whatever works from then to the window is charged.
+    // Reading before the draws instead charged an honest torch pool's spinning through them
+    // (106 ms against 81 ms of spans). A parallel fill's own threads (a fill not staged) are the
+    // harness's: their CPU is taken out.
     const auto others_at_fill = other_thread_runtimes();
     const double children_at_fill = children_cpu_s();
+    const double fill_helpers_at_fill = fill_helpers_cpu_s();
     const auto cpu_at_fill = take_cpu_reading();
+    if (before) before();
     if (flush_) {
       ++generation_;
       for (auto& word : flush_buffer_) word = generation_;
@@ -86,7 +99,9 @@ class host_sampler final : public sampler {
     // Note [executable pair threads]: the child program's threads beside its busiest one.
     record.child_helpers_cpu_s = std::max(0.0, children.cpu_s - children.busiest_thread_s);
     record.busy_child_threads = children.busy_threads;
-    record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before, others_s(cpu_before) - others_s(cpu_at_fill),
+    const double fill_helpers_s = fill_helpers_cpu_s() - fill_helpers_at_fill;
+    record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before,
+                                                           others_s(cpu_before) - others_s(cpu_at_fill) - fill_helpers_s,
                                                            process_clock_slack_s) +
                                  (children_before.cpu_s() - children_at_fill);
     record.calls = calls_;

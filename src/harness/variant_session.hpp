@@ -186,6 +186,9 @@ class variant_session {
   void maybe_verify(const sample_plan& plan, int i, std::uint64_t input_seed, const output_fill& fill,
                     const verified_sink& verified);
   void restore_fixed_inputs();
+  // Note [work during the fill] (host_sampler.cpp): the next prepare_call's inputs drawn
+  // privately, outside the sampler's readings, so that call only copies them in.
+  void stage_call(std::uint64_t input_seed, bool fresh_inputs);
   // Note [fresh calls]: new inputs (unless the pair fixes them) and an output fill.
   void prepare_call(std::uint64_t input_seed, const output_fill& fill, bool fresh_inputs = false);
   void keep_unchecked_launch_error();

@@ -147,3 +147,23 @@ TEST(derived_inputs, uniform_draws_into_narrow_floats_hold_no_subnormal) {
     EXPECT_LT(zero, n / 20) << aisp::dtype_name(type) << ": flushed draws stay rare";
   }
 }
+
+// Note [work during the fill] (host_sampler.cpp): inputs staged for a seed are copied in by the
+// next refresh of that seed, byte for byte what drawing them in place gives, derived inputs
+// included; a refresh of another seed draws in place.
+TEST(derived_inputs, staged_inputs_are_the_ones_a_refresh_of_their_seed_draws) {
+  const auto declared = cache_pair();
+  aisp::buffer_store drawn(declared, size_of(1000), aisp::backend::host);
+  aisp::buffer_store staged(declared, size_of(1000), aisp::backend::host);
+  drawn.refresh_inputs(21, nullptr);
+  staged.stage_inputs(21);
+  const auto before_copy = staged.read(staged.find("k"));
+  EXPECT_NE(before_copy, drawn.read(drawn.find("k"))) << "staging leaves the variant's pages alone";
+  staged.refresh_inputs(21, nullptr);
+  for (const char* name : {"k", "k_fp8"}) EXPECT_EQ(staged.read(staged.find(name)), drawn.read(drawn.find(name))) << name;
+  staged.stage_inputs(22);
+  staged.refresh_inputs(23, nullptr);
+  drawn.refresh_inputs(23, nullptr);
+  for (const char* name : {"k", "k_fp8"}) EXPECT_EQ(staged.read(staged.find(name)), drawn.read(drawn.find(name))) << name;
+  expect_follows(staged);
+}
