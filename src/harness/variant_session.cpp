@@ -605,9 +605,10 @@ void variant_session::restore_inputs(std::uint64_t seed) {
   AISP_EXPECTS(buffers_ != nullptr, "restore_inputs() before load()");
   if (pair_.has_fixed_inputs()) {
     restore_fixed_inputs();
-  } else {
-    buffers_->fill_inputs(seed, input_values::declared);
+    return;
   }
+  buffers_->refresh_inputs(seed, stream_);  // a GPU pair's on the device, as its calls draw them
+  if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
 bool variant_session::reuses_an_address(const buffer_store& store) const {

@@ -166,7 +166,8 @@ class variant_session {
   // New input data at the same addresses (fresh seed, or exact integers).
   void refill(std::uint64_t seed, input_values values);
   // Declared inputs again after a challenge refilled them: a fixed-inputs pair's own (load()'s),
-  // any other pair's drawn from `seed`, as every call redraws them anyway.
+  // any other pair's drawn from `seed` as its calls draw them (a GPU pair's on the device: a host
+  // refill of ch16:gemv_fp8_weights's benchmark-size inputs takes seconds, H100, 2026-12-05).
   void restore_inputs(std::uint64_t seed);
   // The same data at new addresses: new buffers, setup() again, nothing reused.
   void readdress(std::uint64_t seed);

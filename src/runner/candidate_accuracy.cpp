@@ -229,15 +229,35 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 // input once switched the challenge off for the whole pair, and an input labelled a mask was
 // never widened: red team fourteen's candidate, right only on [-1, 1), declared an unused derived
 // copy of its input (20.3x) or labelled its input a mask (20.5x), 2026-12-05.
+//
+// Note [repeated values]
+// The draws never repeat a value, so code right only on distinct values passed every check: red
+// team sixteen's candidate answered a row's mode (torch.mode) with the row's minimum, equal
+// where no value repeats (82.6x, 2026-12-05). The challenge's third level moves each uniform
+// draw to the middle of its eighth of the range, 16 values in [-1, 1) (8 in [0, 1)), held like
+// the wide levels: against the fp64 reference at the small size, a level the baseline fails
+// judging nobody, and again at the benchmark size against the baseline's answer (the red team's
+// candidate took the minimum there alone, 75.8x).
+namespace {
+
+constexpr input_values wide_levels[] = {input_values::wide, input_values::wider, input_values::repeated};
+
+bool reshapes_some(const pair& declared, input_values level) {
+  return std::any_of(declared.buffers().begin(), declared.buffers().end(), [level](const buffer_spec& spec) { return widens(spec, level); });
+}
+
+std::string level_label(input_values level) {
+  return level == input_values::repeated ? std::string("inputs on the middles of eighths (repeated values)")
+                                         : fmt::format("inputs x{:g}", wide_input_scale(level));
+}
+
+}  // namespace
+
 bool wide_challenge_applies(const pair& declared) {
-  bool widens_some = false;
-  for (const auto& spec : declared.buffers()) widens_some = widens_some || widens(spec, input_values::wide);
-  return widens_some;
+  return std::any_of(std::begin(wide_levels), std::end(wide_levels), [&declared](input_values level) { return reshapes_some(declared, level); });
 }
 
 namespace {
-
-constexpr input_values wide_levels[] = {input_values::wide, input_values::wider};
 
 double largest_finite(dtype type) {
   switch (type) {
@@ -274,6 +294,7 @@ verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, 
 }
 
 wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
+  if (!reshapes_some(scope.declared, level)) return {true, fmt::format("{}: no input of this pair is drawn that way", level_label(level))};
   if (const auto past = overflowing_derived_input(scope.declared, level); !past.empty())
     return {false, fmt::format("inputs x{:g}: {} would pass its type's largest value", wide_input_scale(level), past)};
   const verify::reference_inputs inputs{challenge_seed(scope.config, salt), level, {}};
@@ -285,7 +306,7 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
     if (spec.role != buffer_role::output) continue;
     const auto compared = compare_by_l2(scope.declared, spec, slot.label, call.outputs.at(spec.name), reference->at(spec.name));
     outcome.passed = outcome.passed && compared.passed();
-    outcome.detail += fmt::format("{}inputs x{:g}: {}", outcome.detail.empty() ? "" : "; ", wide_input_scale(level), compared.describe());
+    outcome.detail += fmt::format("{}{}: {}", outcome.detail.empty() ? "" : "; ", level_label(level), compared.describe());
   }
   return outcome;
 }
@@ -311,8 +332,8 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
       passed = passed && (!counts || outcomes[level].passed);
       detail += (detail.empty() ? "" : "; ") +
                 (counts ? outcomes[level].detail
-                        : fmt::format("inputs x{:g}: the baseline fails them too, so they are not this pair's domain ({})",
-                                      wide_input_scale(wide_levels[level]), theirs.detail));
+                        : fmt::format("{}: the baseline fails them too, so they are not this pair's domain ({})",
+                                      level_label(wide_levels[level]), theirs.detail));
     }
     add_check(checks, verify::checks::wide_inputs, name, passed, detail);
   }
@@ -333,17 +354,29 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
   const variant_slot* baseline = nullptr;
   for (const auto& slot : slots) baseline = slot.role == slot_role::baseline ? &slot : baseline;
   if (baseline == nullptr) return;
+  struct asked {
+    input_values values;
+    const verify::check_kind* check;
+    std::string label;
+  };
+  std::vector<asked> levels;
+  for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
+    if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level]))
+      levels.push_back({wide_levels[level], &verify::checks::wide_inputs, level_label(wide_levels[level])});
+  // Note [non-integers at the benchmark size]: an exact-math pair's non-integer challenge ran at
+  // one small size, and red team sixteen's candidate sorted each row by counting its small-integer
+  // values at the benchmark size alone (torch.sort everywhere else): 4.66x with every check
+  // passing (2026-12-05). Asked again here like the wide levels, against the baseline's answer.
+  if (scope.declared.is_exact_math()) levels.push_back({input_values::non_integers, &verify::checks::non_integers, "non-integer inputs"});
   std::uint64_t salt = 16;
-  for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level, ++salt) {
-    if (!baseline_levels[level]) continue;
-    const auto values = wide_levels[level];
-    const std::uint64_t seed = challenge_seed(scope.config, salt);
+  for (const auto& [values, check, label] : levels) {
+    const std::uint64_t seed = challenge_seed(scope.config, salt++);
     std::map<std::string, raw_outputs, std::less<>> answers;
     std::mutex returned;
     for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
       slot.worker->request({{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}}, scope.config.worker_timeout_s);
       auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + input_values_name(values));
-      // A fixed-inputs pair's own inputs back: its truths and baseline-match read them next.
+      // The declared inputs back (a fixed-inputs pair's own): the truths and the traffic read them next.
       slot.worker->request({{"op", "restore_inputs"}, {"seed", secret_seed()}}, scope.config.worker_timeout_s);
       const std::lock_guard lock(returned);
       answers.emplace(slot.label, std::move(call.outputs));
@@ -362,8 +395,8 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
         detail += fmt::format("{}{}", detail.empty() ? "" : "; ", compared.describe());
       }
       if (detail.empty()) continue;
-      add_check(scope.checks, verify::checks::wide_inputs, slot.label, passed,
-                fmt::format("benchmark {}, inputs x{:g}, against the baseline's answer: {}", work.describe(), wide_input_scale(values), detail));
+      add_check(scope.checks, *check, slot.label, passed,
+                fmt::format("benchmark {}, {}, against the baseline's answer: {}", work.describe(), label, detail));
     }
   }
 }

@@ -148,16 +148,22 @@ double wide_input_scale(input_values values) {
 }
 
 bool widens(const buffer_spec& spec, input_values values) {
+  if (spec.role != buffer_role::input || !spec.derived_from.empty() || !dtype_is_float(spec.type)) return false;
   // A mask drawn uniform in [-1, 1) is data under another name (a real one is drawn as small
   // integers or uniform_unit): Note [wide inputs] (runner/candidate_accuracy.cpp).
-  return wide_input_scale(values) != 1.0 && spec.role == buffer_role::input && spec.derived_from.empty() && dtype_is_float(spec.type) &&
-         spec.init == init_distribution::uniform_signed;
+  if (values == input_values::repeated)
+    return spec.init == init_distribution::uniform_signed || spec.init == init_distribution::uniform_unit;
+  return wide_input_scale(values) != 1.0 && spec.init == init_distribution::uniform_signed;
 }
 
 void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count) {
   if (!widens(spec, values)) return;
-  const double scale = wide_input_scale(values);
-  for (std::size_t i = 0; i < count; ++i) store_from_double(spec.type, base, i, scale * load_as_double(spec.type, base, i));
+  // Note [repeated values]: the middle of each draw's eighth, (k + 1/2) / 8: 16 values in
+  // (-1, 1), 8 in (0, 1), none at an end of the range, exact in every float type but e5m2.
+  const auto reshaped = [values, scale = wide_input_scale(values)](double draw) {
+    return values == input_values::repeated ? (std::floor(draw * 8.0) + 0.5) / 8.0 : scale * draw;
+  };
+  for (std::size_t i = 0; i < count; ++i) store_from_double(spec.type, base, i, reshaped(load_as_double(spec.type, base, i)));
 }
 
 const char* input_values_name(input_values values) {
@@ -167,13 +173,15 @@ const char* input_values_name(input_values values) {
     case input_values::non_integers: return "non_integers";
     case input_values::wide: return "wide";
     case input_values::wider: return "wider";
+    case input_values::repeated: return "repeated";
   }
   return "declared";
 }
 
 input_values input_values_named(const std::string& name) {
   for (const auto values :
-       {input_values::declared, input_values::exact_integers, input_values::non_integers, input_values::wide, input_values::wider}) {
+       {input_values::declared, input_values::exact_integers, input_values::non_integers, input_values::wide, input_values::wider,
+        input_values::repeated}) {
     if (name == input_values_name(values)) return values;
   }
   AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider)");

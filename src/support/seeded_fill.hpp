@@ -38,9 +38,11 @@ namespace aisp {
 // Which values the inputs of a call get: as declared; small integers in every float buffer (the
 // exact-integer challenge, X5); non-integers where a float buffer declares small integers
 // (the non-integer challenge of an exact-math pair: a precision downgrade that is exact on
-// small integers shows there, W1/X5); or wide and wider: the declared draws of [-1, 1) scaled
-// by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp).
-enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider };
+// small integers shows there, W1/X5); wide and wider: the declared draws of [-1, 1) scaled
+// by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp); or repeated: the
+// declared uniform draws moved to the middles of a grid of 1/8, so values repeat (Note [repeated
+// values], the same file).
+enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider, repeated };
 
 // The init a buffer gets under `values`. Judge and worker must agree, so both call this.
 [[nodiscard]] init_distribution effective_init(const buffer_spec& spec, input_values values);
@@ -48,11 +50,13 @@ enum class input_values : std::uint8_t { declared, exact_integers, non_integers,
 // Note [wide inputs]: what wide (8) and wider (128) scale the draws by, 1 otherwise; powers of
 // two, so the scaled draws are exact in every float type.
 [[nodiscard]] double wide_input_scale(input_values values);
-// Whether `values` scales this buffer's draws: a float data or KV-cache input drawn uniform in
-// [-1, 1) (never a mask, a unit-interval draw, small integers or a derived input).
+// Whether `values` reshapes this buffer's draws: wide and wider a float input drawn uniform in
+// [-1, 1), repeated one drawn uniform in [-1, 1) or [0, 1) (never small integers, an index
+// permutation or a derived input).
 [[nodiscard]] bool widens(const buffer_spec& spec, input_values values);
-// Scales `count` drawn elements at `base` in place where widens(spec, values); after the fill,
-// before any derived input is made from them. Judge and worker both call this.
+// Scales (or, for repeated, moves onto the grid) `count` drawn elements at `base` in place where
+// widens(spec, values); after the fill, before any derived input is made from them. Judge and
+// worker both call this.
 void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count);
 // The name a request carries for `values`, and back (an unknown name is refused).
 [[nodiscard]] const char* input_values_name(input_values values);

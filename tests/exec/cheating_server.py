@@ -10,6 +10,8 @@ ahead     a thread watches x and computes y as soon as x changes, between the ju
 reniced   honest numpy, in a program that lowers its own priority at setup (os.nice): the
           worker's nice value stays put, its child's does not (Note [children's priority]);
           a red team's baseline did so to lend its rival 1.30x on a loaded machine (2026-12-04)
+idled     honest numpy, in a program that puts itself under SCHED_IDLE at setup: the worker's
+          policy stays put, its child's threads' do not (Note [thread placement]; red team fifteen)
 deep      `ahead`'s helper as a process six levels below the program (a chain forked at setup),
           past the four levels the worker's /proc walk once read (red team six: 5.5x, 2026-12-04)
 split     honest numpy, each half of a call on its own thread (numpy lets go of the GIL over a
@@ -19,7 +21,7 @@ quieted   honest numpy, in a program that sets NPY_DISABLE_CPU_FEATURES itself b
 refaulting honest numpy, in a program that drops its pages of the judge's buffers after every call
           (madvise MADV_DONTNEED): each call faults them back in, a baseline's handicap the worker's
           own fault count did not see (red team eleven: 5.44x, 2026-12-05; Note [program page faults])
-Usage: cheating_server.py cached | escapes | ahead | deep | reniced | split | honest | refaulting | quieted | reference
+Usage: cheating_server.py cached | escapes | ahead | deep | reniced | idled | split | honest | refaulting | quieted | reference
 """
 import json
 import mmap
@@ -151,7 +153,7 @@ def arm_the_tax():
 
 
 def main():
-    compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "honest": vectorized,
+    compute = {"cached": cached, "escapes": escapes, "ahead": ahead, "reniced": vectorized, "idled": vectorized, "honest": vectorized,
                "split": split, "deep": deep_ahead, "reference": reference, "taxed": vectorized,
                "refaulting": vectorized, "quieted": vectorized}[sys.argv[1]]
     if sys.argv[1] == "taxed":
@@ -167,6 +169,8 @@ def main():
             if sys.argv[1] == "reniced" and "reniced" not in kept:
                 os.nice(2)
                 kept["reniced"] = True
+            if sys.argv[1] == "idled":
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
             if compute is deep_ahead and "helper" not in deep and arrays["x"].shape[0] > 4099:
                 deep["helper"] = Deep(arrays["x"].shape[0])
                 deep["helper"].start(arrays, 6)

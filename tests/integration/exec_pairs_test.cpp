@@ -98,6 +98,11 @@ TEST(exec_cheats, work_done_before_the_clock_six_processes_down_is_caught) {
 // Note [children's priority]: the program reniced itself; E3 reads its nice value beside the worker's.
 TEST(exec_cheats, a_program_that_renices_itself_is_caught) { expect_caught("exec_cheat:renices_itself", {"priority-change"}); }
 
+// Note [thread placement]: the program put itself under SCHED_IDLE; its threads' policy is read beside their CPUs.
+TEST(exec_cheats, a_program_under_another_scheduling_policy_is_caught) {
+  expect_caught("exec_cheat:idles_itself", {"scheduling-change"});
+}
+
 // Note [executable pair threads]: under a pair declaring 2 threads, a baseline program that runs
 // on one fails threads-used (its program's threads beside the busiest did nothing); the same
 // baseline declaring its one thread, and the candidate's two halves, pass it.
