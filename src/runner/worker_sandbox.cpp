@@ -35,6 +35,7 @@ std::string_view denial_name(denial kind) {
     case denial::dumpable: return "make the worker dumpable again";
     case denial::timestamp_counter: return "trap or forbid the timestamp counter";
     case denial::perf_event: return "open a performance-monitoring event (its sampling interrupts every call)";
+    case denial::speculation_control: return "change its CPU speculation controls (a store-bypass mitigation slows every call)";
   }
   return "?";
 }
@@ -45,7 +46,8 @@ std::string_view denial_code(denial kind) {
     case denial::renice_other:
     case denial::repin_other: return "E3";
     case denial::timestamp_counter: return "T6";
-    case denial::perf_event: return "S8";  // a tax on the worker's own calls, as an armed timer is
+    case denial::perf_event:
+    case denial::speculation_control: return "S8";  // a tax on the worker's own calls, as an armed timer is
     default: return "V1";
   }
 }
@@ -251,6 +253,12 @@ bool confine_before_exec(pid_t self, bool allow_processes) {
   // signal to show for it: a red team's baseline read 1.9x (2.1x in Python) slower for its own
   // code (round nine, 2026-12-05). No variant needs one; the harness opens none.
   program.add(deny(SYS_perf_event_open, denial::perf_event));
+  // Note [speculation controls]: PR_SET_SPECULATION_CTRL turns a speculation mitigation on for
+  // the calling thread (speculative store bypass disabled: every load waits for older stores'
+  // addresses), a tax on a baseline's own calls that no probe reads, as a perf event's is (red
+  // team seventeen found the prctl allowed, 2026-12-05; this host has no control to test it on).
+  // The harness never sets one; reading them (PR_GET_) stays allowed.
+  program.add(deny_if(SYS_prctl, denial::speculation_control, {test::arg_eq, 0, PR_SET_SPECULATION_CTRL}));
   return program.install();
 }
 

@@ -44,8 +44,9 @@ enum class denial : std::uint16_t {
   dumpable,
   timestamp_counter,
   perf_event,
+  speculation_control,
 };
-inline constexpr std::size_t denial_kinds = 13;
+inline constexpr std::size_t denial_kinds = 14;
 
 [[nodiscard]] std::string_view denial_name(denial kind);
 // The VALIDITY.md row a denial belongs to.

@@ -3,8 +3,9 @@
 // interrupts every call of the baseline (and its twin, which runs the same code), with no thread,
 // timer or signal of its own; the candidate runs the same loop unsampled (red team nine: 1.9x,
 // 2.1x from a Python baseline, round nine, 2026-12-05). The sandbox refuses the call.
-// Run: aisp_cheats bench run --targets cheats:s8_baseline_sampled_by_a_perf_event
+// Run: aisp_cheats bench run --targets cheats:s8_baseline_sampled_by_a_perf_event,cheats:s8_baseline_disables_store_bypass
 #include <linux/perf_event.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -44,7 +45,21 @@ void close_the_sampler(run_context&) {
   return declared;
 }
 
+// Note [speculation controls] (src/runner/worker_sandbox.cpp): the baseline's setup disables
+// speculative store bypass for its thread, so every load waits for older stores' addresses.
+void disable_store_bypass(run_context&) { prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE, 0, 0); }
+
+[[nodiscard]] pair mitigated_baseline_pair() {
+  pair declared = elementwise_declaration("cheats:s8_baseline_disables_store_bypass", "S8", affine_math);
+  declared.summary(cheat_summary("S8", "the baseline's setup turns a speculation mitigation on for its own thread"))
+      .add_variant(variant{"baseline", "planted cheat: honest loop, under speculative store bypass disabled",
+                           honest_run(affine_math), disable_store_bypass, {}, {}, {}, {}, {}, {}})
+      .add_variant("optimized", "the same loop, unmitigated", honest_run(affine_math));
+  return declared;
+}
+
 }  // namespace
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::sampled_baseline_pair().tag("check:sandbox"));
+AISP_REGISTER(aisp::cheats::mitigated_baseline_pair().tag("check:sandbox"));
