@@ -241,11 +241,11 @@ TEST_F(history_pipeline, merge_folds_artifacts_in_once) {
 TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_a_regression) {
   const auto dir = fresh("gate");
   const auto one = [&](const std::string& name, const std::string& extra) {
-    return run_command(aisp() + " bench run --targets labs/host:transpose --max-time 2 --min-time 0.2 --quiet --golden-file " +
+    return run_command(aisp() + " bench run --targets labs/host:transpose --max-time 1 --min-time 0.2 --quiet --golden-file " +
                        std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + "/" + name +
                        " --history " + dir + "/aisp.db" + extra);
   };
-  // Small sizes, so each sample is short and the 2 s cap still gives every variant its minimum.
+  // Small sizes, so each sample is short and the 1 s cap still gives every variant its minimum.
   ASSERT_EQ(one("small", " --size rows=1024").exit_code, 0);
   ASSERT_EQ(one("large", " --size rows=2048").exit_code, 0);  // twice the work: every variant slower
   const std::string compare = aisp() + " bench compare-runs 1 2 --db " + dir + "/aisp.db";

@@ -40,7 +40,7 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   // busy machine fails (a host ceiling measured while the cores were busy: speed-of-light).
   for (int attempt = 0; attempt < 3; ++attempt) {
     std::filesystem::remove_all(dir);
-    run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 3 --min-time 0.2 --golden-file " +
+    run = run_command(aisp::testing::aisp_binary() + " bench run --targets labs/host --max-time 1.5 --min-time 0.2 --golden-file " +
                       std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + " --json " + json_path);
     const bool noisy = run.exit_code == 0 ? !aisp::testing::all_speedups_faster(dir + "/results.json")
                                           : aisp::testing::failed_only_load_sensitive(dir + "/results.json");
@@ -68,7 +68,7 @@ TEST(bench_run, host_pairs_run_end_to_end_and_the_json_records_everything) {
   EXPECT_EQ(results["schema_version"], 1);
   // The command that made the results, word for word, so that they can be reproduced.
   const auto command = results["command"].get<std::string>();
-  EXPECT_NE(command.find(" bench run --targets labs/host --max-time 3 --min-time 0.2 "), std::string::npos)
+  EXPECT_NE(command.find(" bench run --targets labs/host --max-time 1.5 --min-time 0.2 "), std::string::npos)
       << command;
   EXPECT_NE(command.find("--json " + json_path), std::string::npos) << command;
   ASSERT_EQ(results["pairs"].size(), 2u);
