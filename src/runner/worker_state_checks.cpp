@@ -218,8 +218,8 @@ void check_environment(const std::vector<variant_slot>& slots, std::vector<check
 }
 
 // Note [thread placement] (harness/thread_placement.cpp): any variant whose worker or program ran
-// threads on other CPUs, or under another scheduling policy, than the worker started on. Host pairs only: NCCL binds its threads to a
-// GPU's CPUs by itself.
+// threads on other CPUs, under another scheduling policy or at a lower priority than the worker
+// started with. Host pairs only: NCCL binds its threads to a GPU's CPUs by itself.
 void check_thread_placement(const std::vector<variant_slot>& slots, std::vector<check_result>& checks) {
   for (const auto& slot : slots) {
     for (const auto& state : slot.worker_states) {
@@ -227,8 +227,9 @@ void check_thread_placement(const std::vector<variant_slot>& slots, std::vector<
       if (placement.value("apart", 0) == 0) continue;
       add_check(checks, verify::checks::scheduling_change, slot.label, false,
                 fmt::format("{} threads of its worker or its program ran pinned apart from the worker's CPUs, under another "
-                            "scheduling policy or at a lower priority, after setup() or a visit, {}: the judge places the workers, and a variant's own "
-                            "pinning, policy or priority (sched_setaffinity, taskset, OMP_PROC_BIND, sched_setscheduler, chrt, setpriority) is not measured",
+                            "scheduling policy or at a lower priority, after setup() or a visit, {}: the judge places the "
+                            "workers, and a variant's own pinning, policy or priority (sched_setaffinity, taskset, "
+                            "OMP_PROC_BIND, sched_setscheduler, chrt, setpriority) is not measured",
                             placement.value("apart", 0), placement.value("example", std::string())));
       break;
     }

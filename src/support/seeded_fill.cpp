@@ -184,7 +184,7 @@ input_values input_values_named(const std::string& name) {
         input_values::repeated}) {
     if (name == input_values_name(values)) return values;
   }
-  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider)");
+  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider, repeated)");
   return input_values::declared;
 }
 
