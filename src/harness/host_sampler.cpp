@@ -7,7 +7,6 @@
 #include "harness/fp_mode_sampler.hpp"
 #include "harness/process_probes.hpp"
 #include "harness/timing.hpp"
-#include "support/seeded_fill.hpp"
 #include "support/timestamp_counter.hpp"
 
 namespace aisp {
@@ -47,11 +46,9 @@ class host_sampler final : public sampler {
     // sample (variant_session::stage_call) and only copied in here, inside the readings: the
     // pages change in one quick pass, and whatever works from then to the window is charged.
     // Reading before the draws instead charged an honest torch pool's spinning through them
-    // (106 ms against 81 ms of spans). A parallel fill's own threads (a fill not staged) are the
-    // harness's: their CPU is taken out.
+    // (106 ms against 81 ms of spans).
     const auto others_at_fill = other_thread_runtimes();
     const double children_at_fill = children_cpu_s();
-    const double fill_helpers_at_fill = fill_helpers_cpu_s();
     const auto cpu_at_fill = take_cpu_reading();
     if (before) before();
     if (flush_) {
@@ -99,9 +96,7 @@ class host_sampler final : public sampler {
     // Note [executable pair threads]: the child program's threads beside its busiest one.
     record.child_helpers_cpu_s = std::max(0.0, children.cpu_s - children.busiest_thread_s);
     record.busy_child_threads = children.busy_threads;
-    const double fill_helpers_s = fill_helpers_cpu_s() - fill_helpers_at_fill;
-    record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before,
-                                                           others_s(cpu_before) - others_s(cpu_at_fill) - fill_helpers_s,
+    record.before_window_cpu_s = span_cpu_of_other_threads(others_at_fill, others_before, others_s(cpu_before) - others_s(cpu_at_fill),
                                                            process_clock_slack_s) +
                                  (children_before.cpu_s() - children_at_fill);
     record.calls = calls_;

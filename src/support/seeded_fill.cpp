@@ -1,6 +1,5 @@
 #include "support/seeded_fill.hpp"
 
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,8 +17,6 @@
 
 namespace aisp {
 namespace {
-
-std::atomic<std::uint64_t> fill_helpers_ns{0};
 
 double unit_double(std::uint64_t stream_id, std::size_t index) {
   return static_cast<double>(splitmix64(stream_id ^ splitmix64(index)) >> 11) * 0x1.0p-53;
@@ -94,8 +91,6 @@ void fill_permutation(dtype type, std::uint64_t stream_id, void* base, std::size
 
 }  // namespace
 
-double fill_helpers_cpu_s() { return static_cast<double>(fill_helpers_ns.load(std::memory_order_relaxed)) * 1e-9; }
-
 void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
                  std::size_t count) {
   if (init == init_distribution::index_permutation) {
@@ -120,10 +115,6 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
     workers.emplace_back([&, t, begin, end] {
       tids[t].store(gettid());
       fill_range(type, init, stream_id, base, begin, end);
-      timespec used{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &used);
-      fill_helpers_ns.fetch_add(static_cast<std::uint64_t>(used.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(used.tv_nsec),
-                                std::memory_order_relaxed);
     });
   }
   for (auto& w : workers) w.join();

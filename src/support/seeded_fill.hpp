@@ -27,10 +27,6 @@ namespace aisp {
 void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
                  std::size_t count);
 
-// Note [work during the fill] (host_sampler.cpp): the CPU every helper thread of a parallel fill
-// has used in this process so far, in seconds: the harness's own, not a variant's.
-[[nodiscard]] double fill_helpers_cpu_s();
-
 }  // namespace aisp
 
 namespace aisp {
