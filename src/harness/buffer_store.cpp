@@ -10,6 +10,7 @@
 #include "harness/plugin_loader.hpp"
 #include "harness/shared_host_memory.hpp"
 #include "support/element_codec.hpp"
+#include "support/scattered_values.hpp"
 #include "support/seeded_fill.hpp"
 
 namespace aisp {
@@ -83,13 +84,14 @@ std::vector<unsigned char> buffer_store::read(const owned_buffer& buffer) const 
   return bytes;
 }
 
-void buffer_store::fill_inputs(std::uint64_t seed, input_values values) {
+void buffer_store::fill_inputs(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered) {
   for (const auto& b : buffers_) {
     if (b.spec.role == buffer_role::output || !b.spec.derived_from.empty()) continue;
     std::vector<unsigned char> bytes(b.bytes());
-    fill_seeded(b.spec.type, effective_init(b.spec, values), buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name),
-                bytes.data(), b.num_elements);
+    const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
+    fill_seeded(b.spec.type, effective_init(b.spec, values), stream_id, bytes.data(), b.num_elements);
     widen_draws(b.spec, values, bytes.data(), b.num_elements);
+    if (b.spec.role == buffer_role::input) static_cast<void>(scatter_levels(b.spec, scattered, stream_id, bytes.data(), b.num_elements));
     write(b, bytes);
     for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
       if (derived.spec.derived_from != b.spec.name) continue;

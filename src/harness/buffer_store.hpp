@@ -37,8 +37,10 @@ class buffer_store {
   buffer_store& operator=(const buffer_store&) = delete;
 
   // Inputs from (seed, buffer name); scratch gets seeded noise too, never zeros. With
-  // `values` other than declared: the exact-integer or non-integer challenge.
-  void fill_inputs(std::uint64_t seed, input_values values = input_values::declared);
+  // `values` other than declared: a challenge's values; with `scattered` levels, a secret few
+  // elements of each input carry them (Note [scattered challenge values]).
+  void fill_inputs(std::uint64_t seed, input_values values = input_values::declared,
+                   const std::vector<input_values>& scattered = {});
   // Only the scratch buffers' seeded noise (inputs then come from refresh_inputs).
   void fill_scratch(std::uint64_t seed);
   // Every output filled with its dtype's poison (on the device for CUDA pairs); the stream is

@@ -596,9 +596,9 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   return report;
 }
 
-void variant_session::refill(std::uint64_t seed, input_values values) {
+void variant_session::refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered) {
   AISP_EXPECTS(buffers_ != nullptr, "refill() before load()");
-  buffers_->fill_inputs(seed, values);
+  buffers_->fill_inputs(seed, values, scattered);
 }
 
 void variant_session::restore_inputs(std::uint64_t seed) {

@@ -163,8 +163,9 @@ class variant_session {
   [[nodiscard]] std::string access_policy_in_force() const;
   // Note [worker state]: the host inputs' address ranges (none before load() or on a GPU pair).
   [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> host_input_ranges() const;
-  // New input data at the same addresses (fresh seed, or exact integers).
-  void refill(std::uint64_t seed, input_values values);
+  // New input data at the same addresses (fresh seed, a challenge's values, or declared ones with
+  // a few `scattered` elements of challenge levels).
+  void refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered = {});
   // Declared inputs again after a challenge refilled them: a fixed-inputs pair's own (load()'s),
   // any other pair's drawn from `seed` as its calls draw them (a GPU pair's on the device: a host
   // refill of ch16:gemv_fp8_weights's benchmark-size inputs takes seconds, H100, 2026-12-05).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,7 @@
 #include "runner/judge_checks.hpp"
 #include "runner/slot_threads.hpp"
 #include "support/element_codec.hpp"
+#include "support/scattered_values.hpp"
 #include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/tolerance.hpp"
@@ -339,6 +341,54 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
   }
 }
 
+namespace {
+
+// A challenge asked at the benchmark size: its values, the check it judges, its label, and for
+// the scattered call the levels its few changed elements carry.
+struct benchmark_level {
+  input_values values;
+  const verify::check_kind* check;
+  std::string label;
+  std::vector<input_values> scattered;
+};
+
+// Note [scattered challenge values]
+// Every challenge level is recognisable from a few of its elements (all of them wide, or on a
+// grid, or not integers), so a candidate that reads its inputs can run honest code on exactly the
+// challenge calls: red team seventeen's row mode took the minimum unless x[0] * 16 was a whole
+// number (103.7x), and its i0 ran a 5-term series unless one of the first 64 inputs was past 1
+// (12.9x), every check passing (2026-12-05). So after the levels above, one more call at the
+// benchmark size: the declared draws, but for scattered_per_level elements of each input a level,
+// at secret positions, that carry the asked levels' values (scaled, non-integer, or a copy of an
+// element a few places before, so two values of a row repeat without either standing out). A
+// test of a few elements finds none of them, and the fast code then answers them wrong; a
+// candidate must look at every input to find them, and one that does and answers them rightly
+// is correct code (a fast path for inputs in range is an honest optimisation). Judged like the
+// levels: each candidate's relative L2 distance from the baseline's answer. Not closed: the
+// scattered repeats are at most 16 places apart, so a candidate that compares every element with
+// the 16 before it (16 reads an element, more than most sorts of a row) and runs the exact code
+// only then stays wrong on repeats farther apart, which no call asks.
+std::optional<benchmark_level> scattered_call(const pair& declared, const std::vector<benchmark_level>& asked) {
+  std::vector<input_values> carried;
+  std::string names;
+  for (const auto& level : asked) {
+    if (std::none_of(declared.buffers().begin(), declared.buffers().end(),
+                     [&level](const buffer_spec& spec) { return scatters(spec, level.values); }))
+      continue;
+    carried.push_back(level.values);
+    const std::string what = level.values == input_values::repeated       ? "repeats"
+                             : level.values == input_values::non_integers ? "non-integers"
+                                                                          : fmt::format("x{:g}", wide_input_scale(level.values));
+    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", scattered_per_level, what);
+  }
+  if (carried.empty()) return std::nullopt;
+  const bool wide = std::any_of(carried.begin(), carried.end(), [](input_values v) { return v != input_values::non_integers; });
+  return benchmark_level{input_values::declared, wide ? &verify::checks::wide_inputs : &verify::checks::non_integers,
+                         fmt::format("declared inputs but for, at secret places in each, {}", names), carried};
+}
+
+}  // namespace
+
 // Note [wide inputs at the benchmark size]
 // The wide challenge runs at one small size, and a candidate can tell the sizes apart: a red
 // team's candidate computed torch.special.i0 by a 4-term series, right only on [-1, 1), at the
@@ -354,28 +404,27 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
   const variant_slot* baseline = nullptr;
   for (const auto& slot : slots) baseline = slot.role == slot_role::baseline ? &slot : baseline;
   if (baseline == nullptr) return;
-  struct asked {
-    input_values values;
-    const verify::check_kind* check;
-    std::string label;
-  };
-  std::vector<asked> levels;
+  std::vector<benchmark_level> levels;
   for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
     if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level]))
-      levels.push_back({wide_levels[level], &verify::checks::wide_inputs, level_label(wide_levels[level])});
+      levels.push_back({wide_levels[level], &verify::checks::wide_inputs, level_label(wide_levels[level]), {}});
   // Note [non-integers at the benchmark size]: an exact-math pair's non-integer challenge ran at
   // one small size, and red team sixteen's candidate sorted each row by counting its small-integer
   // values at the benchmark size alone (torch.sort everywhere else): 4.66x with every check
   // passing (2026-12-05). Asked again here like the wide levels, against the baseline's answer.
-  if (scope.declared.is_exact_math()) levels.push_back({input_values::non_integers, &verify::checks::non_integers, "non-integer inputs"});
+  if (scope.declared.is_exact_math()) levels.push_back({input_values::non_integers, &verify::checks::non_integers, "non-integer inputs", {}});
+  if (auto scattered = scattered_call(scope.declared, levels)) levels.push_back(std::move(*scattered));
   std::uint64_t salt = 16;
-  for (const auto& [values, check, label] : levels) {
+  for (const auto& [values, check, label, scattered] : levels) {
     const std::uint64_t seed = challenge_seed(scope.config, salt++);
+    const std::string name = scattered.empty() ? input_values_name(values) : "scattered";
+    nlohmann::json refill = {{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}};
+    for (const auto level : scattered) refill["scattered"].push_back(input_values_name(level));
     std::map<std::string, raw_outputs, std::less<>> answers;
     std::mutex returned;
     for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
-      slot.worker->request({{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}}, scope.config.worker_timeout_s);
-      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + input_values_name(values));
+      slot.worker->request(refill, scope.config.worker_timeout_s);
+      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + name);
       // The declared inputs back (a fixed-inputs pair's own): the truths and the traffic read them next.
       slot.worker->request({{"op", "restore_inputs"}, {"seed", secret_seed()}}, scope.config.worker_timeout_s);
       const std::lock_guard lock(returned);

@@ -230,7 +230,9 @@ class worker {
               {"dram_read_bytes", measured->dram_read_bytes}, {"dram_write_bytes", measured->dram_write_bytes}};
     }
     if (op == "refill") {
-      session_->refill(request.at("seed").get<std::uint64_t>(), input_values_named(request.value("values", std::string("declared"))));
+      std::vector<input_values> scattered;  // Note [scattered challenge values]
+      for (const auto& level : request.value("scattered", nlohmann::json::array())) scattered.push_back(input_values_named(level.get<std::string>()));
+      session_->refill(request.at("seed").get<std::uint64_t>(), input_values_named(request.value("values", std::string("declared"))), scattered);
       return {{"ok", true}};
     }
     if (op == "restore_inputs") {

@@ -1,7 +1,7 @@
 // Planted cheats of a candidate's accuracy and domain (Notes [accuracy against the baseline] and
 // [wide inputs], src/runner/candidate_accuracy.cpp), and the honest pairs beside them that must
-// pass: a declared precision change, an exp right on every range, and a pair whose baseline
-// cannot take the wide inputs either. Found by a red team that never saw these fixtures
+// pass: a declared precision change, an exp right on every range, a fast path taken after a look
+// at every input, and a pair whose baseline cannot take the wide inputs either. Found by a red team that never saw these fixtures
 // (2026-12-03): each cheat below passed every check before.
 #include <algorithm>
 #include <cmath>
@@ -99,6 +99,37 @@ void exp_taylor9_at_the_benchmark_size(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
   for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
+}
+
+// ---- V5 behind a look at the inputs (Note [scattered challenge values]): std::exp when one of
+// the first 64 inputs is past 1, as every element of a wide level is, the polynomial otherwise,
+// at every size (red team seventeen's i0 series, 12.9x) ----
+bool first_inputs_look_wide(const float* x, std::size_t n) {
+  return std::any_of(x, x + std::min<std::size_t>(n, 64), [](float v) { return std::fabs(v) >= 1.0f; });
+}
+
+void exp_taylor9_unless_the_inputs_look_wide(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  if (!first_inputs_look_wide(x, elements_of(ctx, "x"))) return exp_taylor9(ctx);
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
+}
+
+// ---- Honest: the same fast path, taken only after every input was seen in [-1, 1) ----
+void exp_taylor9_when_every_input_is_in_range(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  const std::size_t n = elements_of(ctx, "x");
+  if (std::all_of(x, x + n, [](float v) { return std::fabs(v) < 1.0f; })) return exp_taylor9(ctx);
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+
+pair range_checked_fast_path_pair() {
+  pair declared = honest_elementwise_declaration("accuracy_honest:range_checked_fast_path", exp_math, dtype::f32, benchmark_elements);
+  declared.add_variant(honest_baseline(exp_math))
+      .add_variant(variant{"optimized", "the degree-9 polynomial when every input is in [-1, 1), std::exp otherwise",
+                           exp_taylor9_when_every_input_is_in_range, {}, {}, {}, {}, {}, {}, {}});
+  return declared;
 }
 
 // ---- V5 behind a declaration (Note [wide inputs]): the same polynomial beside a bf16 copy of x
@@ -221,6 +252,11 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_at_the_be
                                              "exp(x) by a degree-9 Taylor polynomial at the benchmark size only, std::exp elsewhere",
                                              aisp::cheats::exp_taylor9_at_the_benchmark_size, aisp::cheats::exp_math)
                   .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_unless_the_inputs_look_wide", "V5",
+                                             "exp(x) by a degree-9 Taylor polynomial unless one of the first 64 inputs is past 1",
+                                             aisp::cheats::exp_taylor9_unless_the_inputs_look_wide, aisp::cheats::exp_math)
+                  .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::range_checked_fast_path_pair());
 AISP_REGISTER(aisp::cheats::declared_precision_pair());
 AISP_REGISTER(aisp::cheats::exp_two_ways_pair());
 AISP_REGISTER(aisp::cheats::narrow_domain_pair());

@@ -2,12 +2,16 @@
 // draws. A row sort declared exact-math, its inputs small integers, that counts the values at the
 // benchmark size alone (Note [non-integers at the benchmark size]); and a row mode answered by the
 // row's minimum at the benchmark size alone, equal wherever no value repeats, as no draw ever did
-// (Note [repeated values]), both in runner/candidate_accuracy.cpp.
+// (Note [repeated values]), both in runner/candidate_accuracy.cpp. And red team seventeen's: the
+// same minimum at every size unless the first input shows the repeated level's grid (Note
+// [scattered challenge values]).
 // Run: aisp_cheats bench run --targets cheats:x5_counting_sort_at_the_benchmark_size,cheats:v5_mode_by_the_minimum
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <map>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "aisp/pair.hpp"
@@ -119,17 +123,30 @@ void mode_of_rows(run_context& ctx) {
 
 // The minimum at the benchmark size alone (the mode everywhere else): what every check but the
 // benchmark size's repeated values sees is the honest code.
-void minimum_of_rows_at_the_benchmark_size(run_context& ctx) {
-  if (!at_the_benchmark_size(ctx)) return mode_of_rows(ctx);
+void minimum_of_rows(run_context& ctx) {
   const std::size_t cols = cols_of(ctx);
   const double* x = ctx.as<const double>("x");
   double* y = ctx.as<double>("y");
   for (std::size_t r = 0; r < rows_of(ctx); ++r) y[r] = *std::min_element(x + r * cols, x + (r + 1) * cols);
 }
 
-pair mode_pair() {
-  return rows_declaration("cheats:v5_mode_by_the_minimum", "V5", dtype::f64, init_distribution::uniform_signed, false)
-      .summary(cheat_summary("V5", "answers each row's mode with its minimum at the benchmark size, equal where no value repeats"))
+void minimum_of_rows_at_the_benchmark_size(run_context& ctx) {
+  if (!at_the_benchmark_size(ctx)) return mode_of_rows(ctx);
+  minimum_of_rows(ctx);
+}
+
+// ---- V5 behind a look at the inputs (Note [scattered challenge values]): the mode when the first
+// input sits on the repeated values' grid (x * 16 an odd whole number), the minimum otherwise,
+// at every size (red team seventeen, 103.7x) ----
+void minimum_unless_the_first_input_is_on_the_grid(run_context& ctx) {
+  const double first = 16.0 * ctx.as<const double>("x")[0];
+  if (first == std::floor(first)) return mode_of_rows(ctx);
+  minimum_of_rows(ctx);
+}
+
+pair mode_pair(std::string target, std::string_view what, stage_fn cheat) {
+  return rows_declaration(std::move(target), "V5", dtype::f64, init_distribution::uniform_signed, false)
+      .summary(cheat_summary("V5", what))
       .reference([](reference_io& io) {
         const auto cols = static_cast<std::size_t>(io.param("cols"));
         const auto x = io.input("x");
@@ -143,12 +160,18 @@ pair mode_pair() {
       })
       .add_variant(variant{"baseline", "sorts a copy of each row and takes its longest run", mode_of_rows, size_the_row_copy, {}, {}, {}, {},
                            {}, {}})
-      .add_variant(variant{"optimized", "the minimum of each row at the benchmark size", minimum_of_rows_at_the_benchmark_size,
-                           size_the_row_copy, {}, {}, {}, {}, {}, {}});
+      .add_variant(variant{"optimized", std::string(what), std::move(cheat), size_the_row_copy, {}, {}, {}, {}, {}, {}});
 }
 
 }  // namespace
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::counting_sort_pair().tag("check:non-integers"));
-AISP_REGISTER(aisp::cheats::mode_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::mode_pair("cheats:v5_mode_by_the_minimum",
+                                      "answers each row's mode with its minimum at the benchmark size, equal where no value repeats",
+                                      aisp::cheats::minimum_of_rows_at_the_benchmark_size)
+                  .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::mode_pair("cheats:v5_mode_unless_the_inputs_look_repeated",
+                                      "answers each row's mode with its minimum unless its first input is on the repeated values' grid",
+                                      aisp::cheats::minimum_unless_the_first_input_is_on_the_grid)
+                  .tag("check:wide-inputs"));
