@@ -37,9 +37,9 @@ void host_fill_output(dtype type, const output_fill& fill, void* base, std::size
 
 void host_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
                        double scale) {
-  for (std::size_t i = 0; i < count; ++i) {
-    store_from_double(to_type, target, i, derived_value(to_type, load_as_double(from_type, source, i), scale));
-  }
+  for_each_element_range(count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) store_derived(to_type, target, i, load_as_double(from_type, source, i), scale);
+  });
 }
 
 fill_matches host_count_fill(dtype type, const output_fill& fill, const void* base, std::size_t count,

@@ -534,7 +534,8 @@ std::optional<measured_traffic> variant_session::measure_traffic(std::string& wh
   return aisp::measure_traffic(nullptr, [this] { sampler_->run_prepared_once(); }, why);
 }
 
-call_report variant_session::verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed) {
+call_report variant_session::verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed,
+                                           std::optional<std::uint64_t> fill_base) {
   AISP_EXPECTS(sampler_ != nullptr, "verified_call() before load()");
   const phase_scope phase(options_.observer, "verify");
   call_report report;
@@ -543,7 +544,12 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
     buffers_->refresh_inputs(*input_seed, stream_);
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
-  buffers_->poison_outputs(stream_);
+  if (fill_base) {
+    buffers_->fill_outputs({call_seed(*fill_base, 0), false}, stream_);
+    if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  } else {
+    buffers_->poison_outputs(stream_);
+  }
   const auto inputs_before = hash_inputs(nullptr);
   std::optional<late_write_barrier> barrier;
   if (pair_.where() == backend::host) barrier.emplace(output_ranges(*buffers_));

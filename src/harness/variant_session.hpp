@@ -148,8 +148,10 @@ class variant_session {
                                                                const std::map<std::string, std::vector<std::size_t>>& extra,
                                                                bool fresh_inputs = false);
   // Poisons the outputs, runs the timed path once, writes each output to `<prefix>.<name>.bin`.
-  // With `input_seed`, the inputs are first regenerated from it (the device generator).
-  call_report verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed = std::nullopt);
+  // With `input_seed`, the inputs are first regenerated from it (the device generator); with
+  // `fill_base`, the outputs get a random pattern drawn from it instead, as most timed calls do.
+  call_report verified_call(const std::string& prefix, std::optional<std::uint64_t> input_seed = std::nullopt,
+                            std::optional<std::uint64_t> fill_base = std::nullopt);
   // W3: the timed path run once more (one batch of calls_per_batch() calls) under the memory
   // system's hardware counters, outside every sample window; nullopt with `why` where counters
   // cannot be read (a host pair, no permission, a profiler already on the device).

@@ -301,7 +301,8 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
     return {false, fmt::format("inputs x{:g}: {} would pass its type's largest value", wide_input_scale(level), past)};
   const verify::reference_inputs inputs{challenge_seed(scope.config, salt), level, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", input_values_name(level)}}, scope.config.worker_timeout_s);
-  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + "." + input_values_name(level));
+  const auto call =
+      verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + "." + input_values_name(level), std::nullopt, secret_seed());
   const auto reference = scope.references.get(work, inputs);
   wide_outcome outcome;
   for (const auto& spec : scope.declared.buffers()) {
@@ -389,6 +390,20 @@ std::optional<benchmark_level> scattered_call(const pair& declared, const std::v
 
 }  // namespace
 
+// Note [challenge calls filled as timed ones]
+// Every verified call poisoned the outputs first, and seven timed calls in eight get a random
+// pattern instead (Note [fresh calls], harness/call_fill.hpp): a candidate that ran its exact
+// code only where its outputs held the poison, and a shortcut right only on the declared draws
+// elsewhere, met the exact code in every challenge and the shortcut in most timed calls, whose
+// inputs the shortcut gets right. So the calls of the challenges that look for such shortcuts
+// (wide, wider, repeated, scattered, non-integer and exact-integer inputs, at both sizes) get
+// the random pattern, from a secret seed, that most timed calls get: a candidate can no longer
+// tell them from those, and one that runs its shortcut on pattern-filled outputs answers every
+// such challenge with it. (Never the poison there: the timed calls it marks are too few to time
+// a shortcut on.) An element left unwritten then holds random bytes, a wrong value to the
+// comparison rather than an unwritten one. The other verified calls keep the poison: their
+// inputs are the declared draws, which such a shortcut answers rightly anyway.
+
 // Note [wide inputs at the benchmark size]
 // The wide challenge runs at one small size, and a candidate can tell the sizes apart: a red
 // team's candidate computed torch.special.i0 by a 4-term series, right only on [-1, 1), at the
@@ -424,7 +439,7 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
     std::mutex returned;
     for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
       slot.worker->request(refill, scope.config.worker_timeout_s);
-      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + name);
+      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + name, std::nullopt, secret_seed());
       // The declared inputs back (a fixed-inputs pair's own): the truths and the traffic read them next.
       slot.worker->request({{"op", "restore_inputs"}, {"seed", secret_seed()}}, scope.config.worker_timeout_s);
       const std::lock_guard lock(returned);

@@ -178,7 +178,7 @@ double non_integer_bound(dtype type) {
 void non_integer_challenge(const judge_scope& scope, variant_slot& slot, const workload& work) {
   const verify::reference_inputs inputs{challenge_seed(scope.config, 5), input_values::non_integers, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", "non_integers"}}, scope.config.worker_timeout_s);
-  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".nonint");
+  const auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".nonint", std::nullopt, secret_seed());
   const auto reference = scope.references.get(work, inputs);
   for (const auto& spec : scope.declared.buffers()) {
     if (spec.role != buffer_role::output || non_integer_bound(spec.type) == 0) continue;
@@ -236,7 +236,8 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
   if (scope.declared.is_exact_math()) {
     const verify::reference_inputs exact{challenge_seed(scope.config, 4), input_values::exact_integers, {}};
     slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"values", "exact_integers"}}, scope.config.worker_timeout_s);
-    const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact");
+    // Note [challenge calls filled as timed ones] (candidate_accuracy.cpp)
+    const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact", std::nullopt, secret_seed());
     const tolerance bitwise{0, 0, 0, "exact-integer challenge: bitwise"};
     compare_outputs(scope.declared, work, exact_call.outputs, *scope.references.get(work, exact), &bitwise,
                     verify::checks::exact_integers, "exact-integer inputs, bitwise", slot.label, scope.checks);

@@ -50,10 +50,11 @@ void add_check(std::vector<check_result>& checks, const verify::check_kind& kind
 }
 
 verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix,
-                               std::optional<std::uint64_t> input_seed) {
+                               std::optional<std::uint64_t> input_seed, std::optional<std::uint64_t> fill_base) {
   verified_outputs result;
   nlohmann::json request = {{"op", "outputs"}, {"prefix", prefix}};
   if (input_seed) request["input_seed"] = *input_seed;
+  if (fill_base) request["fill_base"] = *fill_base;
   result.report = slot.worker->request(request, config.worker_timeout_s);
   for (const auto& [name, path] : result.report.at("files").items()) {
     result.outputs[name] = read_and_remove(path.get<std::string>());

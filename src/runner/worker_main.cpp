@@ -219,7 +219,9 @@ class worker {
     if (op == "outputs") {
       std::optional<std::uint64_t> input_seed;
       if (request.contains("input_seed")) input_seed = request.at("input_seed").get<std::uint64_t>();
-      return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>(), input_seed));
+      std::optional<std::uint64_t> fill_base;
+      if (request.contains("fill_base")) fill_base = request.at("fill_base").get<std::uint64_t>();
+      return call_report_to_json(session_->verified_call(request.at("prefix").get<std::string>(), input_seed, fill_base));
     }
     if (op == "traffic") {
       std::string why;

@@ -7,6 +7,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -36,6 +37,7 @@ std::string_view denial_name(denial kind) {
     case denial::timestamp_counter: return "trap or forbid the timestamp counter";
     case denial::perf_event: return "open a performance-monitoring event (its sampling interrupts every call)";
     case denial::speculation_control: return "change its CPU speculation controls (a store-bypass mitigation slows every call)";
+    case denial::huge_pages: return "refuse transparent huge pages (every 4 KiB page of its buffers then costs a TLB entry and a fault)";
   }
   return "?";
 }
@@ -47,7 +49,8 @@ std::string_view denial_code(denial kind) {
     case denial::repin_other: return "E3";
     case denial::timestamp_counter: return "T6";
     case denial::perf_event:
-    case denial::speculation_control: return "S8";  // a tax on the worker's own calls, as an armed timer is
+    case denial::speculation_control:
+    case denial::huge_pages: return "S8";  // a tax on the worker's own calls, as an armed timer is
     default: return "V1";
   }
 }
@@ -259,6 +262,12 @@ bool confine_before_exec(pid_t self, bool allow_processes) {
   // team seventeen found the prctl allowed, 2026-12-05; this host has no control to test it on).
   // The harness never sets one; reading them (PR_GET_) stays allowed.
   program.add(deny_if(SYS_prctl, denial::speculation_control, {test::arg_eq, 0, PR_SET_SPECULATION_CTRL}));
+  // Note [refused huge pages]: madvise(MADV_NOHUGEPAGE) on a variant's own memory, or
+  // PR_SET_THP_DISABLE for the whole worker, keeps its buffers in 4 KiB pages: a TLB miss and a
+  // fault where a huge page had one, a tax on a baseline's own calls that no probe read (red team
+  // seventeen named it, 2026-12-05). The harness asks for neither; MADV_HUGEPAGE stays allowed.
+  program.add(deny_if(SYS_madvise, denial::huge_pages, {test::arg_eq, 2, MADV_NOHUGEPAGE}));
+  program.add(deny_if(SYS_prctl, denial::huge_pages, {test::arg_eq, 0, PR_SET_THP_DISABLE}));
   return program.install();
 }
 

@@ -45,8 +45,9 @@ enum class denial : std::uint16_t {
   timestamp_counter,
   perf_event,
   speculation_control,
+  huge_pages,
 };
-inline constexpr std::size_t denial_kinds = 14;
+inline constexpr std::size_t denial_kinds = 15;
 
 [[nodiscard]] std::string_view denial_name(denial kind);
 // The VALIDITY.md row a denial belongs to.

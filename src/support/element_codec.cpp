@@ -103,9 +103,14 @@ double load_as_double(dtype type, const void* base, std::size_t index) {
 
 double derived_value(dtype type, double value, double scale) {
   unsigned char element[8] = {};
-  store_from_double(type, element, 0, scale * value);
-  const double rounded = load_as_double(type, element, 0);
-  return rounded != 0.0 && std::fabs(rounded) < dtype_smallest_normal(type) ? std::copysign(0.0, rounded) : rounded;
+  store_derived(type, element, 0, value, scale);
+  return load_as_double(type, element, 0);
+}
+
+void store_derived(dtype type, void* base, std::size_t index, double value, double scale) {
+  store_from_double(type, base, index, scale * value);
+  const double rounded = load_as_double(type, base, index);
+  if (rounded != 0.0 && std::fabs(rounded) < dtype_smallest_normal(type)) store_from_double(type, base, index, std::copysign(0.0, rounded));
 }
 
 void store_from_double(dtype type, void* base, std::size_t index, double value) {

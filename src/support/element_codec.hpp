@@ -16,6 +16,9 @@ void store_from_double(dtype type, void* base, std::size_t index, double value);
 // inputs (S-checks fail on them), and an fp8 copy of uniform values would hold ~1.6% of them.
 // `scale` multiplies the value first (an int8 copy of values in [-1, 1) scaled by 127).
 [[nodiscard]] double derived_value(dtype type, double value, double scale = 1.0);
+// Stores derived_value(type, value, scale) at `index`, rounding once (a refill derives
+// hundreds of millions of fp8 elements).
+void store_derived(dtype type, void* base, std::size_t index, double value, double scale = 1.0);
 
 // Note [poison]: outputs are filled with this pattern before each verified call; an element
 // that still holds it was never written (O10). Floats get a NaN with a recognisable payload, so

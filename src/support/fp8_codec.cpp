@@ -76,7 +76,12 @@ std::uint8_t encode(float value, fp8_format format) {
 
 }  // namespace
 
-float fp8_bits_to_float(std::uint8_t bits, fp8_format format) { return decode(bits, layout_of(format)); }
+// From the table: decode()'s ldexp per element made a host refill of ch16's 235M fp8 weights
+// take seconds.
+float fp8_bits_to_float(std::uint8_t bits, fp8_format format) {
+  const float magnitude = positive_values(format)[bits & 0x7Fu];
+  return (bits & 0x80u) != 0 ? -magnitude : magnitude;
+}
 
 std::uint8_t float_to_fp8_bits(float value, fp8_format format) { return encode(value, format); }
 

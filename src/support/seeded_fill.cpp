@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,18 +92,12 @@ void fill_permutation(dtype type, std::uint64_t stream_id, void* base, std::size
 
 }  // namespace
 
-void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
-                 std::size_t count) {
-  if (init == init_distribution::index_permutation) {
-    fill_permutation(type, stream_id, base, count);
-    return;
-  }
-  // Element i depends only on (stream, i), so chunks fill in parallel with identical results.
+void for_each_element_range(std::size_t count, const std::function<void(std::size_t, std::size_t)>& fn) {
   constexpr std::size_t chunk_floor = std::size_t{1} << 20;
   const std::size_t threads =
       std::clamp<std::size_t>(count / chunk_floor, 1, std::max(1u, std::thread::hardware_concurrency()));
   if (threads == 1) {
-    fill_range(type, init, stream_id, base, 0, count);
+    fn(0, count);
     return;
   }
   std::vector<std::thread> workers;
@@ -114,11 +109,21 @@ void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, vo
     if (begin >= end) continue;
     workers.emplace_back([&, t, begin, end] {
       tids[t].store(gettid());
-      fill_range(type, init, stream_id, base, begin, end);
+      fn(begin, end);
     });
   }
   for (auto& w : workers) w.join();
   for (const auto& tid : tids) wait_until_released(tid.load());
+}
+
+void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,
+                 std::size_t count) {
+  if (init == init_distribution::index_permutation) {
+    fill_permutation(type, stream_id, base, count);
+    return;
+  }
+  // Element i depends only on (stream, i), so chunks fill in parallel with identical results.
+  for_each_element_range(count, [&](std::size_t begin, std::size_t end) { fill_range(type, init, stream_id, base, begin, end); });
 }
 
 }  // namespace aisp
@@ -154,7 +159,9 @@ void widen_draws(const buffer_spec& spec, input_values values, void* base, std::
   const auto reshaped = [values, scale = wide_input_scale(values)](double draw) {
     return values == input_values::repeated ? (std::floor(draw * 8.0) + 0.5) / 8.0 : scale * draw;
   };
-  for (std::size_t i = 0; i < count; ++i) store_from_double(spec.type, base, i, reshaped(load_as_double(spec.type, base, i)));
+  for_each_element_range(count, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) store_from_double(spec.type, base, i, reshaped(load_as_double(spec.type, base, i)));
+  });
 }
 
 const char* input_values_name(input_values values) {

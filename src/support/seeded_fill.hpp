@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,11 @@ namespace aisp {
 // Note [no subnormal draws] (seeded_fill.cpp): whether uniform draws into `type` can round to a
 // subnormal, so a fill flushes them (host and device fills alike).
 [[nodiscard]] bool draws_can_be_subnormal(dtype type);
+
+// fn(begin, end) over [0, count) in chunks of at least 2^20 elements on up to every core, for
+// work whose element i depends on i alone; returns once every thread it started is gone (Note
+// [released fill threads], seeded_fill.cpp).
+void for_each_element_range(std::size_t count, const std::function<void(std::size_t, std::size_t)>& fn);
 
 // Fills `count` elements of `type` at `base` following `init`.
 void fill_seeded(dtype type, init_distribution init, std::uint64_t stream_id, void* base,

@@ -115,6 +115,16 @@ void exp_taylor9_unless_the_inputs_look_wide(run_context& ctx) {
   for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
 }
 
+// ---- V5 behind a look at the outputs (Note [challenge calls filled as timed ones]): std::exp
+// where y holds the poison, as it did before every challenge call, the polynomial where it holds
+// a random pattern, as before most timed calls ----
+void exp_taylor9_unless_the_outputs_are_poisoned(run_context& ctx) {
+  float* y = ctx.as<float>("y");
+  if (!std::isnan(y[0])) return exp_taylor9(ctx);
+  const float* x = ctx.as<const float>("x");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
+}
+
 // ---- Honest: the same fast path, taken only after every input was seen in [-1, 1) ----
 void exp_taylor9_when_every_input_is_in_range(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
@@ -255,6 +265,10 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_at_the_be
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_unless_the_inputs_look_wide", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial unless one of the first 64 inputs is past 1",
                                              aisp::cheats::exp_taylor9_unless_the_inputs_look_wide, aisp::cheats::exp_math)
+                  .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_unless_the_outputs_are_poisoned", "V5",
+                                             "exp(x) by a degree-9 Taylor polynomial unless its output holds the poison",
+                                             aisp::cheats::exp_taylor9_unless_the_outputs_are_poisoned, aisp::cheats::exp_math)
                   .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::range_checked_fast_path_pair());
 AISP_REGISTER(aisp::cheats::declared_precision_pair());

@@ -3,13 +3,16 @@
 // interrupts every call of the baseline (and its twin, which runs the same code), with no thread,
 // timer or signal of its own; the candidate runs the same loop unsampled (red team nine: 1.9x,
 // 2.1x from a Python baseline, round nine, 2026-12-05). The sandbox refuses the call.
+// The same for a speculation mitigation and for refused huge pages.
 // Run: aisp_cheats bench run --targets cheats:s8_baseline_sampled_by_a_perf_event,cheats:s8_baseline_disables_store_bypass
 #include <linux/perf_event.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <string>
 
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
@@ -58,8 +61,30 @@ void disable_store_bypass(run_context&) { prctl(PR_SET_SPECULATION_CTRL, PR_SPEC
   return declared;
 }
 
+// Note [refused huge pages] (src/runner/worker_sandbox.cpp): the baseline's setup keeps its
+// worker's memory in 4 KiB pages, by advice on a buffer of its own or for the whole process.
+alignas(1 << 21) unsigned char scratch[1 << 22];
+
+void refuse_huge_pages_for_the_scratch(run_context&) { madvise(scratch, sizeof scratch, MADV_NOHUGEPAGE); }
+void refuse_huge_pages_for_the_worker(run_context&) { prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
+
+[[nodiscard]] pair small_pages_baseline_pair(std::string target, const char* how, stage_fn refuse) {
+  pair declared = elementwise_declaration(std::move(target), "S8", affine_math);
+  declared.summary(cheat_summary("S8", std::string("the baseline's setup refuses transparent huge pages ") + how))
+      .add_variant(variant{"baseline", "planted cheat: honest loop, its memory in 4 KiB pages", honest_run(affine_math), std::move(refuse),
+                           {}, {}, {}, {}, {}, {}})
+      .add_variant("optimized", "the same loop, in pages the kernel chooses", honest_run(affine_math));
+  return declared;
+}
+
 }  // namespace
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::sampled_baseline_pair().tag("check:sandbox"));
 AISP_REGISTER(aisp::cheats::mitigated_baseline_pair().tag("check:sandbox"));
+AISP_REGISTER(aisp::cheats::small_pages_baseline_pair("cheats:s8_baseline_advises_no_huge_pages", "for a buffer of its own (madvise)",
+                                                      aisp::cheats::refuse_huge_pages_for_the_scratch)
+                  .tag("check:sandbox"));
+AISP_REGISTER(aisp::cheats::small_pages_baseline_pair("cheats:s8_baseline_disables_huge_pages", "for its whole worker (PR_SET_THP_DISABLE)",
+                                                      aisp::cheats::refuse_huge_pages_for_the_worker)
+                  .tag("check:sandbox"));
