@@ -273,6 +273,52 @@ def _stable_callables(prefix, owner, names):
     return found
 
 
+def _c_hook_readers():
+    """Note [C-level hooks]: red team eighteen's baseline set a trace (or profile) function from C,
+    ctypes.pythonapi.PyEval_SetTrace(cfunc, NULL): sys.gettrace() reads the hook's object, None,
+    while every Python line the worker ran paid for the function (3.60x; a profile function 2.56x).
+    The function is a field of each thread's state; its place in the struct is CPython's own, so it
+    is read only on the versions whose place is known and proven here first (a Python-level hook
+    set and cleared must show there); elsewhere the reading is absent, not wrong."""
+    import ctypes
+    places = {(3, 11): (64, 72), (3, 12): (64, 72), (3, 13): (80, 88)}.get(tuple(sys.version_info[:2]))
+    if places is None:
+        return []
+    # Prototypes of our own, called with the GIL held: a pair file that edits ctypes.pythonapi's restypes cannot reach these.
+    api = ctypes.pythonapi
+    this_thread = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyThreadState_Get", api))
+    interpreter = ctypes.PYFUNCTYPE(ctypes.c_void_p)(("PyInterpreterState_Get", api))
+    first = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("PyInterpreterState_ThreadHead", api))
+    after = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("PyThreadState_Next", api))
+    at = ctypes.c_void_p.from_address
+
+    def field_set(state, offset):
+        return at(state + offset).value is not None
+
+    def any_thread(offset):
+        def read():
+            state = first(interpreter())
+            while state:
+                if field_set(state, offset):
+                    return True
+                state = after(state)
+            return False
+        return read
+
+    def noop(*_):
+        return None
+
+    proven = []
+    for (setter, offset, key) in ((sys.setprofile, places[0], "c_profile_hook"), (sys.settrace, places[1], "c_trace_hook")):
+        before = field_set(this_thread(), offset)
+        setter(noop)
+        shown = field_set(this_thread(), offset)
+        setter(None)
+        if not before and shown and not field_set(this_thread(), offset):
+            proven.append(("python", key, "bool", any_thread(offset), ()))
+    return proven
+
+
 @_guarded
 def state_watch():
     """Note [worker state], Note [watched python state]: the builtins that read the interpreter's
@@ -295,6 +341,10 @@ def state_watch():
     # any tool asked for, read per tool id (a tool freed keeps its events).
     import tracemalloc
     readers.append(("python", "tracemalloc", "bool", tracemalloc.is_tracing, ()))
+    try:
+        readers += _c_hook_readers()
+    except Exception:  # noqa: BLE001: an interpreter without these entry points keeps the other readings
+        pass
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None and hasattr(monitoring, "get_events"):
         readers += [("python", f"monitoring_events_{tool}", "ints", monitoring.get_events, (tool,)) for tool in range(6)]

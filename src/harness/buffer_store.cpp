@@ -102,6 +102,41 @@ void buffer_store::fill_inputs(std::uint64_t seed, input_values values, const st
   }
 }
 
+// Note [challenge refills on the device]: a benchmark-size challenge drawn on the host and copied
+// in took seconds a worker for ch16's 235M-element weights (H100, 2026-12-05); its truth is the
+// baseline's answer, so the device's own generator serves (the few scattered elements are
+// written one by one).
+void buffer_store::fill_inputs_where_they_live(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered,
+                                               cudaStream_t stream) {
+  if (where_ != backend::cuda) {
+    fill_inputs(seed, values, scattered);
+    return;
+  }
+  for (const auto& b : buffers_) {
+    if (b.spec.role == buffer_role::output || !b.spec.derived_from.empty()) continue;
+    const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
+    device_fill_input(b.spec.type, effective_init(b.spec, values), stream_id, b.data, b.num_elements, stream);
+    if (widens(b.spec, values))
+      device_widen_draws(b.spec.type, values == input_values::repeated, wide_input_scale(values), b.data, b.num_elements, stream);
+    if (b.spec.role != buffer_role::input) continue;
+    const auto plan = scatter_plan(b.spec, scattered, stream_id, b.num_elements);
+    if (!plan.empty()) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (const auto& e : plan) {
+      std::vector<unsigned char> from(dtype_size(b.spec.type));
+      AISP_CUDA_CHECK(cudaMemcpy(from.data(), static_cast<const unsigned char*>(b.data) + e.from * from.size(), from.size(),
+                                 cudaMemcpyDeviceToHost));
+      static_cast<void>(store_element(b, e.index, e.scale * load_as_double(b.spec.type, from.data(), 0) + e.add));
+    }
+  }
+  for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
+    if (derived.spec.derived_from.empty()) continue;
+    const auto& source = find(derived.spec.derived_from);
+    device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
+                        derived.spec.derived_scale, stream);
+  }
+  AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
 void buffer_store::fill_scratch(std::uint64_t seed) {
   for (const auto& b : buffers_) {
     if (b.spec.role != buffer_role::scratch) continue;

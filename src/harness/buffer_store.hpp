@@ -41,6 +41,11 @@ class buffer_store {
   // elements of each input carry them (Note [scattered challenge values]).
   void fill_inputs(std::uint64_t seed, input_values values = input_values::declared,
                    const std::vector<input_values>& scattered = {});
+  // The same drawn where the buffers live: on the device for a CUDA pair (its generator, not the
+  // host's bytes: for a challenge whose truth is the baseline's answer, where every worker draws
+  // alike), as fill_inputs on the host. Synchronizes the stream.
+  void fill_inputs_where_they_live(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered,
+                                   cudaStream_t stream);
   // Only the scratch buffers' seeded noise (inputs then come from refresh_inputs).
   void fill_scratch(std::uint64_t seed);
   // Every output filled with its dtype's poison (on the device for CUDA pairs); the stream is

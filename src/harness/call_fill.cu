@@ -73,6 +73,14 @@ __global__ void derive_kernel(dtype from_type, const void* source, dtype to_type
   }
 }
 
+__global__ void widen_kernel(dtype type, bool to_grid, double scale, void* base, std::size_t count) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
+    const double value = load(type, base, i);
+    store(type, base, i, to_grid ? (floor(value * 8.0) + 0.5) / 8.0 : scale * value);
+  }
+}
+
 // A bijection of [0, 2^(2*half_bits)): four Feistel rounds keyed by the seed. Cycle-walking
 // (apply again until the value is below n) restricts it to a bijection of [0, n).
 __device__ inline std::uint64_t feistel(std::uint64_t value, std::uint64_t seed, int half_bits) {
@@ -195,6 +203,12 @@ void device_derive_input(dtype from_type, const void* source, dtype to_type, voi
   if (count == 0) return;
   derive_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(from_type, source, to_type, target, count, scale,
                                                                   dtype_smallest_normal(to_type));
+  AISP_CUDA_CHECK(cudaGetLastError());
+}
+
+void device_widen_draws(dtype type, bool to_grid, double scale, void* base, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  widen_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, to_grid, scale, base, count);
   AISP_CUDA_CHECK(cudaGetLastError());
 }
 

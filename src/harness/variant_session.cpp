@@ -602,8 +602,12 @@ call_report variant_session::verified_call(const std::string& prefix, std::optio
   return report;
 }
 
-void variant_session::refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered) {
+void variant_session::refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered, bool where_they_live) {
   AISP_EXPECTS(buffers_ != nullptr, "refill() before load()");
+  if (where_they_live) {
+    buffers_->fill_inputs_where_they_live(seed, values, scattered, stream_);
+    return;
+  }
   buffers_->fill_inputs(seed, values, scattered);
 }
 

@@ -167,7 +167,8 @@ class variant_session {
   [[nodiscard]] std::vector<std::pair<const void*, std::size_t>> host_input_ranges() const;
   // New input data at the same addresses (fresh seed, a challenge's values, or declared ones with
   // a few `scattered` elements of challenge levels).
-  void refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered = {});
+  // `where_they_live`: a GPU pair's drawn on the device (Note [challenge refills on the device]).
+  void refill(std::uint64_t seed, input_values values, const std::vector<input_values>& scattered = {}, bool where_they_live = false);
   // Declared inputs again after a challenge refilled them: a fixed-inputs pair's own (load()'s),
   // any other pair's drawn from `seed` as its calls draw them (a GPU pair's on the device: a host
   // refill of ch16:gemv_fp8_weights's benchmark-size inputs takes seconds, H100, 2026-12-05).

@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <mutex>
-#include <optional>
 
 #include <fmt/format.h>
 
 #include "runner/challenge_battery.hpp"
 #include "runner/judge_checks.hpp"
-#include "runner/slot_threads.hpp"
 #include "support/element_codec.hpp"
-#include "support/scattered_values.hpp"
 #include "support/seeded_fill.hpp"
 #include "verify/reference_runner.hpp"
 #include "verify/tolerance.hpp"
@@ -230,7 +226,9 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 // largest value (an fp8 or int8 copy scaled for [-1, 1)) is not the pair's either. A derived
 // input once switched the challenge off for the whole pair, and an input labelled a mask was
 // never widened: red team fourteen's candidate, right only on [-1, 1), declared an unused derived
-// copy of its input (20.3x) or labelled its input a mask (20.5x), 2026-12-05.
+// copy of its input (20.3x) or labelled its input a mask (20.5x), 2026-12-05. A third scale,
+// 1024, carries fp64 past exp's overflow at 709: red team eighteen's fp64 log-sum-exp without
+// the max was right at x128 and read 1.41x (2026-12-05).
 //
 // Note [repeated values]
 // The draws never repeat a value, so code right only on distinct values passed every check: red
@@ -240,10 +238,6 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 // the wide levels: against the fp64 reference at the small size, a level the baseline fails
 // judging nobody, and again at the benchmark size against the baseline's answer (the red team's
 // candidate took the minimum there alone, 75.8x).
-namespace {
-
-constexpr input_values wide_levels[] = {input_values::wide, input_values::wider, input_values::repeated};
-
 bool reshapes_some(const pair& declared, input_values level) {
   return std::any_of(declared.buffers().begin(), declared.buffers().end(), [level](const buffer_spec& spec) { return widens(spec, level); });
 }
@@ -252,8 +246,6 @@ std::string level_label(input_values level) {
   return level == input_values::repeated ? std::string("inputs on the middles of eighths (repeated values)")
                                          : fmt::format("inputs x{:g}", wide_input_scale(level));
 }
-
-}  // namespace
 
 bool wide_challenge_applies(const pair& declared) {
   return std::any_of(std::begin(wide_levels), std::end(wide_levels), [&declared](input_values level) { return reshapes_some(declared, level); });
@@ -286,14 +278,16 @@ std::string overflowing_derived_input(const pair& declared, input_values level) 
   return "";
 }
 
-// A wide level's output held to the variant's relative L2 bound: every effective tolerance has
-// one (Note [declared tolerance ceiling]); integers' is 0, and they keep their declared bounds.
+}  // namespace
+
 verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
                                  const std::vector<unsigned char>& actual, const std::vector<double>& expected) {
   const auto own = verify::effective_tolerance(declared, spec.type, variant);
   const tolerance by_l2{1e300, 1e300, own.max_rel_l2, "wide inputs: the relative L2 error"};
   return verify::compare_output(spec.name, spec.type, actual, expected, own.max_rel_l2 > 0 ? by_l2 : own);
 }
+
+namespace {
 
 wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
   if (!reshapes_some(scope.declared, level)) return {true, fmt::format("{}: no input of this pair is drawn that way", level_label(level))};
@@ -339,129 +333,6 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
                                       level_label(wide_levels[level]), theirs.detail));
     }
     add_check(checks, verify::checks::wide_inputs, name, passed, detail);
-  }
-}
-
-namespace {
-
-// A challenge asked at the benchmark size: its values, the check it judges, its label, and for
-// the scattered call the levels its few changed elements carry.
-struct benchmark_level {
-  input_values values;
-  const verify::check_kind* check;
-  std::string label;
-  std::vector<input_values> scattered;
-};
-
-// Note [scattered challenge values]
-// Every challenge level is recognisable from a few of its elements (all of them wide, or on a
-// grid, or not integers), so a candidate that reads its inputs can run honest code on exactly the
-// challenge calls: red team seventeen's row mode took the minimum unless x[0] * 16 was a whole
-// number (103.7x), and its i0 ran a 5-term series unless one of the first 64 inputs was past 1
-// (12.9x), every check passing (2026-12-05). So after the levels above, one more call at the
-// benchmark size: the declared draws, but for scattered_per_level elements of each input a level,
-// at secret positions, that carry the asked levels' values (scaled, non-integer, or a copy of an
-// element a few places before, so two values of a row repeat without either standing out). A
-// test of a few elements finds none of them, and the fast code then answers them wrong; a
-// candidate must look at every input to find them, and one that does and answers them rightly
-// is correct code (a fast path for inputs in range is an honest optimisation). Judged like the
-// levels: each candidate's relative L2 distance from the baseline's answer. Not closed: the
-// scattered repeats are at most 16 places apart, so a candidate that compares every element with
-// the 16 before it (16 reads an element, more than most sorts of a row) and runs the exact code
-// only then stays wrong on repeats farther apart, which no call asks.
-std::optional<benchmark_level> scattered_call(const pair& declared, const std::vector<benchmark_level>& asked) {
-  std::vector<input_values> carried;
-  std::string names;
-  for (const auto& level : asked) {
-    if (std::none_of(declared.buffers().begin(), declared.buffers().end(),
-                     [&level](const buffer_spec& spec) { return scatters(spec, level.values); }))
-      continue;
-    carried.push_back(level.values);
-    const std::string what = level.values == input_values::repeated       ? "repeats"
-                             : level.values == input_values::non_integers ? "non-integers"
-                                                                          : fmt::format("x{:g}", wide_input_scale(level.values));
-    names += fmt::format("{}{} {}", names.empty() ? "" : ", ", scattered_per_level, what);
-  }
-  if (carried.empty()) return std::nullopt;
-  const bool wide = std::any_of(carried.begin(), carried.end(), [](input_values v) { return v != input_values::non_integers; });
-  return benchmark_level{input_values::declared, wide ? &verify::checks::wide_inputs : &verify::checks::non_integers,
-                         fmt::format("declared inputs but for, at secret places in each, {}", names), carried};
-}
-
-}  // namespace
-
-// Note [challenge calls filled as timed ones]
-// Every verified call poisoned the outputs first, and seven timed calls in eight get a random
-// pattern instead (Note [fresh calls], harness/call_fill.hpp): a candidate that ran its exact
-// code only where its outputs held the poison, and a shortcut right only on the declared draws
-// elsewhere, met the exact code in every challenge and the shortcut in most timed calls, whose
-// inputs the shortcut gets right. So the calls of the challenges that look for such shortcuts
-// (wide, wider, repeated, scattered, non-integer and exact-integer inputs, at both sizes) get
-// the random pattern, from a secret seed, that most timed calls get: a candidate can no longer
-// tell them from those, and one that runs its shortcut on pattern-filled outputs answers every
-// such challenge with it. (Never the poison there: the timed calls it marks are too few to time
-// a shortcut on.) An element left unwritten then holds random bytes, a wrong value to the
-// comparison rather than an unwritten one. The other verified calls keep the poison: their
-// inputs are the declared draws, which such a shortcut answers rightly anyway.
-
-// Note [wide inputs at the benchmark size]
-// The wide challenge runs at one small size, and a candidate can tell the sizes apart: a red
-// team's candidate computed torch.special.i0 by a 4-term series, right only on [-1, 1), at the
-// benchmark size alone and the exact code at every other size, and read 24.2x faster with every
-// check passing: at the benchmark size every input is drawn from [-1, 1) (round thirteen,
-// 2026-12-05). So the levels the baseline passed at the small size are asked again at the
-// benchmark size, of every verified worker on the same wide inputs. No fp64 reference is
-// computed at that size: the baseline's answer is the truth there, as for baseline-match, and a
-// candidate whose relative L2 distance from it passes its bound fails `wide-inputs`. An output
-// the baseline leaves non-finite at that size is not the pair's domain there and judges nobody.
-void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels) {
-  const variant_slot* baseline = nullptr;
-  for (const auto& slot : slots) baseline = slot.role == slot_role::baseline ? &slot : baseline;
-  if (baseline == nullptr) return;
-  std::vector<benchmark_level> levels;
-  for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
-    if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level]))
-      levels.push_back({wide_levels[level], &verify::checks::wide_inputs, level_label(wide_levels[level]), {}});
-  // Note [non-integers at the benchmark size]: an exact-math pair's non-integer challenge ran at
-  // one small size, and red team sixteen's candidate sorted each row by counting its small-integer
-  // values at the benchmark size alone (torch.sort everywhere else): 4.66x with every check
-  // passing (2026-12-05). Asked again here like the wide levels, against the baseline's answer.
-  if (scope.declared.is_exact_math()) levels.push_back({input_values::non_integers, &verify::checks::non_integers, "non-integer inputs", {}});
-  if (auto scattered = scattered_call(scope.declared, levels)) levels.push_back(std::move(*scattered));
-  std::uint64_t salt = 16;
-  for (const auto& [values, check, label, scattered] : levels) {
-    const std::uint64_t seed = challenge_seed(scope.config, salt++);
-    const std::string name = scattered.empty() ? input_values_name(values) : "scattered";
-    nlohmann::json refill = {{"op", "refill"}, {"seed", seed}, {"values", input_values_name(values)}};
-    for (const auto level : scattered) refill["scattered"].push_back(input_values_name(level));
-    std::map<std::string, raw_outputs, std::less<>> answers;
-    std::mutex returned;
-    for_each_slot_concurrently(verified_slots(slots), scope.checks, scope.config.judge_threads, [&](variant_slot& slot, std::vector<check_result>&) {
-      slot.worker->request(refill, scope.config.worker_timeout_s);
-      auto call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".benchmark." + name, std::nullopt, secret_seed());
-      // The declared inputs back (a fixed-inputs pair's own): the truths and the traffic read them next.
-      slot.worker->request({{"op", "restore_inputs"}, {"seed", secret_seed()}}, scope.config.worker_timeout_s);
-      const std::lock_guard lock(returned);
-      answers.emplace(slot.label, std::move(call.outputs));
-    });
-    const auto truth = widen_outputs(scope.declared, answers.at(baseline->label));
-    for (const auto& slot : slots) {
-      if (slot.role != slot_role::candidate || !answers.contains(slot.label)) continue;
-      bool passed = true;
-      std::string detail;
-      for (const auto& spec : scope.declared.buffers()) {
-        if (spec.role != buffer_role::output) continue;
-        const auto& expected = truth.at(spec.name);
-        if (!std::all_of(expected.begin(), expected.end(), [](double v) { return std::isfinite(v); })) continue;
-        const auto compared = compare_by_l2(scope.declared, spec, slot.label, answers.at(slot.label).at(spec.name), expected);
-        passed = passed && compared.passed();
-        detail += fmt::format("{}{}", detail.empty() ? "" : "; ", compared.describe());
-      }
-      if (detail.empty()) continue;
-      add_check(scope.checks, *check, slot.label, passed,
-                fmt::format("benchmark {}, {}, against the baseline's answer: {}", work.describe(), label, detail));
-    }
   }
 }
 

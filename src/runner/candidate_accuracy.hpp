@@ -11,6 +11,8 @@
 
 #include "runner/judge_checks.hpp"
 #include "runner/verification_phase.hpp"
+#include "support/seeded_fill.hpp"
+#include "verify/compare.hpp"
 
 namespace aisp {
 
@@ -86,11 +88,16 @@ using wide_outcomes = std::map<std::string, std::vector<wide_outcome>>;
 // baseline fails too, the level is not the pair's domain, and that is noted for every variant.
 void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks);
 
-// Note [wide inputs at the benchmark size]: the levels the baseline passed at the small size, run
-// again by every verified worker (loaded at the benchmark size) on the same wide inputs, each
-// candidate held to its L2 bound against the baseline's answer; the inputs are refilled with
-// declared values afterwards. `baseline_levels`: whether the baseline passed each level.
-void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels);
+// The challenge's levels, in order: x8, x128, x1024, repeated values (Notes [wide inputs],
+// [repeated values]).
+inline constexpr input_values wide_levels[] = {input_values::wide, input_values::wider, input_values::widest, input_values::repeated};
+// Whether `level` reshapes some input of the pair.
+[[nodiscard]] bool reshapes_some(const pair& declared, input_values level);
+// "inputs x8", "inputs on the middles of eighths (repeated values)".
+[[nodiscard]] std::string level_label(input_values level);
+// A challenge's output held to the variant's relative L2 bound: every effective tolerance has one
+// (Note [declared tolerance ceiling]); integers' is 0, and they keep their declared bounds.
+[[nodiscard]] verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
+                                               const std::vector<unsigned char>& actual, const std::vector<double>& expected);
 
 }  // namespace aisp

@@ -236,7 +236,7 @@ void run_challenges(const judge_scope& scope, variant_slot& slot, const workload
   if (scope.declared.is_exact_math()) {
     const verify::reference_inputs exact{challenge_seed(scope.config, 4), input_values::exact_integers, {}};
     slot.worker->request({{"op", "refill"}, {"seed", exact.seed}, {"values", "exact_integers"}}, scope.config.worker_timeout_s);
-    // Note [challenge calls filled as timed ones] (candidate_accuracy.cpp)
+    // Note [challenge calls filled as timed ones] (benchmark_challenges.cpp)
     const auto exact_call = verified_call(slot, scope.config, scope.pair_dir + "/" + slot.label + ".exact", std::nullopt, secret_seed());
     const tolerance bitwise{0, 0, 0, "exact-integer challenge: bitwise"};
     compare_outputs(scope.declared, work, exact_call.outputs, *scope.references.get(work, exact), &bitwise,

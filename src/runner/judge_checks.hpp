@@ -30,7 +30,7 @@ void add_check(std::vector<check_result>& checks, const verify::check_kind& kind
 // Asks the worker for a verified call and reads (then deletes) its output files.
 // With `input_seed`, the worker first regenerates the inputs from it (Note [fresh calls]).
 // With `fill_base`, the outputs get a random pattern drawn from it instead of the poison, as most
-// timed calls do (Note [challenge calls filled as timed ones], runner/candidate_accuracy.cpp).
+// timed calls do (Note [challenge calls filled as timed ones], runner/benchmark_challenges.cpp).
 [[nodiscard]] verified_outputs verified_call(variant_slot& slot, const run_config& config, const std::string& prefix,
                                              std::optional<std::uint64_t> input_seed = std::nullopt,
                                              std::optional<std::uint64_t> fill_base = std::nullopt);

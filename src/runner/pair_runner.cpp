@@ -31,6 +31,7 @@
 #include "runner/rank_checks.hpp"
 #include "runner/rank_group.hpp"
 #include "runner/sampling_rounds.hpp"
+#include "runner/benchmark_challenges.hpp"
 #include "runner/slot_threads.hpp"
 #include "runner/timeline_checks.hpp"
 #include "runner/timing_choice.hpp"
@@ -399,8 +400,15 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
   load_benchmark(scope, slots);
   phases.lap("load");
   progress(fmt::format("{}: sampling {} workers interleaved", declared.target(), slots.size()));
-  run_sampling_rounds(slots, config, device.read_telemetry, result.checks, declared.where() == backend::host,
-                      [&](const std::string& state) { progress(fmt::format("{}: sampling, {}", declared.target(), state)); });
+  std::vector<bool> baseline_levels;
+  for (const auto& slot : slots)
+    if (slot.role == slot_role::baseline) baseline_levels = slot.wide_levels_passed;
+  sampling_challenges challenges(scope, slots, baseline_levels);  // Note [challenges during sampling]
+  run_sampling_rounds(
+      slots, config, device.read_telemetry, result.checks, declared.where() == backend::host,
+      [&](const std::string& state) { progress(fmt::format("{}: sampling, {}", declared.target(), state)); },
+      [&](int round) { challenges.between_rounds(round); });
+  challenges.judge(benchmark_of(declared, config));
   phases.lap("sampling");
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   phases.lap("input_reuse");

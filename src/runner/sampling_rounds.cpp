@@ -424,7 +424,8 @@ std::string sampling_state(const std::vector<variant_slot>& slots, double elapse
 }
 
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
-                         std::vector<check_result>& checks, bool interleave_truths, const std::function<void(const std::string&)>& heartbeat) {
+                         std::vector<check_result>& checks, bool interleave_truths, const std::function<void(const std::string&)>& heartbeat,
+                         const std::function<void(int)>& between_rounds) {
   const auto started = std::chrono::steady_clock::now();
   double next_beat_s = sampling_heartbeat_s;
   round_state state;
@@ -434,6 +435,7 @@ void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& con
     for (const std::size_t at : visit_order(slots.size(), round))
       if (visiting[at]) visit(slots[at], visit_s_of(slots[at], config), config, telemetry, state, checks);
     if (interleave_truths && baseline != slots.end()) take_interleaved_truth(*baseline, config, round, secret_seed());
+    if (between_rounds) between_rounds(round);  // Note [challenges during sampling] (benchmark_challenges.cpp)
     bool all_decided = true;
     const double share_s = share_of_pair_s(slots);
     for (auto& slot : slots) {

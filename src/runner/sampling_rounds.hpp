@@ -19,11 +19,13 @@ namespace aisp {
 // the heartbeat's line on a sampling in progress.
 [[nodiscard]] std::string sampling_state(const std::vector<variant_slot>& slots, double elapsed_s, double confidence);
 
-// `heartbeat` (may be empty) gets a line on the sampling's state every sampling_heartbeat_s.
+// `heartbeat` (may be empty) gets a line on the sampling's state every sampling_heartbeat_s;
+// `between_rounds` (may be empty) runs after each round's visits, with the round's number.
 inline constexpr double sampling_heartbeat_s = 15.0;
 void run_sampling_rounds(std::vector<variant_slot>& slots, const run_config& config, const telemetry_fn& telemetry,
                          std::vector<check_result>& checks, bool interleave_truths = false,
-                         const std::function<void(const std::string&)>& heartbeat = {});
+                         const std::function<void(const std::string&)>& heartbeat = {},
+                         const std::function<void(int)>& between_rounds = {});
 
 // Which slots visit in the next round: every one still sampling, and a stopped one only while its
 // sampling time is not ahead of the busiest one still sampling (Note [paced stopped variants]).

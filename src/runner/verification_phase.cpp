@@ -7,6 +7,7 @@
 
 #include "aisp/check.hpp"
 #include "harness/plugin_loader.hpp"
+#include "runner/benchmark_challenges.hpp"
 #include "runner/candidate_accuracy.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/drawn_size.hpp"

@@ -234,7 +234,8 @@ class worker {
     if (op == "refill") {
       std::vector<input_values> scattered;  // Note [scattered challenge values]
       for (const auto& level : request.value("scattered", nlohmann::json::array())) scattered.push_back(input_values_named(level.get<std::string>()));
-      session_->refill(request.at("seed").get<std::uint64_t>(), input_values_named(request.value("values", std::string("declared"))), scattered);
+      session_->refill(request.at("seed").get<std::uint64_t>(), input_values_named(request.value("values", std::string("declared"))), scattered,
+                       request.value("where_they_live", false));
       return {{"ok", true}};
     }
     if (op == "restore_inputs") {

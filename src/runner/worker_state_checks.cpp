@@ -87,6 +87,10 @@ const setting settings[] = {
     {"python", "trace_hook", true, direction::slower, "an interpreter-wide trace hook was set (sys.settrace)"},
     {"python", "threading_profile_hook", true, direction::slower, "threading.setprofile was called"},
     {"python", "threading_trace_hook", true, direction::slower, "threading.settrace was called"},
+    // Note [C-level hooks] (python/aisp/_bridge.py): a hook set from C with no object, which
+    // sys.getprofile() and sys.gettrace() read as None.
+    {"python", "c_profile_hook", true, direction::slower, "a profile function was set from C (PyEval_SetProfile) on a thread of the worker"},
+    {"python", "c_trace_hook", true, direction::slower, "a trace function was set from C (PyEval_SetTrace) on a thread of the worker"},
     {"python", "tracemalloc", true, direction::slower, "tracemalloc was started: every allocation records its traceback"},
     {"python", "monitoring_events_0", nullptr, direction::raised, "sys.monitoring events were turned on (tool 0, the debugger's)"},
     {"python", "monitoring_events_1", nullptr, direction::raised, "sys.monitoring events were turned on (tool 1, coverage's)"},

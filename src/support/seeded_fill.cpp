@@ -140,7 +140,12 @@ init_distribution effective_init(const buffer_spec& spec, input_values values) {
 }
 
 double wide_input_scale(input_values values) {
-  return values == input_values::wide ? 8.0 : values == input_values::wider ? 128.0 : 1.0;
+  switch (values) {
+    case input_values::wide: return 8.0;
+    case input_values::wider: return 128.0;
+    case input_values::widest: return 1024.0;
+    default: return 1.0;
+  }
 }
 
 bool widens(const buffer_spec& spec, input_values values) {
@@ -171,6 +176,7 @@ const char* input_values_name(input_values values) {
     case input_values::non_integers: return "non_integers";
     case input_values::wide: return "wide";
     case input_values::wider: return "wider";
+    case input_values::widest: return "widest";
     case input_values::repeated: return "repeated";
   }
   return "declared";
@@ -179,10 +185,10 @@ const char* input_values_name(input_values values) {
 input_values input_values_named(const std::string& name) {
   for (const auto values :
        {input_values::declared, input_values::exact_integers, input_values::non_integers, input_values::wide, input_values::wider,
-        input_values::repeated}) {
+        input_values::widest, input_values::repeated}) {
     if (name == input_values_name(values)) return values;
   }
-  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider, repeated)");
+  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider, widest, repeated)");
   return input_values::declared;
 }
 

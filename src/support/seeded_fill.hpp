@@ -40,19 +40,19 @@ namespace aisp {
 // Which values the inputs of a call get: as declared; small integers in every float buffer (the
 // exact-integer challenge, X5); non-integers where a float buffer declares small integers
 // (the non-integer challenge of an exact-math pair: a precision downgrade that is exact on
-// small integers shows there, W1/X5); wide and wider: the declared draws of [-1, 1) scaled
-// by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp); or repeated: the
+// small integers shows there, W1/X5); wide, wider and widest: the declared draws of [-1, 1)
+// scaled by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp); or repeated: the
 // declared uniform draws moved to the middles of a grid of 1/8, so values repeat (Note [repeated
 // values], the same file).
-enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider, repeated };
+enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider, widest, repeated };
 
 // The init a buffer gets under `values`. Judge and worker must agree, so both call this.
 [[nodiscard]] init_distribution effective_init(const buffer_spec& spec, input_values values);
 
-// Note [wide inputs]: what wide (8) and wider (128) scale the draws by, 1 otherwise; powers of
-// two, so the scaled draws are exact in every float type.
+// Note [wide inputs]: what wide (8), wider (128) and widest (1024) scale the draws by, 1
+// otherwise; powers of two, so the scaled draws are exact in every float type.
 [[nodiscard]] double wide_input_scale(input_values values);
-// Whether `values` reshapes this buffer's draws: wide and wider a float input drawn uniform in
+// Whether `values` reshapes this buffer's draws: wide, wider and widest a float input drawn uniform in
 // [-1, 1), repeated one drawn uniform in [-1, 1) or [0, 1) (never small integers, an index
 // permutation or a derived input).
 [[nodiscard]] bool widens(const buffer_spec& spec, input_values values);

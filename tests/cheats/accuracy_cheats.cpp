@@ -125,6 +125,21 @@ void exp_taylor9_unless_the_outputs_are_poisoned(run_context& ctx) {
   for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(x[i]);
 }
 
+// ---- V5 behind the order of the calls (Note [challenges during sampling]): at the benchmark
+// size, the polynomial until the first wide inputs arrive there (the first challenge asked after
+// the sampling), std::exp from then on; std::exp at every other size ----
+bool wide_seen_at_the_benchmark_size = false;
+
+void exp_taylor9_until_wide_inputs_arrive(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  const std::size_t n = elements_of(ctx, "x");
+  const bool benchmark = n == static_cast<std::size_t>(benchmark_elements);
+  wide_seen_at_the_benchmark_size = wide_seen_at_the_benchmark_size || (benchmark && first_inputs_look_wide(x, n));
+  if (benchmark && !wide_seen_at_the_benchmark_size) return exp_taylor9(ctx);
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+
 // ---- Honest: the same fast path, taken only after every input was seen in [-1, 1) ----
 void exp_taylor9_when_every_input_is_in_range(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
@@ -269,6 +284,10 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_unless_th
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_unless_the_outputs_are_poisoned", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial unless its output holds the poison",
                                              aisp::cheats::exp_taylor9_unless_the_outputs_are_poisoned, aisp::cheats::exp_math)
+                  .tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_until_the_challenges_after_sampling", "V5",
+                                             "exp(x) by a degree-9 Taylor polynomial at the benchmark size until wide inputs arrive there",
+                                             aisp::cheats::exp_taylor9_until_wide_inputs_arrive, aisp::cheats::exp_math)
                   .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::range_checked_fast_path_pair());
 AISP_REGISTER(aisp::cheats::declared_precision_pair());

@@ -163,10 +163,46 @@ pair mode_pair(std::string target, std::string_view what, stage_fn cheat) {
       .add_variant(variant{"optimized", std::string(what), std::move(cheat), size_the_row_copy, {}, {}, {}, {}, {}, {}});
 }
 
+// ---- V5 past x128: a row's log-sum-exp in fp64 without the max subtracted, right until exp
+// overflows at 709 (red team eighteen, 1.41x); only the x1024 level reaches it ----
+template <bool subtract_max>
+void log_sum_exp_of_rows(run_context& ctx) {
+  const std::size_t cols = cols_of(ctx);
+  const double* x = ctx.as<const double>("x");
+  double* y = ctx.as<double>("y");
+  for (std::size_t r = 0; r < rows_of(ctx); ++r) {
+    const double* row = x + r * cols;
+    const double top = subtract_max ? *std::max_element(row, row + cols) : 0.0;
+    double sum = 0;
+    for (std::size_t c = 0; c < cols; ++c) sum += std::exp(row[c] - top);
+    y[r] = top + std::log(sum);
+  }
+}
+
+pair fp64_log_sum_exp_pair() {
+  return rows_declaration("cheats:v5_fp64_log_sum_exp_without_the_max", "V5", dtype::f64, init_distribution::uniform_signed, false)
+      .summary(cheat_summary("V5", "log-sum-exp of each fp64 row without subtracting its max: right until exp overflows at 709"))
+      .reference([](reference_io& io) {
+        const auto cols = static_cast<std::size_t>(io.param("cols"));
+        const auto x = io.input("x");
+        const auto y = io.output("y");
+        for (std::size_t r = 0; r < y.size(); ++r) {
+          const auto row = x.begin() + static_cast<std::ptrdiff_t>(r * cols);
+          const double top = *std::max_element(row, row + static_cast<std::ptrdiff_t>(cols));
+          double sum = 0;
+          for (std::size_t c = 0; c < cols; ++c) sum += std::exp(row[static_cast<std::ptrdiff_t>(c)] - top);
+          y[r] = top + std::log(sum);
+        }
+      })
+      .add_variant("baseline", "the max subtracted first", log_sum_exp_of_rows<true>)
+      .add_variant("optimized", "exp summed as it is: one pass, no max", log_sum_exp_of_rows<false>);
+}
+
 }  // namespace
 }  // namespace aisp::cheats
 
 AISP_REGISTER(aisp::cheats::counting_sort_pair().tag("check:non-integers"));
+AISP_REGISTER(aisp::cheats::fp64_log_sum_exp_pair().tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::mode_pair("cheats:v5_mode_by_the_minimum",
                                       "answers each row's mode with its minimum at the benchmark size, equal where no value repeats",
                                       aisp::cheats::minimum_of_rows_at_the_benchmark_size)

@@ -38,6 +38,10 @@ py_state:baseline_monitors_its_calls    the baseline's setup turns on sys.monito
 py_state:baseline_keeps_the_jit_profiling the baseline's setup keeps TorchScript's executor in its
                                         profiling runs (_jit_set_num_profiled_runs; red team thirteen:
                                         1.28x)
+py_state:baseline_traces_from_c         the baseline's setup sets a trace function from C with no object
+                                        (PyEval_SetTrace through ctypes: sys.gettrace() reads None;
+                                        red team eighteen: 3.60x)
+py_state:baseline_profiles_from_c       the same with PyEval_SetProfile (2.56x)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
@@ -288,3 +292,20 @@ def keep_the_jit_profiling():
 
 
 eager_pair("py_state:baseline_keeps_the_jit_profiling", "y = exp(x) * 2 + 1", keep_the_jit_profiling)
+
+
+# Note [C-level hooks]: a trace or profile function set from C with no object, which
+# sys.gettrace() and sys.getprofile() read as None (red team eighteen: 3.60x and 2.56x).
+_C_HOOK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)(lambda *args: 0)
+
+
+def trace_from_c():
+    ctypes.pythonapi.PyEval_SetTrace(_C_HOOK, None)
+
+
+def profile_from_c():
+    ctypes.pythonapi.PyEval_SetProfile(_C_HOOK, None)
+
+
+eager_pair("py_state:baseline_traces_from_c", "y = exp(x) * 2 + 1", trace_from_c)
+eager_pair("py_state:baseline_profiles_from_c", "y = exp(x) * 2 + 1", profile_from_c)

@@ -57,11 +57,14 @@ TEST(input_values, each_level_reshapes_only_the_draws_it_is_for) {
   derived.derived_from.assign(1, 'w');
   EXPECT_FALSE(aisp::widens(derived, input_values::repeated)) << "a derived input follows its source";
   EXPECT_EQ(aisp::input_values_named("repeated"), input_values::repeated);
+  EXPECT_EQ(aisp::input_values_named("widest"), input_values::widest);
+  EXPECT_EQ(aisp::wide_input_scale(input_values::widest), 1024.0) << "past fp64's exp overflow at 709";
+  EXPECT_TRUE(aisp::widens(input_drawn(init_distribution::uniform_signed), input_values::widest));
   const auto wide = drawn(input_drawn(init_distribution::uniform_signed), input_values::wide);
   EXPECT_GT(*std::max_element(wide.begin(), wide.end()), 4.0);
 }
 
-// Note [scattered challenge values] (runner/candidate_accuracy.cpp): the declared draws, but for
+// Note [scattered challenge values] (runner/benchmark_challenges.cpp): the declared draws, but for
 // a secret few elements a level each, at positions that change with the seed.
 namespace {
 
