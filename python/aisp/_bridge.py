@@ -241,6 +241,66 @@ def _count_slower_settings(torch):
     return readers
 
 
+# Note [replaced kernels]: red team eighteen's baseline replaced the CPU kernel of aten::mul.out
+# with a slower Python one in its setup() (torch.library.Library("aten", "IMPL").impl): torch.mul
+# stayed the same object, and every multiplication of the baseline's worker ran the Python
+# kernel (1.43x). Every library the worker opens in torch's own namespaces is handed out wrapped,
+# and each kernel it registers for a backend key (CPU, CUDA, the composite and autograd keys) is
+# counted unless torch's own code registers it (its modules imported late, torch._prims by
+# torch.compile); a baseline whose count grew past its reading at start (the pair file's own
+# registrations, which every variant shares, are in that reading) fails worker-state. Keys that
+# only describe ops (Meta, Python, functionalization) are not counted.
+_TORCH_NAMESPACES = ("aten", "prims", "prim", "quantized", "_quantized", "sparse", "mkldnn", "quantized_decomposed")
+_BACKEND_KEYS = ("", "CPU", "CUDA", "CompositeImplicitAutograd", "CompositeExplicitAutograd",
+                 "CompositeExplicitAutogradNonFunctional", "Autograd", "AutogradCPU", "AutogradCUDA")
+
+
+class _CountedLibrary:
+    """A library of torch's namespaces as torch._C made it, counting its backend kernels."""
+
+    def __init__(self, made, counted, by_torch):
+        object.__setattr__(self, "_made", made)
+        object.__setattr__(self, "_counted", counted)
+        object.__setattr__(self, "_by_torch", by_torch)
+
+    def __getattr__(self, name):
+        return getattr(object.__getattribute__(self, "_made"), name)
+
+    def __setattr__(self, name, value):
+        setattr(object.__getattribute__(self, "_made"), name, value)
+
+    def impl(self, name, dispatch_key="", *rest, **named):
+        counted = object.__getattribute__(self, "_counted")
+        if dispatch_key in _BACKEND_KEYS and len(counted) < 1000 and not object.__getattribute__(self, "_by_torch")():
+            counted.append(name)
+        return object.__getattribute__(self, "_made").impl(name, dispatch_key, *rest, **named)
+
+
+def _count_replaced_kernels(torch):
+    """Replaces torch._C._dispatch_library with one that wraps the libraries of torch's own
+    namespaces; returns the reader of the count (Note [replaced kernels])."""
+    original = getattr(torch._C, "_dispatch_library", None)
+    if original is None:
+        return []
+    counted = []
+    torch_dir = os.path.join(os.path.dirname(torch.__file__), "")
+    passing = (getattr(torch.library, "__file__", ""), __file__)
+
+    def by_torch():
+        # The nearest caller that is not torch.library, this module or the import machinery.
+        frame = sys._getframe(2)
+        while frame is not None and (frame.f_code.co_filename in passing or frame.f_code.co_filename.startswith("<frozen")):
+            frame = frame.f_back
+        return frame is not None and frame.f_code.co_filename.startswith(torch_dir)
+
+    def library(kind, ns, *rest, **named):
+        made = original(kind, ns, *rest, **named)
+        return _CountedLibrary(made, counted, by_torch) if ns in _TORCH_NAMESPACES and kind in ("IMPL", "FRAGMENT") else made
+
+    torch._C._dispatch_library = library
+    return [("torch", "kernels_replaced", "ints", len, (counted,))]
+
+
 def _watched_functions(torch):
     """torch's public functions and modules, with the objects they are now (Note [watched python
     state]): (owner, name, object, label) for each attribute that reads back as the same object."""
@@ -376,6 +436,10 @@ def state_watch():
         # readings, not its pairs: each part fails alone (its readings are then absent, unjudged).
         try:
             readers += _count_slower_settings(torch)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            readers += _count_replaced_kernels(torch)
         except Exception:  # noqa: BLE001
             pass
         try:

@@ -57,14 +57,14 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
 class sampling_challenges {
  public:
   sampling_challenges(const judge_scope& scope, std::vector<variant_slot>& slots, const std::vector<bool>& baseline_levels);
-  // After a round's visits: with chance 1 / (round + 1), and at most most_calls times, one
-  // scattered call of every verified worker.
+  // After a round's visits (the first excepted): with chance 1 / (round + 1), and at most
+  // most_calls times, one scattered call of every verified worker.
   void between_rounds(int round);
   // One `wide-inputs` (or `non-integers`) check a candidate, over every call taken.
   void judge(const workload& work) const;
 
  private:
-  static constexpr int most_calls = 6;
+  static constexpr int most_calls = 4;
   judge_scope scope_;
   std::vector<variant_slot>& slots_;
   challenge_inputs inputs_;

@@ -106,6 +106,9 @@ const setting settings[] = {
     {"torch", "profiler_enabled", true, direction::slower, "torch's autograd profiler was started and left on"},
     {"torch", "anomaly_detection", true, direction::slower, "torch's anomaly detection was turned on (torch.autograd.set_detect_anomaly)"},
     {"torch", "default_dtype", nullptr, direction::moved, "torch's default dtype was changed (torch.set_default_dtype)"},
+    // Note [replaced kernels] (python/aisp/_bridge.py)
+    {"torch", "kernels_replaced", nullptr, direction::raised,
+     "a kernel of torch's own was replaced for a backend (torch.library: an aten op's CPU or CUDA kernel registered from Python)"},
     {"torch", "function_modes", nullptr, direction::raised,
      "a torch function mode was entered and left on (TorchFunctionMode): every torch call goes through Python"},
     {"torch", "dispatch_modes", nullptr, direction::raised,

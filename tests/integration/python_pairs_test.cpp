@@ -130,7 +130,8 @@ TEST(python_cheats, a_baseline_slowed_out_of_the_first_probes_sight_fails_worker
         "py_state:threshold_just_above_the_probe", "py_state:baseline_perturbs_allocations", "py_state:baseline_sets_the_cpu_capability",
         "py_state:baseline_enters_a_function_mode", "py_state:both_without_onednn", "py_state:baseline_leaves_the_profiler_on",
         "py_state:baseline_widens_the_default_dtype", "py_state:baseline_traces_allocations",
-        "py_state:baseline_keeps_the_jit_profiling", "py_state:baseline_traces_from_c", "py_state:baseline_profiles_from_c"}) {
+        "py_state:baseline_keeps_the_jit_profiling", "py_state:baseline_traces_from_c", "py_state:baseline_profiles_from_c",
+        "py_state:baseline_replaces_a_kernel"}) {
     const auto pair = pair_of(target);
     EXPECT_TRUE(has(failed_checks(pair, "baseline"), "worker-state")) << target << ": " << pair.at("checks").dump(1);
     EXPECT_FALSE(has(failed_checks(pair, "optimized"), "worker-state")) << target << ": " << pair.at("checks").dump(1);

@@ -42,6 +42,8 @@ py_state:baseline_traces_from_c         the baseline's setup sets a trace functi
                                         (PyEval_SetTrace through ctypes: sys.gettrace() reads None;
                                         red team eighteen: 3.60x)
 py_state:baseline_profiles_from_c       the same with PyEval_SetProfile (2.56x)
+py_state:baseline_replaces_a_kernel     the baseline's setup registers a slower Python CPU kernel for
+                                        aten::mul.out (torch.library; red team eighteen: 1.43x)
 Each optimized variant is the same code, untouched: it must pass worker-state.
 """
 import ctypes
@@ -50,6 +52,7 @@ import os
 import sys
 import threading
 import tracemalloc
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -309,3 +312,26 @@ def profile_from_c():
 
 eager_pair("py_state:baseline_traces_from_c", "y = exp(x) * 2 + 1", trace_from_c)
 eager_pair("py_state:baseline_profiles_from_c", "y = exp(x) * 2 + 1", profile_from_c)
+
+
+# Note [replaced kernels]: the baseline's setup replaces the CPU kernel of aten::mul.out with a
+# slower Python one (red team eighteen: 1.43x); torch.mul stays the same object.
+_replaced = []
+
+
+def replace_a_kernel():
+    if _replaced:  # setup() runs at every size; a kernel is registered once
+        return
+    library = torch.library.Library("aten", "IMPL")
+
+    def slower_mul(x, other, out):
+        out.copy_(torch.mul(x, other).clone())
+        return out
+
+    with warnings.catch_warnings():  # torch warns that it overrides a kernel
+        warnings.simplefilter("ignore")
+        library.impl("mul.out", slower_mul, "CPU")
+    _replaced.append(library)
+
+
+eager_pair("py_state:baseline_replaces_a_kernel", "y = exp(x) * 2 + 1", replace_a_kernel)
