@@ -136,7 +136,7 @@ std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scop
 // candidate whose relative L2 distance from it passes its bound fails `wide-inputs`. An output
 // the baseline leaves non-finite at that size is not the pair's domain there and judges nobody.
 void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels) {
+                                      const std::vector<bool>& baseline_levels, bool scattered_call) {
   std::vector<challenge_inputs> asked;
   for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
     if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level])) asked.push_back({wide_levels[level], {}});
@@ -145,7 +145,7 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
   // values at the benchmark size alone (torch.sort everywhere else): 4.66x with every check
   // passing (2026-12-05). Asked again here like the wide levels, against the baseline's answer.
   if (scope.declared.is_exact_math()) asked.push_back({input_values::non_integers, {}});
-  if (auto scattered = scattered_levels(scope.declared, baseline_levels); !scattered.empty())
+  if (auto scattered = scattered_levels(scope.declared, baseline_levels); scattered_call && !scattered.empty())
     asked.push_back({input_values::declared, std::move(scattered)});
   std::uint64_t salt = 16;
   for (const auto& inputs : asked) {
@@ -166,10 +166,11 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
 // later, not one right later. So the scattered call (Note [scattered challenge values]) is also
 // asked between the sampling rounds, at rounds drawn as a reservoir draws: after round r >= 1
 // with chance 1 / (r + 1), so the last call asked is as likely to follow any round as any other,
-// however many there are (about ln(rounds) - 0.4 are asked, at most most_calls: four). Every
+// however many there are (about ln(rounds) - 0.4 are asked, at most most_calls: three). Every
 // verified worker answers each, and each candidate is held to the baseline's answer once sampling
-// is over. (Six a run from round 0, with the x1024 level, took the local suites from 1,610 s to
-// 1,771 s on this 2-core machine, 2026-12-05.)
+// is over; the scattered call after the sampling is then not asked again. (Six a run from round
+// 0, with the x1024 level, took the local suites from 1,610 s to 1,771 s on this 2-core machine,
+// 2026-12-05: hence from round 1, at most three, and the one after sampling only where none came.)
 sampling_challenges::sampling_challenges(const judge_scope& scope, std::vector<variant_slot>& slots, const std::vector<bool>& baseline_levels)
     : scope_(scope), slots_(slots), inputs_{input_values::declared, scattered_levels(scope.declared, baseline_levels)} {}
 

@@ -48,9 +48,10 @@ using challenge_answers = std::map<std::string, raw_outputs, std::less<>>;
 // again by every verified worker (loaded at the benchmark size) on the same wide inputs, each
 // candidate held to its L2 bound against the baseline's answer; then the scattered call. The
 // inputs are refilled with declared values afterwards. `baseline_levels`: whether the baseline
-// passed each level.
+// passed each level; `scattered`: whether to ask the scattered call too (not where the sampling
+// asked it already).
 void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels);
+                                      const std::vector<bool>& baseline_levels, bool scattered = true);
 
 // Note [challenges during sampling]: scattered calls between the sampling rounds, at rounds no
 // variant can foresee, judged once sampling is over.
@@ -62,9 +63,10 @@ class sampling_challenges {
   void between_rounds(int round);
   // One `wide-inputs` (or `non-integers`) check a candidate, over every call taken.
   void judge(const workload& work) const;
+  [[nodiscard]] bool asked_any() const { return !answers_.empty(); }
 
  private:
-  static constexpr int most_calls = 4;
+  static constexpr int most_calls = 3;
   judge_scope scope_;
   std::vector<variant_slot>& slots_;
   challenge_inputs inputs_;

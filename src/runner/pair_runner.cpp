@@ -409,6 +409,8 @@ void run_benchmark_size(const judge_scope& scope, pair_result& result, std::vect
       [&](const std::string& state) { progress(fmt::format("{}: sampling, {}", declared.target(), state)); },
       [&](int round) { challenges.between_rounds(round); });
   challenges.judge(benchmark_of(declared, config));
+  for (auto& slot : slots)
+    if (slot.role == slot_role::baseline) slot.scattered_during_sampling = challenges.asked_any();
   phases.lap("sampling");
   check_input_reuse(slots, declared, config, result.checks);  // Note [input reuse]
   phases.lap("input_reuse");

@@ -250,7 +250,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     check_benchmark_accuracy(scope.declared, slot.label, calls.at(slot.label).outputs, expected, baseline->small_size_errors,
                              baseline->small_size_rounded_errors, scope.checks);
   }
-  check_wide_at_the_benchmark_size(scope, slots, work, baseline->wide_levels_passed);
+  check_wide_at_the_benchmark_size(scope, slots, work, baseline->wide_levels_passed, !baseline->scattered_during_sampling);
   phases.lap("comparison");
   // The baseline worker answers every slot's timed calls, each shared call once.
   check_timed_calls(scope, slots, *baseline);
