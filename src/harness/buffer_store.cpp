@@ -91,7 +91,7 @@ void buffer_store::fill_inputs(std::uint64_t seed, input_values values, const st
     const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
     fill_seeded(b.spec.type, effective_init(b.spec, values), stream_id, bytes.data(), b.num_elements);
     widen_draws(b.spec, values, bytes.data(), b.num_elements);
-    if (b.spec.role == buffer_role::input) static_cast<void>(scatter_levels(b.spec, scattered, stream_id, bytes.data(), b.num_elements));
+    static_cast<void>(scatter_levels(b.spec, scattered, stream_id, bytes.data(), b.num_elements));  // inputs only: scatters()
     write(b, bytes);
     for (const auto& derived : buffers_) {  // Note [derived inputs]: from the bytes just made
       if (derived.spec.derived_from != b.spec.name) continue;
@@ -118,8 +118,7 @@ void buffer_store::fill_inputs_where_they_live(std::uint64_t seed, input_values 
     device_fill_input(b.spec.type, effective_init(b.spec, values), stream_id, b.data, b.num_elements, stream);
     if (widens(b.spec, values))
       device_widen_draws(b.spec.type, values == input_values::repeated, wide_input_scale(values), b.data, b.num_elements, stream);
-    if (b.spec.role != buffer_role::input) continue;
-    const auto plan = scatter_plan(b.spec, scattered, stream_id, b.num_elements);
+    const auto plan = scatter_plan(b.spec, scattered, stream_id, b.num_elements);  // inputs only: scatters()
     if (!plan.empty()) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (const auto& e : plan) {
       std::vector<unsigned char> from(dtype_size(b.spec.type));
@@ -128,12 +127,7 @@ void buffer_store::fill_inputs_where_they_live(std::uint64_t seed, input_values 
       static_cast<void>(store_element(b, e.index, e.scale * load_as_double(b.spec.type, from.data(), 0) + e.add));
     }
   }
-  for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
-    if (derived.spec.derived_from.empty()) continue;
-    const auto& source = find(derived.spec.derived_from);
-    device_derive_input(source.spec.type, source.data, derived.spec.type, derived.data, derived.num_elements,
-                        derived.spec.derived_scale, stream);
-  }
+  derive_on_device(stream);
   AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
@@ -205,6 +199,10 @@ void buffer_store::refresh_inputs(std::uint64_t seed, cudaStream_t stream) {
     const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
     device_fill_input(b.spec.type, b.spec.init, stream_id, b.data, b.num_elements, stream);
   }
+  derive_on_device(stream);
+}
+
+void buffer_store::derive_on_device(cudaStream_t stream) {
   for (const auto& derived : buffers_) {  // Note [derived inputs]: after every source is filled
     if (derived.spec.derived_from.empty()) continue;
     const auto& source = find(derived.spec.derived_from);

@@ -87,6 +87,8 @@ class buffer_store {
   // Stores `value` rounded to the buffer's dtype at `index`; returns the stored value.
   double store_element(const owned_buffer& buffer, std::size_t index, double value);
 
+  // Every derived input made again from its source, on the device (queued on `stream`).
+  void derive_on_device(cudaStream_t stream);
   // Every input (derived ones too) of `seed` drawn at `into(buffer)`.
   void draw_inputs(std::uint64_t seed, const std::function<void*(const owned_buffer&)>& into);
 
