@@ -117,7 +117,7 @@ void buffer_store::fill_inputs_where_they_live(std::uint64_t seed, input_values 
     const auto stream_id = buffer_stream_id(rank_seed(seed, b.spec.same_on_every_rank ? 0 : rank_), b.spec.name);
     device_fill_input(b.spec.type, effective_init(b.spec, values), stream_id, b.data, b.num_elements, stream);
     if (widens(b.spec, values))
-      device_widen_draws(b.spec.type, values == input_values::repeated, wide_input_scale(values), b.data, b.num_elements, stream);
+      device_widen_draws(b.spec.type, reshape_of(values, b.spec.type), b.data, b.num_elements, stream);
     const auto plan = scatter_plan(b.spec, scattered, stream_id, b.num_elements);  // inputs only: scatters()
     if (!plan.empty()) AISP_CUDA_CHECK(cudaStreamSynchronize(stream));
     for (const auto& e : plan) {

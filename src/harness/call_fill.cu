@@ -73,11 +73,11 @@ __global__ void derive_kernel(dtype from_type, const void* source, dtype to_type
   }
 }
 
-__global__ void widen_kernel(dtype type, bool to_grid, double scale, void* base, std::size_t count) {
+__global__ void widen_kernel(dtype type, bool to_grid, double scale, double shift, void* base, std::size_t count) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count; i += stride) {
     const double value = load(type, base, i);
-    store(type, base, i, to_grid ? (floor(value * 8.0) + 0.5) / 8.0 : scale * value);
+    store(type, base, i, to_grid ? (floor(value * 8.0) + 0.5) / 8.0 : scale * value + shift);
   }
 }
 
@@ -206,9 +206,9 @@ void device_derive_input(dtype from_type, const void* source, dtype to_type, voi
   AISP_CUDA_CHECK(cudaGetLastError());
 }
 
-void device_widen_draws(dtype type, bool to_grid, double scale, void* base, std::size_t count, cudaStream_t stream) {
+void device_widen_draws(dtype type, const draw_reshape& reshape, void* base, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  widen_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, to_grid, scale, base, count);
+  widen_kernel<<<blocks_for(count), fill_threads, 0, stream>>>(type, reshape.to_grid, reshape.scale, reshape.shift, base, count);
   AISP_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "aisp/buffer_spec.hpp"
+#include "support/seeded_fill.hpp"
 
 namespace aisp {
 
@@ -50,9 +51,9 @@ void device_fill_output(dtype type, const output_fill& fill, void* base, std::si
 // each times `scale` rounded into `to_type` at `target` as a store of its value would round it.
 void device_derive_input(dtype from_type, const void* source, dtype to_type, void* target, std::size_t count,
                          double scale, cudaStream_t stream);
-// widen_draws (support/seeded_fill.hpp) on the device, in place: each element times `scale`,
-// or with `to_grid` moved to the middle of its eighth (Note [repeated values]).
-void device_widen_draws(dtype type, bool to_grid, double scale, void* base, std::size_t count, cudaStream_t stream);
+// widen_draws (support/seeded_fill.hpp) on the device, in place: each element moved as `reshape`
+// moves a draw (draw_reshape: scaled and shifted, or onto the grid of Note [repeated values]).
+void device_widen_draws(dtype type, const draw_reshape& reshape, void* base, std::size_t count, cudaStream_t stream);
 
 // ---- Host ----
 

@@ -28,10 +28,10 @@ std::string challenge_inputs::name() const { return scattered.empty() ? input_va
 // test of a few elements finds none of them, and the fast code then answers them wrong; a
 // candidate must look at every input to find them, and one that does and answers them rightly
 // is correct code (a fast path for inputs in range is an honest optimisation). Judged like the
-// levels: each candidate's relative L2 distance from the baseline's answer. Not closed: the
-// scattered repeats are at most 16 places apart, so a candidate that compares every element with
-// the 16 before it (16 reads an element, more than most sorts of a row) and runs the exact code
-// only then stays wrong on repeats farther apart, which no call asks.
+// levels: each candidate's relative L2 distance from the baseline's answer. Half the scattered
+// repeats copy an element 16 to 2^16 places back (log-uniform): with all of them at most 16 apart,
+// a candidate that compared every element with the 16 before it and ran the exact code only then
+// stayed wrong on repeats farther apart, which no call asked (red team seventeen's lead).
 std::vector<input_values> scattered_levels(const pair& declared, const std::vector<bool>& baseline_levels) {
   std::vector<input_values> asked;
   for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
@@ -103,7 +103,7 @@ challenge_answers ask_verified_workers(const judge_scope& scope, std::vector<var
 }
 
 std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scope, const std::vector<variant_slot>& slots,
-                                                         const challenge_answers& answers) {
+                                                         const challenge_answers& answers, double baseline_rel_l2) {
   std::map<std::string, wide_outcome> outcomes;
   const variant_slot* baseline = nullptr;
   for (const auto& slot : slots) baseline = slot.role == slot_role::baseline ? &slot : baseline;
@@ -116,11 +116,15 @@ std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scop
       if (spec.role != buffer_role::output) continue;
       const auto& expected = truth.at(spec.name);
       if (!std::all_of(expected.begin(), expected.end(), [](double v) { return std::isfinite(v); })) continue;
-      const auto compared = compare_by_l2(scope.declared, spec, slot.label, answers.at(slot.label).at(spec.name), expected);
-      outcome.passed = outcome.passed && compared.passed();
-      outcome.detail += fmt::format("{}{}", outcome.detail.empty() ? "" : "; ", compared.describe());
+      add_comparison(outcome, compare_by_l2(scope.declared, spec, slot.label, answers.at(slot.label).at(spec.name), expected), "");
     }
-    if (!outcome.detail.empty()) outcomes.emplace(slot.label, std::move(outcome));
+    if (outcome.detail.empty()) continue;
+    if (!outcome.passed && within_the_baselines_error(outcome, baseline_rel_l2)) {  // Note [honest reorders]
+      outcome.passed = true;
+      outcome.detail += fmt::format(" (within {:g}x the baseline's small-size relative L2 error at this level, {:.3g}: Note [honest reorders])",
+                                    honest_reorder_factor, baseline_rel_l2);
+    }
+    outcomes.emplace(slot.label, std::move(outcome));
   }
   return outcomes;
 }
@@ -136,10 +140,15 @@ std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scop
 // candidate whose relative L2 distance from it passes its bound fails `wide-inputs`. An output
 // the baseline leaves non-finite at that size is not the pair's domain there and judges nobody.
 void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels, bool scattered_call) {
+                                      const variant_slot& baseline, bool scattered_call) {
+  const auto& baseline_levels = baseline.wide_levels_passed;
   std::vector<challenge_inputs> asked;
+  std::vector<double> errors;  // the baseline's small-size error at each asked level (0: none known)
   for (std::size_t level = 0; level < std::size(wide_levels) && level < baseline_levels.size(); ++level)
-    if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level])) asked.push_back({wide_levels[level], {}});
+    if (baseline_levels[level] && reshapes_some(scope.declared, wide_levels[level])) {
+      asked.push_back({wide_levels[level], {}});
+      errors.push_back(level < baseline.wide_levels_error.size() ? baseline.wide_levels_error[level] : 0.0);
+    }
   // Note [non-integers at the benchmark size]: an exact-math pair's non-integer challenge ran at
   // one small size, and red team sixteen's candidate sorted each row by counting its small-integer
   // values at the benchmark size alone (torch.sort everywhere else): 4.66x with every check
@@ -148,12 +157,13 @@ void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<vari
   if (auto scattered = scattered_levels(scope.declared, baseline_levels); scattered_call && !scattered.empty())
     asked.push_back({input_values::declared, std::move(scattered)});
   std::uint64_t salt = 16;
-  for (const auto& inputs : asked) {
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    const auto& inputs = asked[i];
     const auto answers = ask_verified_workers(scope, slots, inputs, challenge_seed(scope.config, salt++), "benchmark");
     const std::string label = !inputs.scattered.empty()                      ? scattered_label(inputs.scattered)
                               : inputs.values == input_values::non_integers ? std::string("non-integer inputs")
                                                                             : level_label(inputs.values);
-    for (const auto& [candidate, outcome] : against_the_baseline(scope, slots, answers))
+    for (const auto& [candidate, outcome] : against_the_baseline(scope, slots, answers, i < errors.size() ? errors[i] : 0.0))
       add_check(scope.checks, check_of(inputs), candidate, outcome.passed,
                 fmt::format("benchmark {}, {}, against the baseline's answer: {}", work.describe(), label, outcome.detail));
   }
@@ -179,12 +189,18 @@ void sampling_challenges::between_rounds(int round) {
   if (secret_seed() % static_cast<std::uint64_t>(round + 1) != 0) return;
   rounds_.push_back(round);
   answers_.push_back(ask_verified_workers(scope_, slots_, inputs_, secret_seed(), fmt::format("sampling{}", round)));
+  // The challenge changed each worker's inputs and put them back: one untimed call on them, so
+  // the next round times the pair's calls, not a variant's first look at inputs that changed. A
+  // fixed-inputs baseline that redoes its work on changed inputs otherwise read three outliers in
+  // fifteen samples (cheats:o2_baseline_burns_on_fresh_inputs, 2026-12-06).
+  for (auto* slot : verified_slots(slots_))
+    slot->worker->request({{"op", "soak"}, {"count", 1}, {"most_s", 1.0}}, scope_.config.worker_timeout_s);
 }
 
 void sampling_challenges::judge(const workload& work) const {
   std::map<std::string, wide_outcome> judged;
   for (std::size_t call = 0; call < answers_.size(); ++call) {
-    for (auto& [candidate, outcome] : against_the_baseline(scope_, slots_, answers_[call])) {
+    for (auto& [candidate, outcome] : against_the_baseline(scope_, slots_, answers_[call], 0.0)) {
       auto& kept = judged[candidate];
       if (!kept.passed) continue;  // the first failure speaks
       kept.passed = outcome.passed;

@@ -38,20 +38,21 @@ using challenge_answers = std::map<std::string, raw_outputs, std::less<>>;
 [[nodiscard]] challenge_answers ask_verified_workers(const judge_scope& scope, std::vector<variant_slot>& slots,
                                                      const challenge_inputs& inputs, std::uint64_t seed, const std::string& tag);
 
-// Each candidate's answers against the baseline's, held to its relative L2 bound, by candidate
-// label; an output the baseline left non-finite judges nobody, and a candidate with nothing
-// judged is absent.
+// Each candidate's answers against the baseline's, held to its relative L2 bound, raised to
+// honest_reorder_factor times `baseline_rel_l2` (the baseline's small-size error at the level,
+// Note [honest reorders]; 0: none), by candidate label; an output the baseline left non-finite
+// judges nobody, and a candidate with nothing judged is absent.
 [[nodiscard]] std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scope, const std::vector<variant_slot>& slots,
-                                                                       const challenge_answers& answers);
+                                                                       const challenge_answers& answers, double baseline_rel_l2);
 
 // Note [wide inputs at the benchmark size]: the levels the baseline passed at the small size, run
 // again by every verified worker (loaded at the benchmark size) on the same wide inputs, each
 // candidate held to its L2 bound against the baseline's answer; then the scattered call. The
-// inputs are refilled with declared values afterwards. `baseline_levels`: whether the baseline
-// passed each level; `scattered`: whether to ask the scattered call too (not where the sampling
-// asked it already).
+// inputs are refilled with declared values afterwards. `baseline`: its slot, with whether it
+// passed each level at the small size and its error there; `scattered`: whether to ask the
+// scattered call too (not where the sampling asked it already).
 void check_wide_at_the_benchmark_size(const judge_scope& scope, std::vector<variant_slot>& slots, const workload& work,
-                                      const std::vector<bool>& baseline_levels, bool scattered = true);
+                                      const variant_slot& baseline, bool scattered = true);
 
 // Note [challenges during sampling]: scattered calls between the sampling rounds, at rounds no
 // variant can foresee, judged once sampling is over.

@@ -243,8 +243,32 @@ bool reshapes_some(const pair& declared, input_values level) {
 }
 
 std::string level_label(input_values level) {
-  return level == input_values::repeated ? std::string("inputs on the middles of eighths (repeated values)")
-                                         : fmt::format("inputs x{:g}", wide_input_scale(level));
+  if (level == input_values::repeated) return "inputs on the middles of eighths (repeated values)";
+  if (level == input_values::offset)
+    return fmt::format("inputs offset by {:g} (fp32 inputs), {:g} (fp64)", offset_input_shift(level, dtype::f32),
+                       offset_input_shift(level, dtype::f64));
+  return fmt::format("inputs x{:g}", wide_input_scale(level));
+}
+
+// Note [honest reorders]
+// A level that moves the inputs far from 0 can carry an honest candidate's error past its bound
+// where the baseline's stays in: the offset level's sums of large shifted values err in the
+// last bits of the common part, and a sum in another order errs as much, or a few times more,
+// than the baseline's (docs/results/redteam-2026-12-03.md, round eighteen). The level's errors
+// from cancellation are orders of magnitude larger. So a candidate whose only failure at a level
+// is its relative L2 error passes where that error is within honest_reorder_factor (4) times the
+// baseline's at the same level: against the fp64 reference at the small size, and at the
+// benchmark size (where the baseline's answer is the truth) within that factor of the baseline's
+// small-size error, the bound raised to it.
+bool within_the_baselines_error(const wide_outcome& outcome, double baseline_rel_l2) {
+  return outcome.passed || (outcome.only_rel_l2 && std::isfinite(outcome.rel_l2) && outcome.rel_l2 <= honest_reorder_factor * baseline_rel_l2);
+}
+
+void add_comparison(wide_outcome& outcome, const verify::comparison& compared, const std::string& label) {
+  outcome.passed = outcome.passed && compared.passed();
+  outcome.only_rel_l2 = outcome.only_rel_l2 && (compared.passed() || (compared.nan_count == 0 && compared.inf_count == 0 && compared.unwritten == 0));
+  outcome.rel_l2 = std::max(outcome.rel_l2, std::isnan(compared.rel_l2_error) ? HUGE_VAL : compared.rel_l2_error);
+  outcome.detail += fmt::format("{}{}{}", outcome.detail.empty() ? "" : "; ", label.empty() ? "" : label + ": ", compared.describe());
 }
 
 bool wide_challenge_applies(const pair& declared) {
@@ -272,7 +296,7 @@ std::string overflowing_derived_input(const pair& declared, input_values level) 
     if (derived.derived_from.empty()) continue;
     for (const auto& source : declared.buffers()) {
       if (source.name != derived.derived_from || !widens(source, level)) continue;
-      if (wide_input_scale(level) * std::fabs(derived.derived_scale) > largest_finite(derived.type)) return derived.name;
+      if (reshaped_magnitude(level, source.type) * std::fabs(derived.derived_scale) > largest_finite(derived.type)) return derived.name;
     }
   }
   return "";
@@ -292,7 +316,7 @@ namespace {
 wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
   if (!reshapes_some(scope.declared, level)) return {true, fmt::format("{}: no input of this pair is drawn that way", level_label(level))};
   if (const auto past = overflowing_derived_input(scope.declared, level); !past.empty())
-    return {false, fmt::format("inputs x{:g}: {} would pass its type's largest value", wide_input_scale(level), past)};
+    return {false, fmt::format("{}: {} would pass its type's largest value", level_label(level), past)};
   const verify::reference_inputs inputs{challenge_seed(scope.config, salt), level, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", input_values_name(level)}}, scope.config.worker_timeout_s);
   const auto call =
@@ -301,9 +325,8 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
   wide_outcome outcome;
   for (const auto& spec : scope.declared.buffers()) {
     if (spec.role != buffer_role::output) continue;
-    const auto compared = compare_by_l2(scope.declared, spec, slot.label, call.outputs.at(spec.name), reference->at(spec.name));
-    outcome.passed = outcome.passed && compared.passed();
-    outcome.detail += fmt::format("{}{}: {}", outcome.detail.empty() ? "" : "; ", level_label(level), compared.describe());
+    add_comparison(outcome, compare_by_l2(scope.declared, spec, slot.label, call.outputs.at(spec.name), reference->at(spec.name)),
+                   level_label(level));
   }
   return outcome;
 }
@@ -325,12 +348,17 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
     std::string detail;
     for (std::size_t level = 0; level < outcomes.size() && level < baseline->second.size(); ++level) {
       const auto& theirs = baseline->second[level];
+      const auto& ours = outcomes[level];
       const bool counts = theirs.passed;  // a level the baseline fails is not the pair's domain
-      passed = passed && (!counts || outcomes[level].passed);
+      const bool right = within_the_baselines_error(ours, theirs.rel_l2);
+      passed = passed && (!counts || right);
       detail += (detail.empty() ? "" : "; ") +
-                (counts ? outcomes[level].detail
-                        : fmt::format("{}: the baseline fails them too, so they are not this pair's domain ({})",
-                                      level_label(wide_levels[level]), theirs.detail));
+                (!counts ? fmt::format("{}: the baseline fails them too, so they are not this pair's domain ({})",
+                                       level_label(wide_levels[level]), theirs.detail)
+                 : right && !ours.passed
+                     ? fmt::format("{} (within {:g}x the baseline's relative L2 error there, {:.3g}: Note [honest reorders])", ours.detail,
+                                   honest_reorder_factor, theirs.rel_l2)
+                     : ours.detail);
     }
     add_check(checks, verify::checks::wide_inputs, name, passed, detail);
   }

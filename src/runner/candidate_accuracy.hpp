@@ -71,6 +71,10 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 struct wide_outcome {
   bool passed = true;
   std::string detail;
+  // The largest relative L2 error of its outputs, and whether every failure was only that (no
+  // NaN, Inf or unwritten element): Note [honest reorders].
+  double rel_l2 = 0.0;
+  bool only_rel_l2 = true;
 };
 
 // One outcome a level of wide inputs (x8, then x128), by variant label.
@@ -88,9 +92,17 @@ using wide_outcomes = std::map<std::string, std::vector<wide_outcome>>;
 // baseline fails too, the level is not the pair's domain, and that is noted for every variant.
 void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks);
 
-// The challenge's levels, in order: x8, x128, x1024, repeated values (Notes [wide inputs],
-// [repeated values]).
-inline constexpr input_values wide_levels[] = {input_values::wide, input_values::wider, input_values::widest, input_values::repeated};
+// The challenge's levels, in order: x8, x128, x1024, repeated values, offset values (Notes [wide
+// inputs], [repeated values], [offset inputs]).
+inline constexpr input_values wide_levels[] = {input_values::wide, input_values::wider, input_values::widest, input_values::repeated,
+                                               input_values::offset};
+// Note [honest reorders]: a candidate whose error at a level passes its bound, or stays within
+// this many times the baseline's own error there, is right at that level.
+inline constexpr double honest_reorder_factor = 4.0;
+// Whether `outcome` is right at a level where the baseline's error was `baseline_rel_l2`.
+[[nodiscard]] bool within_the_baselines_error(const wide_outcome& outcome, double baseline_rel_l2);
+// Adds one output's comparison to a level's outcome.
+void add_comparison(wide_outcome& outcome, const verify::comparison& compared, const std::string& label);
 // Whether `level` reshapes some input of the pair.
 [[nodiscard]] bool reshapes_some(const pair& declared, input_values level);
 // "inputs x8", "inputs on the middles of eighths (repeated values)".

@@ -101,6 +101,7 @@ struct variant_slot {
   std::map<std::string, double> small_size_errors;   // the baseline's: Note [accuracy at the benchmark size]
   std::map<std::string, double> small_size_rounded_errors;  // the baseline's: Note [error under the rounding]
   std::vector<bool> wide_levels_passed;              // the baseline's, at the small size: Note [wide inputs at the benchmark size]
+  std::vector<double> wide_levels_error;             // the baseline's relative L2 error at each: Note [honest reorders]
   bool scattered_during_sampling = false;            // the baseline's: Note [challenges during sampling] asked at least one
   int armed_timers = 0;                              // Note [armed timers]: the most seen after setup() or a visit
   std::vector<nlohmann::json> worker_states;         // Note [worker state]: each one seen after setup() or a visit

@@ -198,7 +198,11 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
   for (auto& slot : slots) {  // Note [wide inputs at the benchmark size]
     if (slot.role != slot_role::baseline || !wide_results.contains(slot.label)) continue;
     slot.wide_levels_passed.clear();
-    for (const auto& outcome : wide_results.at(slot.label)) slot.wide_levels_passed.push_back(outcome.passed);
+    slot.wide_levels_error.clear();
+    for (const auto& outcome : wide_results.at(slot.label)) {
+      slot.wide_levels_passed.push_back(outcome.passed);
+      slot.wide_levels_error.push_back(outcome.rel_l2);
+    }
   }
   phases.lap("battery");
 }
@@ -250,7 +254,7 @@ void verify_against_baseline(const judge_scope& scope, std::vector<variant_slot>
     check_benchmark_accuracy(scope.declared, slot.label, calls.at(slot.label).outputs, expected, baseline->small_size_errors,
                              baseline->small_size_rounded_errors, scope.checks);
   }
-  check_wide_at_the_benchmark_size(scope, slots, work, baseline->wide_levels_passed, !baseline->scattered_during_sampling);
+  check_wide_at_the_benchmark_size(scope, slots, work, *baseline, !baseline->scattered_during_sampling);
   phases.lap("comparison");
   // The baseline worker answers every slot's timed calls, each shared call once.
   check_timed_calls(scope, slots, *baseline);

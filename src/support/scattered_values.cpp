@@ -11,8 +11,27 @@ bool scatters(const buffer_spec& spec, input_values level) {
   if (level == input_values::non_integers)
     return spec.role == buffer_role::input && spec.derived_from.empty() && dtype_is_float(spec.type) &&
            spec.init == init_distribution::small_integers;
-  return level != input_values::declared && widens(spec, level);
+  // Never the offset level (Note [offset inputs]): a few shifted elements cancel nothing.
+  return level != input_values::declared && level != input_values::offset && widens(spec, level);
 }
+
+namespace {
+
+// How far back element i's repeat copies from: 1 to 16 places, or (far) 16 to 2^16, as far on a
+// log scale as near, never before the buffer. Red team seventeen's lead: a candidate that compared
+// each element with the 16 before it, and ran exact code only on a repeat, stayed wrong on repeats
+// farther apart, which no call asked (2026-12-05).
+std::size_t repeat_distance(std::uint64_t draw, std::size_t i, bool far) {
+  const std::size_t near = 1 + (draw >> 40) % 16;
+  if (!far || i < 32) return std::min(near, i);
+  int top = 4;  // the largest e with 2^(e + 1) <= i, at most 15
+  while (top < 15 && (std::size_t{2} << (top + 1)) <= i) ++top;
+  const int e = 4 + static_cast<int>((draw >> 44) % static_cast<std::uint64_t>(top - 3));
+  const std::size_t span = std::size_t{1} << e;
+  return std::min(i, span + (draw >> 20) % span);
+}
+
+}  // namespace
 
 std::vector<scattered_element> scatter_plan(const buffer_spec& spec, const std::vector<input_values>& levels, std::uint64_t stream_id,
                                             std::size_t count) {
@@ -30,7 +49,7 @@ std::vector<scattered_element> scatter_plan(const buffer_spec& spec, const std::
       if (std::any_of(plan.begin(), plan.end(), [i](const scattered_element& e) { return e.index == i; })) continue;
       if (level == input_values::repeated) {
         if (i == 0) continue;  // nothing before it to repeat
-        plan.push_back({i, i - std::min<std::size_t>(i, 1 + (draw >> 40) % 16), 1.0, 0.0});
+        plan.push_back({i, i - repeat_distance(draw, i, j % 2 == 1), 1.0, 0.0});
       } else if (level == input_values::non_integers) {
         plan.push_back({i, i, 1.0, 0.5});
       } else {

@@ -31,9 +31,9 @@ struct scattered_element {
 
 // Where a scattered call changes a buffer of `count` elements: scattered_per_level elements a
 // level, at secret positions drawn from `stream_id`, never one element twice. Repeated copies the
-// value of one of the 16 elements before it, so two elements of a row are equal without either
-// standing out; wide and wider scale the draw; non-integers add 1/2. Levels that do not scatter
-// into `spec` are skipped.
+// value of an element before it, half of them one of the 16 before, half 16 to 2^16 places back
+// (log-uniform), so two elements of a row are equal without either standing out; wide and wider
+// scale the draw; non-integers add 1/2. Levels that do not scatter into `spec` are skipped.
 [[nodiscard]] std::vector<scattered_element> scatter_plan(const buffer_spec& spec, const std::vector<input_values>& levels,
                                                           std::uint64_t stream_id, std::size_t count);
 

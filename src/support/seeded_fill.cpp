@@ -148,22 +148,70 @@ double wide_input_scale(input_values values) {
   }
 }
 
+namespace {
+
+// Significand bits, the implicit one counted.
+int significand_bits(dtype type) {
+  switch (type) {
+    case dtype::f64: return 53;
+    case dtype::f32: return 24;
+    case dtype::f16: return 11;
+    case dtype::bf16: return 8;
+    case dtype::e4m3: return 4;
+    case dtype::e5m2: return 3;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+// Note [offset inputs]: the harness draws float inputs centred on 0, so code that cancels a large
+// common part passed every check: red team eighteen's row variance E[x^2] - E[x]^2 in fp64, right
+// on centred draws and wrong (even negative) on x + 1e8 (4.34x, 2026-12-05). The offset level
+// adds c = 2^floor((p - 12) / 2) to every draw of [-1, 1) in a type of p significand bits: 64 in
+// fp32, 2^20 in fp64. A one-pass form then loses about c^2 2^-p of the spread a term, and more
+// summed over a row; a two-pass form (the mean first, then the spread about it) loses about
+// (c 2^-p)^2, nothing. Measured here at 4x these offsets (256, 2^22): fp32 one-pass row variances
+// of 2048 values erred 10.7-34.8%, the red team's fp64 one-pass 1%, while fp32 two-pass sums
+// erred 1e-7 and an fp64 two-pass 3e-10, a third of fp64's bound (1e-9): hence the offsets 4x
+// lower, where the one-pass errors fall 16x, still far past every bound, and the honest ones at
+// least 4x. Types of fewer than 12 bits get none: code computing them in wider floats cancels
+// nothing. Held like the other levels (one the baseline fails judges nobody), and a candidate
+// within 4x of the baseline's own error there passes too (Note [honest reorders],
+// runner/candidate_accuracy.cpp). Never scattered (Note [scattered challenge values]): 16 shifted
+// elements cancel nothing, and a wholly shifted input is recognisable, so a candidate that looks
+// for one can still take its shortcut on the benchmark size's other calls (open).
+double offset_input_shift(input_values values, dtype type) {
+  if (values != input_values::offset) return 0.0;
+  const int p = significand_bits(type);
+  return p < 12 ? 0.0 : std::ldexp(1.0, (p - 12) / 2);
+}
+
+double draw_reshape::operator()(double draw) const {
+  // Note [repeated values]: the middle of each draw's eighth, (k + 1/2) / 8: 16 values in
+  // (-1, 1), 8 in (0, 1), none at an end of the range, exact in every float type but e5m2.
+  return to_grid ? (std::floor(draw * 8.0) + 0.5) / 8.0 : scale * draw + shift;
+}
+
+draw_reshape reshape_of(input_values values, dtype type) {
+  return {values == input_values::repeated, wide_input_scale(values), offset_input_shift(values, type)};
+}
+
+double reshaped_magnitude(input_values values, dtype type) { return wide_input_scale(values) + offset_input_shift(values, type); }
+
 bool widens(const buffer_spec& spec, input_values values) {
   if (spec.role != buffer_role::input || !spec.derived_from.empty() || !dtype_is_float(spec.type)) return false;
   // A mask drawn uniform in [-1, 1) is data under another name (a real one is drawn as small
   // integers or uniform_unit): Note [wide inputs] (runner/candidate_accuracy.cpp).
   if (values == input_values::repeated)
     return spec.init == init_distribution::uniform_signed || spec.init == init_distribution::uniform_unit;
+  if (values == input_values::offset) return spec.init == init_distribution::uniform_signed && offset_input_shift(values, spec.type) > 0;
   return wide_input_scale(values) != 1.0 && spec.init == init_distribution::uniform_signed;
 }
 
 void widen_draws(const buffer_spec& spec, input_values values, void* base, std::size_t count) {
   if (!widens(spec, values)) return;
-  // Note [repeated values]: the middle of each draw's eighth, (k + 1/2) / 8: 16 values in
-  // (-1, 1), 8 in (0, 1), none at an end of the range, exact in every float type but e5m2.
-  const auto reshaped = [values, scale = wide_input_scale(values)](double draw) {
-    return values == input_values::repeated ? (std::floor(draw * 8.0) + 0.5) / 8.0 : scale * draw;
-  };
+  const auto reshaped = reshape_of(values, spec.type);
   for_each_element_range(count, [&](std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) store_from_double(spec.type, base, i, reshaped(load_as_double(spec.type, base, i)));
   });
@@ -178,6 +226,7 @@ const char* input_values_name(input_values values) {
     case input_values::wider: return "wider";
     case input_values::widest: return "widest";
     case input_values::repeated: return "repeated";
+    case input_values::offset: return "offset";
   }
   return "declared";
 }
@@ -185,10 +234,10 @@ const char* input_values_name(input_values values) {
 input_values input_values_named(const std::string& name) {
   for (const auto values :
        {input_values::declared, input_values::exact_integers, input_values::non_integers, input_values::wide, input_values::wider,
-        input_values::widest, input_values::repeated}) {
+        input_values::widest, input_values::repeated, input_values::offset}) {
     if (name == input_values_name(values)) return values;
   }
-  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider, widest, repeated)");
+  AISP_EXPECTS(false, "unknown input values '" + name + "' (declared, exact_integers, non_integers, wide, wider, widest, repeated, offset)");
   return input_values::declared;
 }
 

@@ -43,8 +43,9 @@ namespace aisp {
 // small integers shows there, W1/X5); wide, wider and widest: the declared draws of [-1, 1)
 // scaled by wide_input_scale (Note [wide inputs], runner/candidate_accuracy.cpp); or repeated: the
 // declared uniform draws moved to the middles of a grid of 1/8, so values repeat (Note [repeated
-// values], the same file).
-enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider, widest, repeated };
+// values], the same file); or offset: the declared draws of [-1, 1) moved by a constant far
+// larger than their spread (Note [offset inputs], support/seeded_fill.cpp).
+enum class input_values : std::uint8_t { declared, exact_integers, non_integers, wide, wider, widest, repeated, offset };
 
 // The init a buffer gets under `values`. Judge and worker must agree, so both call this.
 [[nodiscard]] init_distribution effective_init(const buffer_spec& spec, input_values values);
@@ -52,10 +53,24 @@ enum class input_values : std::uint8_t { declared, exact_integers, non_integers,
 // Note [wide inputs]: what wide (8), wider (128) and widest (1024) scale the draws by, 1
 // otherwise; powers of two, so the scaled draws are exact in every float type.
 [[nodiscard]] double wide_input_scale(input_values values);
-// Whether `values` reshapes this buffer's draws: wide, wider and widest a float input drawn uniform in
-// [-1, 1), repeated one drawn uniform in [-1, 1) or [0, 1) (never small integers, an index
-// permutation or a derived input).
+// Note [offset inputs]: what the offset level adds to a draw of `type`: 2^floor((p - 12) / 2)
+// for p significand bits (fp32 64, fp64 2^20; 0 for fp16, bf16 and fp8), 0 under any other level.
+[[nodiscard]] double offset_input_shift(input_values values, dtype type);
+// How a level moves one draw: onto the grid of eighths (repeated), or scale x draw + shift.
+struct draw_reshape {
+  bool to_grid = false;
+  double scale = 1.0;
+  double shift = 0.0;
+  [[nodiscard]] double operator()(double draw) const;
+};
+[[nodiscard]] draw_reshape reshape_of(input_values values, dtype type);
+// Whether `values` reshapes this buffer's draws: wide, wider, widest and offset a float input
+// drawn uniform in [-1, 1), repeated one drawn uniform in [-1, 1) or [0, 1) (never small
+// integers, an index permutation or a derived input).
 [[nodiscard]] bool widens(const buffer_spec& spec, input_values values);
+// The largest magnitude a draw of [-1, 1) of `type` reaches under `values` (a derived copy's
+// range test, Note [wide inputs]).
+[[nodiscard]] double reshaped_magnitude(input_values values, dtype type);
 // Scales (or, for repeated, moves onto the grid) `count` drawn elements at `base` in place where
 // widens(spec, values); after the fill, before any derived input is made from them. Judge and
 // worker both call this.

@@ -5,6 +5,8 @@
 // (2026-12-03): each cheat below passed every check before.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -220,16 +222,29 @@ pair lse_pair() {
 }
 
 // ---- Honest: a declared precision change, held to its own tolerance and not to the baseline's error ----
-void exp_through_half(run_context& ctx) {
+// `value` rounded to bf16 (to nearest, ties to even) and back; NaN and Inf stay as they are.
+[[nodiscard]] inline float round_through_bf16(float value) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7f800000u) != 0x7f800000u) bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+  float rounded = 0.0f;
+  std::memcpy(&rounded, &bits, sizeof rounded);
+  return rounded;
+}
+
+void exp_through_bf16(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
-  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = round_through_half(std::exp(x[i]));
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = round_through_bf16(std::exp(x[i]));
 }
 
 pair declared_precision_pair() {
-  variant rounded{"optimized", "exp(x) rounded through fp16, declared", exp_through_half, {}, {}, {}, {}, {}, {}, {}};
-  rounded.precision = "exp(x) stored through fp16";
-  rounded.precision_tolerance = tolerance{.rtol = 1e-3, .atol = 1e-6, .max_rel_l2 = 1e-3, .reason = "fp16 keeps 11 significant bits"};
+  // Through bf16, not fp16: fp16's range ends at 65504, so exp(x) of the offset level's inputs
+  // (x + 64, Note [offset inputs]) overflowed where the baseline's fp32 did not, a range the
+  // declared precision does not declare away (2026-12-06).
+  variant rounded{"optimized", "exp(x) rounded through bf16, declared", exp_through_bf16, {}, {}, {}, {}, {}, {}, {}};
+  rounded.precision = "exp(x) stored through bf16";
+  rounded.precision_tolerance = tolerance{.rtol = 8e-3, .atol = 1e-6, .max_rel_l2 = 8e-3, .reason = "bf16 keeps 8 significant bits"};
   pair declared = honest_elementwise_declaration("accuracy_honest:declared_precision", exp_math, dtype::f32, benchmark_elements);
   declared.add_variant(honest_baseline(exp_math)).add_variant(std::move(rounded));
   return declared;

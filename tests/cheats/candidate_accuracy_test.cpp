@@ -1,6 +1,7 @@
 // Notes [accuracy against the baseline], [wide inputs], [scattered challenge values] and [input
 // reuse] on honest pairs: a variant that declares its precision change, an exp right on every
-// range, a fast path taken after a look at every input, a pair whose baseline
+// range, a fast path taken after a look at every input, a two-pass variance in fp32 under the
+// offset level, a pair whose baseline
 // cannot take the wide inputs either, and a fixed-inputs pair's honest variant all pass every
 // check (their planted cheats, in accuracy_cheats.cpp and call_reuse_cheats.cpp, fail in the
 // suite run of planted_cheats_test.cpp).
@@ -39,7 +40,7 @@ const json* check_of(const json& pair, const std::string& name, const std::strin
 TEST(candidate_accuracy, honest_pairs_pass_the_accuracy_wide_input_and_input_reuse_checks) {
   const auto dir = (std::filesystem::temp_directory_path() / ("aisp_accuracy_honest_" + std::to_string(::getpid()))).string();
   const auto results = honest_results(dir);
-  ASSERT_EQ(results.value("pairs", json::array()).size(), 6u) << results.dump(1).substr(0, 2000);
+  ASSERT_EQ(results.value("pairs", json::array()).size(), 7u) << results.dump(1).substr(0, 2000);
   for (const auto& pair : results["pairs"]) {
     const auto target = pair.value("target", "");
     for (const auto& check : pair.value("checks", json::array())) EXPECT_TRUE(check.value("passed", false)) << target << ": " << check.dump();
@@ -56,6 +57,9 @@ TEST(candidate_accuracy, honest_pairs_pass_the_accuracy_wide_input_and_input_reu
         return check.value("check", "") == "wide-inputs" && check.value("variant", "") == "optimized" &&
                check.value("detail", "").find("at secret places") != std::string::npos;
       })) << pair.dump(1).substr(0, 3000);
+    }
+    if (target == "accuracy_honest:two_pass_variance_in_fp32") {  // Note [offset inputs]: met, and passed
+      EXPECT_NE(wide->value("detail", "").find("inputs offset by 64 (fp32 inputs)"), std::string::npos) << wide->dump();
     }
     const auto* accuracy = check_of(pair, "accuracy", "optimized");
     if (target == "accuracy_honest:fixed_inputs_unrolled") {  // Note [input reuse]: probed, and passed

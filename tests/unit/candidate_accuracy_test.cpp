@@ -3,6 +3,7 @@
 // Notes [input reuse] and [batch reuse], a candidate's extra samples against the baseline's.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,27 @@ TEST(accuracy_regression, one_lucky_baseline_size_or_a_single_size_does_not_fail
 TEST(accuracy_regression, an_exact_baseline_holds_the_candidate_to_the_floor) {
   EXPECT_TRUE(accuracy_regression({{"a", 2e-5, 0}, {"b", 3e-5, 0}}, fp32_floor));
   EXPECT_FALSE(accuracy_regression({{"a", 9e-6, 0}, {"b", 9e-6, 0}}, fp32_floor));
+}
+
+// Note [honest reorders]: a level's relative L2 failure within 4x of the baseline's own error
+// there is an honest reorder; NaN, Inf or unwritten elements never are.
+TEST(honest_reorders, a_candidate_within_four_times_the_baselines_error_at_a_level_is_right) {
+  aisp::wide_outcome outcome{false, "rel-L2 3e-5", 3e-5, true};
+  EXPECT_TRUE(aisp::within_the_baselines_error(outcome, 9e-6));
+  EXPECT_FALSE(aisp::within_the_baselines_error(outcome, 7e-6));
+  EXPECT_FALSE(aisp::within_the_baselines_error(outcome, 0.0)) << "an exact baseline lends nothing";
+  outcome.only_rel_l2 = false;  // a NaN among its outputs
+  EXPECT_FALSE(aisp::within_the_baselines_error(outcome, 1.0));
+  EXPECT_TRUE(aisp::within_the_baselines_error(aisp::wide_outcome{}, 0.0)) << "a pass is a pass";
+  aisp::wide_outcome added;
+  aisp::verify::comparison nan_out;
+  nan_out.nan_count = 1;
+  nan_out.rel_l2_error = std::nan("");
+  nan_out.reason_code = "O4";
+  aisp::add_comparison(added, nan_out, "level");
+  EXPECT_FALSE(added.passed);
+  EXPECT_FALSE(added.only_rel_l2);
+  EXPECT_FALSE(aisp::within_the_baselines_error(added, 1e300));
 }
 
 // Note [input reuse]: fresh-input median over timed median, a candidate's against the baseline's.

@@ -64,6 +64,44 @@ TEST(input_values, each_level_reshapes_only_the_draws_it_is_for) {
   EXPECT_GT(*std::max_element(wide.begin(), wide.end()), 4.0);
 }
 
+// Note [offset inputs] (support/seeded_fill.cpp): the draws moved far from 0 by a power of two
+// the type keeps exactly, by the type's precision; a one-pass variance loses the spread there.
+TEST(input_values, offset_moves_signed_draws_by_a_power_of_two_for_their_type) {
+  using aisp::dtype;
+  using aisp::init_distribution;
+  using aisp::input_values;
+  EXPECT_EQ(aisp::offset_input_shift(input_values::offset, dtype::f32), 64.0);
+  EXPECT_EQ(aisp::offset_input_shift(input_values::offset, dtype::f64), 1048576.0);
+  EXPECT_FALSE(aisp::widens(input_drawn(init_distribution::uniform_signed, dtype::bf16), input_values::offset))
+      << "bf16 computed in fp32 cancels nothing";
+  EXPECT_EQ(aisp::offset_input_shift(input_values::wide, dtype::f32), 0.0) << "only the offset level shifts";
+  EXPECT_TRUE(aisp::widens(input_drawn(init_distribution::uniform_signed, dtype::f32), input_values::offset));
+  EXPECT_FALSE(aisp::widens(input_drawn(init_distribution::uniform_unit), input_values::offset)) << "unit draws keep their range";
+  EXPECT_EQ(aisp::input_values_named("offset"), input_values::offset);
+  const auto spec = input_drawn(init_distribution::uniform_signed, dtype::f32);
+  std::vector<float> x(4096);
+  aisp::fill_seeded(spec.type, spec.init, 3, x.data(), x.size());
+  const std::vector<float> centred = x;
+  aisp::widen_draws(spec, input_values::offset, x.data(), x.size());
+  double sum = 0;
+  double centred_squares = 0;
+  float one_pass_sum = 0.0f;
+  float one_pass_squares = 0.0f;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(x[i], centred[i] + 64.0f) << "exact: " << centred[i];
+    sum += x[i];
+    one_pass_sum += x[i];
+    one_pass_squares += x[i] * x[i];
+  }
+  const double mean = sum / static_cast<double>(x.size());
+  for (const float v : x) centred_squares += (v - mean) * (v - mean);
+  const double variance = centred_squares / static_cast<double>(x.size());
+  const float one_pass_mean = one_pass_sum / static_cast<float>(x.size());
+  const double one_pass = one_pass_squares / static_cast<float>(x.size()) - one_pass_mean * one_pass_mean;
+  EXPECT_NEAR(variance, 1.0 / 3.0, 0.02);
+  EXPECT_GT(std::fabs(one_pass - variance) / variance, 1e-4) << "the level exists to expose this (fp32's bound: 1e-5): " << one_pass << " vs " << variance;
+}
+
 // Note [scattered challenge values] (runner/benchmark_challenges.cpp): the declared draws, but for
 // a secret few elements a level each, at positions that change with the seed.
 namespace {
@@ -112,17 +150,24 @@ TEST(scattered_values, a_few_elements_a_level_change_at_secret_positions) {
   EXPECT_NE(changed_positions(scattered_with(spec, {input_values::wide, input_values::wider}, 12)), at) << "another seed, other places";
 }
 
-TEST(scattered_values, repeats_copy_an_element_a_few_places_before_and_carry_no_mark) {
+TEST(scattered_values, repeats_copy_an_element_near_or_far_before_and_carry_no_mark) {
   const auto spec = input_drawn(aisp::init_distribution::uniform_signed);
-  const auto d = scattered_with(spec, {aisp::input_values::repeated}, 5);
-  const auto at = changed_positions(d);
-  ASSERT_FALSE(at.empty());
-  for (const auto i : at) {
-    bool copied = false;
-    for (std::size_t back = 1; back <= 16 && back <= i; ++back) copied = copied || d.scattered[i] == d.scattered[i - back];
-    EXPECT_TRUE(copied) << i << " repeats one of the 16 elements before it";
-    EXPECT_NE(std::fmod(std::fabs(d.scattered[i]) * 16.0, 1.0), 0.0) << "not on the dense level's grid";
+  std::size_t near = 0;
+  std::size_t far = 0;
+  for (const std::uint64_t seed : {5u, 6u, 7u}) {
+    const auto d = scattered_with(spec, {aisp::input_values::repeated}, seed);
+    const auto at = changed_positions(d);
+    ASSERT_FALSE(at.empty());
+    for (const auto i : at) {
+      std::size_t back = 1;
+      while (back <= i && d.scattered[i] != d.scattered[i - back]) ++back;
+      EXPECT_LE(back, i) << i << " repeats an element before it";
+      (back <= 16 ? near : far) += 1;
+      EXPECT_NE(std::fmod(std::fabs(d.scattered[i]) * 16.0, 1.0), 0.0) << "not on the dense level's grid";
+    }
   }
+  EXPECT_GT(near, 8U) << "half a few places before";
+  EXPECT_GT(far, 8U) << "and half farther than a look at the 16 before finds (red team seventeen's lead)";
 }
 
 TEST(scattered_values, non_integers_go_only_into_small_integer_draws) {
@@ -137,4 +182,6 @@ TEST(scattered_values, non_integers_go_only_into_small_integer_draws) {
   auto derived = input_drawn(init_distribution::uniform_signed);
   derived.derived_from = "w";
   EXPECT_EQ(scattered_with(derived, {input_values::wide, input_values::repeated}, 7).changed, 0U) << "a derived input follows its source";
+  EXPECT_EQ(scattered_with(input_drawn(aisp::init_distribution::uniform_signed), {input_values::offset}, 7).changed, 0U)
+      << "a few shifted elements cancel nothing: Note [offset inputs]";
 }
