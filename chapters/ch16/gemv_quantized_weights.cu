@@ -91,18 +91,26 @@ void launch_baseline(run_context& ctx) { launch_gemv_chunked<__nv_bfloat16>(gemv
 // gemv_kernels.cuh): 85.8 -> 74.8 us, 65% -> 74% of the copy ceiling (H200 GPU-e875443e,
 // 2026-11-29, same run). fp8 keeps the conversion instructions: widened by shifts and masks it
 // measured 73.6 against 71.3 us in that run.
+// Blocks an SM: scripts/sweeps/gemv_ring_sweep.cu on an H100 (GPU-7ed5ded7, 2026-12-06, the ring
+// of 8; read stream 77.9 us, copy 2.97 TB/s): fp8 78.9 us at 2 blocks, 80.1 at 3, 81.2 at 4;
+// int8 79.9, 80.3, 81.7. int8 takes 2 (H200 GPU-a63be1b3 the same day: 62.3 us in the harness,
+// against 64.5 at 4 on 2026-12-02); fp8 keeps 4, since its H200 reading at 2 (74.3 +- 5.3 us)
+// was slower than at 4 on another card (63.5 us, 2026-12-02) and no run compared them on one.
 template <class Code>
 struct kernel_code {
   using type = Code;
+  static constexpr int min_blocks = 4;
 };
 template <>
 struct kernel_code<std::int8_t> {
   using type = int8_by_bits;
+  static constexpr int min_blocks = 2;
 };
 
 template <class Code>
 void launch_optimized(run_context& ctx, const quantization& codes) {
-  launch_gemv_ring<typename kernel_code<Code>::type, 8, 2>(gemv_args_of(ctx, "w_codes", "scale", codes.code_scale), ctx.stream());
+  launch_gemv_ring<typename kernel_code<Code>::type, 8, kernel_code<Code>::min_blocks>(
+      gemv_args_of(ctx, "w_codes", "scale", codes.code_scale), ctx.stream());
 }
 
 void scaled_gemv_reference(reference_io& io) {
