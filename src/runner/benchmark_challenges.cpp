@@ -189,12 +189,14 @@ void sampling_challenges::between_rounds(int round) {
   if (secret_seed() % static_cast<std::uint64_t>(round + 1) != 0) return;
   rounds_.push_back(round);
   answers_.push_back(ask_verified_workers(scope_, slots_, inputs_, secret_seed(), fmt::format("sampling{}", round)));
-  // The challenge changed each worker's inputs and put them back: one untimed call on them, so
-  // the next round times the pair's calls, not a variant's first look at inputs that changed. A
-  // fixed-inputs baseline that redoes its work on changed inputs otherwise read three outliers in
-  // fifteen samples (cheats:o2_baseline_burns_on_fresh_inputs, 2026-12-06).
-  for (auto* slot : verified_slots(slots_))
-    slot->worker->request({{"op", "soak"}, {"count", 1}, {"most_s", 1.0}}, scope_.config.worker_timeout_s);
+  // A fixed-inputs pair's timed calls never change its inputs, and the challenge changed them and
+  // put them back: one untimed call on them, so the next round times the pair's calls, not a
+  // variant's first look at inputs that changed (a fixed-inputs baseline that redoes its work on
+  // changed inputs read three outliers in fifteen samples, cheats:o2_baseline_burns_on_fresh_inputs,
+  // 2026-12-06). Other pairs' timed calls draw fresh inputs each time anyway.
+  if (scope_.declared.has_fixed_inputs())
+    for (auto* slot : verified_slots(slots_))
+      slot->worker->request({{"op", "soak"}, {"count", 1}, {"most_s", 1.0}}, scope_.config.worker_timeout_s);
 }
 
 void sampling_challenges::judge(const workload& work) const {
