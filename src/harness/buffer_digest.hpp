@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "aisp/buffer_spec.hpp"
+#include "support/element_codec.hpp"  // float_fields_of
 
 namespace aisp {
 
@@ -23,12 +24,5 @@ namespace aisp {
 [[nodiscard]] std::uint64_t host_digest(const void* base, std::size_t bytes);
 [[nodiscard]] std::size_t host_count_subnormals(dtype type, const void* base, std::size_t count);
 
-// The exponent and mantissa fields of a dtype's bit pattern (width in bits); none for integers.
-struct float_fields {
-  int width_bits = 0;
-  int mantissa_bits = 0;
-  int exponent_bits = 0;
-};
-[[nodiscard]] float_fields float_fields_of(dtype type);
 
 }  // namespace aisp

@@ -6,21 +6,6 @@
 
 namespace aisp {
 
-float_fields float_fields_of(dtype type) {
-  switch (type) {
-    case dtype::f64: return {64, 52, 11};
-    case dtype::f32: return {32, 23, 8};
-    case dtype::f16: return {16, 10, 5};
-    case dtype::bf16: return {16, 7, 8};
-    case dtype::e4m3: return {8, 3, 4};
-    case dtype::e5m2: return {8, 2, 5};
-    case dtype::i32:
-    case dtype::i64:
-    case dtype::u8:
-    case dtype::i8: return {};
-  }
-  return {};
-}
 
 std::uint64_t host_digest(const void* base, std::size_t bytes) { return hash_bytes(static_cast<const unsigned char*>(base), bytes); }
 

@@ -121,8 +121,7 @@ std::map<std::string, wide_outcome> against_the_baseline(const judge_scope& scop
     if (outcome.detail.empty()) continue;
     if (!outcome.passed && within_the_baselines_error(outcome, baseline_rel_l2)) {  // Note [honest reorders]
       outcome.passed = true;
-      outcome.detail += fmt::format(" (within {:g}x the baseline's small-size relative L2 error at this level, {:.3g}: Note [honest reorders])",
-                                    honest_reorder_factor, baseline_rel_l2);
+      outcome.detail += honest_reorder_note(baseline_rel_l2);  // the baseline's small-size error
     }
     outcomes.emplace(slot.label, std::move(outcome));
   }

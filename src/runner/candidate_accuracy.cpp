@@ -260,6 +260,11 @@ std::string level_label(input_values level) {
 // baseline's at the same level: against the fp64 reference at the small size, and at the
 // benchmark size (where the baseline's answer is the truth) within that factor of the baseline's
 // small-size error, the bound raised to it.
+std::string honest_reorder_note(double baseline_rel_l2) {
+  return fmt::format(" (within {:g}x the baseline's relative L2 error at this level, {:.3g}: Note [honest reorders])", honest_reorder_factor,
+                     baseline_rel_l2);
+}
+
 bool within_the_baselines_error(const wide_outcome& outcome, double baseline_rel_l2) {
   return outcome.passed || (outcome.only_rel_l2 && std::isfinite(outcome.rel_l2) && outcome.rel_l2 <= honest_reorder_factor * baseline_rel_l2);
 }
@@ -356,8 +361,7 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
                 (!counts ? fmt::format("{}: the baseline fails them too, so they are not this pair's domain ({})",
                                        level_label(wide_levels[level]), theirs.detail)
                  : right && !ours.passed
-                     ? fmt::format("{} (within {:g}x the baseline's relative L2 error there, {:.3g}: Note [honest reorders])", ours.detail,
-                                   honest_reorder_factor, theirs.rel_l2)
+                     ? ours.detail + honest_reorder_note(theirs.rel_l2)
                      : ours.detail);
     }
     add_check(checks, verify::checks::wide_inputs, name, passed, detail);

@@ -101,6 +101,8 @@ inline constexpr input_values wide_levels[] = {input_values::wide, input_values:
 inline constexpr double honest_reorder_factor = 4.0;
 // Whether `outcome` is right at a level where the baseline's error was `baseline_rel_l2`.
 [[nodiscard]] bool within_the_baselines_error(const wide_outcome& outcome, double baseline_rel_l2);
+// What a detail says of a candidate passed by that rule.
+[[nodiscard]] std::string honest_reorder_note(double baseline_rel_l2);
 // Adds one output's comparison to a level's outcome.
 void add_comparison(wide_outcome& outcome, const verify::comparison& compared, const std::string& label);
 // Whether `level` reshapes some input of the pair.

@@ -85,6 +85,22 @@ float bf16_bits_to_float(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
 
+float_fields float_fields_of(dtype type) {
+  switch (type) {
+    case dtype::f64: return {64, 52, 11};
+    case dtype::f32: return {32, 23, 8};
+    case dtype::f16: return {16, 10, 5};
+    case dtype::bf16: return {16, 7, 8};
+    case dtype::e4m3: return {8, 3, 4};
+    case dtype::e5m2: return {8, 2, 5};
+    case dtype::i32:
+    case dtype::i64:
+    case dtype::u8:
+    case dtype::i8: return {};
+  }
+  return {};
+}
+
 double load_as_double(dtype type, const void* base, std::size_t index) {
   switch (type) {
     case dtype::f64: return read_at<double>(base, index);

@@ -9,6 +9,14 @@
 
 namespace aisp {
 
+// The exponent and mantissa fields of a dtype's bit pattern (width in bits); none for integers.
+struct float_fields {
+  int width_bits = 0;
+  int mantissa_bits = 0;
+  int exponent_bits = 0;
+};
+[[nodiscard]] float_fields float_fields_of(dtype type);
+
 [[nodiscard]] double load_as_double(dtype type, const void* base, std::size_t index);
 void store_from_double(dtype type, void* base, std::size_t index, double value);
 // A derived input's element (Note [derived inputs] in aisp/buffer_spec.hpp): `value` rounded to

@@ -1,6 +1,7 @@
 #include "support/scattered_values.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "support/counter_hash.hpp"
 #include "support/element_codec.hpp"
@@ -24,8 +25,7 @@ namespace {
 std::size_t repeat_distance(std::uint64_t draw, std::size_t i, bool far) {
   const std::size_t near = 1 + (draw >> 40) % 16;
   if (!far || i < 32) return std::min(near, i);
-  int top = 4;  // the largest e with 2^(e + 1) <= i, at most 15
-  while (top < 15 && (std::size_t{2} << (top + 1)) <= i) ++top;
+  const int top = std::min(15, static_cast<int>(std::bit_width(i)) - 2);  // the largest e with 2^(e + 1) <= i
   const int e = 4 + static_cast<int>((draw >> 44) % static_cast<std::uint64_t>(top - 3));
   const std::size_t span = std::size_t{1} << e;
   return std::min(i, span + (draw >> 20) % span);

@@ -148,23 +148,6 @@ double wide_input_scale(input_values values) {
   }
 }
 
-namespace {
-
-// Significand bits, the implicit one counted.
-int significand_bits(dtype type) {
-  switch (type) {
-    case dtype::f64: return 53;
-    case dtype::f32: return 24;
-    case dtype::f16: return 11;
-    case dtype::bf16: return 8;
-    case dtype::e4m3: return 4;
-    case dtype::e5m2: return 3;
-    default: return 0;
-  }
-}
-
-}  // namespace
-
 // Note [offset inputs]: the harness draws float inputs centred on 0, so code that cancels a large
 // common part passed every check: red team eighteen's row variance E[x^2] - E[x]^2 in fp64, right
 // on centred draws and wrong (even negative) on x + 1e8 (4.34x, 2026-12-05). The offset level
@@ -183,7 +166,7 @@ int significand_bits(dtype type) {
 // for one can still take its shortcut on the benchmark size's other calls (open).
 double offset_input_shift(input_values values, dtype type) {
   if (values != input_values::offset) return 0.0;
-  const int p = significand_bits(type);
+  const int p = float_fields_of(type).mantissa_bits + 1;  // significand bits, the implicit one counted
   return p < 12 ? 0.0 : std::ldexp(1.0, (p - 12) / 2);
 }
 
