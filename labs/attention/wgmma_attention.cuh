@@ -76,6 +76,12 @@ struct wgmma_geometry {
 
 #if AISP_HOPPER_DEVICE
 
+// The 1024-byte aligned start of Note [attention smem map] (128-byte swizzle atoms).
+__device__ __forceinline__ std::uint32_t aligned_smem_base(const std::uint8_t* dynamic_smem) {
+  const std::uint32_t raw = hopper::smem_u32(dynamic_smem);
+  return raw + (1024u - raw % 1024u) % 1024u;
+}
+
 // Note [N-major V]: 128-byte swizzle, N-major.
 __device__ __forceinline__ std::uint64_t sw128_nmajor_desc(std::uint32_t smem_addr, std::uint32_t leading_bytes) {
   return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
@@ -267,6 +273,94 @@ __device__ __forceinline__ void store_rows_through_tma(const float (&o)[Dim / 2]
   }
 }
 
+// The K/V ring of Note [attention smem map]: stage `tile % stages` holds a ring tile's K and V,
+// with its full and empty barriers 8 bytes apart from stage 0's. A tile is a position in the
+// ring's sequence (counted over all the blocks a CTA runs), so its phase parity follows from it.
+template <int Dim>
+struct kv_ring {
+  using geo = wgmma_geometry<Dim>;
+  std::uint32_t k0, full0, empty0;
+  [[nodiscard]] __device__ std::uint32_t k(int tile) const { return k0 + (tile % geo::stages) * 2 * geo::kv_tile_bytes; }
+  [[nodiscard]] __device__ std::uint32_t v(int tile) const { return k(tile) + geo::kv_tile_bytes; }
+  [[nodiscard]] __device__ std::uint32_t full(int tile) const { return full0 + 8 * (tile % geo::stages); }
+  [[nodiscard]] __device__ std::uint32_t empty(int tile) const { return empty0 + 8 * (tile % geo::stages); }
+  [[nodiscard]] __device__ static std::uint32_t phase(int tile) { return static_cast<std::uint32_t>(tile / geo::stages) & 1u; }
+  __device__ void wait_full(int tile) const { hopper::mbar_wait(full(tile), phase(tile)); }
+  __device__ void wait_empty(int tile) const { hopper::mbar_wait(empty(tile), phase(tile) ^ 1u); }
+  // A consumer warpgroup is done with the tile's K and V (one arrival of the `consumers` expected).
+  __device__ void release(int tile) const {
+    if (threadIdx.x % 128 == 0) hopper::mbar_arrive(empty(tile));
+  }
+  // The producer: the tile's K and V for the KV plane's keys from `key0`, onto its full barrier.
+  __device__ void load(int tile, const CUtensorMap* map_k, const CUtensorMap* map_v, int key0, int kv_plane) const {
+    hopper::mbar_arrive_expect_tx(full(tile), 2 * geo::kv_tile_bytes);
+    for (int box = 0; box < geo::d_boxes; ++box) {
+      hopper::tma_load_3d(k(tile) + box * geo::kv_box_bytes, map_k, full(tile), box * geo::box_cols, key0, kv_plane);
+      hopper::tma_load_3d(v(tile) + box * geo::kv_box_bytes, map_v, full(tile), box * geo::box_cols, key0, kv_plane);
+    }
+  }
+};
+
+// Ping-pong (Note [softmax overlap]): the consumers take turns to issue their GEMMs; named barrier
+// 1 + c is consumer c's turn, and each hands over to the next in a ring.
+struct ping_pong {
+  int consumer, consumers;
+  __device__ void mine() const { hopper::named_barrier_sync(1 + consumer, 256); }
+  __device__ void yours() const { hopper::named_barrier_arrive(1 + (consumer + 1) % consumers, 256); }
+};
+
+// Step 5's schedule for one consumer over one block of query rows (Note [softmax overlap]): the
+// block's tiles are ring tiles ring0 .. ring0 + kv_tiles - 1. Leaves the unnormalized output in
+// `o` and the row sums in `row_sum`. `last_qk_done` runs once the block's last Q K^T has
+// completed in this warp (Q's rows are no longer read); the last turn is handed over only where
+// `hand_over_at_end` (a consumer's last turn with nobody left to take it leaves no arrival behind).
+template <int Dim, class LastQkDone>
+__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int ring0,
+                                                 int kv_tiles, std::uint32_t q_rows, const softmax_rows& rows,
+                                                 const ping_pong& turns, bool hand_over_at_end, LastQkDone last_qk_done) {
+  using geo = wgmma_geometry<Dim>;
+  namespace h = aisp::hopper;
+#pragma unroll
+  for (int i = 0; i < Dim / 2; ++i) o[i] = 0.0f;
+  float row_max[2] = {-INFINITY, -INFINITY};  // raw scores; scaled inside exp2
+  row_sum[0] = row_sum[1] = 0.0f;
+  float rescale[2];
+  float scores[geo::block_kv / 2];
+  std::uint32_t pa[geo::block_kv / 16][4];
+  ring.wait_full(ring0);
+  turns.mine();
+  issue_qk<Dim>(scores, q_rows, ring.k(ring0), geo::q_box_bytes, geo::kv_box_bytes);
+  turns.yours();
+  h::wgmma_wait<0>();
+  h::fence_accumulators(scores);
+  if (kv_tiles == 1) last_qk_done();
+  online_softmax(scores, row_max, row_sum, rescale, rows, 0);
+  pack_p(scores, pa);
+  for (int tile = 1; tile < kv_tiles; ++tile) {
+    const int at = ring0 + tile;
+    ring.wait_full(at);
+    turns.mine();
+    issue_qk<Dim>(scores, q_rows, ring.k(at), geo::q_box_bytes, geo::kv_box_bytes);
+    issue_pv<Dim>(o, pa, ring.v(at - 1), geo::kv_box_bytes);
+    turns.yours();
+    h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
+    h::fence_accumulators(scores);
+    if (tile == kv_tiles - 1) last_qk_done();
+    online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
+    h::wgmma_wait<0>();
+    h::fence_accumulators(o);
+    ring.release(at - 1);
+    rescale_output<Dim>(o, rescale);
+    pack_p(scores, pa);
+  }
+  turns.mine();
+  issue_pv<Dim>(o, pa, ring.v(ring0 + kv_tiles - 1), geo::kv_box_bytes);
+  if (hand_over_at_end) turns.yours();
+  h::wgmma_wait<0>();
+  h::fence_accumulators(o);
+  ring.release(ring0 + kv_tiles - 1);
+}
+
 #endif  // AISP_HOPPER_DEVICE
 
 template <int Dim, bool Overlap>
@@ -278,14 +372,10 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   namespace h = aisp::hopper;
   using geo = wgmma_geometry<Dim>;
   extern __shared__ std::uint8_t dynamic_smem[];
-  const std::uint32_t raw = h::smem_u32(dynamic_smem);
-  const std::uint32_t base = raw + (1024u - raw % 1024u) % 1024u;
+  const std::uint32_t base = aligned_smem_base(dynamic_smem);
   const std::uint32_t q_smem = base;
-  const auto k_smem = [base](int stage) { return base + geo::q_bytes + stage * 2 * geo::kv_tile_bytes; };
-  const auto v_smem = [&k_smem](int stage) { return k_smem(stage) + geo::kv_tile_bytes; };
   const std::uint32_t q_full = base + geo::barrier_offset;
-  const auto full = [q_full](int stage) { return q_full + 8 + 8 * stage; };
-  const auto empty = [q_full](int stage) { return q_full + 8 + 8 * (geo::stages + stage); };
+  const kv_ring<Dim> ring{.k0 = base + geo::q_bytes, .full0 = q_full + 8, .empty0 = q_full + 8 + 8 * geo::stages};
 
   const int q_blocks = (p.seq + geo::block_q - 1) / geo::block_q;
   // Causal: the longest rows (the last query blocks) start first, so short blocks fill the tail.
@@ -306,8 +396,8 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     h::prefetch_tensor_map(&map_o);
     h::mbar_init(q_full, 1);
     for (int s = 0; s < geo::stages; ++s) {
-      h::mbar_init(full(s), 1);   // the producer's arrive.expect_tx
-      h::mbar_init(empty(s), geo::consumers);  // one release per consumer warpgroup
+      h::mbar_init(ring.full(s), 1);   // the producer's arrive.expect_tx
+      h::mbar_init(ring.empty(s), geo::consumers);  // one release per consumer warpgroup
     }
     h::fence_barrier_init();
   }
@@ -321,15 +411,8 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
         h::tma_load_3d(q_smem + box * geo::q_box_bytes, &map_q, q_full, box * geo::box_cols, q0, q_plane);
       }
       for (int tile = 0; tile < kv_tiles; ++tile) {
-        const int s = tile % geo::stages;
-        h::mbar_wait(empty(s), (static_cast<std::uint32_t>(tile / geo::stages) & 1u) ^ 1u);
-        h::mbar_arrive_expect_tx(full(s), 2 * geo::kv_tile_bytes);
-        for (int box = 0; box < geo::d_boxes; ++box) {
-          h::tma_load_3d(k_smem(s) + box * geo::kv_box_bytes, &map_k, full(s), box * geo::box_cols, tile * geo::block_kv,
-                         kv_plane);
-          h::tma_load_3d(v_smem(s) + box * geo::kv_box_bytes, &map_v, full(s), box * geo::box_cols, tile * geo::block_kv,
-                         kv_plane);
-        }
+        ring.wait_empty(tile);
+        ring.load(tile, &map_k, &map_v, tile * geo::block_kv, kv_plane);
       }
     }
     return;
@@ -343,77 +426,35 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   const softmax_rows rows{.warp_q0 = q0 + consumer * 64 + warp * 16, .g = lane / 4, .t = lane % 4, .seq = p.seq,
                           .causal = p.causal, .scale_log2 = p.scale * 1.4426950408889634f};
   const std::uint32_t q_rows = q_smem + consumer * 64 * 128;  // this warpgroup's 64 rows of each Q box
-  const auto release = [&](int stage) {
-    if (threadIdx.x % 128 == 0) h::mbar_arrive(empty(stage));  // K and V of this stage are read
-  };
-  const auto wait_full = [&](int tile) {
-    h::mbar_wait(full(tile % geo::stages), static_cast<std::uint32_t>(tile / geo::stages) & 1u);
-  };
 
   float o[Dim / 2];
-#pragma unroll
-  for (int i = 0; i < Dim / 2; ++i) o[i] = 0.0f;
-  float row_max[2] = {-INFINITY, -INFINITY};  // raw scores; scaled inside exp2
   float row_sum[2] = {0.0f, 0.0f};
-  float rescale[2];
-  float scores[geo::block_kv / 2];
-  std::uint32_t pa[geo::block_kv / 16][4];
   h::mbar_wait(q_full, 0);
 
   if constexpr (!Overlap) {  // step 4: each GEMM waited for before the softmax or the next GEMM
+#pragma unroll
+    for (int i = 0; i < Dim / 2; ++i) o[i] = 0.0f;
+    float row_max[2] = {-INFINITY, -INFINITY};  // raw scores; scaled inside exp2
+    float rescale[2];
+    float scores[geo::block_kv / 2];
+    std::uint32_t pa[geo::block_kv / 16][4];
     for (int tile = 0; tile < kv_tiles; ++tile) {
-      const int s = tile % geo::stages;
-      wait_full(tile);
-      issue_qk<Dim>(scores, q_rows, k_smem(s), geo::q_box_bytes, geo::kv_box_bytes);
+      ring.wait_full(tile);
+      issue_qk<Dim>(scores, q_rows, ring.k(tile), geo::q_box_bytes, geo::kv_box_bytes);
       h::wgmma_wait<0>();
       h::fence_accumulators(scores);
       online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
       rescale_output<Dim>(o, rescale);
       pack_p(scores, pa);
-      issue_pv<Dim>(o, pa, v_smem(s), geo::kv_box_bytes);
+      issue_pv<Dim>(o, pa, ring.v(tile), geo::kv_box_bytes);
       h::wgmma_wait<0>();
       h::fence_accumulators(o);
-      release(s);
+      ring.release(tile);
     }
-  } else {  // step 5: Note [softmax overlap]
-    // Ping-pong: the consumers take turns to issue their GEMMs (named barrier 1 + c is consumer
-    // c's turn), so one's run on the tensor cores while the others run their softmax; consumer 0
-    // goes first, and each hands over to the next in a ring.
-    constexpr int last = geo::consumers - 1;
-    const auto my_turn = [consumer] { h::named_barrier_sync(1 + consumer, 256); };
-    const auto your_turn = [consumer] { h::named_barrier_arrive(1 + (consumer + 1) % geo::consumers, 256); };
-    if (consumer == last) your_turn();
-    wait_full(0);
-    my_turn();
-    issue_qk<Dim>(scores, q_rows, k_smem(0), geo::q_box_bytes, geo::kv_box_bytes);
-    your_turn();
-    h::wgmma_wait<0>();
-    h::fence_accumulators(scores);
-    online_softmax(scores, row_max, row_sum, rescale, rows, 0);
-    pack_p(scores, pa);
-    for (int tile = 1; tile < kv_tiles; ++tile) {
-      const int s = tile % geo::stages;
-      const int previous = (tile - 1) % geo::stages;
-      wait_full(tile);
-      my_turn();
-      issue_qk<Dim>(scores, q_rows, k_smem(s), geo::q_box_bytes, geo::kv_box_bytes);
-      issue_pv<Dim>(o, pa, v_smem(previous), geo::kv_box_bytes);
-      your_turn();
-      h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
-      h::fence_accumulators(scores);
-      online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
-      h::wgmma_wait<0>();
-      h::fence_accumulators(o);
-      release(previous);
-      rescale_output<Dim>(o, rescale);
-      pack_p(scores, pa);
-    }
-    my_turn();
-    issue_pv<Dim>(o, pa, v_smem((kv_tiles - 1) % geo::stages), geo::kv_box_bytes);
-    if (consumer != last) your_turn();  // the last consumer's last turn: 0 waits for no more, leave no arrival behind
-    h::wgmma_wait<0>();
-    h::fence_accumulators(o);
-    release((kv_tiles - 1) % geo::stages);
+  } else {  // step 5: Note [softmax overlap]; consumer 0 takes the first turn
+    const ping_pong turns{consumer, geo::consumers};
+    if (consumer == geo::consumers - 1) turns.yours();
+    overlapped_tiles<Dim>(o, row_sum, ring, 0, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1, [] {});
   }
 
   store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
