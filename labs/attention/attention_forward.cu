@@ -4,9 +4,8 @@
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
 // Steps 4-5 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
-// overlapped with the GEMMs. Step 6 (persistent_attention.cuh): step 5 with persistent CTAs.
-// Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process through its backend graph API,
-// autotuned over the heuristic's plans.
+// overlapped with the GEMMs. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
+// through its backend graph API, autotuned over the heuristic's plans.
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 
@@ -30,7 +29,6 @@
 #include "cudnn_sdpa.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
-#include "persistent_attention.cuh"
 #include "wgmma_attention.cuh"
 
 namespace aisp::labs_attention {
@@ -137,24 +135,6 @@ void run_wgmma(run_context& ctx) {
                         run_wgmma<true>, setup_wgmma<true>, {});
 }
 
-// ---- Step 6: step 5 with persistent CTAs (Note [persistent attention]), where no causal mask ----
-void setup_persistent(run_context& ctx) {
-  with_head_dim(problem_of(ctx).dim, [](auto dim) { prepare_persistent_attention<decltype(dim)::value>(); });
-}
-
-void run_persistent(run_context& ctx) {
-  const auto p = problem_of(ctx);
-  with_head_dim(p.dim, [&](auto dim) { launch_persistent_attention<decltype(dim)::value>(p, ctx.stream()); });
-}
-
-[[nodiscard]] variant persistent_step() {
-  return tensor_variant("optimized_wgmma_persistent",
-                        "persistent: one CTA an SM walks blocks of query rows; the producer loads the next block's K/V "
-                        "tiles and each consumer's Q rows while the consumers finish this block, the output leaves from "
-                        "registers",
-                        run_persistent, setup_persistent, {});
-}
-
 // ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
 [[nodiscard]] cudnn_sdpa_tensors cudnn_tensors(const attention_problem& p) { return {p.q, p.k, p.v, p.o}; }
 
@@ -213,8 +193,8 @@ struct attention_shape {
   const auto size = [&shape](std::int64_t batch, std::int64_t kv_heads, std::int64_t seq) {
     return param_map{{"b", batch}, {"hkv", kv_heads}, {"group", shape.group}, {"s", seq}, {"d", shape.dim}, {"causal", shape.causal ? 1 : 0}};
   };
-  pair built(std::move(target));
-  built.summary(std::move(summary))
+  return pair(std::move(target))
+      .summary(std::move(summary))
       .needs_compute_capability(9, 0, "built for sm_90a; the later steps use wgmma and TMA")
       .benchmark_size(size(shape.batch, shape.kv_heads, shape.seq))
       .validation_size(size(1, 1, 1))
@@ -248,11 +228,8 @@ struct attention_shape {
       .add_variant(naive_step())
       .add_variant(fused_step())
       .add_variant(wgmma_step())
-      .add_variant(overlap_step());
-  // Causal blocks differ in length: the hardware's order of step 5's grid balances them (Note [persistent attention]).
-  if (!shape.causal) built.add_variant(persistent_step());
-  built.add_variant(cudnn_peer());
-  return built;
+      .add_variant(overlap_step())
+      .add_variant(cudnn_peer());
 }
 
 }  // namespace
