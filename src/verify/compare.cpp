@@ -52,7 +52,8 @@ struct partial {
 // and the accuracy against the baseline still hold the whole output, so lower-precision math
 // (a bf16 or tf32 reduction's error is hundreds of fp32 roundings) fails as before.
 void compare_range(dtype type, std::span<const unsigned char> actual, std::span<const double> expected, const tolerance& tol,
-                   double magnitude_floor, std::size_t begin, std::size_t end, partial& into) {
+                   double magnitude_floor, std::size_t begin, std::size_t end, partial& out) {
+  partial into;  // a local, stored once at the end (see finite_rms)
   auto& result = into.counts;
   for (std::size_t i = begin; i < end; ++i) {
     const double want = expected[i];
@@ -88,6 +89,7 @@ void compare_range(dtype type, std::span<const unsigned char> actual, std::span<
       if (result.first_mismatches.size() < 8) result.first_mismatches.push_back({i, want, got});
     }
   }
+  out = std::move(into);
 }
 
 }  // namespace
@@ -95,12 +97,18 @@ void compare_range(dtype type, std::span<const unsigned char> actual, std::span<
 double finite_rms(std::span<const double> values) {
   std::vector<double> sums(ranges_for(values.size()), 0.0);
   std::vector<std::size_t> counts(sums.size(), 0);
+  // Each range sums into locals and stores once: the threads' adjacent slots written every
+  // element shared cache lines, and 16 threads on one line took minutes over GiB outputs.
   over_ranges(values.size(), [&](std::size_t t, std::size_t begin, std::size_t end) {
+    double sum = 0;
+    std::size_t count = 0;
     for (std::size_t i = begin; i < end; ++i) {
       if (!std::isfinite(values[i])) continue;
-      sums[t] += values[i] * values[i];
-      ++counts[t];
+      sum += values[i] * values[i];
+      ++count;
     }
+    sums[t] = sum;
+    counts[t] = count;
   });
   double sum = 0;
   std::size_t count = 0;
