@@ -21,6 +21,7 @@
 #include "cli/commands.hpp"
 #include "cli/launch_options.hpp"
 #include "cli/number_checks.hpp"
+#include "cli/resumed_run.hpp"
 #include "runner/size_overrides.hpp"
 #include "history/history_store.hpp"
 #include "hw/system_info.hpp"
@@ -68,6 +69,7 @@ struct run_options {
   bool small_sizes_only = false;
   bool validation_sizes_only = false;
   bool skip_battery = false;
+  bool resume = false;  // Note [resumed runs]
   std::string golden_file = shipped_data_file("expectations/goldens.json");
   bool update_goldens = false;
   std::string env_profile = "auto";
@@ -178,7 +180,7 @@ run_config make_config(const run_options& options) {
   hold_artifacts_folder(config.artifacts_dir);  // Note [one run a folder]
   // A folder reused from an earlier run: its files are replaced as this run writes its own. Say
   // so once, before any work, rather than overwrite without a word (the history keeps that run).
-  if (const auto earlier = config.artifacts_dir + "/results.json"; std::filesystem::exists(earlier) && !options.quiet) {
+  if (const auto earlier = config.artifacts_dir + "/results.json"; std::filesystem::exists(earlier) && !options.quiet && !options.resume) {
     std::ifstream in(earlier);
     const auto document = nlohmann::json::parse(in, nullptr, false);
     const std::string started = document.is_object() && document.contains("started_at") && document["started_at"].is_string()
@@ -245,6 +247,18 @@ int run_here(const run_options& options, const std::string& command_line, const 
     own.device = options.device + launch->local_rank;
     return make_config(own);
   }();
+  std::optional<interrupted_run> earlier;  // Note [resumed runs]
+  std::size_t kept_pairs = 0;
+  if (options.resume) {
+    AISP_EXPECTS(!launch, "--resume: a launch's run (mpirun, srun) is not resumed; run it again");
+    AISP_EXPECTS(!options.artifacts_dir.empty(), "--resume needs --artifacts-dir: the folder of the interrupted run");
+    earlier = read_interrupted_run(config.artifacts_dir);
+    config.seed = earlier->seed;
+    const auto before = requests.size();
+    std::erase_if(requests, [&](const pair_request& r) { return earlier->finished_targets.contains(r.declared->target()); });
+    AISP_EXPECTS(!requests.empty(), "--resume: the interrupted run in " + config.artifacts_dir + " finished every pair it asked: nothing left to judge");
+    kept_pairs = before - requests.size();
+  }
   for (const auto& plugin : options.plugins) config.plugins.push_back(std::filesystem::canonical(plugin).string());
   config.l2_flush = options.l2_flush;
   config.launch_gate = options.launch_gate;
@@ -280,6 +294,15 @@ int run_here(const run_options& options, const std::string& command_line, const 
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", config.trace_dir}, {"l2_flush", options.l2_flush},
                    {"launch_gate", options.launch_gate}, {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
+  if (earlier) {  // Note [resumed runs]: the earlier part's seed, and the same run or none
+    header.config["seed_fixed"] = earlier->config.value("seed_fixed", false);
+    check_same_run(*earlier, header.config, header.device);
+    header.carried_pairs = earlier->finished_pairs;
+    header.resumed_from = earlier->parts;
+    if (!options.quiet)
+      std::fprintf(stderr, "[resume] %zu pairs the run started %s finished are kept; %zu left to judge\n", kept_pairs,
+                   earlier->parts.back().value("started_at", "").c_str(), requests.size());
+  }
   if (launch) header.config["launch_position"] = {{"rank", launch->rank}, {"size", launch->size}, {"local_rank", launch->local_rank}};
   if (config.launch) header.config["launch"] = config.launch->to_json();
   // Every return from here tells the rank hosts the run is over, with its exit code (which counts
@@ -429,6 +452,10 @@ void add_shared_options(CLI::App& command, run_options& options) {
   command.add_option("--history", options.history_db,
                      "the SQLite results history (default: $AISP_DB, else aisp.db beside the artifacts folder, e.g. artifacts/aisp.db); "
                      "none = do not record");
+  command.add_flag("--resume", options.resume,
+                   "finish the interrupted run (Ctrl-C, SIGTERM) in --artifacts-dir: the pairs it finished are kept as measured, "
+                   "the rest are judged now, and results.json holds both (resumed_from names the parts). Only the same run "
+                   "resumes: the same options and machine; its seed is reused. Note [resumed runs]");
   command.add_flag("--quiet", options.quiet, "no progress lines");
   add_launch_options(command, options.launch);
   command.footer(launch_help);

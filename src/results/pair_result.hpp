@@ -145,6 +145,10 @@ struct suite_result {
   // Note [interrupted runs] (suite_runner.cpp): the signal (SIGINT, SIGTERM) that ended the run
   // early, 0 when it ran to its end.
   int interrupted_by = 0;
+  // Note [resumed runs] (cli/resumed_run.hpp): the pairs an interrupted run finished, as its
+  // results.json held them, ahead of this part's; and its parts (null for a run not resumed).
+  nlohmann::json carried_pairs = nlohmann::json::array();
+  nlohmann::json resumed_from;
   [[nodiscard]] bool any_failed() const;
   // Every pair was skipped (no GPU for GPU pairs): the run measured nothing, and `bench run` says
   // so with exit code 3 (Note [nothing measured]).

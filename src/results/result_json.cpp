@@ -148,7 +148,7 @@ json to_json(const pair_result& result) {
 }
 
 json to_json(const suite_result& suite) {
-  json pairs = json::array();
+  json pairs = suite.carried_pairs;  // Note [resumed runs]: the interrupted run's pairs first
   for (const auto& p : suite.pairs) pairs.push_back(to_json(p));
   json document = {{"schema", results_schema},
           {"schema_version", result_schema_version},
@@ -164,6 +164,7 @@ json to_json(const suite_result& suite) {
           {"time", to_json(break_down(suite.pairs))},
           {"pairs", pairs}};
   if (suite.interrupted_by != 0) document["interrupted_by"] = strsignal(suite.interrupted_by);  // Note [interrupted runs]
+  if (!suite.resumed_from.is_null()) document["resumed_from"] = suite.resumed_from;  // Note [resumed runs]
   return document;
 }
 

@@ -364,7 +364,9 @@ TEST(history_bad_input, a_database_of_another_program_is_refused_untouched) {
 pid_t spawn_host_run(const std::string& dir, bool own_group = false) {
   const std::string binary = aisp();
   // Short sampling: these tests want a finished pair and one under way, not verdicts.
+  // Quarter-size matrices: a second pair still takes seconds (its battery and sampling), where a signal lands.
   std::vector<std::string> args = {binary, "bench", "run", "--targets", "labs/host", "--max-time", "0.5", "--min-time", "0.1", "--quiet",
+                                   "--size", "rows=2048", "--size", "cols=2048",
                                    "--golden-file", std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json",
                                    "--artifacts-dir", dir + "/run", "--history", dir + "/aisp.db"};
   std::vector<char*> argv;
@@ -449,6 +451,25 @@ TEST(history_sigint, an_interrupted_run_says_so_at_once_and_is_recorded_as_inter
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0]["state"], "interrupted");
   EXPECT_EQ(aisp::run_state_of(results), "interrupted");
+
+  // Note [resumed runs]: only the same run resumes; then it keeps the finished pair and judges the rest.
+  const std::string same = " bench run --targets labs/host --max-time 0.5 --min-time 0.1 --quiet --size rows=2048 --size cols=2048 --golden-file " +
+                           std::string(AISP_SOURCE_DIR) + "/expectations/goldens.json --artifacts-dir " + dir + "/run --history " +
+                           dir + "/aisp.db --resume";
+  aisp::testing::expect_one_line_error("bench run --targets labs/host --max-time 0.4 --min-time 0.1 --size rows=2048 --size cols=2048 --artifacts-dir " + dir +
+                                           "/run --history none --resume",
+                                       "--resume: the interrupted run had max_time_s 0.5, this one asks 0.4");
+  const auto resumed = run_command(aisp() + same, false);
+  EXPECT_NE(resumed.exit_code, 2) << resumed.output;
+  const auto whole = read_json(dir + "/run/results.json");
+  EXPECT_FALSE(whole.contains("interrupted_by")) << whole.dump().substr(0, 2000);
+  ASSERT_EQ(whole["pairs"].size(), 2u);
+  EXPECT_EQ(whole["pairs"][0], results["pairs"][0]) << "the finished pair is kept as it was measured";
+  EXPECT_EQ(whole["config"]["seed"], results["config"]["seed"]);
+  ASSERT_EQ(whole["resumed_from"].size(), 1u);
+  EXPECT_EQ(whole["resumed_from"][0]["started_at"], results["started_at"]);
+  EXPECT_EQ(whole["resumed_from"][0]["pairs"], 1);
+  aisp::testing::expect_one_line_error(same.substr(1), "ran to its end: nothing to resume");
 }
 
 // Note [interrupted runs]: a terminal's Ctrl-C signals its whole foreground group, and `timeout -s
