@@ -253,6 +253,8 @@ int run_here(const run_options& options, const std::string& command_line, const 
     AISP_EXPECTS(!launch, "--resume: a launch's run (mpirun, srun) is not resumed; run it again");
     AISP_EXPECTS(!options.artifacts_dir.empty(), "--resume needs --artifacts-dir: the folder of the interrupted run");
     earlier = read_interrupted_run(config.artifacts_dir);
+    AISP_EXPECTS(!options.seed || *options.seed == earlier->seed,
+                 fmt::format("--resume: the interrupted run drew its inputs from seed {}; --seed {} asks for others", earlier->seed, *options.seed));
     config.seed = earlier->seed;
     const auto before = requests.size();
     std::erase_if(requests, [&](const pair_request& r) { return earlier->finished_targets.contains(r.declared->target()); });
