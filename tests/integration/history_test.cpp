@@ -246,8 +246,8 @@ TEST(compare_runs_gate, strict_refuses_different_sizes_and_fail_on_slower_gates_
                        " --history " + dir + "/aisp.db" + extra);
   };
   // Small sizes, so each sample is short and the 1 s cap still gives every variant its minimum.
-  ASSERT_EQ(one("small", " --size rows=1024").exit_code, 0);
-  ASSERT_EQ(one("large", " --size rows=2048").exit_code, 0);  // twice the work: every variant slower
+  ASSERT_EQ(one("small", " --size rows=1024 --size cols=2048").exit_code, 0);
+  ASSERT_EQ(one("large", " --size rows=2048 --size cols=2048").exit_code, 0);  // twice the work: every variant slower
   const std::string compare = aisp() + " bench compare-runs 1 2 --db " + dir + "/aisp.db";
 
   const auto lenient = run_command(compare);
