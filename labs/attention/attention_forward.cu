@@ -4,8 +4,9 @@
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
 // Steps 4-6 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
-// overlapped with the GEMMs; then the output rescaled only when a row's max moves far. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
-// through its backend graph API, autotuned over the heuristic's plans.
+// overlapped with the GEMMs; then the output rescaled only when a row's max moves far. Peer
+// (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process through its backend graph API,
+// autotuned over the heuristic's plans.
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 

@@ -76,12 +76,6 @@ struct wgmma_geometry {
 
 #if AISP_HOPPER_DEVICE
 
-// The 1024-byte aligned start of Note [attention smem map] (128-byte swizzle atoms).
-__device__ __forceinline__ std::uint32_t aligned_smem_base(const std::uint8_t* dynamic_smem) {
-  const std::uint32_t raw = hopper::smem_u32(dynamic_smem);
-  return raw + (1024u - raw % 1024u) % 1024u;
-}
-
 // Note [N-major V]: 128-byte swizzle, N-major.
 __device__ __forceinline__ std::uint64_t sw128_nmajor_desc(std::uint32_t smem_addr, std::uint32_t leading_bytes) {
   return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) | (static_cast<std::uint64_t>(leading_bytes >> 4) << 16) |
@@ -291,9 +285,9 @@ __device__ __forceinline__ void store_rows_through_tma(const float (&o)[Dim / 2]
   }
 }
 
-// The K/V ring of Note [attention smem map]: stage `tile % stages` holds a ring tile's K and V,
-// with its full and empty barriers 8 bytes apart from stage 0's. A tile is a position in the
-// ring's sequence (counted over all the blocks a CTA runs), so its phase parity follows from it.
+// The K/V ring of Note [attention smem map]: stage `tile % stages` holds key tile `tile`'s K and
+// V, with its full and empty barriers 8 bytes apart from stage 0's; its phase parity follows
+// from the tile's index.
 template <int Dim>
 struct kv_ring {
   using geo = wgmma_geometry<Dim>;
@@ -327,15 +321,14 @@ struct ping_pong {
   __device__ void yours() const { hopper::named_barrier_arrive(1 + (consumer + 1) % consumers, 256); }
 };
 
-// Step 5's schedule for one consumer over one block of query rows (Note [softmax overlap]): the
-// block's tiles are ring tiles ring0 .. ring0 + kv_tiles - 1. Leaves the unnormalized output in
-// `o` and the row sums in `row_sum`. `last_qk_done` runs once the block's last Q K^T has
-// completed in this warp (Q's rows are no longer read); the last turn is handed over only where
-// `hand_over_at_end` (a consumer's last turn with nobody left to take it leaves no arrival behind).
-template <int Dim, bool Lazy, class LastQkDone>
-__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int ring0,
-                                                 int kv_tiles, std::uint32_t q_rows, const softmax_rows& rows,
-                                                 const ping_pong& turns, bool hand_over_at_end, LastQkDone last_qk_done) {
+// Step 5's schedule for one consumer over its block's kv_tiles key tiles (Note [softmax overlap]):
+// leaves the unnormalized output in `o` and the row sums in `row_sum`. The last turn is handed
+// over only where `hand_over_at_end` (the last consumer's last turn has nobody to take it: no
+// arrival is left behind).
+template <int Dim, bool Lazy>
+__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int kv_tiles,
+                                                 std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
+                                                 bool hand_over_at_end) {
   using geo = wgmma_geometry<Dim>;
   namespace h = aisp::hopper;
 #pragma unroll
@@ -345,39 +338,36 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
   float rescale[2];
   float scores[geo::block_kv / 2];
   std::uint32_t pa[geo::block_kv / 16][4];
-  ring.wait_full(ring0);
+  ring.wait_full(0);
   turns.mine();
-  issue_qk<Dim>(scores, q_rows, ring.k(ring0), geo::q_box_bytes, geo::kv_box_bytes);
+  issue_qk<Dim>(scores, q_rows, ring.k(0), geo::q_box_bytes, geo::kv_box_bytes);
   turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(scores);
-  if (kv_tiles == 1) last_qk_done();
   online_softmax<Lazy>(scores, row_max, row_sum, rescale, rows, 0);
   pack_p(scores, pa);
   for (int tile = 1; tile < kv_tiles; ++tile) {
-    const int at = ring0 + tile;
-    ring.wait_full(at);
+    ring.wait_full(tile);
     turns.mine();
-    issue_qk<Dim>(scores, q_rows, ring.k(at), geo::q_box_bytes, geo::kv_box_bytes);
-    issue_pv<Dim>(o, pa, ring.v(at - 1), geo::kv_box_bytes);
+    issue_qk<Dim>(scores, q_rows, ring.k(tile), geo::q_box_bytes, geo::kv_box_bytes);
+    issue_pv<Dim>(o, pa, ring.v(tile - 1), geo::kv_box_bytes);
     turns.yours();
     h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
     h::fence_accumulators(scores);
-    if (tile == kv_tiles - 1) last_qk_done();
     online_softmax<Lazy>(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
-    ring.release(at - 1);
+    ring.release(tile - 1);
     // Note [lazy rescale]: the warp's 16 rows all kept their max: nothing to multiply.
     if (!Lazy || __any_sync(0xffffffffU, rescale[0] != 1.0f || rescale[1] != 1.0f)) rescale_output<Dim>(o, rescale);
     pack_p(scores, pa);
   }
   turns.mine();
-  issue_pv<Dim>(o, pa, ring.v(ring0 + kv_tiles - 1), geo::kv_box_bytes);
+  issue_pv<Dim>(o, pa, ring.v(kv_tiles - 1), geo::kv_box_bytes);
   if (hand_over_at_end) turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(o);
-  ring.release(ring0 + kv_tiles - 1);
+  ring.release(kv_tiles - 1);
 }
 
 #endif  // AISP_HOPPER_DEVICE
@@ -391,7 +381,8 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   namespace h = aisp::hopper;
   using geo = wgmma_geometry<Dim>;
   extern __shared__ std::uint8_t dynamic_smem[];
-  const std::uint32_t base = aligned_smem_base(dynamic_smem);
+  const std::uint32_t raw = h::smem_u32(dynamic_smem);
+  const std::uint32_t base = raw + (1024u - raw % 1024u) % 1024u;
   const std::uint32_t q_smem = base;
   const std::uint32_t q_full = base + geo::barrier_offset;
   const kv_ring<Dim> ring{.k0 = base + geo::q_bytes, .full0 = q_full + 8, .empty0 = q_full + 8 + 8 * geo::stages};
@@ -473,7 +464,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   } else {  // step 5: Note [softmax overlap]; consumer 0 takes the first turn
     const ping_pong turns{consumer, geo::consumers};
     if (consumer == geo::consumers - 1) turns.yours();
-    overlapped_tiles<Dim, Lazy>(o, row_sum, ring, 0, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1, [] {});
+    overlapped_tiles<Dim, Lazy>(o, row_sum, ring, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1);
   }
 
   store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
