@@ -2,11 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "aisp/check.hpp"
+#include "results/result_json.hpp"
 
 namespace aisp::cli {
 namespace {
@@ -25,14 +25,11 @@ nlohmann::json machine_of(const nlohmann::json& device) {
 interrupted_run read_interrupted_run(const std::string& artifacts_dir) {
   const auto path = artifacts_dir + "/results.json";
   AISP_EXPECTS(std::filesystem::exists(path), "--resume: " + artifacts_dir + " holds no results.json: no run to resume there");
-  std::ifstream in(path);
-  const auto document = nlohmann::json::parse(in, nullptr, false);
-  AISP_EXPECTS(document.is_object() && document.contains("config") && document.contains("pairs") && document["pairs"].is_array(),
-               "--resume: " + path + " is not a results.json aisp wrote (malformed or truncated)");
+  const auto document = read_results_document(path);  // refuses a truncated or foreign document, saying where
   AISP_EXPECTS(document.contains("interrupted_by"),
                "--resume: the run in " + artifacts_dir + " ran to its end: nothing to resume (a new run wants its own --artifacts-dir)");
   interrupted_run run;
-  run.config = document["config"];
+  run.config = document.value("config", nlohmann::json::object());
   run.device = document.value("device", nlohmann::json::object());
   run.finished_pairs = document["pairs"];
   for (const auto& p : run.finished_pairs) run.finished_targets.insert(p.value("target", ""));

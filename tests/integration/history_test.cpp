@@ -470,6 +470,10 @@ TEST(history_sigint, an_interrupted_run_says_so_at_once_and_is_recorded_as_inter
   EXPECT_EQ(whole["resumed_from"][0]["started_at"], results["started_at"]);
   EXPECT_EQ(whole["resumed_from"][0]["pairs"], 1);
   aisp::testing::expect_one_line_error(same.substr(1), "ran to its end: nothing to resume");
+  std::filesystem::create_directories(dir + "/cut");
+  { std::ofstream(dir + "/cut/results.json") << R"({"pairs": [{"target": )"; }
+  aisp::testing::expect_one_line_error("bench run --targets labs/host --history none --resume --artifacts-dir " + dir + "/cut",
+                                       "is not a complete results document");
 }
 
 // Note [interrupted runs]: a terminal's Ctrl-C signals its whole foreground group, and `timeout -s
