@@ -9,6 +9,7 @@
 #include "results/terminal_table.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
+#include "stats/bootstrap.hpp"
 #include "stats/summary.hpp"
 
 namespace aisp {
@@ -22,31 +23,41 @@ namespace {
 // round five, 2026-12-04). A candidate whose median is at least 5% under the baseline's while its
 // mean is over the baseline's fails: its median claims a speedup the calls, in sum, do not have;
 // one whose mean confirms under half of its median's gain is inconclusive, not faster.
+// "Over" is beyond noise: the ratio of the means' 95% bootstrap CI lies wholly above 1. On the
+// points alone an honest pair against itself failed on a loaded CI machine, its median 1.11x
+// "faster" and its mean 0.99x (2026-12-06); the planted cost's mean is 1.2x over, far outside.
 // The means leave out each variant's slowest 5% of samples, so that a preemption or two on a
 // loaded machine (which outliers and contended judge) cannot move them; a cost in a third of the
 // calls stays in.
 constexpr double median_claim = 1.05;
 constexpr double trimmed_share = 0.05;
+constexpr double mean_confidence = 0.95;
 
-double trimmed_mean(std::vector<double> values) {
+// Each variant's samples without its slowest 5%.
+std::vector<double> fastest_share(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  const auto kept = std::max<std::size_t>(1, values.size() - static_cast<std::size_t>(trimmed_share * static_cast<double>(values.size())));
-  double sum = 0;
-  for (std::size_t i = 0; i < kept; ++i) sum += values[i];
-  return sum / static_cast<double>(kept);
+  values.resize(std::max<std::size_t>(1, values.size() - static_cast<std::size_t>(trimmed_share * static_cast<double>(values.size()))));
+  return values;
 }
 
 // The baseline's median and trimmed mean over a candidate's; nullopt with fewer than 2 samples.
 struct against_baseline {
-  double median = 0, base_median = 0, mean = 0, base_mean = 0;
+  double median = 0, base_median = 0;
+  stats::ratio_estimate mean_ratio;  // the candidate's trimmed mean over the baseline's, with its CI
+  double mean = 0, base_mean = 0;
 };
 
 std::optional<against_baseline> read_against(const variant_slot& baseline, const variant_slot& candidate) {
-  const auto base_values = durations_of(baseline);
-  const auto values = durations_of(candidate);
+  const auto base_values = fastest_share(durations_of(baseline));
+  const auto values = fastest_share(durations_of(candidate));
   if (base_values.size() < 2 || values.size() < 2) return std::nullopt;
-  return against_baseline{stats::summarize(values).median, stats::summarize(base_values).median, trimmed_mean(values),
-                          trimmed_mean(base_values)};
+  against_baseline read;
+  read.median = stats::summarize(durations_of(candidate)).median;
+  read.base_median = stats::summarize(durations_of(baseline)).median;
+  read.mean_ratio = stats::bootstrap_mean_ratio(values, base_values, {.confidence = mean_confidence});
+  read.mean = stats::summarize(values).mean;
+  read.base_mean = stats::summarize(base_values).mean;
+  return read;
 }
 
 }  // namespace
@@ -58,12 +69,14 @@ void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check
     if (slot.role != slot_role::candidate) continue;
     const auto read = read_against(*baseline, slot);
     if (!read) continue;
-    const bool hidden = read->median * median_claim <= read->base_median && read->mean > read->base_mean;
+    const bool hidden = read->median * median_claim <= read->base_median && read->mean_ratio.low > 1;
     add_check(checks, verify::checks::hidden_cost, slot.label, !hidden,
-              fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x){}",
+              fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x, a candidate "
+                          "over baseline mean of {:.3f}, 95% CI [{:.3f}, {:.3f}]){}",
                           format_duration(read->median), format_duration(read->base_median), read->base_median / read->median,
                           format_duration(read->mean), format_duration(read->base_mean), read->base_mean / read->mean,
-                          hidden ? ": faster by the median, slower on average (a cost in some calls the median hides)" : ""));
+                          read->mean_ratio.point, read->mean_ratio.low, read->mean_ratio.high,
+                          hidden ? ": faster by the median, slower on average beyond noise (a cost in some calls the median hides)" : ""));
   }
 }
 

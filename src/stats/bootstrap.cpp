@@ -102,6 +102,40 @@ void set_bounds(ratio_estimate& estimate, std::vector<double>& resampled, double
   estimate.high = quantile_of_sorted(resampled, 1 - tail);
 }
 
+// The statistic of config.resamples resamples of one side, and its percentile interval.
+template <class Statistic>
+ratio_estimate resampled_value(resampler& side, double point, const bootstrap_config& config, Statistic statistic) {
+  ratio_estimate estimate;
+  estimate.point = point;
+  std::mt19937_64 rng(config.seed);
+  std::vector<double> values(static_cast<std::size_t>(config.resamples));
+  for (double& value : values) value = statistic(side, rng);
+  set_bounds(estimate, values, config.confidence);
+  return estimate;
+}
+
+// The same for the ratio of two sides' statistics, each resampled independently (the numerator
+// drawn first, so that a seed gives the same interval it always gave).
+template <class Statistic>
+ratio_estimate resampled_ratio(resampler& num, resampler& den, double point, const bootstrap_config& config, Statistic statistic) {
+  ratio_estimate estimate;
+  estimate.point = point;
+  std::mt19937_64 rng(config.seed);
+  std::vector<double> ratios(static_cast<std::size_t>(config.resamples));
+  for (double& ratio : ratios) {
+    const double of_numerator = statistic(num, rng);
+    ratio = of_numerator / statistic(den, rng);
+  }
+  set_bounds(estimate, ratios, config.confidence);
+  return estimate;
+}
+
+double mean_of(std::span<const double> values) {
+  double sum = 0;
+  for (const double value : values) sum += value;
+  return sum / static_cast<double>(values.size());
+}
+
 }  // namespace
 
 ratio_estimate bootstrap_quantile_ratio(std::span<const double> numerator, std::span<const double> denominator, double q,
@@ -111,64 +145,43 @@ ratio_estimate bootstrap_quantile_ratio(std::span<const double> numerator, std::
   resampler num(numerator);
   resampler den(denominator);
   AISP_EXPECTS(den.quantile(q) > 0, "the denominator's quantile must be positive");
-  ratio_estimate estimate;
-  estimate.point = num.quantile(q) / den.quantile(q);
-  std::mt19937_64 rng(config.seed);
-  std::vector<double> ratios(static_cast<std::size_t>(config.resamples));
-  for (double& ratio : ratios) {
-    const double num_quantile = num.resample_quantile(rng, q);
-    ratio = num_quantile / den.resample_quantile(rng, q);
-  }
-  set_bounds(estimate, ratios, config.confidence);
-  return estimate;
+  return resampled_ratio(num, den, num.quantile(q) / den.quantile(q), config,
+                         [q](resampler& side, std::mt19937_64& rng) { return side.resample_quantile(rng, q); });
 }
 
 ratio_estimate bootstrap_quantile(std::span<const double> samples, double q, const bootstrap_config& config) {
   expect_valid(samples, samples, config);
   AISP_EXPECTS(q > 0.0 && q < 1.0, "the quantile level must lie in (0, 1)");
   resampler side(samples);
-  ratio_estimate estimate;
-  estimate.point = side.quantile(q);
-  std::mt19937_64 rng(config.seed);
-  std::vector<double> values(static_cast<std::size_t>(config.resamples));
-  for (double& value : values) value = side.resample_quantile(rng, q);
-  set_bounds(estimate, values, config.confidence);
-  return estimate;
+  return resampled_value(side, side.quantile(q), config,
+                         [q](resampler& one, std::mt19937_64& rng) { return one.resample_quantile(rng, q); });
 }
 
 ratio_estimate bootstrap_mean(std::span<const double> samples, const bootstrap_config& config) {
   expect_valid(samples, samples, config);
   resampler side(samples);
-  ratio_estimate estimate;
-  double sum = 0;
-  for (const double value : samples) sum += value;
-  estimate.point = sum / static_cast<double>(samples.size());
-  std::mt19937_64 rng(config.seed);
-  std::vector<double> values(static_cast<std::size_t>(config.resamples));
-  for (double& value : values) value = side.resample_mean(rng);
-  set_bounds(estimate, values, config.confidence);
-  return estimate;
+  return resampled_value(side, mean_of(samples), config,
+                         [](resampler& one, std::mt19937_64& rng) { return one.resample_mean(rng); });
 }
 
-ratio_estimate bootstrap_median_ratio(std::span<const double> numerator,
-                                      std::span<const double> denominator,
+ratio_estimate bootstrap_mean_ratio(std::span<const double> numerator, std::span<const double> denominator,
+                                    const bootstrap_config& config) {
+  expect_valid(numerator, denominator, config);
+  AISP_EXPECTS(mean_of(denominator) > 0, "the denominator's mean must be positive");
+  resampler num(numerator);
+  resampler den(denominator);
+  return resampled_ratio(num, den, mean_of(numerator) / mean_of(denominator), config,
+                         [](resampler& side, std::mt19937_64& rng) { return side.resample_mean(rng); });
+}
+
+ratio_estimate bootstrap_median_ratio(std::span<const double> numerator, std::span<const double> denominator,
                                       const bootstrap_config& config) {
   expect_valid(numerator, denominator, config);
   resampler num(numerator);
   resampler den(denominator);
   AISP_EXPECTS(den.median() > 0, "the denominator's median must be positive");
-
-  ratio_estimate estimate;
-  estimate.point = num.median() / den.median();
-
-  std::mt19937_64 rng(config.seed);
-  std::vector<double> ratios(static_cast<std::size_t>(config.resamples));
-  for (double& ratio : ratios) {
-    const double num_median = num.resample_median(rng);
-    ratio = num_median / den.resample_median(rng);
-  }
-  set_bounds(estimate, ratios, config.confidence);
-  return estimate;
+  return resampled_ratio(num, den, num.median() / den.median(), config,
+                         [](resampler& side, std::mt19937_64& rng) { return side.resample_median(rng); });
 }
 
 }  // namespace aisp::stats

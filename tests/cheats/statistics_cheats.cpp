@@ -108,11 +108,14 @@ void baseline_busier_when_timed(run_context& ctx) {
   }
 }
 
-// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 35%
-// of its calls (a hash of a call counter) spins 48 passes' more: 4x its median, under the outliers
-// check's 5x, and a mean (1.95x its fast call) over the baseline's 1.6x. Calls of ~0.2 ms: one a
-// sample, so the samples' median is the calls'. At 45% slow calls the median sat too near the
-// slow ones: a busy machine's tail of fast calls made the candidate read slower (2026-12-05) ----
+// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 40%
+// of its calls (a hash of a call counter) spins to 4.2x its passes' time: under the outliers
+// check's 5x the median, and a mean (each variant's fastest 95%: 2.2x its fast call) about 1.4
+// times the baseline's 1.6x, so that the means' 95% CI stays over 1 at the suite's ~70 samples
+// (at 35% and 4x its low bound fell to 1.04). Calls of ~0.2 ms: one a sample, so the samples'
+// median is the calls'. At 45% slow calls the median sat too near the slow ones: a busy machine's
+// tail of fast calls made the candidate read slower (2026-12-05); where it does, outliers (S2)
+// fires instead ----
 constexpr int candidate_passes = 16;
 
 void passes_of_affine(run_context& ctx, int passes) {
@@ -125,15 +128,15 @@ void fast_median_slow_mean(run_context& ctx) {
   passes_of_affine(ctx, candidate_passes);
   std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
   mixed ^= mixed >> 31;
-  if (mixed % 100 >= 35) return;
-  const auto until = start + 4 * (std::chrono::steady_clock::now() - start);
+  if (mixed % 100 >= 40) return;
+  const auto until = start + 21 * (std::chrono::steady_clock::now() - start) / 5;
   while (std::chrono::steady_clock::now() < until) {
   }
 }
 
 [[nodiscard]] pair hidden_mean_pair() {
   return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
-      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4x slower in 35% of them: a fast median, a slow mean"))
+      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.2x slower in 40% of them: a fast median, a slow mean"))
       .add_variant("baseline", "16 passes of y = 2x + 1, then 0.6 as long again on the CPU: 1.6x the candidate's fast call",
                    [](run_context& ctx) {
                      const auto start = std::chrono::steady_clock::now();
@@ -142,7 +145,7 @@ void fast_median_slow_mean(run_context& ctx) {
                      while (std::chrono::steady_clock::now() < until) {
                      }
                    })
-      .add_variant("optimized", "planted cheat: 16 passes, and 48 passes' spin in 35% of calls", fast_median_slow_mean);
+      .add_variant("optimized", "planted cheat: 16 passes, and spins to 4.2x their time in 40% of calls", fast_median_slow_mean);
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
