@@ -113,6 +113,19 @@ struct latency_trade {
   double worst_factor = 0;  // the variant's worst over the baseline's worst, at most
   std::string why;
 };
+// Note [witnessed deliveries]: where a serving pair's items' outputs are, so that the judge reads
+// each as run_context::deliver() hands it over, and when each item arrives.
+struct delivery_spec {
+  std::string output;                                              // an output buffer
+  std::function<int(const workload&)> items;                        // how many items a call serves
+  std::function<int(const workload&, int item)> outputs;            // how many outputs an item has
+  std::function<std::int64_t(const workload&, int item, int index)> element;  // where its index-th output is
+  // When an item arrives, in seconds after run() begins; empty: no `ttft_s` is witnessed.
+  std::function<double(const workload&, int item)> arrival_s;
+};
+// The metrics the judge records from deliveries, which a delivering pair's run() cannot record.
+inline constexpr std::string_view witnessed_first_output = "ttft_s";
+inline constexpr std::string_view witnessed_per_output = "tpot_s";
 // The most a declared trade may allow.
 inline constexpr double max_traded_latency_factor = 4.0;
 // The most threads a pair may declare (Note [declared threads]).
@@ -214,6 +227,9 @@ class pair {
   // and why. W12 then holds that metric to the declared factor, and its detail says so. The
   // metric the pair is judged by cannot be traded.
   pair& trades_latency(std::string metric, double worst_factor, std::string why);
+  // Note [witnessed deliveries]: the items' outputs are timed by the judge as run() delivers them
+  // (run_context::deliver), not by run()'s own clock: `tpot_s` and `ttft_s` are the judge's.
+  pair& delivers(delivery_spec spec);
   // Note [ranks]: a multi-GPU pair. The harness starts one worker per rank, each on its own GPU
   // with its own buffers (each of the declared size), creates the NCCL communicator, starts every
   // sample of every rank together and takes the slowest rank's time; every rank's outputs are
@@ -251,6 +267,9 @@ class pair {
   // The declared trade of a recorded latency (Note [declared latency trade]), or null.
   [[nodiscard]] const latency_trade* traded_latency(std::string_view metric) const;
   [[nodiscard]] const std::vector<latency_trade>& latency_trades() const { return latency_trades_; }
+  [[nodiscard]] const std::optional<delivery_spec>& deliveries() const { return deliveries_; }
+  // A metric the judge records itself from the deliveries (never run()).
+  [[nodiscard]] bool witnesses(std::string_view metric) const;
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }
@@ -312,6 +331,7 @@ class pair {
   double judged_quantile_ = 0.5;
   std::string judged_reason_;
   std::vector<latency_trade> latency_trades_;
+  std::optional<delivery_spec> deliveries_;
   bool exact_math_ = false;
   bool access_policy_window_ = false;
   bool managed_memory_ = false;

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "aisp/dtype.hpp"
@@ -45,6 +46,14 @@ class run_context {
   // any other is a count (`accepted_drafts`). Metric names as note keys; at most max_recorded_metrics
   // names, max_recorded_values values a call; finite values only (else a contract_error).
   virtual void record(std::string_view metric, double value) = 0;
+  // Note [witnessed deliveries]: the next output of each item named (an item named twice: its
+  // next two) is ready for its client now, as a server would stream it. The judge stamps the
+  // time itself once this stream's work is done, reads those outputs as they are (each must be
+  // what the call ends with), and records each item's `tpot_s` and, where the pair declares
+  // arrivals, `ttft_s` from its stamps. Only in a pair that declares pair::delivers(), and only
+  // for outputs the item has, once each, after it arrived: else a contract_error.
+  virtual void deliver(std::span<const int> items) = 0;
+  void deliver(int item) { deliver(std::span<const int>(&item, 1)); }
 
   // Note [ranks]: a multi-GPU pair (pair::world_size) runs one worker per rank, each on its own
   // GPU with its own buffers; the harness made the NCCL communicator (an ncclComm_t) before

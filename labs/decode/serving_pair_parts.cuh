@@ -1,6 +1,7 @@
 // What labs/decode's serving pairs share (issue 21): a seeded trace from the workload, the model's
-// state and a launch's device side, the planned schedule served in real time with each request's
-// TTFT and TPOT recorded, the fp64 reference and the contract. continuous_batching.cu and
+// state and a launch's device side, the planned schedule served in real time with each token
+// delivered to the judge, which times each request's TTFT and TPOT (Note [witnessed deliveries]),
+// the fp64 reference and the contract. continuous_batching.cu and
 // chunked_prefill.cu declare their pairs from it.
 //
 // Workload parameters: `model` (0 tiny, 1 small, 2 the 1B model), `requests` of a Poisson trace
@@ -128,14 +129,11 @@ class serving_state {
         ctx.record("kv_unused_tokens", static_cast<double>(pool->reserved_tokens() - pool->used_tokens()));
       }
       run_launch(*launch, weights, draws, tokens, ctx.stream());
-      AISP_CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));  // the tokens are out: a server streams them now
+      // The tokens are out: a server streams them now. The judge times them (it waits for the
+      // stream first) and reads them (Note [witnessed deliveries]); TTFT and TPOT are its own.
+      ctx.deliver(launch->pick_request);
       scheduler.completed(*launch, now_s());
       planned_s += step_s_ * std::ceil(static_cast<double>(launch->rows()) / rows_per_weight_pass);
-    }
-    for (int r = 0; r < scheduler.requests(); ++r) {
-      const auto latency = latency_of(scheduler.request(r).arrival_s, scheduler.token_times(r));
-      ctx.record("ttft_s", latency.ttft_s);
-      if (scheduler.request(r).output_tokens > 1) ctx.record("tpot_s", latency.tpot_s);
     }
   }
 
@@ -253,6 +251,10 @@ pair& with_serving_contract(pair& p) {
       .sequential_passes(longest_output, "the longest request's tokens are sequential steps, each reading the weights again")
       .pursue(goal::throughput)
       .items_per_call("tokens", total_output_tokens)
+      .delivers({"tokens", [](const workload& w) { return static_cast<int>(shapes_of(w).size()); },
+                 [](const workload& w, int r) { return shapes_of(w)[static_cast<std::size_t>(r)].output_tokens; },
+                 [](const workload& w, int r, int i) { return std::int64_t{r} * w.get("output_max") + i; },
+                 [](const workload& w, int r) { return shapes_of(w)[static_cast<std::size_t>(r)].arrival_s; }})
       .times_host_launches("a serving loop: the host schedules each launch from the tokens the last one returned")
       .tag("serving");
 }

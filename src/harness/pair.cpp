@@ -239,6 +239,16 @@ pair& pair::trades_latency(std::string metric, double worst_factor, std::string 
   latency_trades_.push_back({std::move(metric), worst_factor, std::move(why)});
   return *this;
 }
+pair& pair::delivers(delivery_spec spec) {
+  AISP_EXPECTS(!spec.output.empty() && spec.items && spec.outputs && spec.element,
+               target_ + ": delivers() needs the output buffer, and the items, their outputs and where each output is");
+  deliveries_ = std::move(spec);
+  return *this;
+}
+bool pair::witnesses(std::string_view metric) const {
+  if (!deliveries_) return false;
+  return metric == witnessed_per_output || (metric == witnessed_first_output && deliveries_->arrival_s);
+}
 const latency_trade* pair::traded_latency(std::string_view metric) const {
   for (const auto& trade : latency_trades_) {
     if (trade.metric == metric) return &trade;
@@ -411,6 +421,14 @@ void pair::validate() const {
     if (std::any_of(variants_.begin(), variants_.begin() + static_cast<std::ptrdiff_t>(i),
                     [&](const variant& earlier) { return earlier.name == variants_[i].name; }))
       gap("variant " + escaped(variants_[i].name) + " is declared twice");
+  }
+  if (deliveries_) {  // Note [witnessed deliveries]
+    const auto out = std::find_if(buffers_.begin(), buffers_.end(), [this](const buffer_spec& b) { return b.name == deliveries_->output; });
+    if (out == buffers_.end() || out->role != buffer_role::output)
+      gap("delivers() names " + escaped(deliveries_->output) + ", which is not an output buffer");
+    if (world_size_ > 1) gap("delivers() is for a pair of one rank");
+    if (judged_metric_ == witnessed_first_output && !deliveries_->arrival_s)
+      gap("judged by ttft_s, which delivers() witnesses only with the items' arrivals");
   }
   check_buffer_sizes(gap);
   AISP_EXPECTS(gaps.empty(), escaped(target_) + ": " + gaps);

@@ -13,6 +13,7 @@
 #include "aisp/check.hpp"
 #include "audit/library_precision.hpp"
 #include "harness/cuda_event.hpp"
+#include "harness/delivery_witness.hpp"
 #include "harness/device_probes.hpp"
 #include "harness/late_write_barrier.hpp"
 #include "harness/plugin_loader.hpp"
@@ -27,10 +28,12 @@ class variant_session::context final : public run_context {
  public:
   // Every call sees its workload as the benchmark kind: which size a call is for, the timed
   // one, a validation or a held-out one, is not the variant's to know (Note [fresh calls]).
-  context(const workload& work, const buffer_store& buffers, cudaStream_t stream, const session_options& options)
+  context(const workload& work, const buffer_store& buffers, cudaStream_t stream, const session_options& options,
+          const std::optional<delivery_spec>& deliveries)
       : work_(work), buffers_(buffers), stream_(stream), rank_(options.rank), world_size_(options.world_size),
         communicator_(options.communicator) {
     work_.kind = workload_kind::benchmark;
+    if (deliveries) witness_.emplace(*deliveries, work_, buffers, stream);  // the workload run() sees
   }
   [[nodiscard]] const workload& work() const override { return work_; }
   [[nodiscard]] cudaStream_t stream() const override { return stream_; }
@@ -47,7 +50,22 @@ class variant_session::context final : public run_context {
     AISP_EXPECTS(notes_open_, "run_context::note() is for setup(): a note from run() or teardown() would be lost");
     notes_.add(key, value);
   }
-  void record(std::string_view metric, double value) override { recorded_.add(metric, value); }
+  void record(std::string_view metric, double value) override {
+    AISP_EXPECTS(!witness_ || (metric != witnessed_first_output && metric != witnessed_per_output),
+                 "record(): " + std::string(metric) + " is the judge's to record in a pair that delivers (Note [witnessed deliveries])");
+    recorded_.add(metric, value);
+  }
+  void deliver(std::span<const int> items) override {
+    AISP_EXPECTS(witness_.has_value(), "deliver() is for a pair that declares pair::delivers()");
+    witness_->deliver(items);
+  }
+  // One call of run(), its recorded values counted and its deliveries witnessed.
+  void run_call(const variant& v) {
+    recorded_.begin_call();
+    if (witness_) witness_->begin_call();
+    v.run(*this);
+    if (witness_) witness_->end_call(recorded_);
+  }
   [[nodiscard]] recorded_metrics& recorded() { return recorded_; }
   // What setup() noted; note() is refused from here on.
   [[nodiscard]] variant_notes close_notes() {
@@ -66,6 +84,7 @@ class variant_session::context final : public run_context {
   variant_notes notes_;
   bool notes_open_ = true;
   recorded_metrics recorded_;
+  std::optional<delivery_witness> witness_;  // Note [witnessed deliveries]
 };
 
 namespace {
@@ -213,8 +232,7 @@ void variant_session::prepare_timed_path() {
 std::function<void()> variant_session::timed_call() const {
   return [this, range = benchmark_size_ ? "aisp_benchmark_size_" + variant_.name : std::string()] {
     if (!range.empty()) nvtxRangePushA(range.c_str());
-    context_->recorded().begin_call();
-    variant_.run(*context_);
+    context_->run_call(variant_);
     if (!range.empty()) nvtxRangePop();
   };
 }
@@ -347,7 +365,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
   }
   buffers_->poison_outputs(stream_);
   report.buffer_bytes = buffers_->total_bytes();
-  context_ = std::make_unique<context>(work_, *buffers_, stream_, options_);
+  context_ = std::make_unique<context>(work_, *buffers_, stream_, options_, pair_.deliveries());
 
   const auto inputs_before = hash_inputs(nullptr);
   auto start = std::chrono::steady_clock::now();
@@ -391,8 +409,7 @@ load_report variant_session::load(const workload& work, bool warmup, bool benchm
       prepare_call(call_seed(input_base, static_cast<std::uint64_t>(report.warmup_calls)),
                    fill_for_call(fill_base, static_cast<std::uint64_t>(report.warmup_calls)));
       call_timer.start();
-      context_->recorded().begin_call();
-      variant_.run(*context_);
+      context_->run_call(variant_);
       call_timer.stop();
       if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());
       call_timer.keep_fastest();
@@ -466,8 +483,7 @@ double variant_session::soak(int count, double most_s) {
   AISP_EXPECTS(context_ != nullptr, "soak() before load()");
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
-    context_->recorded().begin_call();
-    variant_.run(*context_);
+    context_->run_call(variant_);
     // Every 64 calls the device catches up, so the clock reads the calls, not their launches.
     if (i % 64 != 63) continue;
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -656,7 +672,7 @@ void variant_session::readdress(std::uint64_t seed) {
   moved->poison_outputs(stream_);
   if (variant_.teardown) variant_.teardown(*context_);
   sampler_.reset();
-  context_ = std::make_unique<context>(work_, *moved, stream_, options_);
+  context_ = std::make_unique<context>(work_, *moved, stream_, options_, pair_.deliveries());
   buffers_ = std::move(moved);
   if (variant_.setup) variant_.setup(*context_);
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaDeviceSynchronize());

@@ -9,7 +9,6 @@
 #include "results/terminal_table.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/sampling_rounds.hpp"
-#include "stats/bootstrap.hpp"
 #include "stats/summary.hpp"
 
 namespace aisp {
@@ -23,15 +22,17 @@ namespace {
 // round five, 2026-12-04). A candidate whose median is at least 5% under the baseline's while its
 // mean is over the baseline's fails: its median claims a speedup the calls, in sum, do not have;
 // one whose mean confirms under half of its median's gain is inconclusive, not faster.
-// "Over" is beyond noise: the ratio of the means' 95% bootstrap CI lies wholly above 1. On the
-// points alone an honest pair against itself failed on a loaded CI machine, its median 1.11x
-// "faster" and its mean 0.99x (2026-12-06); the planted cost's mean is 1.2x over, far outside.
+// "Over" is beyond noise: by more than the baseline's twin (the same code in another worker) is
+// over or under the baseline's own mean, and by 3% at least. On the points alone an honest pair
+// against itself failed on a loaded CI machine, its median 1.11x "faster" and its mean 0.99x
+// (2026-12-06); a bootstrap CI of the means' ratio missed the planted cost under the suite's load
+// (1.12x, CI [0.94, 1.31]), where the twin's mean sat 0.89-1.18x the baseline's over 17 runs.
 // The means leave out each variant's slowest 5% of samples, so that a preemption or two on a
 // loaded machine (which outliers and contended judge) cannot move them; a cost in a third of the
 // calls stays in.
 constexpr double median_claim = 1.05;
 constexpr double trimmed_share = 0.05;
-constexpr double mean_confidence = 0.95;
+constexpr double least_mean_margin = 0.03;
 
 // Each variant's samples without its slowest 5%.
 std::vector<double> fastest_share(std::vector<double> values) {
@@ -40,24 +41,27 @@ std::vector<double> fastest_share(std::vector<double> values) {
   return values;
 }
 
+double trimmed_mean(const variant_slot& slot) { return stats::summarize(fastest_share(durations_of(slot))).mean; }
+
 // The baseline's median and trimmed mean over a candidate's; nullopt with fewer than 2 samples.
 struct against_baseline {
-  double median = 0, base_median = 0;
-  stats::ratio_estimate mean_ratio;  // the candidate's trimmed mean over the baseline's, with its CI
-  double mean = 0, base_mean = 0;
+  double median = 0, base_median = 0, mean = 0, base_mean = 0;
 };
 
 std::optional<against_baseline> read_against(const variant_slot& baseline, const variant_slot& candidate) {
-  const auto base_values = fastest_share(durations_of(baseline));
-  const auto values = fastest_share(durations_of(candidate));
-  if (base_values.size() < 2 || values.size() < 2) return std::nullopt;
-  against_baseline read;
-  read.median = stats::summarize(durations_of(candidate)).median;
-  read.base_median = stats::summarize(durations_of(baseline)).median;
-  read.mean_ratio = stats::bootstrap_mean_ratio(values, base_values, {.confidence = mean_confidence});
-  read.mean = stats::summarize(values).mean;
-  read.base_mean = stats::summarize(base_values).mean;
-  return read;
+  if (durations_of(baseline).size() < 2 || durations_of(candidate).size() < 2) return std::nullopt;
+  return against_baseline{stats::summarize(durations_of(candidate)).median, stats::summarize(durations_of(baseline)).median,
+                          trimmed_mean(candidate), trimmed_mean(baseline)};
+}
+
+// How far the twin's trimmed mean is from the baseline's, as a share (at least the least margin).
+double mean_margin(const std::vector<variant_slot>& slots, const against_baseline& read) {
+  double margin = least_mean_margin;
+  for (const auto& slot : slots) {
+    if (slot.role == slot_role::noise_twin && durations_of(slot).size() >= 2 && read.base_mean > 0)
+      margin = std::max(margin, std::abs(trimmed_mean(slot) / read.base_mean - 1));
+  }
+  return margin;
 }
 
 }  // namespace
@@ -69,13 +73,13 @@ void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check
     if (slot.role != slot_role::candidate) continue;
     const auto read = read_against(*baseline, slot);
     if (!read) continue;
-    const bool hidden = read->median * median_claim <= read->base_median && read->mean_ratio.low > 1;
+    const double margin = mean_margin(slots, *read);
+    const bool hidden = read->median * median_claim <= read->base_median && read->mean > read->base_mean * (1 + margin);
     add_check(checks, verify::checks::hidden_cost, slot.label, !hidden,
-              fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x, a candidate "
-                          "over baseline mean of {:.3f}, 95% CI [{:.3f}, {:.3f}]){}",
+              fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x; the noise "
+                          "margin {:.0f}%: the twin's distance, at least 3%){}",
                           format_duration(read->median), format_duration(read->base_median), read->base_median / read->median,
-                          format_duration(read->mean), format_duration(read->base_mean), read->base_mean / read->mean,
-                          read->mean_ratio.point, read->mean_ratio.low, read->mean_ratio.high,
+                          format_duration(read->mean), format_duration(read->base_mean), read->base_mean / read->mean, 100 * margin,
                           hidden ? ": faster by the median, slower on average beyond noise (a cost in some calls the median hides)" : ""));
   }
 }

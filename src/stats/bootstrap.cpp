@@ -164,16 +164,6 @@ ratio_estimate bootstrap_mean(std::span<const double> samples, const bootstrap_c
                          [](resampler& one, std::mt19937_64& rng) { return one.resample_mean(rng); });
 }
 
-ratio_estimate bootstrap_mean_ratio(std::span<const double> numerator, std::span<const double> denominator,
-                                    const bootstrap_config& config) {
-  expect_valid(numerator, denominator, config);
-  AISP_EXPECTS(mean_of(denominator) > 0, "the denominator's mean must be positive");
-  resampler num(numerator);
-  resampler den(denominator);
-  return resampled_ratio(num, den, mean_of(numerator) / mean_of(denominator), config,
-                         [](resampler& side, std::mt19937_64& rng) { return side.resample_mean(rng); });
-}
-
 ratio_estimate bootstrap_median_ratio(std::span<const double> numerator, std::span<const double> denominator,
                                       const bootstrap_config& config) {
   expect_valid(numerator, denominator, config);

@@ -39,9 +39,4 @@ struct bootstrap_config {
 // a speculative round accepts).
 [[nodiscard]] ratio_estimate bootstrap_mean(std::span<const double> samples, const bootstrap_config& config = {});
 
-// The ratio of two sides' means, each side resampled independently (a candidate's mean time a
-// call over the baseline's, read beside the medians' speedup).
-[[nodiscard]] ratio_estimate bootstrap_mean_ratio(std::span<const double> numerator, std::span<const double> denominator,
-                                                  const bootstrap_config& config = {});
-
 }  // namespace aisp::stats

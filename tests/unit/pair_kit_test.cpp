@@ -48,6 +48,7 @@ class idle_context : public aisp::run_context {
   [[nodiscard]] void*& user_state() override { return state_; }
   void note(std::string_view, std::string_view) override {}
   void record(std::string_view, double) override {}
+  void deliver(std::span<const int>) override {}
 
  private:
   aisp::workload work_;
