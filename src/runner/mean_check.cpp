@@ -23,16 +23,19 @@ namespace {
 // mean is over the baseline's fails: its median claims a speedup the calls, in sum, do not have;
 // one whose mean confirms under half of its median's gain is inconclusive, not faster.
 // "Over" is beyond noise: by more than the baseline's twin (the same code in another worker) is
-// over or under the baseline's own mean, and by 3% at least. On the points alone an honest pair
-// against itself failed on a loaded CI machine, its median 1.11x "faster" and its mean 0.99x
-// (2026-12-06); a bootstrap CI of the means' ratio missed the planted cost under the suite's load
-// (1.12x, CI [0.94, 1.31]), where the twin's mean sat 0.89-1.18x the baseline's over 17 runs.
+// over or under the baseline's own mean, by 3% at least and 15% at most. On the points alone an
+// honest pair against itself failed on a loaded CI machine, its median 1.11x "faster" and its mean
+// 0.99x (2026-12-06); a bootstrap CI of the means' ratio missed the planted cost under the suite's
+// load (1.12x, CI [0.94, 1.31]), where the twin's mean sat 0.89-1.18x the baseline's over 17
+// runs, and once 1.38x on a busy machine: past 15% the twin measures a disturbance, not the noise
+// a mean over the baseline's must clear.
 // The means leave out each variant's slowest 5% of samples, so that a preemption or two on a
 // loaded machine (which outliers and contended judge) cannot move them; a cost in a third of the
 // calls stays in.
 constexpr double median_claim = 1.05;
 constexpr double trimmed_share = 0.05;
 constexpr double least_mean_margin = 0.03;
+constexpr double most_mean_margin = 0.15;
 
 // Each variant's samples without its slowest 5%.
 std::vector<double> fastest_share(std::vector<double> values) {
@@ -54,14 +57,14 @@ std::optional<against_baseline> read_against(const variant_slot& baseline, const
                           trimmed_mean(candidate), trimmed_mean(baseline)};
 }
 
-// How far the twin's trimmed mean is from the baseline's, as a share (at least the least margin).
+// How far the twin's trimmed mean is from the baseline's, as a share, within the margins' bounds.
 double mean_margin(const std::vector<variant_slot>& slots, const against_baseline& read) {
   double margin = least_mean_margin;
   for (const auto& slot : slots) {
     if (slot.role == slot_role::noise_twin && durations_of(slot).size() >= 2 && read.base_mean > 0)
       margin = std::max(margin, std::abs(trimmed_mean(slot) / read.base_mean - 1));
   }
-  return margin;
+  return std::min(margin, most_mean_margin);
 }
 
 }  // namespace
@@ -77,7 +80,7 @@ void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check
     const bool hidden = read->median * median_claim <= read->base_median && read->mean > read->base_mean * (1 + margin);
     add_check(checks, verify::checks::hidden_cost, slot.label, !hidden,
               fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x; the noise "
-                          "margin {:.0f}%: the twin's distance, at least 3%){}",
+                          "margin {:.0f}%: the twin's distance, within 3-15%){}",
                           format_duration(read->median), format_duration(read->base_median), read->base_median / read->median,
                           format_duration(read->mean), format_duration(read->base_mean), read->base_mean / read->mean, 100 * margin,
                           hidden ? ": faster by the median, slower on average beyond noise (a cost in some calls the median hides)" : ""));

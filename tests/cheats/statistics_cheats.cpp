@@ -109,13 +109,13 @@ void baseline_busier_when_timed(run_context& ctx) {
 }
 
 // ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 40%
-// of its calls (a hash of a call counter) spins to 4.2x its passes' time: under the outliers
-// check's 5x the median, and a mean (each variant's fastest 95%: 2.2x its fast call) about 1.4
-// times the baseline's 1.6x, so that the means' 95% CI stays over 1 at the suite's ~70 samples
-// (at 35% and 4x its low bound fell to 1.04). Calls of ~0.2 ms: one a sample, so the samples'
-// median is the calls'. At 45% slow calls the median sat too near the slow ones: a busy machine's
-// tail of fast calls made the candidate read slower (2026-12-05); where it does, outliers (S2)
-// fires instead ----
+// of its calls (a hash of a call counter) spins to 4.5x their time: under the outliers check's 5x the
+// median, and a mean (each variant's fastest 95%: about 2.3x its fast call) 1.2-1.5 times the
+// baseline's 1.7x, over the twin's margin (at most 15%) even under the suite's load. At 35% of
+// calls 4x slow against 1.6x, drawn by a hash, it read 1.06-1.47x there, against twins up to 18%
+// off, and 0.97x once. Calls of ~0.2 ms: one a sample, so the samples' median is the calls'. At
+// 45% slow calls the median sat near the slow ones: a busy machine's tail of fast calls made the
+// candidate read slower (2026-12-05); where the median claim fails, outliers (S2) often fires ----
 constexpr int candidate_passes = 16;
 
 void passes_of_affine(run_context& ctx, int passes) {
@@ -126,26 +126,28 @@ void fast_median_slow_mean(run_context& ctx) {
   static std::uint64_t calls = 0;
   const auto start = std::chrono::steady_clock::now();
   passes_of_affine(ctx, candidate_passes);
+  // 40% of calls, by a hash of the call counter: a fixed pattern aliased with the judge's own
+  // cadence of calls between samples, and one run sampled few of its slow calls.
   std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
   mixed ^= mixed >> 31;
   if (mixed % 100 >= 40) return;
-  const auto until = start + 21 * (std::chrono::steady_clock::now() - start) / 5;
+  const auto until = start + 9 * (std::chrono::steady_clock::now() - start) / 2;
   while (std::chrono::steady_clock::now() < until) {
   }
 }
 
 [[nodiscard]] pair hidden_mean_pair() {
   return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
-      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.2x slower in 40% of them: a fast median, a slow mean"))
-      .add_variant("baseline", "16 passes of y = 2x + 1, then 0.6 as long again on the CPU: 1.6x the candidate's fast call",
+      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.5x slower in 40% of them: a fast median, a slow mean"))
+      .add_variant("baseline", "16 passes of y = 2x + 1, then 0.7 as long again on the CPU: 1.7x the candidate's fast call",
                    [](run_context& ctx) {
                      const auto start = std::chrono::steady_clock::now();
                      passes_of_affine(ctx, candidate_passes);
-                     const auto until = start + 8 * (std::chrono::steady_clock::now() - start) / 5;
+                     const auto until = start + 17 * (std::chrono::steady_clock::now() - start) / 10;
                      while (std::chrono::steady_clock::now() < until) {
                      }
                    })
-      .add_variant("optimized", "planted cheat: 16 passes, and spins to 4.2x their time in 40% of calls", fast_median_slow_mean);
+      .add_variant("optimized", "planted cheat: 16 passes, and spins to 4.5x their time in 40% of calls", fast_median_slow_mean);
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
