@@ -268,8 +268,6 @@ class pair {
   [[nodiscard]] const latency_trade* traded_latency(std::string_view metric) const;
   [[nodiscard]] const std::vector<latency_trade>& latency_trades() const { return latency_trades_; }
   [[nodiscard]] const std::optional<delivery_spec>& deliveries() const { return deliveries_; }
-  // A metric the judge records itself from the deliveries (never run()).
-  [[nodiscard]] bool witnesses(std::string_view metric) const;
   [[nodiscard]] bool is_exact_math() const { return exact_math_; }
   [[nodiscard]] bool allows_access_policy_window() const { return access_policy_window_; }
   [[nodiscard]] bool allows_managed_memory() const { return managed_memory_; }

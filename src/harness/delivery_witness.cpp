@@ -8,13 +8,6 @@
 #include "aisp/check.hpp"
 
 namespace aisp {
-namespace {
-
-double seconds_between(std::chrono::steady_clock::time_point from, std::chrono::steady_clock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
-
-}  // namespace
 
 delivery_witness::delivery_witness(const delivery_spec& spec, const workload& work, const buffer_store& buffers, cudaStream_t stream)
     : spec_(spec), work_(work), buffers_(buffers), stream_(stream), element_bytes_(dtype_size(output().spec.type)) {
@@ -61,7 +54,7 @@ void delivery_witness::deliver(std::span<const int> items) {
   // The outputs are stamped once the stream's work is done: a kernel still making one cannot
   // have delivered it.
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const double now_s = seconds_between(call_start_, std::chrono::steady_clock::now());
+  const double now_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - call_start_).count();
   const auto elements = static_cast<std::int64_t>(output().num_elements);
   std::int64_t lowest = elements;
   std::int64_t highest = -1;
@@ -95,14 +88,7 @@ void delivery_witness::end_call(recorded_metrics& into) {
                  fmt::format("deliver(): the call ended with {} of item {}'s {} outputs delivered: the rest went unseen",
                              delivered_[item], item, outputs_[item]));
   }
-  if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  std::int64_t lowest = static_cast<std::int64_t>(output().num_elements);
-  std::int64_t highest = -1;
-  for (const auto& s : snapshots_) {
-    lowest = std::min(lowest, s.element);
-    highest = std::max(highest, s.element);
-  }
-  read_range(lowest, highest);
+  if (!snapshots_.empty()) read_range(0, static_cast<std::int64_t>(output().num_elements) - 1);  // the call's last outputs
   for (const auto& s : snapshots_) {
     AISP_EXPECTS(bits_at(s.element) == s.bits,
                  fmt::format("deliver(): item {}'s output {} ({}[{}]) changed after it was delivered: it was handed over "

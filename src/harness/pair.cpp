@@ -245,10 +245,6 @@ pair& pair::delivers(delivery_spec spec) {
   deliveries_ = std::move(spec);
   return *this;
 }
-bool pair::witnesses(std::string_view metric) const {
-  if (!deliveries_) return false;
-  return metric == witnessed_per_output || (metric == witnessed_first_output && deliveries_->arrival_s);
-}
 const latency_trade* pair::traded_latency(std::string_view metric) const {
   for (const auto& trade : latency_trades_) {
     if (trade.metric == metric) return &trade;

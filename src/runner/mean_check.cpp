@@ -37,14 +37,13 @@ constexpr double trimmed_share = 0.05;
 constexpr double least_mean_margin = 0.03;
 constexpr double most_mean_margin = 0.15;
 
-// Each variant's samples without its slowest 5%.
-std::vector<double> fastest_share(std::vector<double> values) {
+double trimmed_mean(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  values.resize(std::max<std::size_t>(1, values.size() - static_cast<std::size_t>(trimmed_share * static_cast<double>(values.size()))));
-  return values;
+  const auto kept = std::max<std::size_t>(1, values.size() - static_cast<std::size_t>(trimmed_share * static_cast<double>(values.size())));
+  double sum = 0;
+  for (std::size_t i = 0; i < kept; ++i) sum += values[i];
+  return sum / static_cast<double>(kept);
 }
-
-double trimmed_mean(const variant_slot& slot) { return stats::summarize(fastest_share(durations_of(slot))).mean; }
 
 // The baseline's median and trimmed mean over a candidate's; nullopt with fewer than 2 samples.
 struct against_baseline {
@@ -52,17 +51,19 @@ struct against_baseline {
 };
 
 std::optional<against_baseline> read_against(const variant_slot& baseline, const variant_slot& candidate) {
-  if (durations_of(baseline).size() < 2 || durations_of(candidate).size() < 2) return std::nullopt;
-  return against_baseline{stats::summarize(durations_of(candidate)).median, stats::summarize(durations_of(baseline)).median,
-                          trimmed_mean(candidate), trimmed_mean(baseline)};
+  const auto base_values = durations_of(baseline);
+  const auto values = durations_of(candidate);
+  if (base_values.size() < 2 || values.size() < 2) return std::nullopt;
+  return against_baseline{stats::summarize(values).median, stats::summarize(base_values).median, trimmed_mean(values),
+                          trimmed_mean(base_values)};
 }
 
 // How far the twin's trimmed mean is from the baseline's, as a share, within the margins' bounds.
-double mean_margin(const std::vector<variant_slot>& slots, const against_baseline& read) {
+double mean_margin(const std::vector<variant_slot>& slots, double base_mean) {
   double margin = least_mean_margin;
   for (const auto& slot : slots) {
-    if (slot.role == slot_role::noise_twin && durations_of(slot).size() >= 2 && read.base_mean > 0)
-      margin = std::max(margin, std::abs(trimmed_mean(slot) / read.base_mean - 1));
+    if (slot.role != slot_role::noise_twin || base_mean <= 0) continue;
+    if (const auto values = durations_of(slot); values.size() >= 2) margin = std::max(margin, std::abs(trimmed_mean(values) / base_mean - 1));
   }
   return std::min(margin, most_mean_margin);
 }
@@ -76,7 +77,7 @@ void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check
     if (slot.role != slot_role::candidate) continue;
     const auto read = read_against(*baseline, slot);
     if (!read) continue;
-    const double margin = mean_margin(slots, *read);
+    const double margin = mean_margin(slots, read->base_mean);
     const bool hidden = read->median * median_claim <= read->base_median && read->mean > read->base_mean * (1 + margin);
     add_check(checks, verify::checks::hidden_cost, slot.label, !hidden,
               fmt::format("median {} against the baseline's {} ({:.2f}x); mean of the fastest 95% {} against {} ({:.2f}x; the noise "
