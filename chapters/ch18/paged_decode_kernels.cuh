@@ -34,7 +34,8 @@ struct decode_problem {
   int group = 0;
   int pages = 0;  // per sequence
   int page = 0;   // tokens per page
-  float scale = 1.0f;
+  float scale = 1.0f;        // on the scores: 1/sqrt(d), over the fp8 K copy's scale where K is read from it
+  float value_scale = 1.0f;  // on the output: 1 over the fp8 V copy's scale where V is read from it, else 1
   [[nodiscard]] __host__ __device__ int heads() const { return kv_heads * group; }
   [[nodiscard]] __host__ __device__ int tokens() const { return pages * page; }
   // The first value of token `token`'s row for KV head `kv_head` of sequence `sequence`.
@@ -265,7 +266,7 @@ __global__ void __launch_bounds__(decode_threads) decode_split(decode_problem p,
 }
 
 // One block per (sequence, query head): merges the splits' partial softmaxes into O.
-__global__ void __launch_bounds__(head_dim) decode_combine(const float* partials, int splits, __nv_bfloat16* out) {
+__global__ void __launch_bounds__(head_dim) decode_combine(const float* partials, int splits, float value_scale, __nv_bfloat16* out) {
   const std::size_t head_index = blockIdx.x;  // (sequence, kv head, group member), flattened
   const float* records = partials + head_index * splits * (head_dim + 2);
   float largest = -INFINITY;
@@ -278,7 +279,7 @@ __global__ void __launch_bounds__(head_dim) decode_combine(const float* partials
     total += record[head_dim + 1] * weight;
     value += record[threadIdx.x] * weight;
   }
-  out[head_index * head_dim + threadIdx.x] = __float2bfloat16_rn(value / total);
+  out[head_index * head_dim + threadIdx.x] = __float2bfloat16_rn(value / total * value_scale);
 }
 
 // HF transformers' repeat_kv, as a serving path without a GQA-aware kernel runs it: every query
@@ -320,7 +321,7 @@ void launch_split_and_combine(const decode_problem& p, float* partials, cudaStre
     default: AISP_EXPECTS(false, "ch18 decode kernels take query groups of 1, 4 or 8");
   }
   AISP_CHECK_LAUNCH();
-  decode_combine<<<static_cast<unsigned>(p.batch * p.heads()), head_dim, 0, stream>>>(partials, splits, p.o);
+  decode_combine<<<static_cast<unsigned>(p.batch * p.heads()), head_dim, 0, stream>>>(partials, splits, p.value_scale, p.o);
   AISP_CHECK_LAUNCH();
 }
 

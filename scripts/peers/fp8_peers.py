@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's fp8 GEMMs at ch19's benchmark size: the peers of ch19:block_scaled_fp8_gemm (issue 19).
+"""PyTorch's fp8 GEMMs at 8192^3: the peers of ch19:block_scaled_fp8_gemm and labs/gemm:fp8_8192 (issue 19).
 
 C (8192 x 8192, bf16) = A B^T, A and B e4m3 (K-major), through torch._scaled_mm (cuBLASLt):
 one scale a tensor, and DeepSeek-V3's block scales (fp32, one per 1 x 128 of A and per 128 x 128
@@ -54,6 +54,11 @@ def main():
     one = torch.tensor(1.0, device="cuda")
     timed(out, "per_tensor _scaled_mm", lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16),
           flush)
+    # cuBLASLt's FAST_ACCUM: the K sum kept in the tensor cores' fp8 accumulator, never promoted,
+    # the precision of labs/gemm's optimized_fp8_wgmma (its like-for-like peer; the lab's
+    # peer_cublas promotes, as optimized_fp8_promoted does).
+    timed(out, "per_tensor _scaled_mm use_fast_accum",
+          lambda: torch._scaled_mm(a, b.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=True), flush)
     blocks = SIZE // BLOCK
     sa = torch.empty((SIZE, blocks), device="cuda").uniform_(0.5, 1.0)  # (m, k blocks)
     sb = torch.empty((blocks, blocks), device="cuda").uniform_(0.5, 1.0)  # (n blocks, k blocks)
