@@ -14,6 +14,8 @@ pairs, runs = {}, {}
 
 # Where results shape nothing in the timings, the README leaves them out of the command it shows.
 WHERE_TO = {"--artifacts-dir", "--json", "--history", "--golden-file", "--quarantine-file", "--trace"}
+# A resumed run is the one run it continues (Note [resumed runs]): its command is that run's.
+DROPPED = {"--resume"}
 
 
 def command_of(doc):
@@ -32,6 +34,8 @@ def command_of(doc):
             skip = False
         elif word in WHERE_TO:
             skip = True
+        elif word in DROPPED:
+            continue
         else:
             kept.append(word)
     return " ".join(kept)

@@ -3,10 +3,9 @@
 // on four pairs (head dims 128 and 64, causal, grouped-query). Issue 18; README.md.
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
-// Steps 4-6 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
-// overlapped with the GEMMs; then the output rescaled only when a row's max moves far. Peer
-// (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process through its backend graph API,
-// autotuned over the heuristic's plans.
+// Steps 4-5 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
+// overlapped with the GEMMs. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
+// through its backend graph API, autotuned over the heuristic's plans.
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
 
@@ -109,27 +108,15 @@ void run_fused(run_context& ctx) {
 }
 
 // ---- Steps 4 and 5: wgmma fed by TMA from a producer warpgroup; then the softmax overlapped ----
-// Step 6 is built for d 128 only: at d 64 three consumers share 128 registers a thread, and its
-// flags spilled there (ptxas, 2026-12-06).
-template <int Dim, bool Lazy>
-constexpr bool built_for = !Lazy || Dim == 128;
-
-template <bool Overlap, bool Lazy = false>
+template <bool Overlap>
 void setup_wgmma(run_context& ctx) {
-  with_head_dim(problem_of(ctx).dim, [](auto dim) {
-    constexpr int d = decltype(dim)::value;
-    if constexpr (built_for<d, Lazy>) prepare_wgmma_attention<d, Overlap, Lazy>();
-    else AISP_EXPECTS(false, "the lazy rescale is built for head dim 128 only");
-  });
+  with_head_dim(problem_of(ctx).dim, [](auto dim) { prepare_wgmma_attention<decltype(dim)::value, Overlap>(); });
 }
 
-template <bool Overlap, bool Lazy = false>
+template <bool Overlap>
 void run_wgmma(run_context& ctx) {
   const auto p = problem_of(ctx);
-  with_head_dim(p.dim, [&](auto dim) {
-    constexpr int d = decltype(dim)::value;
-    if constexpr (built_for<d, Lazy>) launch_wgmma_attention<d, Overlap, Lazy>(p, ctx.stream());
-  });
+  with_head_dim(p.dim, [&](auto dim) { launch_wgmma_attention<decltype(dim)::value, Overlap>(p, ctx.stream()); });
 }
 
 [[nodiscard]] variant wgmma_step() {
@@ -146,13 +133,6 @@ void run_wgmma(run_context& ctx) {
                         "its softmax, and waits for P V only to rescale the output; the consumers take turns to issue "
                         "(ping-pong)",
                         run_wgmma<true>, setup_wgmma<true>, {});
-}
-
-[[nodiscard]] variant lazy_rescale_step() {
-  return tensor_variant("optimized_wgmma_lazy_rescale",
-                        "step 5, with the running max kept while a tile's max exceeds it by at most 2^8 in exp2's argument "
-                        "(P up to 256), so the output rows are multiplied only when a row's max moves more (Note [lazy rescale])",
-                        run_wgmma<true, true>, setup_wgmma<true, true>, {});
 }
 
 // ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
@@ -213,8 +193,8 @@ struct attention_shape {
   const auto size = [&shape](std::int64_t batch, std::int64_t kv_heads, std::int64_t seq) {
     return param_map{{"b", batch}, {"hkv", kv_heads}, {"group", shape.group}, {"s", seq}, {"d", shape.dim}, {"causal", shape.causal ? 1 : 0}};
   };
-  pair built(std::move(target));
-  built.summary(std::move(summary))
+  return pair(std::move(target))
+      .summary(std::move(summary))
       .needs_compute_capability(9, 0, "built for sm_90a; the later steps use wgmma and TMA")
       .benchmark_size(size(shape.batch, shape.kv_heads, shape.seq))
       .validation_size(size(1, 1, 1))
@@ -248,10 +228,8 @@ struct attention_shape {
       .add_variant(naive_step())
       .add_variant(fused_step())
       .add_variant(wgmma_step())
-      .add_variant(overlap_step());
-  if (shape.dim == 128) built.add_variant(lazy_rescale_step());  // built_for
-  built.add_variant(cudnn_peer());
-  return built;
+      .add_variant(overlap_step())
+      .add_variant(cudnn_peer());
 }
 
 }  // namespace

@@ -150,25 +150,9 @@ __device__ __forceinline__ float tree_reduce(float (&v)[N], Op op) {
   }
 }
 
-// Note [lazy rescale]: the online softmax subtracts the running row max before exp2, so that no
-// exponential exceeds 1, and rescales the output rows and the sum whenever the max grows. Step 6
-// keeps the old max while the tile's max exceeds it by at most 2^8 in exp2's argument: then P
-// reaches at most 256, which bf16 holds with the same relative precision as below 1, and the fp32
-// row sum and output take it with room to spare (4096 keys of 256: 2^20); the division by the row
-// sum at the end is the same. Rows whose max moved more, and the first tile, rescale as before;
-// a warp skips the output's 64 multiplies a thread when none of its 16 rows rescales (after the
-// first tiles, nearly always: FlashAttention-4 does the same on Blackwell). The price: a row's
-// largest P is no longer exactly 1, so on a peaked row its bf16 rounding shows. A desk check in
-// numpy (one row of 4096 keys, d 128, bf16 K and V, q of amplitude 8: P reached 204) put the worst
-// error at 2.1e-3 against 6.4e-4 with the max kept exact, inside the lab's 4e-3 (Note [bf16
-// attention tolerance]); the judge's accuracy check holds it to the baseline's error.
-constexpr float lazy_rescale_log2 = 8.0f;
-
 // The online softmax of one tile in place (Note [online softmax] in fused_mma.cuh): masks, the
 // quad's row max, exp2 of the scaled scores, the running sums; returns in `rescale` the factor
 // the output rows must be multiplied by (left to the caller: the output may still be in flight).
-// `Lazy`: Note [lazy rescale].
-template <bool Lazy = false>
 __device__ __forceinline__ void online_softmax(float (&scores)[wgmma_block_kv / 2], float (&row_max)[2], float (&row_sum)[2],
                                                float (&rescale)[2], const softmax_rows& rows, int kv0) {
   const bool needs_mask = kv0 + wgmma_block_kv > rows.seq || (rows.causal && kv0 + wgmma_block_kv - 1 > rows.warp_q0);
@@ -205,12 +189,10 @@ __device__ __forceinline__ void online_softmax(float (&scores)[wgmma_block_kv / 
     float tile_max = tree_reduce<per_half / 2>(tree[half], max_of);
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 1));
     tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffU, tile_max, 2));
-    // Lazy: the quad agrees (tile_max and row_max are the row's), so a row keeps its max or moves it as one.
-    const bool keep = Lazy && row_max[half] != -INFINITY && (tile_max - row_max[half]) * rows.scale_log2 <= lazy_rescale_log2;
-    const float new_max = keep ? row_max[half] : fmaxf(row_max[half], tile_max);
+    const float new_max = fmaxf(row_max[half], tile_max);
     // All keys so far masked: subtract 0, so no -inf - -inf.
     subtract[half] = new_max == -INFINITY ? 0.0f : new_max * rows.scale_log2;
-    rescale[half] = keep ? 1.0f : exp2_ftz(row_max[half] * rows.scale_log2 - subtract[half]);
+    rescale[half] = exp2_ftz(row_max[half] * rows.scale_log2 - subtract[half]);
     row_max[half] = new_max;
   }
 #pragma unroll
@@ -325,7 +307,7 @@ struct ping_pong {
 // leaves the unnormalized output in `o` and the row sums in `row_sum`. The last turn is handed
 // over only where `hand_over_at_end` (the last consumer's last turn has nobody to take it: no
 // arrival is left behind).
-template <int Dim, bool Lazy>
+template <int Dim>
 __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int kv_tiles,
                                                  std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
                                                  bool hand_over_at_end) {
@@ -344,7 +326,7 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
   turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(scores);
-  online_softmax<Lazy>(scores, row_max, row_sum, rescale, rows, 0);
+  online_softmax(scores, row_max, row_sum, rescale, rows, 0);
   pack_p(scores, pa);
   for (int tile = 1; tile < kv_tiles; ++tile) {
     ring.wait_full(tile);
@@ -354,12 +336,11 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
     turns.yours();
     h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
     h::fence_accumulators(scores);
-    online_softmax<Lazy>(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
+    online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
     ring.release(tile - 1);
-    // Note [lazy rescale]: the warp's 16 rows all kept their max: nothing to multiply.
-    if (!Lazy || __any_sync(0xffffffffU, rescale[0] != 1.0f || rescale[1] != 1.0f)) rescale_output<Dim>(o, rescale);
+    rescale_output<Dim>(o, rescale);
     pack_p(scores, pa);
   }
   turns.mine();
@@ -372,7 +353,7 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
 
 #endif  // AISP_HOPPER_DEVICE
 
-template <int Dim, bool Overlap, bool Lazy>
+template <int Dim, bool Overlap>
 __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
     wgmma_attention_kernel(const __grid_constant__ CUtensorMap map_q, const __grid_constant__ CUtensorMap map_k,
                            const __grid_constant__ CUtensorMap map_v, const __grid_constant__ CUtensorMap map_o,
@@ -464,7 +445,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   } else {  // step 5: Note [softmax overlap]; consumer 0 takes the first turn
     const ping_pong turns{consumer, geo::consumers};
     if (consumer == geo::consumers - 1) turns.yours();
-    overlapped_tiles<Dim, Lazy>(o, row_sum, ring, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1);
+    overlapped_tiles<Dim>(o, row_sum, ring, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1);
   }
 
   store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
@@ -493,14 +474,14 @@ inline CUtensorMap attention_tensor_map(const __nv_bfloat16* data, int dim, int 
 }
 
 // setup(): the driver entry point and the shared-memory opt-in, once, not in a timed call.
-template <int Dim, bool Overlap, bool Lazy = false>
+template <int Dim, bool Overlap>
 void prepare_wgmma_attention() {
   (void)tensor_map_encode_function();
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(wgmma_attention_kernel<Dim, Overlap, Lazy>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(wgmma_attention_kernel<Dim, Overlap>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        wgmma_geometry<Dim>::smem_bytes));
 }
 
-template <int Dim, bool Overlap, bool Lazy = false>
+template <int Dim, bool Overlap>
 void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   using geo = wgmma_geometry<Dim>;
   AISP_EXPECTS(p.offsets == nullptr && p.window == 0, "the wgmma attention kernel takes fixed lengths and no window");
@@ -512,8 +493,7 @@ void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   const CUtensorMap map_o = attention_tensor_map(p.o, Dim, p.seq, p.batch * p.heads(), 64);
   const dim3 grid(static_cast<unsigned>((p.seq + geo::block_q - 1) / geo::block_q), static_cast<unsigned>(p.heads()),
                   static_cast<unsigned>(p.batch));
-  static_assert(Overlap || !Lazy, "the lazy rescale is step 5's schedule's");
-  wgmma_attention_kernel<Dim, Overlap, Lazy><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, map_o, p);
+  wgmma_attention_kernel<Dim, Overlap><<<grid, geo::threads, geo::smem_bytes, stream>>>(map_q, map_k, map_v, map_o, p);
   AISP_CHECK_LAUNCH();
 }
 
