@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -150,6 +151,39 @@ void buffer_store::write_element(const owned_buffer& buffer, std::size_t index, 
       static_cast<void>(store_element(derived, index, derived_value(derived.spec.type, stored, derived.spec.derived_scale)));
     }
   }
+}
+
+void buffer_store::redraw_copy_alone(const owned_buffer& copy, std::uint64_t seed) {
+  AISP_EXPECTS(!copy.spec.derived_from.empty(), "only a derived input is drawn again alone: " + copy.spec.name);
+  const auto& source = find(copy.spec.derived_from);
+  const auto stream_id = buffer_stream_id(rank_seed(seed, copy.spec.same_on_every_rank ? 0 : rank_), copy.spec.name);
+  std::vector<unsigned char> drawn(source.bytes());
+  fill_seeded(source.spec.type, effective_init(source.spec, input_values::declared), stream_id, drawn.data(), source.num_elements);
+  std::vector<unsigned char> rounded(copy.bytes());
+  host_derive_input(source.spec.type, drawn.data(), copy.spec.type, rounded.data(), copy.num_elements, copy.spec.derived_scale);
+  write(copy, rounded);
+}
+
+void buffer_store::move_source_within_its_copies(const owned_buffer& source) {
+  AISP_EXPECTS(source.spec.derived_from.empty(), "only a source moves within its copies: " + source.spec.name);
+  std::vector<const owned_buffer*> copies;
+  for (const auto& b : buffers_)
+    if (b.spec.derived_from == source.spec.name) copies.push_back(&b);
+  AISP_EXPECTS(!copies.empty(), "input " + source.spec.name + " has no derived copy to move within");
+  auto bytes = read(source);
+  for (std::size_t i = 0; i < source.num_elements; ++i) {
+    const double x = load_as_double(source.spec.type, bytes.data(), i);
+    const auto& first = copies.front()->spec;
+    const double centre = derived_value(first.type, x, first.derived_scale) / first.derived_scale;
+    const double moved = centre + 0.9 * (centre - x);
+    store_from_double(source.spec.type, bytes.data(), i, moved);
+    const double stored = load_as_double(source.spec.type, bytes.data(), i);
+    const bool same_codes = std::all_of(copies.begin(), copies.end(), [&](const owned_buffer* copy) {
+      return derived_value(copy->spec.type, stored, copy->spec.derived_scale) == derived_value(copy->spec.type, x, copy->spec.derived_scale);
+    });
+    if (!same_codes) store_from_double(source.spec.type, bytes.data(), i, x);  // a cell the source's type cannot mirror in
+  }
+  write(source, bytes);
 }
 
 double buffer_store::store_element(const owned_buffer& buffer, std::size_t index, double value) {

@@ -53,6 +53,13 @@ class buffer_store {
   void poison_outputs(cudaStream_t stream);
   // One element of an input (a challenge's perturbation); the inputs derived from it follow.
   void write_element(const owned_buffer& buffer, std::size_t index, double value);
+  // Note [a copy's domain] (runner/copy_domain.cpp): a derived input drawn again from `seed`
+  // alone, as a copy of another draw of its source (the source kept).
+  void redraw_copy_alone(const owned_buffer& copy, std::uint64_t seed);
+  // The same note: every element of a source moved within the rounding cell of its derived
+  // copies (mirrored about the cell's centre, nine tenths of the way), so each copy is still
+  // exactly the rounding of its source and nothing that reads only the copies can tell.
+  void move_source_within_its_copies(const owned_buffer& source);
   // Note [fresh calls] (call_fill.hpp): every input regenerated from `seed` (on the device for
   // CUDA pairs), and every output filled from `fill`; both seeded per buffer name.
   void refresh_inputs(std::uint64_t seed, cudaStream_t stream);

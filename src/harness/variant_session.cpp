@@ -685,4 +685,14 @@ void variant_session::set_element(const std::string& buffer, std::size_t index, 
   buffers_->write_element(buffers_->find(buffer), index, value);
 }
 
+void variant_session::redraw_copy_alone(const std::string& copy, std::uint64_t seed) {
+  AISP_EXPECTS(buffers_ != nullptr, "redraw_copy_alone() before load()");
+  buffers_->redraw_copy_alone(buffers_->find(copy), seed);
+}
+
+void variant_session::move_source_within_its_copies(const std::string& source) {
+  AISP_EXPECTS(buffers_ != nullptr, "move_source_within_its_copies() before load()");
+  buffers_->move_source_within_its_copies(buffers_->find(source));
+}
+
 }  // namespace aisp

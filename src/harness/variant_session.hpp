@@ -176,6 +176,10 @@ class variant_session {
   // The same data at new addresses: new buffers, setup() again, nothing reused.
   void readdress(std::uint64_t seed);
   void set_element(const std::string& buffer, std::size_t index, double value);
+  // Note [a copy's domain]: a derived input drawn again alone, or a source moved within its
+  // copies' rounding (buffer_store::redraw_copy_alone, move_source_within_its_copies).
+  void redraw_copy_alone(const std::string& copy, std::uint64_t seed);
+  void move_source_within_its_copies(const std::string& source);
 
  private:
   class context;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runner/challenge_battery.hpp"
+#include "runner/copy_domain.hpp"
 #include "runner/judge_checks.hpp"
 #include "support/element_codec.hpp"
 #include "support/seeded_fill.hpp"
@@ -223,7 +224,8 @@ void check_benchmark_accuracy(const pair& declared, const std::string& candidate
 // level the baseline cannot take either is not the pair's: it is noted and fails nobody. A pair
 // whose inputs need the declared range says so another way (uniform_unit, small integers). A
 // derived input follows its widened source, and a level that would carry one past its type's
-// largest value (an fp8 or int8 copy scaled for [-1, 1)) is not the pair's either. A derived
+// largest value (an fp8 or int8 copy scaled for [-1, 1)) is not the domain of a variant that
+// answers from that copy (Note [a copy's domain], copy_domain.cpp). A derived
 // input once switched the challenge off for the whole pair, and an input labelled a mask was
 // never widened: red team fourteen's candidate, right only on [-1, 1), declared an unused derived
 // copy of its input (20.3x) or labelled its input a mask (20.5x), 2026-12-05. A third scale,
@@ -282,31 +284,6 @@ bool wide_challenge_applies(const pair& declared) {
 
 namespace {
 
-double largest_finite(dtype type) {
-  switch (type) {
-    case dtype::f16: return 65504.0;
-    case dtype::bf16: return 3.38e38;
-    case dtype::e4m3: return 448.0;
-    case dtype::e5m2: return 57344.0;
-    case dtype::i8: return 127.0;
-    case dtype::u8: return 255.0;
-    case dtype::i32: return 2147483647.0;
-    default: return 1e300;
-  }
-}
-
-// The derived input a level would carry past its type's range, or "".
-std::string overflowing_derived_input(const pair& declared, input_values level) {
-  for (const auto& derived : declared.buffers()) {
-    if (derived.derived_from.empty()) continue;
-    for (const auto& source : declared.buffers()) {
-      if (source.name != derived.derived_from || !widens(source, level)) continue;
-      if (reshaped_magnitude(level, source.type) * std::fabs(derived.derived_scale) > largest_finite(derived.type)) return derived.name;
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
 verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
@@ -318,10 +295,17 @@ verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, 
 
 namespace {
 
-wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt) {
+wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const workload& work, input_values level, std::uint64_t salt,
+                            copy_readers& readers) {
   if (!reshapes_some(scope.declared, level)) return {true, fmt::format("{}: no input of this pair is drawn that way", level_label(level))};
-  if (const auto past = overflowing_derived_input(scope.declared, level); !past.empty())
-    return {false, fmt::format("{}: {} would pass its type's largest value", level_label(level), past)};
+  for (const auto& copy : overflowing_derived_inputs(scope.declared, level)) {  // Note [a copy's domain]
+    if (!readers.answers_from(copy)) continue;
+    wide_outcome waived{true, fmt::format("{}: {} answers from {}, which they would carry past its type's largest value, so they are "
+                                          "not its domain",
+                                          level_label(level), slot.label, copy)};
+    waived.waived = true;
+    return waived;
+  }
   const verify::reference_inputs inputs{challenge_seed(scope.config, salt), level, {}};
   slot.worker->request({{"op", "refill"}, {"seed", inputs.seed}, {"values", input_values_name(level)}}, scope.config.worker_timeout_s);
   const auto call =
@@ -340,9 +324,19 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
 
 std::vector<wide_outcome> run_wide_challenge(const judge_scope& scope, variant_slot& slot, const workload& work) {
   std::vector<wide_outcome> outcomes;
+  copy_readers readers(scope, slot, work);
   std::uint64_t salt = 6;
-  for (const auto level : wide_levels) outcomes.push_back(run_wide_level(scope, slot, work, level, salt++));
+  for (const auto level : wide_levels) outcomes.push_back(run_wide_level(scope, slot, work, level, salt++, readers));
   return outcomes;
+}
+
+std::vector<bool> levels_waived_for_a_candidate(const wide_outcomes& by_variant) {
+  std::vector<bool> waived(std::size(wide_levels), false);
+  for (const auto& [name, outcomes] : by_variant) {
+    if (name == "baseline") continue;
+    for (std::size_t level = 0; level < outcomes.size() && level < waived.size(); ++level) waived[level] = waived[level] || outcomes[level].waived;
+  }
+  return waived;
 }
 
 void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks) {
@@ -354,8 +348,9 @@ void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_resu
     for (std::size_t level = 0; level < outcomes.size() && level < baseline->second.size(); ++level) {
       const auto& theirs = baseline->second[level];
       const auto& ours = outcomes[level];
-      const bool counts = theirs.passed;  // a level the baseline fails is not the pair's domain
-      const bool right = within_the_baselines_error(ours, theirs.rel_l2);
+      // A level the baseline fails, or answers from a copy it overflows, is not the pair's domain.
+      const bool counts = theirs.passed && !theirs.waived;
+      const bool right = ours.waived || within_the_baselines_error(ours, theirs.rel_l2);  // Note [a copy's domain]
       passed = passed && (!counts || right);
       detail += (detail.empty() ? "" : "; ") +
                 (!counts ? fmt::format("{}: the baseline fails them too, so they are not this pair's domain ({})",

@@ -75,6 +75,8 @@ struct wide_outcome {
   // NaN, Inf or unwritten element): Note [honest reorders].
   double rel_l2 = 0.0;
   bool only_rel_l2 = true;
+  // Not asked: the variant answers from a derived copy the level overflows (Note [a copy's domain]).
+  bool waived = false;
 };
 
 // One outcome a level of wide inputs (x8, then x128), by variant label.
@@ -91,6 +93,10 @@ using wide_outcomes = std::map<std::string, std::vector<wide_outcome>>;
 // At each level: a candidate that fails what the baseline passes fails `wide-inputs`; where the
 // baseline fails too, the level is not the pair's domain, and that is noted for every variant.
 void judge_wide_outcomes(const wide_outcomes& by_variant, std::vector<check_result>& checks);
+
+// The levels some candidate was not asked (Note [a copy's domain]): not asked again at the
+// benchmark size, where every worker gets the same inputs.
+[[nodiscard]] std::vector<bool> levels_waived_for_a_candidate(const wide_outcomes& by_variant);
 
 // The challenge's levels, in order: x8, x128, x1024, repeated values, offset values (Notes [wide
 // inputs], [repeated values], [offset inputs]).

@@ -270,7 +270,7 @@ nlohmann::json rank_group::request(const nlohmann::json& message, double timeout
     collect_audit_state();
     return reply;
   }
-  return ask_all(message, timeout_s).front();  // refill, readdress, exit: the same for every rank
+  return ask_all(message, timeout_s).front();  // refill, readdress, the copy probes, exit: the same for every rank
 }
 
 void rank_group::shutdown() {

@@ -195,12 +195,14 @@ void verify_small_sizes(const judge_scope& scope, std::vector<variant_slot>& slo
     wide_results[slot.label] = std::move(outcome);
   });
   judge_wide_outcomes(wide_results, scope.checks);
+  const auto waived = levels_waived_for_a_candidate(wide_results);  // Note [a copy's domain]
   for (auto& slot : slots) {  // Note [wide inputs at the benchmark size]
     if (slot.role != slot_role::baseline || !wide_results.contains(slot.label)) continue;
     slot.wide_levels_passed.clear();
     slot.wide_levels_error.clear();
     for (const auto& outcome : wide_results.at(slot.label)) {
-      slot.wide_levels_passed.push_back(outcome.passed);
+      const std::size_t level = slot.wide_levels_passed.size();
+      slot.wide_levels_passed.push_back(outcome.passed && !outcome.waived && !(level < waived.size() && waived[level]));
       slot.wide_levels_error.push_back(outcome.rel_l2);
     }
   }

@@ -246,6 +246,14 @@ class worker {
       session_->readdress(request.at("seed").get<std::uint64_t>());
       return {{"ok", true}};
     }
+    if (op == "redraw_copy_alone") {  // Note [a copy's domain]
+      session_->redraw_copy_alone(request.at("buffer").get<std::string>(), request.at("seed").get<std::uint64_t>());
+      return {{"ok", true}};
+    }
+    if (op == "move_source_within_its_copies") {
+      session_->move_source_within_its_copies(request.at("buffer").get<std::string>());
+      return {{"ok", true}};
+    }
     if (op == "set_element") {
       session_->set_element(request.at("buffer").get<std::string>(), request.at("index").get<std::size_t>(),
                             request.at("value").get<double>());

@@ -1,7 +1,8 @@
 // Planted cheats of a candidate's accuracy and domain (Notes [accuracy against the baseline] and
 // [wide inputs], src/runner/candidate_accuracy.cpp), and the honest pairs beside them that must
 // pass: a declared precision change, an exp right on every range, a fast path taken after a look
-// at every input, and a pair whose baseline cannot take the wide inputs either. Found by a red team that never saw these fixtures
+// at every input, a pair whose baseline cannot take the wide inputs either, and a candidate that
+// answers from a scaled e4m3 copy. Found by a red team that never saw these fixtures
 // (2026-12-03): each cheat below passed every check before.
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "aisp/pair.hpp"
 #include "aisp/run_context.hpp"
 #include "fixture_kit.hpp"
+#include "support/fp8_codec.hpp"
 
 namespace aisp::cheats {
 namespace {
@@ -171,6 +173,64 @@ pair beside_a_derived_input_pair() {
   return declared;
 }
 
+// ---- V5 behind a scaled copy (Note [a copy's domain], src/runner/copy_domain.cpp): the same
+// polynomial beside an e4m3 copy of x scaled by 448 that nothing reads; a level that would carry
+// such a copy past 448 was waived for the whole pair, so x8, x128, x1024 and the offset level all
+// were (2026-12-06) ----
+constexpr double copy_scale = 448.0;
+
+pair beside_a_scaled_copy_pair() {
+  pair declared = elementwise_pair("cheats:v5_range_shortcut_beside_a_scaled_copy", "V5",
+                                   "exp(x) by a degree-9 Taylor polynomial; the pair declares an e4m3 copy of x times 448 nothing reads",
+                                   exp_taylor9, exp_math);
+  declared.derived_input("x_e4m3", dtype::e4m3, "x", copy_scale);
+  return declared;
+}
+
+// ---- V5 behind a copy it checks: the polynomial on x while the e4m3 copy agrees with x, exp of
+// the copy once the copy disagrees (as it does when the copy alone is drawn again), so it seems
+// to answer from the copy ----
+float copy_value(std::uint8_t code) { return fp8_bits_to_float(code, fp8_format::e4m3) / static_cast<float>(copy_scale); }
+
+void exp_taylor9_while_the_copy_agrees(run_context& ctx) {
+  const float* x = ctx.as<const float>("x");
+  const auto* codes = ctx.as<const std::uint8_t>("x_e4m3");
+  const std::size_t n = elements_of(ctx, "x");
+  bool agrees = true;  // every element of the copy inside e4m3's rounding of x
+  for (std::size_t i = 0; i < n && agrees; ++i) agrees = std::fabs(copy_value(codes[i]) - x[i]) <= 0.07f * std::fabs(x[i]) + 1e-4f;
+  if (agrees) return exp_taylor9(ctx);
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(copy_value(codes[i]));
+}
+
+pair beside_a_checked_copy_pair() {
+  pair declared = elementwise_pair("cheats:v5_range_shortcut_beside_a_checked_copy", "V5",
+                                   "exp(x) by a degree-9 Taylor polynomial while x's e4m3 copy (times 448) agrees with x, "
+                                   "exp of the copy when it does not",
+                                   exp_taylor9_while_the_copy_agrees, exp_math);
+  declared.derived_input("x_e4m3", dtype::e4m3, "x", copy_scale);
+  return declared;
+}
+
+// ---- Honest: exp of the e4m3 copy, as an fp8 kernel reads its scaled operand; the levels that
+// overflow the copy are not this variant's domain, and it passes ----
+void exp_of_the_scaled_copy(run_context& ctx) {
+  const auto* codes = ctx.as<const std::uint8_t>("x_e4m3");
+  float* y = ctx.as<float>("y");
+  for (std::size_t i = 0; i < elements_of(ctx, "x"); ++i) y[i] = std::exp(copy_value(codes[i]));
+}
+
+pair answers_from_a_scaled_copy_pair() {
+  pair declared = honest_elementwise_declaration("accuracy_honest:answers_from_a_scaled_copy", exp_math, dtype::f32, benchmark_elements);
+  declared.derived_input("x_e4m3", dtype::e4m3, "x", copy_scale);
+  variant from_copy{"optimized", "exp of x's e4m3 copy (x times 448), divided back", exp_of_the_scaled_copy, {}, {}, {}, {}, {}, {}, {}};
+  from_copy.precision = "x read from an e4m3 copy scaled by 448";
+  // e4m3 rounds x by up to 2^-4 of itself, so exp(x) by up to e^(1/16) - 1 = 6.5% at |x| < 1.
+  from_copy.precision_tolerance = tolerance{0.07, 1e-6, 0.05, "x in e4m3: up to 2^-4 of |x| < 1, exp off by up to 6.5%"};
+  declared.add_variant(honest_baseline(exp_math)).add_variant(from_copy);
+  return declared;
+}
+
 pair input_labelled_a_mask_pair() {
   pair declared = honest_elementwise_declaration("cheats:v5_range_shortcut_on_an_input_labelled_a_mask", exp_math, dtype::f32,
                                                  benchmark_elements, buffer_meaning::mask);
@@ -287,6 +347,8 @@ AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_right_only_on_the_drawn_
                   .tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::lse_pair().tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::beside_a_derived_input_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::beside_a_scaled_copy_pair().tag("check:wide-inputs"));
+AISP_REGISTER(aisp::cheats::beside_a_checked_copy_pair().tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::input_labelled_a_mask_pair().tag("check:wide-inputs"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:v5_range_shortcut_at_the_benchmark_size", "V5",
                                              "exp(x) by a degree-9 Taylor polynomial at the benchmark size only, std::exp elsewhere",
@@ -308,3 +370,4 @@ AISP_REGISTER(aisp::cheats::range_checked_fast_path_pair());
 AISP_REGISTER(aisp::cheats::declared_precision_pair());
 AISP_REGISTER(aisp::cheats::exp_two_ways_pair());
 AISP_REGISTER(aisp::cheats::narrow_domain_pair());
+AISP_REGISTER(aisp::cheats::answers_from_a_scaled_copy_pair());

@@ -167,3 +167,40 @@ TEST(derived_inputs, staged_inputs_are_the_ones_a_refresh_of_their_seed_draws) {
   for (const char* name : {"k", "k_fp8"}) EXPECT_EQ(staged.read(staged.find(name)), drawn.read(drawn.find(name))) << name;
   expect_follows(staged);
 }
+
+// Note [a copy's domain] (runner/copy_domain.cpp): the two probes of a variant that may answer
+// from a scaled copy. The copy drawn again alone leaves its source; the source moved within the
+// copy's rounding leaves the copy, which is still exactly the source's rounding.
+TEST(derived_inputs, a_copy_redrawn_alone_and_a_source_moved_within_its_copy) {
+  const auto declared = aisp::pair("tests:scaled_copy")
+                            .benchmark_size({{"n", 1000}})
+                            .input("k", dtype::bf16, {"n"})
+                            .derived_input("k_fp8", dtype::e4m3, "k", 448.0)
+                            .output("y", dtype::f32, {"n"});
+  aisp::buffer_store store(declared, size_of(1000), aisp::backend::host);
+  store.fill_inputs(7);
+  const auto& source = store.find("k");
+  const auto& copy = store.find("k_fp8");
+  const auto source_drawn = store.read(source);
+  const auto copy_drawn = store.read(copy);
+
+  store.move_source_within_its_copies(source);
+  EXPECT_EQ(store.read(copy), copy_drawn) << "the copy is not touched";
+  std::size_t moved = 0;
+  for (std::size_t i = 0; i < source.num_elements; ++i) {
+    const double now = aisp::load_as_double(dtype::bf16, source.data, i);
+    moved += now != aisp::load_as_double(dtype::bf16, source_drawn.data(), i);
+    ASSERT_EQ(aisp::derived_value(dtype::e4m3, now, 448.0), aisp::load_as_double(dtype::e4m3, copy.data, i))
+        << "element " << i << " left its rounding cell";
+  }
+  EXPECT_GT(moved, source.num_elements / 2) << "most elements have room to move inside an e4m3 cell";
+
+  const auto source_moved = store.read(source);
+  store.redraw_copy_alone(copy, 99);
+  EXPECT_EQ(store.read(source), source_moved) << "the source is not touched";
+  EXPECT_NE(store.read(copy), copy_drawn);
+  EXPECT_EQ(store.count_subnormals(copy, nullptr), 0U) << "a copy drawn again is still a copy: no subnormals";
+
+  EXPECT_THROW(store.redraw_copy_alone(source, 1), aisp::contract_error) << "a source is not a copy";
+  EXPECT_THROW(store.move_source_within_its_copies(copy), aisp::contract_error) << "a copy has no copies";
+}
