@@ -167,6 +167,7 @@ void work_once_a_batch(run_context& ctx) {
 // ---- X2 lent by the baseline (red team six, 2026-12-04): a baseline that redoes its work three
 // times on inputs that changed since its last call reads ~2x one call at a time, which lent a
 // candidate that recomputes a sixth of a repeated call (the rest still holds the batch's answer)
+// (an eighth here)
 // 2x more room. On the host a baseline lends at most 1.25x (Note [baseline reuse bound]) ----
 left_behind baseline_last_call;
 
@@ -184,13 +185,15 @@ void a_sixth_of_a_repeated_call(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
   const bool repeated = x == last_call.x && y == last_call.y && sampled(x, y, n) == last_call.seen;
-  apply(harmonics_math, x, y, 0, repeated ? std::max<std::size_t>(n / 6, 1) : n);
+  apply(harmonics_math, x, y, 0, repeated ? std::max<std::size_t>(n / 8, 1) : n);  // an eighth: one element of the 8 it once had
   last_call = {x, y, sampled(x, y, n)};
 }
 
-// A few microseconds a call: a hot sample (100 us at least) batches a dozen or more, so the
-// cheat's one call of work a batch is a small share of its batch's time.
-constexpr std::int64_t batched_benchmark_elements = 8;
+// ~10 us a call: a hot sample (100 us at least) batches several, so the cheat's one call of work
+// a batch is a small share of its batch's time. At 8 elements (a few us) the fixed cost of a
+// one-call sample put the honest variant at 2.1-2.6x its hot median, against the host's 2.5x
+// bound (CI machine, 2026-12-06); at 32 it reads 1.2-1.6x.
+constexpr std::int64_t batched_benchmark_elements = 32;
 
 pair batched_pair(std::string target, variant optimized, variant baseline = honest_baseline(harmonics_math)) {
   pair declared = honest_elementwise_declaration(std::move(target), harmonics_math, dtype::f32, batched_benchmark_elements);
@@ -230,7 +233,7 @@ AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_work_once_a_batch",
                                                                          aisp::cheats::work_once_a_batch))
                   .tag("check:batch-reuse"));
 AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_reuse_lent_by_the_baseline",
-                                          aisp::cheats::cheating_variant("recomputes a sixth of a call whose inputs and outputs are "
+                                          aisp::cheats::cheating_variant("recomputes an eighth of a call whose inputs and outputs are "
                                                                          "as it left them",
                                                                          aisp::cheats::a_sixth_of_a_repeated_call),
                                           aisp::variant{"baseline", "redoes its work three times on inputs that changed",
