@@ -22,6 +22,7 @@ class sanitize_script : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     stub_ = (dir_ / "compute-sanitizer").string();
     std::ofstream(stub_) << "#!/bin/sh\n"
+                            "echo \"$*\" >> \"${STUB_ARGS:-/dev/null}\"\n"
                             "log=''\n"
                             "while [ $# -gt 0 ]; do case \"$1\" in --log-file) log=\"$2\"; shift 2;; --*) shift 2;; *) break;; esac; done\n"
                             "\"$@\"; rc=$?\n"
@@ -33,9 +34,9 @@ class sanitize_script : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   aisp::testing::command_result sanitize(const std::string& errors, const std::string& targets = "labs/host:matrix_sum",
-                                         int jobs = 1) {
+                                         int jobs = 1, const std::string& more_env = "") {
     const auto bin_dir = std::filesystem::path(aisp::testing::aisp_binary()).parent_path().string();
-    return run_command("cd " + std::string(AISP_SOURCE_DIR) + " && STUB_ERRORS=" + errors + " SANITIZE_JOBS=" +
+    return run_command("cd " + std::string(AISP_SOURCE_DIR) + " && " + more_env + " STUB_ERRORS=" + errors + " SANITIZE_JOBS=" +
                        std::to_string(jobs) + " COMPUTE_SANITIZER=" + stub_ + " scripts/sanitize.sh " + bin_dir + " " +
                        (dir_ / "out").string() + " " + targets);
   }
@@ -75,6 +76,17 @@ TEST_F(sanitize_script, parallel_runs_report_every_target_and_tool_in_command_li
   EXPECT_NE(lines[1].find("racecheck clean"), std::string::npos) << lines[1];
   EXPECT_EQ(lines[2].rfind("labs/host ", 0), 0u) << lines[2];
   EXPECT_NE(lines[3].find("racecheck clean"), std::string::npos) << lines[3];
+}
+
+TEST_F(sanitize_script, a_kernel_filter_reaches_the_sanitizer_and_is_named_in_the_summary) {
+  const auto args = (dir_ / "args").string();
+  const auto result = sanitize("0", "labs/host:matrix_sum", 1, "SANITIZE_TOOLS=racecheck SANITIZE_KERNELS=grouped_gemm STUB_ARGS=" + args);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream passed(args);
+  const std::string given((std::istreambuf_iterator<char>(passed)), std::istreambuf_iterator<char>());
+  EXPECT_NE(given.find("--kernel-regex kns=grouped_gemm"), std::string::npos) << given;
+  EXPECT_NE(result.output.find("racecheck clean"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("kernels=grouped_gemm"), std::string::npos) << result.output;
 }
 
 TEST_F(sanitize_script, no_target_is_a_usage_error) {
