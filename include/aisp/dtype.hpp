@@ -18,6 +18,8 @@ enum class dtype : std::uint8_t { f64, f32, f16, bf16, i32, i64, u8, e4m3, e5m2,
 // The smallest positive normal value of a float type (a nonzero value below it is subnormal);
 // 0 for the integer types.
 [[nodiscard]] double dtype_smallest_normal(dtype type);
+// The largest finite value `type` holds (448 for e4m3, 127 for i8): how far a scaled copy reaches.
+[[nodiscard]] double dtype_largest_finite(dtype type);
 // Throws contract_error for an unknown name.
 [[nodiscard]] dtype dtype_from_name(std::string_view name);
 

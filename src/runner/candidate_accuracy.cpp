@@ -67,11 +67,6 @@ bool held_to_baseline(const pair& declared, const std::string& name) {
          (v->math == baseline->math || declared.where() == backend::host);
 }
 
-double relative_l2(const buffer_spec& spec, const raw_outputs& outputs, const std::vector<double>& reference) {
-  const tolerance any{1e300, 1e300, 1e300, "measuring"};
-  return verify::compare_output(spec.name, spec.type, outputs.at(spec.name), reference, any).rel_l2_error;
-}
-
 // sum |a - b| / sum |b| over the elements where both are finite; 0 where b sums to 0.
 double relative_l1(const std::vector<double>& a, const std::vector<double>& b) {
   double distance = 0;
@@ -286,6 +281,11 @@ namespace {
 
 }  // namespace
 
+double relative_l2(const buffer_spec& spec, const raw_outputs& outputs, const std::vector<double>& reference) {
+  const tolerance any{1e300, 1e300, 1e300, "measuring"};
+  return verify::compare_output(spec.name, spec.type, outputs.at(spec.name), reference, any).rel_l2_error;
+}
+
 verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
                                  const std::vector<unsigned char>& actual, const std::vector<double>& expected) {
   const auto own = verify::effective_tolerance(declared, spec.type, variant);
@@ -324,7 +324,7 @@ wide_outcome run_wide_level(const judge_scope& scope, variant_slot& slot, const 
 
 std::vector<wide_outcome> run_wide_challenge(const judge_scope& scope, variant_slot& slot, const workload& work) {
   std::vector<wide_outcome> outcomes;
-  copy_readers readers(scope, slot, work);
+  copy_readers readers(scope, slot);
   std::uint64_t salt = 6;
   for (const auto level : wide_levels) outcomes.push_back(run_wide_level(scope, slot, work, level, salt++, readers));
   return outcomes;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runner/candidate_accuracy.hpp"
 #include "runner/challenge_battery.hpp"
 #include "runner/judge_checks.hpp"
 #include "runner/variant_slot.hpp"
@@ -33,19 +34,6 @@ namespace aisp {
 
 namespace {
 
-double largest_finite(dtype type) {
-  switch (type) {
-    case dtype::f16: return 65504.0;
-    case dtype::bf16: return 3.38e38;
-    case dtype::e4m3: return 448.0;
-    case dtype::e5m2: return 57344.0;
-    case dtype::i8: return 127.0;
-    case dtype::u8: return 255.0;
-    case dtype::i32: return 2147483647.0;
-    default: return 1e300;
-  }
-}
-
 using widened = std::map<std::string, std::vector<double>, std::less<>>;
 
 // Whether `outputs` are further from `drawn` than the variant's own tolerance allows anywhere.
@@ -60,12 +48,9 @@ bool moved(const pair& declared, const std::string& variant, const raw_outputs& 
 
 // The largest relative L2 distance of `outputs` from `drawn`, over the outputs.
 double distance(const pair& declared, const raw_outputs& outputs, const widened& drawn) {
-  const tolerance any{1e300, 1e300, 1e300, "a distance, not a bound"};
   double largest = 0;
-  for (const auto& spec : declared.buffers()) {
-    if (spec.role != buffer_role::output) continue;
-    largest = std::max(largest, verify::compare_output(spec.name, spec.type, outputs.at(spec.name), drawn.at(spec.name), any).rel_l2_error);
-  }
+  for (const auto& spec : declared.buffers())
+    if (spec.role == buffer_role::output) largest = std::max(largest, relative_l2(spec, outputs, drawn.at(spec.name)));
   return largest;
 }
 
@@ -75,11 +60,9 @@ std::vector<std::string> overflowing_derived_inputs(const pair& declared, input_
   std::vector<std::string> past;
   for (const auto& derived : declared.buffers()) {
     if (derived.derived_from.empty()) continue;
-    for (const auto& source : declared.buffers()) {
-      if (source.name != derived.derived_from || !widens(source, level)) continue;
-      if (reshaped_magnitude(level, source.type) * std::fabs(derived.derived_scale) > largest_finite(derived.type))
-        past.push_back(derived.name);
-    }
+    const auto& source = declared.find_buffer(derived.derived_from);
+    if (widens(source, level) && reshaped_magnitude(level, source.type) * std::fabs(derived.derived_scale) > dtype_largest_finite(derived.type))
+      past.push_back(derived.name);
   }
   return past;
 }

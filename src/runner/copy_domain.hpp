@@ -21,16 +21,15 @@ struct variant_slot;
 // One variant's answer to "does it answer from this copy?", asked at most once a copy: its
 // outputs move (past its tolerance) when the copy alone is drawn again, and stay when the source
 // moves within the copy's rounding. Two verified calls a copy, four for a variant that reads it,
-// at `work` (the battery's small size).
+// at the size the slot has loaded (the battery's).
 class copy_readers {
  public:
-  copy_readers(const judge_scope& scope, variant_slot& slot, const workload& work) : scope_(scope), slot_(slot), work_(work) {}
+  copy_readers(const judge_scope& scope, variant_slot& slot) : scope_(scope), slot_(slot) {}
   [[nodiscard]] bool answers_from(const std::string& copy);
 
  private:
   const judge_scope& scope_;
   variant_slot& slot_;
-  const workload& work_;
   std::map<std::string, bool> known_;
 };
 

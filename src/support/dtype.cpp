@@ -43,6 +43,22 @@ bool dtype_is_float(dtype type) {
          type == dtype::e4m3 || type == dtype::e5m2;
 }
 
+double dtype_largest_finite(dtype type) {
+  switch (type) {
+    case dtype::f64: return 0x1.fffffffffffffp1023;
+    case dtype::f32: return 0x1.fffffep127;
+    case dtype::bf16: return 0x1.fep127;
+    case dtype::f16: return 65504.0;
+    case dtype::e4m3: return 448.0;
+    case dtype::e5m2: return 57344.0;
+    case dtype::i32: return 2147483647.0;
+    case dtype::i64: return 9223372036854775807.0;
+    case dtype::u8: return 255.0;
+    case dtype::i8: return 127.0;
+  }
+  return 0;
+}
+
 double dtype_smallest_normal(dtype type) {
   switch (type) {
     case dtype::f64: return 0x1p-1022;
