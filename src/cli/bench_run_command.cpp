@@ -69,6 +69,7 @@ struct run_options {
   bool small_sizes_only = false;
   bool validation_sizes_only = false;
   bool skip_battery = false;
+  bool without_baseline = false;
   bool resume = false;  // Note [resumed runs]
   std::string golden_file = shipped_data_file("expectations/goldens.json");
   bool update_goldens = false;
@@ -135,6 +136,10 @@ run_config make_config(const run_options& options) {
                "--skip-battery needs --small-sizes-only or --validation-sizes-only: without the battery a run "
                "judges nothing it could call verified");
   config.skip_battery = options.skip_battery;
+  AISP_EXPECTS(!options.without_baseline || (options.validation_sizes_only && options.skip_battery),
+               "--without-baseline needs --validation-sizes-only and --skip-battery: the held-out draw and the battery "
+               "take their truths from the baseline");
+  config.without_baseline = options.without_baseline;
   config.golden_file = options.golden_file;
   config.update_goldens = options.update_goldens;
   AISP_EXPECTS(options.audit == "on" || options.audit == "off", "--audit must be on or off, not '" + options.audit + "'");
@@ -236,6 +241,12 @@ int run_here(const run_options& options, const std::string& command_line, const 
     for (const auto& plugin : loaded_plugins()) targets.insert(targets.end(), plugin.targets.begin(), plugin.targets.end());
   }
   auto requests = select_targets(registry::instance(), targets);
+  for (const auto& request : requests) {
+    const bool a_candidate = std::ranges::any_of(request.candidates, [](const std::string& v) { return v != "baseline"; });
+    AISP_EXPECTS(!options.without_baseline || a_candidate,
+                 "--without-baseline checks the variants a target names, and " + request.declared->target() +
+                     " names no candidate: give " + request.declared->target() + ":VARIANT");
+  }
   if (launch) requests = launch_share(requests, launch->rank, launch->size);
   if (launch && launch->rank > 0 && requests.empty()) return 0;  // nothing to judge: the manifest says who it was
   std::string launch_base;  // the run's folder; launch rank 0 writes into its launch-rank-0
@@ -504,6 +515,11 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
   verify->add_flag("--skip-battery", verify_options->skip_battery,
                    "with --small-sizes-only or --validation-sizes-only: the sizes' reference checks alone, no "
                    "challenge battery. For racecheck, where every battery call of a shared-memory GEMM costs minutes");
+  verify->add_flag("--without-baseline", verify_options->without_baseline,
+                   "with --validation-sizes-only and --skip-battery: the baseline and its twin are not started; each "
+                   "variant named (chNN:name:variant) is checked against the fp64 reference alone. For a sanitizer on "
+                   "your kernel when the baseline is a library's the sanitizer cannot run (compute-sanitizer racecheck "
+                   "faulted in cuBLAS's kernels under ch15:moe_grouped_gemm, H100, 2026-12-06)");
   verify->callback([verify_options, &result] { result.exit_code = run_bench(*verify_options, result.command_line); });
 }
 

@@ -65,7 +65,7 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
     slots.push_back(std::move(slot));
   };
   const variant& baseline = declared.find_variant("baseline");
-  add("baseline", baseline, slot_role::baseline);
+  if (!config.without_baseline) add("baseline", baseline, slot_role::baseline);
   if (config.aa_test) {
     add("baseline_as_candidate", baseline, slot_role::candidate);
   } else {
@@ -76,6 +76,7 @@ std::vector<variant_slot> plan_slots(const pair_request& request, const run_conf
       if (chosen) add(v.name, v, slot_role::candidate);
     }
   }
+  if (config.without_baseline) return slots;  // `bench verify --without-baseline`: the named variants alone
   // Note [noise floor]: a second baseline worker, with its own buffers exactly as a candidate
   // has, measures how different two identical variants look in this very run.
   add("baseline_twin", baseline, slot_role::noise_twin);
@@ -556,8 +557,8 @@ pair_result run_pair(const pair_request& request, const run_config& given,
       if (slot.audit_state.starts_with("unavailable"))
         progress(fmt::format("[audit] {} {}: device audit {}: the pair fails device-audit (use --audit off to run without it)", declared.target(), slot.label, slot.audit_state));
     }
-    progress(fmt::format("{}: verifying on {} small sizes, then the challenge battery", declared.target(),
-                         declared.workloads().size() - 1));
+    progress(fmt::format("{}: verifying on {} small sizes{}", declared.target(), declared.workloads().size() - 1,
+                         config.skip_battery ? "" : ", then the challenge battery"));
     verify_small_sizes(scope, slots, phases);
     // --small-sizes-only (for compute-sanitizer) stops here: no benchmark-size call at all.
     if (!config.small_sizes_only) run_benchmark_size(scope, result, slots, device, progress, phases);

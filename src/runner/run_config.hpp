@@ -42,6 +42,7 @@ struct run_config {
   bool small_sizes_only = false;  // `bench verify --small-sizes-only`: validation/held-out sizes and the battery only
   bool skip_held_out = false;     // `bench verify --validation-sizes-only`: the above without the held-out sizes
   bool skip_battery = false;      // `bench verify --skip-battery` (with one of the two above): no challenge battery
+  bool without_baseline = false;  // `bench verify --without-baseline` (with the two above): named variants against the reference alone
   std::string golden_file = "expectations/goldens.json";
   bool update_goldens = false;    // record missing goldens (never overwrites a drifted one)
   bool audit = true;              // the CUPTI device audit in GPU workers

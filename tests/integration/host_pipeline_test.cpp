@@ -158,6 +158,30 @@ TEST(bench_verify, skip_battery_runs_only_the_reference_checks_and_needs_a_small
   EXPECT_NE(refused.output.find("--skip-battery needs"), std::string::npos) << refused.output;
 }
 
+// A sanitizer run on the user's kernel alone: the baseline (a library's kernels, which the
+// sanitizer may not run) and its twin are never started.
+TEST(bench_verify, without_baseline_checks_the_named_variant_alone_against_the_reference) {
+  const auto dir = fresh_dir("without_baseline");
+  const std::string verify = aisp::testing::aisp_binary() + " bench verify --history none --validation-sizes-only ";
+  const auto run = run_command(verify + "--skip-battery --without-baseline --targets labs/host:matrix_sum:optimized --artifacts-dir " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto pair = read_json(dir + "/results.json")["pairs"][0];
+  EXPECT_EQ(pair.value("status", ""), "pass");
+  ASSERT_EQ(pair["variants"].size(), 1u) << pair["variants"].dump();
+  EXPECT_EQ(pair["variants"][0]["name"], "optimized");
+  EXPECT_TRUE(pair["variants"][0]["verified"].get<bool>());
+  int references = 0;
+  for (const auto& check : pair["checks"]) references += check["check"] == "reference" && check["passed"].get<bool>() ? 1 : 0;
+  EXPECT_GE(references, 3) << pair["checks"].dump();
+
+  const auto with_battery = run_command(verify + "--without-baseline --targets labs/host:matrix_sum:optimized");
+  EXPECT_NE(with_battery.exit_code, 0);
+  EXPECT_NE(with_battery.output.find("--without-baseline needs"), std::string::npos) << with_battery.output;
+  const auto unnamed = run_command(verify + "--skip-battery --without-baseline --targets labs/host:matrix_sum");
+  EXPECT_NE(unnamed.exit_code, 0);
+  EXPECT_NE(unnamed.output.find("labs/host:matrix_sum:VARIANT"), std::string::npos) << unnamed.output;
+}
+
 // --trace reaches the run's configuration: it needs the audit, and it makes its folder before any
 // pair runs (the traces themselves are GPU-only: tests/gpu/trace_test.cpp). A refactor once
 // dropped it and --trace silently did nothing until the GPU test ran on the device.

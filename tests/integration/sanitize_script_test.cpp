@@ -84,9 +84,23 @@ TEST_F(sanitize_script, a_kernel_filter_reaches_the_sanitizer_and_is_named_in_th
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::ifstream passed(args);
   const std::string given((std::istreambuf_iterator<char>(passed)), std::istreambuf_iterator<char>());
-  EXPECT_NE(given.find("--kernel-regex kns=grouped_gemm"), std::string::npos) << given;
+  EXPECT_NE(given.find("--kernel-name kns=grouped_gemm"), std::string::npos) << given;
   EXPECT_NE(result.output.find("racecheck clean"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("kernels=grouped_gemm"), std::string::npos) << result.output;
+}
+
+// ch15's racecheck (2026-12-06): the baseline's cuBLAS kernels faulted under the tool even when
+// filtered out, so the named variant's worker runs alone.
+TEST_F(sanitize_script, without_baseline_reaches_bench_verify_and_is_named_in_the_summary) {
+  const auto args = (dir_ / "args").string();
+  const auto result = sanitize("0", "labs/host:matrix_sum:optimized", 1,
+                               "SANITIZE_TOOLS=racecheck SANITIZE_BATTERY=0 SANITIZE_WITHOUT_BASELINE=1 STUB_ARGS=" + args);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream passed(args);
+  const std::string given((std::istreambuf_iterator<char>(passed)), std::istreambuf_iterator<char>());
+  EXPECT_NE(given.find("--without-baseline"), std::string::npos) << given;
+  EXPECT_NE(result.output.find("racecheck clean"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("without-baseline"), std::string::npos) << result.output;
 }
 
 TEST_F(sanitize_script, no_target_is_a_usage_error) {
