@@ -29,7 +29,6 @@
 #include "cudnn_sdpa.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
-#include "persistent_attention.cuh"
 #include "wgmma_attention.cuh"
 
 namespace aisp::labs_attention {
@@ -136,32 +135,6 @@ void run_wgmma(run_context& ctx) {
                         run_wgmma<true>, setup_wgmma<true>, {});
 }
 
-// ---- Step 6: step 5 on persistent CTAs where every block costs the same (persistent_attention.cuh) ----
-// Causal blocks and head dim 64 keep step 5's launch (Note [persistent attention]).
-[[nodiscard]] bool persistent_applies(const attention_problem& p) { return !p.causal && p.dim == 128; }
-
-void setup_persistent(run_context& ctx) {
-  setup_wgmma<true>(ctx);
-  if (persistent_applies(problem_of(ctx))) prepare_persistent_attention<128>();
-}
-
-void run_persistent(run_context& ctx) {
-  const auto p = problem_of(ctx);
-  if (persistent_applies(p)) {
-    launch_persistent_attention<128>(p, ctx.stream());
-  } else {
-    run_wgmma<true>(ctx);
-  }
-}
-
-[[nodiscard]] variant persistent_step() {
-  return tensor_variant("optimized_wgmma_persistent",
-                        "step 5 on one CTA an SM walking the blocks of query rows: the producer runs on into the next "
-                        "block's K/V tiles and Q rows while the consumers finish, and the output is staged in the last K "
-                        "tile; causal attention and head dim 64 keep step 5's launch",
-                        run_persistent, setup_persistent, {});
-}
-
 // ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
 [[nodiscard]] cudnn_sdpa_tensors cudnn_tensors(const attention_problem& p) { return {p.q, p.k, p.v, p.o}; }
 
@@ -256,7 +229,6 @@ struct attention_shape {
       .add_variant(fused_step())
       .add_variant(wgmma_step())
       .add_variant(overlap_step())
-      .add_variant(persistent_step())
       .add_variant(cudnn_peer());
 }
 

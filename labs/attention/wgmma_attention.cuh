@@ -304,16 +304,13 @@ struct ping_pong {
 };
 
 // Step 5's schedule for one consumer over its block's kv_tiles key tiles (Note [softmax overlap]):
-// leaves the unnormalized output in `o` and the row sums in `row_sum`. The block's tiles are the
-// ring's `first` .. first + kv_tiles - 1 (a persistent CTA's ring runs on across its blocks). The
-// last turn is handed over only where `hand_over_at_end` (the last consumer's last turn has
-// nobody to take it: no arrival is left behind). `after_last_qk` runs once the block's last Q K^T
-// has completed (Q's rows are free); the last tile's stage is released here only where
-// `release_last` (the persistent kernel stages its output in it first).
-template <int Dim, class AfterLastQk>
-__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int first,
-                                                 int kv_tiles, std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
-                                                 bool hand_over_at_end, bool release_last, AfterLastQk after_last_qk) {
+// leaves the unnormalized output in `o` and the row sums in `row_sum`. The last turn is handed
+// over only where `hand_over_at_end` (the last consumer's last turn has nobody to take it: no
+// arrival is left behind).
+template <int Dim>
+__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int kv_tiles,
+                                                 std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
+                                                 bool hand_over_at_end) {
   using geo = wgmma_geometry<Dim>;
   namespace h = aisp::hopper;
 #pragma unroll
@@ -323,37 +320,35 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
   float rescale[2];
   float scores[geo::block_kv / 2];
   std::uint32_t pa[geo::block_kv / 16][4];
-  ring.wait_full(first);
+  ring.wait_full(0);
   turns.mine();
-  issue_qk<Dim>(scores, q_rows, ring.k(first), geo::q_box_bytes, geo::kv_box_bytes);
+  issue_qk<Dim>(scores, q_rows, ring.k(0), geo::q_box_bytes, geo::kv_box_bytes);
   turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(scores);
-  if (kv_tiles == 1) after_last_qk();
   online_softmax(scores, row_max, row_sum, rescale, rows, 0);
   pack_p(scores, pa);
   for (int tile = 1; tile < kv_tiles; ++tile) {
-    ring.wait_full(first + tile);
+    ring.wait_full(tile);
     turns.mine();
-    issue_qk<Dim>(scores, q_rows, ring.k(first + tile), geo::q_box_bytes, geo::kv_box_bytes);
-    issue_pv<Dim>(o, pa, ring.v(first + tile - 1), geo::kv_box_bytes);
+    issue_qk<Dim>(scores, q_rows, ring.k(tile), geo::q_box_bytes, geo::kv_box_bytes);
+    issue_pv<Dim>(o, pa, ring.v(tile - 1), geo::kv_box_bytes);
     turns.yours();
     h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
     h::fence_accumulators(scores);
-    if (tile == kv_tiles - 1) after_last_qk();
     online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
-    ring.release(first + tile - 1);
+    ring.release(tile - 1);
     rescale_output<Dim>(o, rescale);
     pack_p(scores, pa);
   }
   turns.mine();
-  issue_pv<Dim>(o, pa, ring.v(first + kv_tiles - 1), geo::kv_box_bytes);
+  issue_pv<Dim>(o, pa, ring.v(kv_tiles - 1), geo::kv_box_bytes);
   if (hand_over_at_end) turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(o);
-  if (release_last) ring.release(first + kv_tiles - 1);
+  ring.release(kv_tiles - 1);
 }
 
 #endif  // AISP_HOPPER_DEVICE
@@ -450,7 +445,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   } else {  // step 5: Note [softmax overlap]; consumer 0 takes the first turn
     const ping_pong turns{consumer, geo::consumers};
     if (consumer == geo::consumers - 1) turns.yours();
-    overlapped_tiles<Dim>(o, row_sum, ring, 0, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1, true, [] {});
+    overlapped_tiles<Dim>(o, row_sum, ring, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1);
   }
 
   store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
