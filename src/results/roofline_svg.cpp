@@ -30,14 +30,22 @@ struct bar {
   double sol = 0;
 };
 
+// A pair's roofline block; empty where the run measured no speed (`bench verify` writes null).
+nlohmann::json roofline_of(const nlohmann::json& pair) {
+  const auto found = pair.find("roofline");
+  return found != pair.end() && found->is_object() ? *found : nlohmann::json::object();
+}
+
 }  // namespace
 
 std::string roofline_svg(const nlohmann::json& results) {
   const auto pairs = results.value("pairs", nlohmann::json::array());
   AISP_EXPECTS(!pairs.empty(), "the run holds no pairs to plot");
+  const bool measured = std::ranges::any_of(pairs, [](const nlohmann::json& p) { return !roofline_of(p).empty(); });
+  AISP_EXPECTS(measured, "the run measured no speeds (a `bench verify` run, or every pair failed): draw the roofline of a `bench run`");
   nlohmann::json ceilings;
   for (const auto& p : pairs) {
-    const auto c = p.value("roofline", nlohmann::json::object()).value("ceilings", nlohmann::json::object());
+    const auto c = roofline_of(p).value("ceilings", nlohmann::json::object());
     if (c.value("memory_bytes_per_s", 0.0) > 0 || c.value("fp32_flops_per_s", 0.0) > 0) {
       ceilings = c;
       break;
@@ -46,7 +54,7 @@ std::string roofline_svg(const nlohmann::json& results) {
   std::vector<bar> bars;
   std::string points;
   for (const auto& p : pairs) {
-    const double intensity = p.value("roofline", nlohmann::json::object()).value("arithmetic_intensity_flop_per_byte", 0.0);
+    const double intensity = roofline_of(p).value("arithmetic_intensity_flop_per_byte", 0.0);
     for (const auto& v : p.value("variants", nlohmann::json::array())) {
       if (v.value("name", "") == "baseline_twin") continue;
       const std::string label = p.value("target", "?") + ":" + v.value("name", "?");

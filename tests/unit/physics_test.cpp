@@ -276,6 +276,14 @@ TEST(roofline_svg, draws_ceilings_points_and_bars_in_well_formed_svg) {
   EXPECT_EQ(count("<text"), count("</text>"));
   EXPECT_EQ(count("<svg"), count("</svg>"));
   EXPECT_THROW((void)roofline_svg(nlohmann::json::object()), contract_error);
+  // `bench verify` writes "roofline": null: a one-line error, not a JSON type error.
+  const nlohmann::json verified = {{"pairs", {{{"target", "ch09:gemm"}, {"roofline", nullptr}, {"variants", nlohmann::json::array()}}}}};
+  try {
+    (void)roofline_svg(verified);
+    ADD_FAILURE() << "a run without speeds was drawn";
+  } catch (const contract_error& error) {
+    EXPECT_NE(std::string(error.what()).find("measured no speeds"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace
