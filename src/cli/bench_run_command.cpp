@@ -307,6 +307,11 @@ int run_here(const run_options& options, const std::string& command_line, const 
                    {"verify_only", options.verify_only}, {"targets", options.targets},
                    {"audit", options.audit}, {"trace_dir", config.trace_dir}, {"l2_flush", options.l2_flush},
                    {"launch_gate", options.launch_gate}, {"energy_window_s", options.energy_window_s}, {"plugins", plugins_json()}};
+  // `bench verify`'s narrowing flags, only where given (so a run interrupted before they were
+  // recorded still resumes): a reader can tell a sanitizer run's scope from its results alone.
+  if (options.small_sizes_only || options.validation_sizes_only) header.config["sizes_only"] = options.validation_sizes_only ? "validation" : "small";
+  if (options.skip_battery) header.config["skip_battery"] = true;
+  if (options.without_baseline) header.config["without_baseline"] = true;
   if (earlier) {  // Note [resumed runs]: the earlier part's seed, and the same run or none
     header.config["seed_fixed"] = earlier->config.value("seed_fixed", false);
     check_same_run(*earlier, header.config, header.device);

@@ -169,6 +169,10 @@ TEST(bench_verify, without_baseline_checks_the_named_variant_alone_against_the_r
   EXPECT_EQ(pair.value("status", ""), "pass");
   ASSERT_EQ(pair["variants"].size(), 1u) << pair["variants"].dump();
   EXPECT_EQ(pair["variants"][0]["name"], "optimized");
+  const auto config = read_json(dir + "/results.json")["config"];
+  EXPECT_EQ(config.value("without_baseline", false), true) << config.dump();
+  EXPECT_EQ(config.value("skip_battery", false), true);
+  EXPECT_EQ(config.value("sizes_only", ""), "validation");
   EXPECT_TRUE(pair["variants"][0]["verified"].get<bool>());
   int references = 0;
   for (const auto& check : pair["checks"]) references += check["check"] == "reference" && check["passed"].get<bool>() ? 1 : 0;
