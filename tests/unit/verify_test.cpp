@@ -61,6 +61,27 @@ TEST(compare_output, a_near_zero_sum_is_held_to_the_outputs_scale_not_its_own) {
   EXPECT_FALSE(aisp::verify::compare_output("y", dtype::f32, as_f32_bytes(actual), expected, tol).passed());
 }
 
+// Note [L2 under the type's spacing]: one e4m3 element in the subnormal range, correctly rounded,
+// passes although its relative error is past the L2 bound; one step off does not, and neither
+// does the same relative error on a normal value.
+TEST(compare_output, a_correctly_rounded_fp8_subnormal_passes_the_l2_bound) {
+  const auto tol = aisp::verify::default_tolerance(dtype::e4m3);
+  const auto e4m3 = [](double value) {
+    std::vector<unsigned char> byte(1);
+    aisp::store_from_double(dtype::e4m3, byte.data(), 0, value);
+    return byte;
+  };
+  const std::vector<double> expected = {0.0064};  // rounds to 3 x 2^-9 = 0.00586: 8.4% off
+  const auto honest = aisp::verify::compare_output("y", dtype::e4m3, e4m3(0.0064), expected, tol);
+  EXPECT_NEAR(honest.rel_l2_error, 0.084, 0.002);
+  EXPECT_TRUE(honest.passed()) << honest.describe();
+  const auto a_step_off = aisp::verify::compare_output("y", dtype::e4m3, e4m3(0.0064 - 0x1p-9), expected, tol);
+  EXPECT_FALSE(a_step_off.passed()) << a_step_off.describe();
+  const std::vector<double> normal = {1.0};
+  const auto off_by_a_tenth = aisp::verify::compare_output("y", dtype::e4m3, e4m3(1.125), normal, tol);
+  EXPECT_FALSE(off_by_a_tenth.passed()) << off_by_a_tenth.describe();
+}
+
 TEST(compare_output, flags_an_element_still_holding_the_poison_as_unwritten_O10) {
   std::vector<unsigned char> actual = as_f32_bytes({1.0f, 2.0f, 3.0f});
   aisp::fill_poison(dtype::f32, actual.data() + 2 * sizeof(float), 1);
