@@ -115,12 +115,11 @@ void add_comparison(wide_outcome& outcome, const verify::comparison& compared, c
 [[nodiscard]] bool reshapes_some(const pair& declared, input_values level);
 // "inputs x8", "inputs on the middles of eighths (repeated values)".
 [[nodiscard]] std::string level_label(input_values level);
-// A challenge's output held to the variant's relative L2 bound: every effective tolerance has one
-// (Note [declared tolerance ceiling]); integers' is 0, and they keep their declared bounds.
 // The relative L2 distance of one output from `reference` (a fp64 truth, or another variant's
 // outputs widened), bounded by nothing.
 [[nodiscard]] double relative_l2(const buffer_spec& spec, const raw_outputs& outputs, const std::vector<double>& reference);
-
+// A challenge's output held to the variant's relative L2 bound: every effective tolerance has one
+// (Note [declared tolerance ceiling]); integers' is 0, and they keep their declared bounds.
 [[nodiscard]] verify::comparison compare_by_l2(const pair& declared, const buffer_spec& spec, const std::string& variant,
                                                const std::vector<unsigned char>& actual, const std::vector<double>& expected);
 

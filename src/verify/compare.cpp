@@ -92,6 +92,21 @@ void compare_range(dtype type, std::span<const unsigned char> actual, std::span<
   out = std::move(into);
 }
 
+// Note [L2 under the type's spacing]
+// The relative L2 bound holds the output to a few of its type's roundings of its own size. Where
+// the output is a few values in the type's subnormal range, a correct rounding is a large share
+// of each: an honest e4m3 y = 2x + 1 at one element, y = 0.0064, rounds to 0.00586 (a subnormal
+// step is 2^-9), a relative L2 of 0.084 against the bound's 0.08 (a planted fixture's honest
+// baseline, one run in a few hundred). So the bound yields where the L2 error is no larger than
+// half the type's smallest step an element: no output the type can hold is closer, and an error
+// that small is far under a rounding anywhere above the subnormals, so nothing passes that a
+// correct rounding would not. For fp32 and wider the step is under 1e-44: nothing changes there.
+double under_the_spacing(dtype type, std::size_t count) {
+  if (!dtype_is_float(type)) return 0;
+  const double smallest_step = std::ldexp(dtype_smallest_normal(type), -float_fields_of(type).mantissa_bits);
+  return 0.5 * smallest_step * std::sqrt(static_cast<double>(count));
+}
+
 }  // namespace
 
 double finite_rms(std::span<const double> values) {
@@ -128,23 +143,6 @@ std::vector<double> widen(dtype type, std::span<const unsigned char> raw) {
   return values;
 }
 
-// Note [L2 under the type's spacing]
-// The relative L2 bound holds the output to a few of its type's roundings of its own size. Where
-// the output is a few values in the type's subnormal range, a correct rounding is a large share
-// of each: an honest e4m3 y = 2x + 1 at one element, y = 0.0064, rounds to 0.00586 (a subnormal
-// step is 2^-9), a relative L2 of 0.084 against the bound's 0.08 (a planted fixture's honest
-// baseline, one run in a few hundred). So the bound yields where the L2 error is no larger than
-// half the type's smallest step an element: no output the type can hold is closer, and an error
-// that small is far under a rounding anywhere above the subnormals, so nothing passes that a
-// correct rounding would not. For fp32 and wider the step is under 1e-44: nothing changes there.
-namespace {
-double under_the_spacing(dtype type, std::size_t count) {
-  if (!dtype_is_float(type)) return 0;
-  const double smallest_step = std::ldexp(dtype_smallest_normal(type), -float_fields_of(type).mantissa_bits);
-  return 0.5 * smallest_step * std::sqrt(static_cast<double>(count));
-}
-}  // namespace
-
 comparison compare_output(const std::string& buffer, dtype type,
                           std::span<const unsigned char> actual, std::span<const double> expected,
                           const tolerance& tol) {
@@ -180,7 +178,6 @@ comparison compare_output(const std::string& buffer, dtype type,
                                              : std::sqrt(error_squared);
   const bool rel_l2_failed = tol.max_rel_l2 > 0 && result.rel_l2_error > tol.max_rel_l2 &&
                              std::sqrt(error_squared) > under_the_spacing(type, count);  // Note [L2 under the type's spacing]
-
   if (result.unwritten > 0) result.reason_code = "O10";
   else if (result.nan_count > 0) result.reason_code = "O4";
   else if (result.inf_count > 0) result.reason_code = "O5";

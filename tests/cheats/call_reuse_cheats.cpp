@@ -166,8 +166,8 @@ void work_once_a_batch(run_context& ctx) {
 
 // ---- X2 lent by the baseline (red team six, 2026-12-04): a baseline that redoes its work three
 // times on inputs that changed since its last call reads ~2x one call at a time, which lent a
-// candidate that recomputes a sixth of a repeated call (the rest still holds the batch's answer)
-// (an eighth here)
+// candidate that recomputes a sixth of a repeated call (the rest still holds the batch's answer;
+// an eighth here, see batched_benchmark_elements)
 // 2x more room. On the host a baseline lends at most 1.25x (Note [baseline reuse bound]) ----
 left_behind baseline_last_call;
 
@@ -180,7 +180,7 @@ void burns_on_changed_inputs(run_context& ctx) {
   baseline_last_call = {x, y, sampled(x, y, n)};
 }
 
-void a_sixth_of_a_repeated_call(run_context& ctx) {
+void an_eighth_of_a_repeated_call(run_context& ctx) {
   const std::size_t n = elements_of(ctx, "x");
   const float* x = ctx.as<const float>("x");
   float* y = ctx.as<float>("y");
@@ -235,7 +235,7 @@ AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_work_once_a_batch",
 AISP_REGISTER(aisp::cheats::batched_pair("hot_mode:x2_reuse_lent_by_the_baseline",
                                           aisp::cheats::cheating_variant("recomputes an eighth of a call whose inputs and outputs are "
                                                                          "as it left them",
-                                                                         aisp::cheats::a_sixth_of_a_repeated_call),
+                                                                         aisp::cheats::an_eighth_of_a_repeated_call),
                                           aisp::variant{"baseline", "redoes its work three times on inputs that changed",
                                                         aisp::cheats::burns_on_changed_inputs, {}, {}, {}, {}, {}, {}, {}})
                   .tag("check:batch-reuse"));

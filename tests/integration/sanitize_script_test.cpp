@@ -41,6 +41,13 @@ class sanitize_script : public ::testing::Test {
                        (dir_ / "out").string() + " " + targets);
   }
 
+  // The stub's arguments (it appends them to STUB_ARGS), for sanitize()'s more_env.
+  [[nodiscard]] std::string recording_args() const { return "STUB_ARGS=" + (dir_ / "args").string(); }
+  [[nodiscard]] std::string recorded_args() const {
+    std::ifstream passed(dir_ / "args");
+    return {std::istreambuf_iterator<char>(passed), std::istreambuf_iterator<char>()};
+  }
+
   std::filesystem::path dir_;
   std::string stub_;
 };
@@ -79,11 +86,9 @@ TEST_F(sanitize_script, parallel_runs_report_every_target_and_tool_in_command_li
 }
 
 TEST_F(sanitize_script, a_kernel_filter_reaches_the_sanitizer_and_is_named_in_the_summary) {
-  const auto args = (dir_ / "args").string();
-  const auto result = sanitize("0", "labs/host:matrix_sum", 1, "SANITIZE_TOOLS=racecheck SANITIZE_KERNELS=grouped_gemm STUB_ARGS=" + args);
+  const auto result = sanitize("0", "labs/host:matrix_sum", 1, "SANITIZE_TOOLS=racecheck SANITIZE_KERNELS=grouped_gemm " + recording_args());
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream passed(args);
-  const std::string given((std::istreambuf_iterator<char>(passed)), std::istreambuf_iterator<char>());
+  const auto given = recorded_args();
   EXPECT_NE(given.find("--kernel-name kns=grouped_gemm"), std::string::npos) << given;
   EXPECT_NE(result.output.find("racecheck clean"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("kernels=grouped_gemm"), std::string::npos) << result.output;
@@ -92,12 +97,10 @@ TEST_F(sanitize_script, a_kernel_filter_reaches_the_sanitizer_and_is_named_in_th
 // ch15's racecheck (2026-12-06): the baseline's cuBLAS kernels faulted under the tool even when
 // filtered out, so the named variant's worker runs alone.
 TEST_F(sanitize_script, without_baseline_reaches_bench_verify_and_is_named_in_the_summary) {
-  const auto args = (dir_ / "args").string();
   const auto result = sanitize("0", "labs/host:matrix_sum:optimized", 1,
-                               "SANITIZE_TOOLS=racecheck SANITIZE_BATTERY=0 SANITIZE_WITHOUT_BASELINE=1 STUB_ARGS=" + args);
+                               "SANITIZE_TOOLS=racecheck SANITIZE_BATTERY=0 SANITIZE_WITHOUT_BASELINE=1 " + recording_args());
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  std::ifstream passed(args);
-  const std::string given((std::istreambuf_iterator<char>(passed)), std::istreambuf_iterator<char>());
+  const auto given = recorded_args();
   EXPECT_NE(given.find("--without-baseline"), std::string::npos) << given;
   EXPECT_NE(result.output.find("racecheck clean"), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("without-baseline"), std::string::npos) << result.output;
