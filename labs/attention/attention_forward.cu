@@ -4,7 +4,8 @@
 // Baseline (naive_attention.cuh): cuBLASLt batched GEMMs around a softmax kernel, S and P through
 // HBM. Steps 2-3 (fused_mma.cuh): one fused kernel, online softmax, mma.sync, FA2 partitioning.
 // Steps 4-5 (wgmma_attention.cuh): wgmma fed by TMA from a producer warpgroup; then the softmax
-// overlapped with the GEMMs. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
+// overlapped with the GEMMs. Step 6 (persistent_attention.cuh): step 5 on persistent CTAs where
+// every block costs the same. Peer (cudnn_sdpa.cpp): cuDNN's fused flash attention, in process
 // through its backend graph API, autotuned over the heuristic's plans.
 // Run: aisp bench run --targets labs/attention
 #include <cuda_bf16.h>
@@ -29,6 +30,7 @@
 #include "cudnn_sdpa.hpp"
 #include "fused_mma.cuh"
 #include "naive_attention.cuh"
+#include "persistent_attention.cuh"
 #include "wgmma_attention.cuh"
 
 namespace aisp::labs_attention {
@@ -135,6 +137,32 @@ void run_wgmma(run_context& ctx) {
                         run_wgmma<true>, setup_wgmma<true>, {});
 }
 
+// ---- Step 6: step 5 on persistent CTAs where every block costs the same (persistent_attention.cuh) ----
+// Causal blocks and head dim 64 keep step 5's launch (Note [persistent attention]).
+[[nodiscard]] bool persistent_applies(const attention_problem& p) { return !p.causal && p.dim == 128; }
+
+void setup_persistent(run_context& ctx) {
+  setup_wgmma<true>(ctx);
+  if (persistent_applies(problem_of(ctx))) prepare_persistent_attention<128>();
+}
+
+void run_persistent(run_context& ctx) {
+  const auto p = problem_of(ctx);
+  if (persistent_applies(p)) {
+    launch_persistent_attention<128>(p, ctx.stream());
+  } else {
+    run_wgmma<true>(ctx);
+  }
+}
+
+[[nodiscard]] variant persistent_step() {
+  return tensor_variant("optimized_wgmma_persistent",
+                        "step 5 on one CTA an SM walking the blocks of query rows: the producer runs on into the next "
+                        "block's K/V tiles and Q rows while the consumers finish, and the output is staged in the last K "
+                        "tile; causal attention and head dim 64 keep step 5's launch",
+                        run_persistent, setup_persistent, {});
+}
+
 // ---- The peer: cuDNN's fused flash attention forward (cudnn_sdpa.cpp) ----
 [[nodiscard]] cudnn_sdpa_tensors cudnn_tensors(const attention_problem& p) { return {p.q, p.k, p.v, p.o}; }
 
@@ -229,6 +257,7 @@ struct attention_shape {
       .add_variant(fused_step())
       .add_variant(wgmma_step())
       .add_variant(overlap_step())
+      .add_variant(persistent_step())
       .add_variant(cudnn_peer());
 }
 

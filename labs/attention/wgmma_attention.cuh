@@ -38,6 +38,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "aisp/check.hpp"
 #include "aisp/hopper_ptx.cuh"
@@ -267,6 +268,13 @@ __device__ __forceinline__ void store_rows_through_tma(const float (&o)[Dim / 2]
   }
 }
 
+// A tile's place in the ring: its stage (tile % stages) and its phase parity ((tile / stages) & 1),
+// which kv_ring::next advances a tile at a time without a division.
+struct ring_slot {
+  int stage;
+  std::uint32_t phase;
+};
+
 // The K/V ring of Note [attention smem map]: stage `tile % stages` holds key tile `tile`'s K and
 // V, with its full and empty barriers 8 bytes apart from stage 0's; its phase parity follows
 // from the tile's index.
@@ -274,24 +282,40 @@ template <int Dim>
 struct kv_ring {
   using geo = wgmma_geometry<Dim>;
   std::uint32_t k0, full0, empty0;
-  [[nodiscard]] __device__ std::uint32_t k(int tile) const { return k0 + (tile % geo::stages) * 2 * geo::kv_tile_bytes; }
-  [[nodiscard]] __device__ std::uint32_t v(int tile) const { return k(tile) + geo::kv_tile_bytes; }
-  [[nodiscard]] __device__ std::uint32_t full(int tile) const { return full0 + 8 * (tile % geo::stages); }
-  [[nodiscard]] __device__ std::uint32_t empty(int tile) const { return empty0 + 8 * (tile % geo::stages); }
-  [[nodiscard]] __device__ static std::uint32_t phase(int tile) { return static_cast<std::uint32_t>(tile / geo::stages) & 1u; }
-  __device__ void wait_full(int tile) const { hopper::mbar_wait(full(tile), phase(tile)); }
-  __device__ void wait_empty(int tile) const { hopper::mbar_wait(empty(tile), phase(tile) ^ 1u); }
+  [[nodiscard]] __device__ static ring_slot slot(int tile) {
+    return {tile % geo::stages, static_cast<std::uint32_t>(tile / geo::stages) & 1u};
+  }
+  [[nodiscard]] __device__ static ring_slot next(ring_slot s) {
+    return s.stage + 1 == geo::stages ? ring_slot{0, s.phase ^ 1u} : ring_slot{s.stage + 1, s.phase};
+  }
+  [[nodiscard]] __device__ std::uint32_t k(ring_slot s) const { return k0 + s.stage * 2 * geo::kv_tile_bytes; }
+  [[nodiscard]] __device__ std::uint32_t v(ring_slot s) const { return k(s) + geo::kv_tile_bytes; }
+  [[nodiscard]] __device__ std::uint32_t full(ring_slot s) const { return full0 + 8 * s.stage; }
+  [[nodiscard]] __device__ std::uint32_t empty(ring_slot s) const { return empty0 + 8 * s.stage; }
+  __device__ void wait_full(ring_slot s) const { hopper::mbar_wait(full(s), s.phase); }
+  __device__ void wait_empty(ring_slot s) const { hopper::mbar_wait(empty(s), s.phase ^ 1u); }
   // A consumer warpgroup is done with the tile's K and V (one arrival of the `consumers` expected).
-  __device__ void release(int tile) const {
-    if (threadIdx.x % 128 == 0) hopper::mbar_arrive(empty(tile));
+  __device__ void release(ring_slot s) const {
+    if (threadIdx.x % 128 == 0) hopper::mbar_arrive(empty(s));
   }
   // The producer: the tile's K and V for the KV plane's keys from `key0`, onto its full barrier.
-  __device__ void load(int tile, const CUtensorMap* map_k, const CUtensorMap* map_v, int key0, int kv_plane) const {
-    hopper::mbar_arrive_expect_tx(full(tile), 2 * geo::kv_tile_bytes);
+  __device__ void load(ring_slot s, const CUtensorMap* map_k, const CUtensorMap* map_v, int key0, int kv_plane) const {
+    hopper::mbar_arrive_expect_tx(full(s), 2 * geo::kv_tile_bytes);
     for (int box = 0; box < geo::d_boxes; ++box) {
-      hopper::tma_load_3d(k(tile) + box * geo::kv_box_bytes, map_k, full(tile), box * geo::box_cols, key0, kv_plane);
-      hopper::tma_load_3d(v(tile) + box * geo::kv_box_bytes, map_v, full(tile), box * geo::box_cols, key0, kv_plane);
+      hopper::tma_load_3d(k(s) + box * geo::kv_box_bytes, map_k, full(s), box * geo::box_cols, key0, kv_plane);
+      hopper::tma_load_3d(v(s) + box * geo::kv_box_bytes, map_v, full(s), box * geo::box_cols, key0, kv_plane);
     }
+  }
+  // The same by the tile's index.
+  [[nodiscard]] __device__ std::uint32_t k(int tile) const { return k(slot(tile)); }
+  [[nodiscard]] __device__ std::uint32_t v(int tile) const { return v(slot(tile)); }
+  [[nodiscard]] __device__ std::uint32_t full(int tile) const { return full(slot(tile)); }
+  [[nodiscard]] __device__ std::uint32_t empty(int tile) const { return empty(slot(tile)); }
+  __device__ void wait_full(int tile) const { wait_full(slot(tile)); }
+  __device__ void wait_empty(int tile) const { wait_empty(slot(tile)); }
+  __device__ void release(int tile) const { release(slot(tile)); }
+  __device__ void load(int tile, const CUtensorMap* map_k, const CUtensorMap* map_v, int key0, int kv_plane) const {
+    load(slot(tile), map_k, map_v, key0, kv_plane);
   }
 };
 
@@ -303,14 +327,31 @@ struct ping_pong {
   __device__ void yours() const { hopper::named_barrier_arrive(1 + (consumer + 1) % consumers, 256); }
 };
 
+// Note [peeled last tile]: the persistent kernel (persistent_attention.cuh) needs a hook after a
+// block's last Q K^T. Inside the tile loop (a branch on the tile index, an mbarrier arrive and a
+// named barrier) it made the loop ~56-78 ns a tile slower than step 5's (H100 GPU-3faf993b,
+// 2026-12-06, thirtieth session: 3.3% slower than step 5 at fwd_hd128); with the last tile peeled
+// out of the loop, the ring's slots advanced a tile at a time instead of divided out of the
+// tile's index, and the hook only in the peeled copy, the kernel ran 1.8% faster than step 5 and
+// 101.0% of cuDNN (H100 GPU-d44ad993, 2026-12-06, labs/attention/README.md). Step 5 keeps its
+// loop (no hook: no_hook): with the peel, the slots and a first wgmma that overwrote its
+// accumulators (scale-d 0, which ptxas already does for the zeroed scores: no CS2R in the loop's
+// SASS) it ran 0.4% slower at d 128 and 1.5% causal in the same run, its SASS 35% larger.
+struct no_hook {
+  __device__ void operator()() const {}
+};
+
 // Step 5's schedule for one consumer over its block's kv_tiles key tiles (Note [softmax overlap]):
-// leaves the unnormalized output in `o` and the row sums in `row_sum`. The last turn is handed
-// over only where `hand_over_at_end` (the last consumer's last turn has nobody to take it: no
-// arrival is left behind).
-template <int Dim>
-__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int kv_tiles,
-                                                 std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
-                                                 bool hand_over_at_end) {
+// leaves the unnormalized output in `o` and the row sums in `row_sum`. The block's tiles are the
+// ring's `first` .. first + kv_tiles - 1 (a persistent CTA's ring runs on across its blocks). The
+// last turn is handed over only where `hand_over_at_end` (the last consumer's last turn has
+// nobody to take it: no arrival is left behind). `after_last_qk` runs once the block's last Q K^T
+// has completed (Q's rows are free); the last tile's stage is released here only where
+// `release_last` (the persistent kernel stages its output in it first).
+template <int Dim, class AfterLastQk>
+__device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&row_sum)[2], const kv_ring<Dim>& ring, int first,
+                                                 int kv_tiles, std::uint32_t q_rows, const softmax_rows& rows, const ping_pong& turns,
+                                                 bool hand_over_at_end, bool release_last, AfterLastQk after_last_qk) {
   using geo = wgmma_geometry<Dim>;
   namespace h = aisp::hopper;
 #pragma unroll
@@ -320,35 +361,70 @@ __device__ __forceinline__ void overlapped_tiles(float (&o)[Dim / 2], float (&ro
   float rescale[2];
   float scores[geo::block_kv / 2];
   std::uint32_t pa[geo::block_kv / 16][4];
-  ring.wait_full(0);
+  ring_slot now = ring.slot(first);
+  ring.wait_full(now);
   turns.mine();
-  issue_qk<Dim>(scores, q_rows, ring.k(0), geo::q_box_bytes, geo::kv_box_bytes);
+  issue_qk<Dim>(scores, q_rows, ring.k(now), geo::q_box_bytes, geo::kv_box_bytes);
   turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(scores);
+  if (kv_tiles == 1) after_last_qk();
   online_softmax(scores, row_max, row_sum, rescale, rows, 0);
   pack_p(scores, pa);
-  for (int tile = 1; tile < kv_tiles; ++tile) {
-    ring.wait_full(tile);
+  // Key tile `tile` (in slot `now`) with the previous one's P V (in `before`).
+  const auto steady_tile = [&](int tile, ring_slot before, auto hook) {
+    ring.wait_full(now);
     turns.mine();
-    issue_qk<Dim>(scores, q_rows, ring.k(tile), geo::q_box_bytes, geo::kv_box_bytes);
-    issue_pv<Dim>(o, pa, ring.v(tile - 1), geo::kv_box_bytes);
+    issue_qk<Dim>(scores, q_rows, ring.k(now), geo::q_box_bytes, geo::kv_box_bytes);
+    issue_pv<Dim>(o, pa, ring.v(before), geo::kv_box_bytes);
     turns.yours();
     h::wgmma_wait<1>();  // Q K^T of this tile is done; P V of the previous one may still run
     h::fence_accumulators(scores);
+    hook();
     online_softmax(scores, row_max, row_sum, rescale, rows, tile * geo::block_kv);
     h::wgmma_wait<0>();
     h::fence_accumulators(o);
-    ring.release(tile - 1);
+    ring.release(before);
     rescale_output<Dim>(o, rescale);
     pack_p(scores, pa);
+  };
+  if constexpr (!std::is_same_v<AfterLastQk, no_hook>) {  // Note [peeled last tile]
+    for (int tile = 1; tile < kv_tiles - 1; ++tile) {
+      const ring_slot before = now;
+      now = ring.next(now);
+      steady_tile(tile, before, [] {});
+    }
+    if (kv_tiles > 1) {
+      const ring_slot before = now;
+      now = ring.next(now);
+      steady_tile(kv_tiles - 1, before, after_last_qk);
+    }
+  } else {  // step 5
+    for (int tile = 1; tile < kv_tiles; ++tile) {
+      now = ring.slot(first + tile);
+      steady_tile(tile, ring.slot(first + tile - 1), no_hook{});
+    }
   }
   turns.mine();
-  issue_pv<Dim>(o, pa, ring.v(kv_tiles - 1), geo::kv_box_bytes);
+  issue_pv<Dim>(o, pa, ring.v(now), geo::kv_box_bytes);
   if (hand_over_at_end) turns.yours();
   h::wgmma_wait<0>();
   h::fence_accumulators(o);
-  ring.release(kv_tiles - 1);
+  if (release_last) ring.release(now);
+}
+
+// The 1024-aligned base of a CTA's dynamic shared memory (the 128-byte swizzle's atoms).
+__device__ __forceinline__ std::uint32_t aligned_smem_base(const std::uint8_t* dynamic_smem) {
+  const std::uint32_t raw = hopper::smem_u32(dynamic_smem);
+  return raw + (1024u - raw % 1024u) % 1024u;
+}
+
+__device__ __forceinline__ void prefetch_attention_maps(const CUtensorMap* map_q, const CUtensorMap* map_k, const CUtensorMap* map_v,
+                                                        const CUtensorMap* map_o) {
+  hopper::prefetch_tensor_map(map_q);
+  hopper::prefetch_tensor_map(map_k);
+  hopper::prefetch_tensor_map(map_v);
+  hopper::prefetch_tensor_map(map_o);
 }
 
 #endif  // AISP_HOPPER_DEVICE
@@ -362,8 +438,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   namespace h = aisp::hopper;
   using geo = wgmma_geometry<Dim>;
   extern __shared__ std::uint8_t dynamic_smem[];
-  const std::uint32_t raw = h::smem_u32(dynamic_smem);
-  const std::uint32_t base = raw + (1024u - raw % 1024u) % 1024u;
+  const std::uint32_t base = aligned_smem_base(dynamic_smem);
   const std::uint32_t q_smem = base;
   const std::uint32_t q_full = base + geo::barrier_offset;
   const kv_ring<Dim> ring{.k0 = base + geo::q_bytes, .full0 = q_full + 8, .empty0 = q_full + 8 + 8 * geo::stages};
@@ -381,10 +456,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   const int warpgroup = static_cast<int>(threadIdx.x / 128);
 
   if (threadIdx.x == 0) {
-    h::prefetch_tensor_map(&map_q);
-    h::prefetch_tensor_map(&map_k);
-    h::prefetch_tensor_map(&map_v);
-    h::prefetch_tensor_map(&map_o);
+    prefetch_attention_maps(&map_q, &map_k, &map_v, &map_o);
     h::mbar_init(q_full, 1);
     for (int s = 0; s < geo::stages; ++s) {
       h::mbar_init(ring.full(s), 1);   // the producer's arrive.expect_tx
@@ -445,7 +517,7 @@ __global__ void __launch_bounds__(wgmma_geometry<Dim>::threads, 1)
   } else {  // step 5: Note [softmax overlap]; consumer 0 takes the first turn
     const ping_pong turns{consumer, geo::consumers};
     if (consumer == geo::consumers - 1) turns.yours();
-    overlapped_tiles<Dim>(o, row_sum, ring, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1);
+    overlapped_tiles<Dim>(o, row_sum, ring, 0, kv_tiles, q_rows, rows, turns, consumer != geo::consumers - 1, true, no_hook{});
   }
 
   store_rows_through_tma<Dim>(o, row_sum, q_rows, geo::q_box_bytes, &map_o, q0, q_plane, consumer, warp, rows.g, rows.t);
@@ -473,6 +545,11 @@ inline CUtensorMap attention_tensor_map(const __nv_bfloat16* data, int dim, int 
   return map;
 }
 
+inline void expect_tma_operands(const attention_problem& p) {
+  const auto aligned16 = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+  AISP_EXPECTS(aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.o), "TMA needs 16-byte aligned buffers");
+}
+
 // setup(): the driver entry point and the shared-memory opt-in, once, not in a timed call.
 template <int Dim, bool Overlap>
 void prepare_wgmma_attention() {
@@ -485,8 +562,7 @@ template <int Dim, bool Overlap>
 void launch_wgmma_attention(const attention_problem& p, cudaStream_t stream) {
   using geo = wgmma_geometry<Dim>;
   AISP_EXPECTS(p.offsets == nullptr && p.window == 0, "the wgmma attention kernel takes fixed lengths and no window");
-  const auto aligned16 = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
-  AISP_EXPECTS(aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.o), "TMA needs 16-byte aligned buffers");
+  expect_tma_operands(p);
   const CUtensorMap map_q = attention_tensor_map(p.q, Dim, p.seq, p.batch * p.heads(), geo::block_q);
   const CUtensorMap map_k = attention_tensor_map(p.k, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
   const CUtensorMap map_v = attention_tensor_map(p.v, Dim, p.seq, p.batch * p.kv_heads, geo::block_kv);
