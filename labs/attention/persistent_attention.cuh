@@ -15,13 +15,15 @@
 //   its last P V and its epilogue.
 // - The output cannot be staged in Q's rows (they hold the next block's queries by then), so it
 //   is staged in the K half of the block's last ring stage, consumer c in its 16 KB (d 128),
-//   once every consumer's last Q K^T has read it (Note [last Q K^T barriers]), and leaves by TMA stores as in step 5 (Note [output through TMA]). That stage is
-//   released only once the stores have read it.
+//   once every consumer's last Q K^T has read it (Note [last Q K^T barriers]), and leaves by TMA
+//   stores as in step 5 (Note [output through TMA]). That stage is released only once the
+//   stores have read it.
 // The first try (2026-12-06, H200: 7% slower than step 5) stored the output from registers and
 // reloaded Q into the rows the output needed; the second (this kernel with the hook inside the
 // tile loop, H100, thirtieth session) was 3.3% slower; with the last tile peeled (Note [peeled
 // last tile] in wgmma_attention.cuh) it is 1.8% faster than step 5 at fwd_hd128 and 101.0% of
-// cuDNN there and at fwd_gqa (H100 GPU-d44ad993, 2026-12-06, labs/attention/README.md).
+// cuDNN there and at fwd_gqa (H100 GPU-d44ad993, 2026-12-06), 101.1% in issue 18's command
+// (GPU-0b5b1328; labs/attention/README.md).
 // Causal blocks differ in length (1 to 32 key tiles at fwd_hd128_causal): a fixed walk leaves
 // some SMs with twice the work of others (that try: 530 against 490 us), where step 5's grid lets
 // the hardware hand out the longest blocks first, so causal attention keeps step 5's launch.
