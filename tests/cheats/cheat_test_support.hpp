@@ -102,6 +102,7 @@ struct fixture {
   std::string code;
   int cheat_tags = 0;               // how many "cheat:" tags it carries: exactly one is right
   std::vector<std::string> checks;  // its "check:<name>" tags: checks the cheating variant must fail
+  bool claims_speedup = false;      // tagged "claims:speedup" (Note [a cheat that planted no claim])
 };
 
 // gtest prints a parameter with this instead of its bytes.
@@ -129,6 +130,7 @@ inline fixture_listing list_fixtures(const std::string& group = "cheats", const 
     for (const auto& tag : item.value("tags", nlohmann::json::array())) {
       const auto text = tag.get<std::string>();
       if (text.starts_with("check:")) f.checks.push_back(text.substr(6));
+      if (text == "claims:speedup") f.claims_speedup = true;
       if (!text.starts_with("cheat:")) continue;
       f.code = text.substr(6);
       ++f.cheat_tags;

@@ -86,6 +86,50 @@ const json* result_of(const suite_run& run, const std::string& target) {
   return nullptr;
 }
 
+// Note [a cheat that planted no claim]: cheats:s2_fast_median_slow_mean is fast in most calls and
+// slow in 40% of them, so that its median claims a speedup its mean does not have. On a loaded
+// machine, with the suite's few samples (--max-time 0.3), its median sometimes sat at or over
+// the baseline's: more than half of the sampled calls were slow ones (0.83x in a full ctest run,
+// 0.99x in one of six runs beside it, 2026-12-06). Such a run planted no claim, hidden-cost rightly
+// had nothing to catch, and the row read as missed. A fixture tagged "claims:speedup" whose
+// optimized variant's median reads under the claim hidden-cost judges (1.05x) runs again alone
+// (~3 s), up to four times, and is judged on the first run that planted its claim (or on the
+// last). A replayed results file ($AISP_CHEAT_RESULTS, mutation testing) is judged as it is.
+constexpr double planted_claim = 1.05;
+constexpr int claim_attempts = 5;
+
+bool planted_its_claim(const json& pair) {
+  for (const auto& speedup : pair.value("speedups", json::array())) {
+    if (speedup.value("variant", "") == "optimized") return speedup["speedup"].value("point", 0.0) >= planted_claim;
+  }
+  return true;
+}
+
+// The fixture's result: the suite's, or (Note [a cheat that planted no claim]) a run of its own.
+const json* judged_result(const suite_run& run, const fixture& planted) {
+  static std::map<std::string, json> own_runs;
+  const json* pair = result_of(run, planted.target);
+  if (pair == nullptr || !planted.claims_speedup || planted_its_claim(*pair) || !aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS").empty())
+    return pair;
+  if (const auto known = own_runs.find(planted.target); known != own_runs.end()) return &known->second;
+  json last = *pair;
+  for (int attempt = 1; attempt < claim_attempts; ++attempt) {
+    const auto dir = std::filesystem::temp_directory_path() / ("aisp_cheat_claim_" + std::to_string(getpid()) + "_" + std::to_string(attempt));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    (void)aisp::cheat_testing::run_command(suite_command(dir.string(), planted.target));
+    std::ifstream file(dir / "r.json");
+    json results = file ? json::parse(file, nullptr, false) : json();
+    if (results.is_discarded() || !results.contains("pairs") || results["pairs"].empty()) continue;
+    aisp::cheat_testing::apply_mutant(results);
+    last = results["pairs"][0];
+    std::cerr << planted.target << ": the suite's run planted no claim; run " << attempt + 1 << " alone read "
+              << (planted_its_claim(last) ? "a claim" : "none") << "\n";
+    if (planted_its_claim(last)) break;
+  }
+  return &(own_runs[planted.target] = std::move(last));
+}
+
 const aisp::cheat_testing::fixture_listing& the_listing() {
   static const auto listing = aisp::cheat_testing::list_fixtures();
   return listing;
@@ -140,7 +184,7 @@ TEST_P(planted_cheat, is_caught_with_the_code_of_its_row) {
   ASSERT_EQ(planted.cheat_tags, 1) << planted.target << " must carry exactly one cheat:<code> tag";
   const auto& run = the_suite_run();
   ASSERT_TRUE(run.parsed) << "no results at " << run.json_path << ":\n" << run.output;
-  const json* pair = result_of(run, planted.target);
+  const json* pair = judged_result(run, planted);
   ASSERT_NE(pair, nullptr) << planted.target << " is missing from the results";
 
   std::set<std::string> failed_codes;
@@ -168,7 +212,7 @@ const json& pair_of(const fixture& planted) {
   const auto& run = the_suite_run();
   static const json missing;
   if (!run.parsed) ADD_FAILURE() << run.output;
-  const json* pair = run.parsed ? result_of(run, planted.target) : nullptr;
+  const json* pair = run.parsed ? judged_result(run, planted) : nullptr;
   if (run.parsed && pair == nullptr) ADD_FAILURE() << planted.target << " is missing from the results";
   return pair != nullptr ? *pair : missing;
 }
