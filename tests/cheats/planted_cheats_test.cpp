@@ -53,6 +53,15 @@ std::string suite_command(const std::string& dir, const std::string& targets = "
          " --worker-timeout 5 --quiet --golden-file " + dir + "/goldens.json --artifacts-dir " + dir + " --json " + dir + "/r.json 2>&1";
 }
 
+// A results file as the tests read it: parsed (discarded where it is not JSON), with the mutant
+// check of mutation testing applied.
+json read_results(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  json results = file ? json::parse(file, nullptr, false) : json(json::value_t::discarded);
+  if (!results.is_discarded()) aisp::cheat_testing::apply_mutant(results);
+  return results;
+}
+
 // The one suite run, shared by every test of this binary.
 const suite_run& the_suite_run() {
   static const suite_run run = [] {
@@ -69,9 +78,7 @@ const suite_run& the_suite_run() {
       made.output = ran.output;
       made.json_path = (dir / "r.json").string();
     }
-    std::ifstream file(made.json_path);
-    if (file) made.results = json::parse(file, nullptr, false);
-    if (!made.results.is_discarded()) aisp::cheat_testing::apply_mutant(made.results);
+    made.results = read_results(made.json_path);
     made.parsed = !made.results.is_discarded() && made.results.is_object() &&
                   made.results.contains("pairs");
     return made;
@@ -105,29 +112,40 @@ bool planted_its_claim(const json& pair) {
   return true;
 }
 
+// A results file given to replay ($AISP_CHEAT_RESULTS): judged as it is, never run again.
+bool replaying() { return !aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS").empty(); }
+
+// One fixture judged again on its own, with the suite's options; null when it did not run.
+json rerun_alone(const fixture& planted) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("aisp_cheat_rerun_" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  (void)aisp::cheat_testing::run_command(suite_command(dir.string(), planted.target));
+  const json results = read_results(dir / "r.json");
+  std::filesystem::remove_all(dir);
+  if (results.is_discarded() || !results.is_object()) return nullptr;
+  for (const auto& pair : results.value("pairs", json::array())) {
+    if (pair.value("target", "") == planted.target) return pair;
+  }
+  return nullptr;
+}
+
 // The fixture's result: the suite's, or (Note [a cheat that planted no claim]) a run of its own.
 const json* judged_result(const suite_run& run, const fixture& planted) {
   static std::map<std::string, json> own_runs;
   const json* pair = result_of(run, planted.target);
-  if (pair == nullptr || !planted.claims_speedup || planted_its_claim(*pair) || !aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS").empty())
-    return pair;
+  if (pair == nullptr || !planted.claims_speedup || planted_its_claim(*pair) || replaying()) return pair;
   if (const auto known = own_runs.find(planted.target); known != own_runs.end()) return &known->second;
-  json last = *pair;
-  for (int attempt = 1; attempt < claim_attempts; ++attempt) {
-    const auto dir = std::filesystem::temp_directory_path() / ("aisp_cheat_claim_" + std::to_string(getpid()) + "_" + std::to_string(attempt));
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    (void)aisp::cheat_testing::run_command(suite_command(dir.string(), planted.target));
-    std::ifstream file(dir / "r.json");
-    json results = file ? json::parse(file, nullptr, false) : json();
-    if (results.is_discarded() || !results.contains("pairs") || results["pairs"].empty()) continue;
-    aisp::cheat_testing::apply_mutant(results);
-    last = results["pairs"][0];
-    std::cerr << planted.target << ": the suite's run planted no claim; run " << attempt + 1 << " alone read "
-              << (planted_its_claim(last) ? "a claim" : "none") << "\n";
-    if (planted_its_claim(last)) break;
+  json judged = *pair;
+  for (int attempt = 2; attempt <= claim_attempts && !planted_its_claim(judged); ++attempt) {
+    json again = rerun_alone(planted);
+    if (again.is_null()) continue;
+    std::cerr << planted.target << ": the suite's run planted no claim; run " << attempt << " alone read "
+              << (planted_its_claim(again) ? "a claim" : "none") << "\n";
+    judged = std::move(again);
   }
-  return &(own_runs[planted.target] = std::move(last));
+  return &(own_runs[planted.target] = std::move(judged));
 }
 
 const aisp::cheat_testing::fixture_listing& the_listing() {
@@ -269,32 +287,13 @@ bool only_load_sensitive(const std::vector<json>& failed) {
   return !failed.empty();
 }
 
-// One fixture judged again on its own, with the suite's options; null when it did not run.
-json rerun_alone(const fixture& planted) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("aisp_cheat_rerun_" + std::to_string(getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  (void)aisp::cheat_testing::run_command(suite_command(dir.string(), planted.target));
-  std::ifstream file(dir / "r.json");
-  json results = file ? json::parse(file, nullptr, false) : json();
-  std::filesystem::remove_all(dir);
-  if (results.is_discarded() || !results.is_object()) return nullptr;
-  aisp::cheat_testing::apply_mutant(results);
-  for (const auto& pair : results.value("pairs", json::array())) {
-    if (pair.value("target", "") == planted.target) return pair;
-  }
-  return nullptr;
-}
-
 // The honest baseline and its twin fail nothing, except checks that carry the fixture's own
 // code. A pair-level cheat (a wrong reference, a tiny workload) reaches every variant.
 TEST_P(planted_cheat, the_honest_baseline_and_twin_fail_no_other_check) {
   const fixture& planted = GetParam();
   if (cheat_is_in_the_pair(planted.code)) GTEST_SKIP() << planted.code << ": the cheat is in the pair, so in the baseline too";
   auto failed = honest_failures(pair_of(planted), planted.code);
-  const bool results_given = !aisp::cheat_testing::environment_or("AISP_CHEAT_RESULTS").empty();
-  for (int attempt = 0; attempt < 2 && !results_given && only_load_sensitive(failed); ++attempt) {
+  for (int attempt = 0; attempt < 2 && !replaying() && only_load_sensitive(failed); ++attempt) {
     std::cout << planted.target << ": the honest variants failed " << failed.front().dump()
               << " in the suite run; judging it again alone\n";
     const json again = rerun_alone(planted);
