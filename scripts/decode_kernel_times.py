@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""labs/decode's kernels by role and row tiles, from `aisp bench run --trace` files.
+
+A decoder launch runs, a layer at a time, the QKV matvec (normed), RoPE and the cache append,
+attention, wo, gate/up (normed), SwiGLU and down; the matvec's template says its 8-row tiles (1:
+2-8 rows, 2: 9-16 rows in matvec_parts_kernel). This names each kernel by its place in that order
+and prints, for each variant (a trace process), the count and the mean and median microseconds of
+each (role, tiles), so that the 8-row and the 16-row launches' kernels can be set side by side.
+
+Usage: scripts/decode_kernel_times.py TRACE.json [TRACE.json ...]
+"""
+import json
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+
+def role_of(name, previous):
+    if "matvec" in name:
+        if "swiglu" in name or "x_form)2" in name:
+            return "down"
+        if "rms_normed" in name or "x_form)1" in name:
+            return "gate_up" if previous == "wo" else "qkv"
+        return {"attention": "wo", "swiglu": "down"}.get(previous, "head")
+    for key in ("rope_and_cache", "attention", "swiglu", "embed", "rms_norm", "argmax", "pack_matrix"):
+        if key in name:
+            return key
+    return "other"
+
+
+def tiles_of(name):
+    match = re.search(r"matvec_(?:parts|mma)_kernel<(\d+)", name)
+    return int(match.group(1)) if match else None
+
+
+def summarize(path):
+    with open(path) as handle:
+        trace = json.load(handle)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    names = {}
+    kernels = defaultdict(list)
+    for event in events:
+        if event.get("ph") == "M" and event.get("name") == "process_name":
+            names[event["pid"]] = event["args"]["name"]
+        elif event.get("ph") == "X" and "symbol" in event.get("args", {}):
+            kernels[event["pid"]].append(event)
+    for pid, launched in kernels.items():
+        launched.sort(key=lambda e: e["ts"])
+        times = defaultdict(list)
+        previous = None
+        pending = []  # RoPE and attention wait for the next matvec to know their launch's tiles
+        for event in launched:
+            role = role_of(event["name"], previous)
+            tiles = tiles_of(event["name"])
+            if role in ("rope_and_cache", "attention"):
+                pending.append((role, event["dur"]))
+            else:
+                for held_role, held in pending:
+                    times[(held_role, tiles)].append(held)
+                pending = []
+                times[(role, tiles)].append(event["dur"])
+            previous = role
+        print(f"{path}: {names.get(pid, pid)}")
+        for (role, tiles), values in sorted(times.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
+            print(f"  {role:15} tiles {tiles!s:4} n {len(values):6}  mean {statistics.mean(values):8.2f} us  median {statistics.median(values):8.2f} us")
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    for path in sys.argv[1:]:
+        summarize(path)
+
+
+if __name__ == "__main__":
+    main()
