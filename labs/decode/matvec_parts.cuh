@@ -269,18 +269,33 @@ __global__ void __launch_bounds__(parts_block_warps * 32, 2)
   __threadfence();  // the other parts' totals, seen after their counts
   if (threadIdx.x == 0) scratch.counters[blockIdx.x] = 0;  // for the next launch, which waits for this grid
   if (!works) return;
+  // A tile's totals of every part asked for at once (a part's load waiting for the one before
+  // cost an L2 trip each), then added in part order; a row's squares likewise (rows 2 (lane % 4)
+  // and the next: i % 2).
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
+    float parts_of[4][matvec_block_warps];
+    float squares_of[2][matvec_block_warps];
+#pragma unroll
+    for (int p = 0; p < matvec_block_warps; ++p) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) parts_of[i][p] = p < parts && inside(t, i) ? __ldcg(partial_at(p, t, i)) : 0.0f;
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        squares_of[i][p] = normed && p < parts && row_of(t, i) < rows ? __ldcg(group_squares_of + p * parts_max_rows + row_of(t, i)) : 0.0f;
+      }
+    }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      if (!inside(t, i)) continue;
-      float sum = __ldcg(partial_at(0, t, i));
-      float squares = normed ? __ldcg(group_squares_of + row_of(t, i)) : 0.0f;
-      for (int p = 1; p < parts; ++p) {
-        sum = __fadd_rn(sum, __ldcg(partial_at(p, t, i)));
-        if constexpr (normed) squares = __fadd_rn(squares, __ldcg(group_squares_of + p * parts_max_rows + row_of(t, i)));
+      float sum = parts_of[i][0];
+      float squares = squares_of[i % 2][0];
+#pragma unroll
+      for (int p = 1; p < matvec_block_warps; ++p) {
+        if (p >= parts) break;
+        sum = __fadd_rn(sum, parts_of[i][p]);
+        squares = __fadd_rn(squares, squares_of[i % 2][p]);
       }
-      store(t, i, sum, squares);
+      if (inside(t, i)) store(t, i, sum, squares);
     }
   }
 }
