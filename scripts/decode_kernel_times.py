@@ -2,10 +2,11 @@
 """labs/decode's kernels by role and row tiles, from `aisp bench run --trace` files.
 
 A decoder launch runs, a layer at a time, the QKV matvec (normed), RoPE and the cache append,
-attention, wo, gate/up (normed), SwiGLU and down; the matvec's template says its 8-row tiles (1:
-2-8 rows, 2: 9-16 rows in matvec_parts_kernel). This names each kernel by its place in that order
-and prints, for each variant (a trace process), the count and the mean and median microseconds of
-each (role, tiles), so that the 8-row and the 16-row launches' kernels can be set side by side.
+attention, wo, gate/up (normed), SwiGLU and down; matvec_mma_kernel's first template argument
+says its 8-row tiles a block. This names each kernel by its place in that order and prints, for
+each variant (a trace process), the count and the mean and median microseconds of each (role,
+tiles). The trace's kernel records come from CUPTI, under which a dependent launch's duration
+includes its wait for the kernel before it: compare like with like, not with a step's time.
 
 Usage: scripts/decode_kernel_times.py TRACE.json [TRACE.json ...]
 """
@@ -30,7 +31,7 @@ def role_of(name, previous):
 
 
 def tiles_of(name):
-    match = re.search(r"matvec_(?:parts|mma)_kernel<(\d+)", name)
+    match = re.search(r"matvec_mma_kernel<(\d+)", name)
     return int(match.group(1)) if match else None
 
 

@@ -81,9 +81,6 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
       "l"(src), "r"(bytes), "r"(shared_address(barrier))
       : "memory");
 }
-// Orders this thread's generic-proxy accesses to shared memory before its later async-proxy ones
-// (a bulk copy into a buffer the thread has just read).
-__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 // Asks the L2 for `bytes` (a multiple of 16) at a 16-byte aligned address; nothing waits on it.
 __device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned int bytes) {
   asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");

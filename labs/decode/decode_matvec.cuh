@@ -1,10 +1,9 @@
 // labs/decode's matvec, y (rows, n_out) from x (rows, k) fp32 and w (n_out, k) bf16, on the tensor
 // cores for every row count (Note [tensor-core rows]): its order, its pieces and
-// matvec_mma_kernel, which runs one row and more than 16 (matvec_launch.cuh picks the path; 2-16
-// rows run matvec_parts.cuh, the same sums). The norm and SwiGLU of the input are folded in at
-// one row (Notes [norm as an output scale], [folded swiglu]). Every matvec is a programmatic
-// dependent launch (Note [weights before the wait]). The weights are read from their packed copy
-// (Note [packed weights]), which pack_matrix makes.
+// matvec_mma_kernel (matvec_launch.cuh has the launchers the model calls). The norm and SwiGLU
+// of the input are folded in at one row (Notes [norm as an output scale], [folded swiglu]). Every
+// matvec is a programmatic dependent launch (Note [weights before the wait]). The weights are
+// read from their packed copy (Note [packed weights]), which pack_matrix makes.
 #pragma once
 
 #include <cuda_bf16.h>

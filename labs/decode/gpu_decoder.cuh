@@ -137,24 +137,23 @@ class gpu_decoder {
     embed_rows_kernel<<<grid_rows, row_block_threads, 0, stream>>>(weights + at.embedding(), meta, x_, c_.d_model);
     AISP_CHECK_LAUNCH();
     const auto eps = static_cast<float>(c_.norm_eps);
-    const matvec_scratch scratch = workspace_.scratch();
     for (int l = 0; l < layers; ++l) {
       const float residual_scale = l >= plan.scaled_from ? plan.late_scale : 1.0f;
       const layer_matrices m = packed_layer(l);
-      launch_normed_matvec(m.qkv, x_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, scratch, stream);
+      launch_normed_matvec(m.qkv, x_, qkv_, dims_.qkv_width(), c_.d_model, count, eps, stream);
       if (paged_) {
         rope_and_attention(meta, grid_rows, l, paged_cache{table_, paged_->page_tokens, pages_per_slot_}, stream);
       } else {
         rope_and_attention(meta, grid_rows, l, contiguous_cache{}, stream);
       }
-      launch_matvec(m.wo, attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, scratch, stream);
-      launch_normed_matvec(m.gate_up, x_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, scratch, stream);
-      launch_swiglu_matvec(m.down, gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, scratch, stream);
+      launch_matvec(m.wo, attended_, x_, c_.d_model, c_.q_width(), count, true, residual_scale, stream);
+      launch_normed_matvec(m.gate_up, x_, gate_up_, 2 * c_.ffn, c_.d_model, count, eps, stream);
+      launch_swiglu_matvec(m.down, gate_up_, act_, x_, c_.d_model, c_.ffn, count, true, residual_scale, stream);
     }
     if (picks == 0) return;
     launch_dependent(rms_norm_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(norm_block_threads), 0, stream, x_, normed_, c_.d_model,
                      gather, eps);
-    launch_matvec(packed_head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, scratch, stream);
+    launch_matvec(packed_head(), normed_, logits_, c_.vocab, c_.d_model, picks, false, 1.0f, stream);
     launch_dependent(argmax_rows_kernel, dim3(static_cast<unsigned>(picks)), dim3(row_block_threads), 0, stream, logits_, c_.vocab, next_);
   }
 
@@ -241,7 +240,6 @@ class gpu_decoder {
   std::optional<paged_layout> paged_;
   int pages_per_slot_ = 0;
   std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model
-  matvec_workspace workspace_;  // where a matvec's parts meet (Note [a block a part])
   float *x_ = nullptr, *normed_ = nullptr, *qkv_ = nullptr, *attended_ = nullptr, *gate_up_ = nullptr, *act_ = nullptr, *logits_ = nullptr;
   __nv_bfloat16 *k_cache_ = nullptr, *v_cache_ = nullptr;
   row_buffers rows_{};

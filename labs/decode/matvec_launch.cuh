@@ -1,18 +1,14 @@
 // labs/decode's matvec launchers, what the model calls: a plain matvec, one with the RMS norm of
-// its input and one with SwiGLU of it, each picking the path for its rows: one row
-// (matvec_mma_kernel's one-row path), 2-16 rows a block a part (matvec_parts.cuh), more rows
-// matvec_mma_kernel's four tiles. Every path gives a row the same bits.
+// its input and one with SwiGLU of it, each picking matvec_mma_kernel's path for its rows (one
+// row, up to 8, up to 16, more). Every path gives a row the same bits (Note [batch-invariant rows]).
 #pragma once
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <string_view>
 
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
-#include "matvec_parts.cuh"
 
 namespace aisp::decode {
 namespace {
@@ -52,7 +48,6 @@ inline bool& matvec_launches_prepared() {
 
 inline void prepare_matvec_launches() {
   matvec_launches_prepared() = true;
-  prepare_matvec_parts_launches();
   for (const auto kernel : {matvec_kernel_of<two_tiles_path, x_form::plain>, matvec_kernel_of<two_tiles_path, x_form::rms_normed>}) {
     AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
   }
@@ -83,31 +78,18 @@ void launch_one_row(const uint4* w, const float* x, float* y, int n_out, int k, 
   }
 }
 
-// EXPERIMENT (2026-12-06): AISP_DECODE_PARTS=0 takes 2-16 rows through matvec_mma_kernel's paths.
-inline bool matvec_parts_on() {
-  static const bool on = [] {
-    const char* value = std::getenv("AISP_DECODE_PARTS");
-    return value == nullptr || std::string_view(value) != "0";
-  }();
-  return on;
-}
-
 // y (rows, n_out) from x (rows, k) in its form (plain or normed) and w (n_out, k), as
-// matvec_mma_kernel defines it: one row as its one-row path, 2-16 rows a block a part (Note [a
-// block a part]; `scratch` where the parts meet), four 8-row tiles a block beyond.
+// matvec_mma_kernel defines it: one tile of 8 rows a block up to 8 rows, two up to 16, four
+// beyond (each weight chunk serves them all).
 template <x_form Form>
 void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale, float eps,
-                      const matvec_scratch& scratch, cudaStream_t stream) {
-  static_assert(Form != x_form::swiglu, "a swiglu matvec goes through launch_swiglu_matvec");
+                      cudaStream_t stream) {
+  static_assert(Form != x_form::swiglu, "swiglu is folded at one row only");
   expect_matvec_shape(n_out, k, rows);
   const matvec_plan plan = matvec_plan_of(n_out, k);
   const bool walks = matvec_walks(plan);
-  AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec");
   if (rows == 1) {
     launch_one_row<Form>(w, x, y, n_out, k, accumulate, output_scale, eps, stream);
-  } else if (rows <= 2 * matvec_tile_rows && matvec_parts_on()) {
-    if (rows <= matvec_tile_rows) launch_matvec_parts<1, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, scratch, stream);
-    else launch_matvec_parts<2, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, scratch, stream);
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
@@ -121,39 +103,32 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
 }
 
 inline void launch_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
-                          float output_scale, const matvec_scratch& scratch, cudaStream_t stream) {
-  launch_matvec_of<x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, scratch, stream);
+                          float output_scale, cudaStream_t stream) {
+  launch_matvec_of<x_form::plain>(w, x, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
 }
 
 // y = W rms_norm(x) (no accumulation, output scale 1), the norm applied to each row's sum at any
 // row count (Note [norm as an output scale]): no norm launch, and x read as it is. It replaced
 // Note [folded norm] (the norm folded in at one row, each block scaling x by the row's scale
 // before its dot products; a norm kernel into a `normed` copy at more rows).
-inline void launch_normed_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps,
-                                 const matvec_scratch& scratch, cudaStream_t stream) {
-  launch_matvec_of<x_form::rms_normed>(w, x, y, n_out, k, rows, false, 1.0f, eps, scratch, stream);
+inline void launch_normed_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps, cudaStream_t stream) {
+  launch_matvec_of<x_form::rms_normed>(w, x, y, n_out, k, rows, false, 1.0f, eps, stream);
 }
 
 // Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp
 // stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
-// a layer and the act round trip; at 2-16 rows each block a part makes it where it stages x
-// (swiglu_staged_split); more rows run swiglu_rows_kernel into `act`, then the matvec.
+// a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
+// matvec.
 inline void launch_swiglu_matvec(const uint4* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
-                                 bool accumulate, float output_scale, const matvec_scratch& scratch, cudaStream_t stream) {
+                                 bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
-  AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec");
-  const matvec_plan plan = matvec_plan_of(n_out, k);
   if (rows == 1) {
     launch_one_row<x_form::swiglu>(w, gate_up, y, n_out, k, accumulate, output_scale, 0.0f, stream);
-  } else if (rows <= matvec_tile_rows && matvec_parts_on()) {
-    launch_matvec_parts<1, x_form::swiglu>(plan, w, gate_up, y, n_out, k, rows, accumulate, output_scale, 0.0f, scratch, stream);
-  } else if (rows <= 2 * matvec_tile_rows && matvec_parts_on()) {
-    launch_matvec_parts<2, x_form::swiglu>(plan, w, gate_up, y, n_out, k, rows, accumulate, output_scale, 0.0f, scratch, stream);
-  } else {
-    const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
-    launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);
-    launch_matvec(w, act, y, n_out, k, rows, accumulate, output_scale, scratch, stream);
+    return;
   }
+  const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
+  launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);
+  launch_matvec(w, act, y, n_out, k, rows, accumulate, output_scale, stream);
 }
 
 }  // namespace

@@ -88,7 +88,6 @@ fp64_dot dot_in_fp64(const std::vector<double>& w_values, const std::vector<floa
 TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp64_sum) {
   AISP_REQUIRE_GPU();
   aisp::decode::prepare_matvec_launches();
-  const aisp::decode::matvec_workspace workspace;  // Note [a block a part]
   const int n_out = GetParam().n_out;
   const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
@@ -114,11 +113,11 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
     AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
     AISP_CUDA_CHECK(cudaMemcpy(alone.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
     aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, batch,
-                                accumulate, 0.5f, workspace.scratch(), nullptr);
+                                accumulate, 0.5f, nullptr);
     for (int r = 0; r < batch; ++r) {
       aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()) + static_cast<std::size_t>(r) * k,
                                   static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, accumulate, 0.5f,
-                                  workspace.scratch(), nullptr);
+                                  nullptr);
     }
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto together = to_host(batched, y_start.size());
@@ -128,7 +127,7 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
     for (const int rows : {2, few, chunk, 16}) {
       AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
       aisp::decode::launch_matvec(w_d, static_cast<const float*>(x_d.data()), static_cast<float*>(batched.data()), n_out, k, rows,
-                                  accumulate, 0.5f, workspace.scratch(), nullptr);
+                                  accumulate, 0.5f, nullptr);
       AISP_CUDA_CHECK(cudaDeviceSynchronize());
       const auto some_rows = to_host(batched, y_start.size());
       EXPECT_EQ(std::memcmp(some_rows.data(), single.data(), static_cast<std::size_t>(rows) * n_out * sizeof(float)), 0)
@@ -156,7 +155,6 @@ TEST_P(decode_matvec, one_row_alone_gives_the_bits_it_gets_in_a_batch_and_the_fp
 TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64_norm) {
   AISP_REQUIRE_GPU();
   aisp::decode::prepare_matvec_launches();
-  const aisp::decode::matvec_workspace workspace;  // Note [a block a part]
   const int n_out = GetParam().n_out;
   const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
@@ -177,10 +175,10 @@ TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64
   const uint4* w_d = packed_weights(w, n_out, k, packed);
   const auto* x_rows = static_cast<const float*>(x_d.data());
   constexpr float eps = 1e-5f;
-  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, batch, eps, workspace.scratch(), nullptr);
+  aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, batch, eps, nullptr);
   for (int r = 0; r < batch; ++r) {
     aisp::decode::launch_normed_matvec(w_d, x_rows + static_cast<std::size_t>(r) * k,
-                                       static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, eps, workspace.scratch(), nullptr);
+                                       static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, eps, nullptr);
   }
   AISP_CUDA_CHECK(cudaDeviceSynchronize());
   const auto together = to_host(batched, static_cast<std::size_t>(batch) * n_out);
@@ -188,7 +186,7 @@ TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64
   EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
       << "k = " << k << ": a normed row alone differs from the same row in a batch of " << batch;
   for (const int rows : {2, few, chunk, 16}) {
-    aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, rows, eps, workspace.scratch(), nullptr);
+    aisp::decode::launch_normed_matvec(w_d, x_rows, static_cast<float*>(batched.data()), n_out, k, rows, eps, nullptr);
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto some_rows = to_host(batched, static_cast<std::size_t>(rows) * n_out);
     EXPECT_EQ(std::memcmp(some_rows.data(), single.data(), some_rows.size() * sizeof(float)), 0)
@@ -217,7 +215,6 @@ TEST_P(decode_matvec, a_normed_row_gets_its_bits_at_every_row_count_and_the_fp64
 TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_the_matvec) {
   AISP_REQUIRE_GPU();
   aisp::decode::prepare_matvec_launches();
-  const aisp::decode::matvec_workspace workspace;  // Note [a block a part]
   const int n_out = GetParam().n_out;
   const int k = GetParam().k;
   std::vector<std::uint16_t> w_bits(static_cast<std::size_t>(n_out) * k);
@@ -239,21 +236,21 @@ TEST_P(decode_matvec, a_folded_swiglu_gives_the_bits_of_the_swiglu_kernel_then_t
   const uint4* w_d = packed_weights(w, n_out, k, packed);
   const auto* gu_rows = static_cast<const float*>(gu.data());
   aisp::decode::launch_swiglu_matvec(w_d, gu_rows, static_cast<float*>(act.data()), static_cast<float*>(batched.data()), n_out, k, batch,
-                                     true, 1.0f, workspace.scratch(), nullptr);
+                                     true, 1.0f, nullptr);
   for (int r = 0; r < batch; ++r) {
     aisp::decode::launch_swiglu_matvec(w_d, gu_rows + static_cast<std::size_t>(r) * 2 * k, static_cast<float*>(act.data()),
                                        static_cast<float*>(alone.data()) + static_cast<std::size_t>(r) * n_out, n_out, k, 1, true, 1.0f,
-                                       workspace.scratch(), nullptr);
+                                       nullptr);
   }
   AISP_CUDA_CHECK(cudaDeviceSynchronize());
   const auto together = to_host(batched, y_start.size());
   const auto single = to_host(alone, y_start.size());
   EXPECT_EQ(std::memcmp(together.data(), single.data(), together.size() * sizeof(float)), 0)
       << "k = " << k << ": the folded swiglu differs from the swiglu kernel and the matvec";
-  for (const int rows : {few, chunk}) {  // the swiglu folded where a block a part stages x (Note [a block a part])
+  for (const int rows : {few, chunk}) {  // through swiglu_rows_kernel and the matvec of one and of two 8-row tiles
     AISP_CUDA_CHECK(cudaMemcpy(batched.data(), y_start.data(), y_start.size() * sizeof(float), cudaMemcpyHostToDevice));
     aisp::decode::launch_swiglu_matvec(w_d, gu_rows, static_cast<float*>(act.data()), static_cast<float*>(batched.data()), n_out, k, rows,
-                                       true, 1.0f, workspace.scratch(), nullptr);
+                                       true, 1.0f, nullptr);
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
     const auto some_rows = to_host(batched, static_cast<std::size_t>(rows) * n_out);
     EXPECT_EQ(std::memcmp(some_rows.data(), single.data(), some_rows.size() * sizeof(float)), 0)
