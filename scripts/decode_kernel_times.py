@@ -3,7 +3,7 @@
 
 A decoder launch runs, a layer at a time, the QKV matvec (normed), RoPE and the cache append,
 attention, wo, gate/up (normed), SwiGLU and down; matvec_mma_kernel's first template argument
-says its 8-row tiles a block. This names each kernel by its place in that order and prints, for
+says its 8-row tiles a block, its last one whether the launch is one row. This names each kernel by its place in that order and prints, for
 each variant (a trace process), the count and the mean and median microseconds of each (role,
 tiles). The trace's kernel records come from CUPTI, under which a dependent launch's duration
 includes its wait for the kernel before it: compare like with like, not with a step's time.
@@ -18,10 +18,10 @@ from collections import defaultdict
 
 
 def role_of(name, previous):
-    if "matvec" in name:
-        if "swiglu" in name or "x_form)2" in name:
+    if "matvec" in name:  # its form: x_form)0 plain, 1 normed, 2 swiglu (folded at one row)
+        if "x_form)2" in name:
             return "down"
-        if "rms_normed" in name or "x_form)1" in name:
+        if "x_form)1" in name:
             return "gate_up" if previous == "wo" else "qkv"
         return {"attention": "wo", "swiglu": "down"}.get(previous, "head")
     for key in ("rope_and_cache", "attention", "swiglu", "embed", "rms_norm", "argmax", "pack_matrix"):
@@ -31,8 +31,11 @@ def role_of(name, previous):
 
 
 def tiles_of(name):
-    match = re.search(r"matvec_mma_kernel<(\d+)", name)
-    return int(match.group(1)) if match else None
+    """A matvec's path: "1 row" (its last template argument), else its 8-row tiles a block."""
+    match = re.search(r"matvec_mma_kernel<(\d+),.*, (true|false)>\(", name)
+    if not match:
+        return None
+    return "1 row" if match.group(2) == "true" else match.group(1)
 
 
 def summarize(path):
@@ -63,8 +66,8 @@ def summarize(path):
                 times[(role, tiles)].append(event["dur"])
             previous = role
         print(f"{path}: {names.get(pid, pid)}")
-        for (role, tiles), values in sorted(times.items(), key=lambda item: (item[0][0], item[0][1] or 0)):
-            print(f"  {role:15} tiles {tiles!s:4} n {len(values):6}  mean {statistics.mean(values):8.2f} us  median {statistics.median(values):8.2f} us")
+        for (role, tiles), values in sorted(times.items(), key=lambda item: (item[0][0], str(item[0][1]))):
+            print(f"  {role:15} tiles {tiles!s:6} n {len(values):6}  mean {statistics.mean(values):8.2f} us  median {statistics.median(values):8.2f} us")
 
 
 def main():
