@@ -6,7 +6,8 @@ values: where each slow variant would have stopped, with which CI half-width and
 
 Approximate: samples are replayed in recorded order at their mean cost, checked every ~10 ms of
 sampling (one visit); audited visits, which take no timed samples, are not replayed.
-Mirrors src/stats/stopping_rule.cpp and Note [median CI] in src/stats/median_ci.cpp.
+Mirrors src/stats/stopping_rule.cpp (Note [the mean known too] included) and Note [median CI] in
+src/stats/median_ci.cpp.
 """
 import argparse
 import gzip
@@ -25,9 +26,22 @@ def median_ci(samples):
     return (s[high - 1] - s[low - 1]) / 2 / median, median
 
 
-def replay(samples, cost_s, max_time_s, target=0.005, stall_ratio=0.95, min_samples=10, min_time_s=0.25):
+def trimmed_mean_width(samples):
+    """The trimmed mean's relative CI half-width (Note [the mean known too]): the fastest 95%."""
+    s = sorted(samples)
+    kept = max(2, len(s) - int(0.05 * len(s)))
+    if len(s) < 2:
+        return 0.0
+    kept_values = s[:kept]
+    mean = sum(kept_values) / kept
+    variance = sum((v - mean) ** 2 for v in kept_values) / (kept - 1)
+    return Z95 * math.sqrt(variance / kept) / mean if mean > 0 else 0.0
+
+
+def replay(samples, cost_s, max_time_s, target=0.005, mean_target=0.05, stall_ratio=0.95, min_samples=10,
+           samples_for_the_mean=20, min_time_s=0.25):
     step = max(1, int(0.01 / cost_s))
-    checkpoint, checkpoint_width = 0, 0.0
+    checkpoint, checkpoint_shortfall = 0, 0.0
     for n in range(step, len(samples) + 1, step):
         spent = n * cost_s
         if n < min_samples or spent < min_time_s:
@@ -35,14 +49,19 @@ def replay(samples, cost_s, max_time_s, target=0.005, stall_ratio=0.95, min_samp
                 return n, "timed-out", median_ci(samples[:n])
             continue
         width, median = median_ci(samples[:n])
-        if width <= target:
+        median_shortfall = width / target
+        mean_shortfall = trimmed_mean_width(samples[:n]) / mean_target
+        shortfall = max(median_shortfall, mean_shortfall)
+        enough = n >= samples_for_the_mean
+        if shortfall <= 1 and enough:
             return n, "converged", (width, median)
-        if checkpoint == 0:
-            checkpoint, checkpoint_width = n, width
-        elif n >= 2 * checkpoint:
-            if width > stall_ratio * checkpoint_width:
+        stall_judged = shortfall > 1 and (enough or mean_shortfall <= median_shortfall)
+        if stall_judged and checkpoint == 0:
+            checkpoint, checkpoint_shortfall = n, shortfall
+        elif stall_judged and n >= 2 * checkpoint:
+            if shortfall > stall_ratio * checkpoint_shortfall:
                 return n, "stalled", (width, median)
-            checkpoint, checkpoint_width = n, width
+            checkpoint, checkpoint_shortfall = n, shortfall
         if spent >= max_time_s:
             return n, "timed-out", (width, median)
     return len(samples), "recorded", median_ci(samples)

@@ -33,13 +33,12 @@ namespace {
 // loaded machine (which outliers and contended judge) cannot move them; a cost in a third of the
 // calls stays in.
 constexpr double median_claim = 1.05;
-constexpr double trimmed_share = 0.05;
 constexpr double least_mean_margin = 0.03;
 constexpr double most_mean_margin = 0.15;
 
 double trimmed_mean(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  const auto kept = std::max<std::size_t>(1, values.size() - static_cast<std::size_t>(trimmed_share * static_cast<double>(values.size())));
+  const auto kept = stats::trimmed_mean_kept(values.size());
   double sum = 0;
   for (std::size_t i = 0; i < kept; ++i) sum += values[i];
   return sum / static_cast<double>(kept);

@@ -1,6 +1,7 @@
 #include "stats/stopping_rule.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -8,6 +9,22 @@
 #include "stats/summary.hpp"
 
 namespace aisp::stats {
+namespace {
+
+// The relative CI half-width of the trimmed mean of `sorted` (trimmed_mean_kept: hidden-cost's).
+double trimmed_mean_rel_half_width(const std::vector<double>& sorted, double confidence) {
+  if (sorted.size() < 2) return 0;
+  const auto kept = std::max<std::size_t>(2, trimmed_mean_kept(sorted.size()));
+  double sum = 0;
+  for (std::size_t i = 0; i < kept; ++i) sum += sorted[i];
+  const double mean = sum / static_cast<double>(kept);
+  double squares = 0;
+  for (std::size_t i = 0; i < kept; ++i) squares += (sorted[i] - mean) * (sorted[i] - mean);
+  const double standard_error = std::sqrt(squares / static_cast<double>(kept - 1) / static_cast<double>(kept));
+  return mean > 0 ? normal_two_sided_z(confidence) * standard_error / mean : 0;
+}
+
+}  // namespace
 
 std::string_view stop_reason_name(stop_reason reason) {
   switch (reason) {
@@ -22,7 +39,7 @@ std::string_view stop_reason_name(stop_reason reason) {
 stopping_rule::stopping_rule(stopping_config config) : config_(config) {
   AISP_EXPECTS(config_.confidence > 0.0 && config_.confidence < 1.0,
                "confidence must lie in (0, 1)");
-  AISP_EXPECTS(config_.target_rel_half_width > 0, "target half-width must be positive");
+  AISP_EXPECTS(config_.target_rel_half_width > 0 && config_.target_mean_rel_half_width > 0, "target half-widths must be positive");
   AISP_EXPECTS(config_.stall_ratio > 0, "stall ratio must be positive");
 }
 
@@ -54,24 +71,34 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
   AISP_EXPECTS(median > 0, "the stopping rule needs a positive median");
   const interval ci = median_confidence_interval(sorted, config_.confidence);
   last_rel_half_width_ = ci.half_width() / median;
+  last_mean_rel_half_width_ = trimmed_mean_rel_half_width(sorted, config_.confidence);
+  // How far each interval is from its target (Note [the mean known too]).
+  const double median_shortfall = last_rel_half_width_ / config_.target_rel_half_width;
+  const double mean_shortfall = last_mean_rel_half_width_ / config_.target_mean_rel_half_width;
+  const double shortfall = std::max(median_shortfall, mean_shortfall);
+  const bool enough_for_the_mean = samples.size() >= least_samples_for_the_mean;
 
-  // Priority when several hold at once: converged, then stalled, then timed out.
-  if (last_rel_half_width_ <= config_.target_rel_half_width) {
+  // Priority when several hold at once: converged, then stalled, then timed out. Precise enough
+  // short of least_samples_for_the_mean samples samples on; below it the mean's interval is
+  // itself a guess, so no stall is read on it there.
+  if (shortfall <= 1 && enough_for_the_mean) {
     decided_ = stop_reason::converged;
     return decided_;
   }
-  if (checkpoint_count_ == 0) {
+  const bool judged_on_the_mean = mean_shortfall > median_shortfall;
+  const bool stall_judged = shortfall > 1 && (enough_for_the_mean || !judged_on_the_mean);
+  if (stall_judged && checkpoint_count_ == 0) {
     checkpoint_count_ = samples.size();
-    checkpoint_rel_half_width_ = last_rel_half_width_;
-  } else if (samples.size() >= 2 * checkpoint_count_) {
+    checkpoint_shortfall_ = shortfall;
+  } else if (stall_judged && samples.size() >= 2 * checkpoint_count_) {
     // Doubling n should shrink the half-width by about 1/sqrt(2); if it did not, more samples
     // only buy drift (thermal, clocks), not precision.
-    if (last_rel_half_width_ > config_.stall_ratio * checkpoint_rel_half_width_) {
+    if (shortfall > config_.stall_ratio * checkpoint_shortfall_) {
       decided_ = stop_reason::stalled;
       return decided_;
     }
     checkpoint_count_ = samples.size();
-    checkpoint_rel_half_width_ = last_rel_half_width_;
+    checkpoint_shortfall_ = shortfall;
   }
   if (out_of_time) decided_ = stop_reason::timed_out;
   return decided_;

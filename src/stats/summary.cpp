@@ -59,4 +59,9 @@ sample_summary summarize(std::span<const double> samples) {
   return s;
 }
 
+std::size_t trimmed_mean_kept(std::size_t n) {
+  constexpr double trimmed_share = 0.05;
+  return std::max<std::size_t>(1, n - static_cast<std::size_t>(trimmed_share * static_cast<double>(n)));
+}
+
 }  // namespace aisp::stats

@@ -108,46 +108,51 @@ void baseline_busier_when_timed(run_context& ctx) {
   }
 }
 
-// ---- S2, a cost the median hides (Note [hidden mean]): the candidate makes 16 passes, and in 40%
-// of its calls (a hash of a call counter) spins to 4.5x their time: under the outliers check's 5x the
-// median, and a mean (each variant's fastest 95%: about 2.3x its fast call) 1.2-1.5 times the
-// baseline's 1.7x, over the twin's margin (at most 15%) even under the suite's load. At 35% of
-// calls 4x slow against 1.6x, drawn by a hash, it read 1.06-1.47x there, against twins up to 18%
-// off, and 0.97x once. Calls of ~0.2 ms: one a sample, so the samples' median is the calls'. At
-// 45% slow calls the median sat near the slow ones: a busy machine's tail of fast calls made the
-// candidate read slower (2026-12-05); where the median claim fails, outliers (S2) often fires ----
+// ---- S2, a cost the median hides (Note [hidden mean]): the candidate's call is a unit (16 passes,
+// then a spin to at least 0.3 ms from its start), and in a third of its calls (a hash of a call
+// counter) it spins to 4.5 units: under the outliers check's 5x the median, and a mean (each
+// variant's fastest 95%: about 2.0 units) ~1.4 times the baseline's 1.5 units, over the twin's
+// margin (at most 15%). History: 40% of calls 4.5x slow against 1.7x, the unit the passes alone,
+// read 1.00-1.54x by the median on a loaded 2-core machine (2026-12-06): calls of ~0.1 ms, at the
+// batching floor (100 us a sample), whose fast calls' spread under load put the median, the fast
+// calls' 83rd percentile, near the baseline's; a CI run missed. The spin's absolute floor keeps a
+// call one sample and the fast calls tight (a preemption inside a spin ends with it); a third slow
+// puts the median at their 75th percentile. And the judge now samples on until each variant's mean
+// is known within 5% (Note [the mean known too]), where its median's CI stopped it at ~30 samples. At 45% slow calls the median sat near the slow ones
+// (2026-12-05); where the median claim fails, outliers (S2) often fires ----
 constexpr int candidate_passes = 16;
+constexpr auto least_unit = std::chrono::microseconds(300);
 
 void passes_of_affine(run_context& ctx, int passes) {
   for (int pass = 0; pass < passes; ++pass) affine(ctx.as<const float>("x"), ctx.as<float>("y"), elements_of(ctx, "x"));
 }
 
-void fast_median_slow_mean(run_context& ctx) {
-  static std::uint64_t calls = 0;
+// The passes, then a spin to `tenths` tenths of a unit from the call's start: the passes' time,
+// or least_unit where they took less.
+void passes_then_spin_to(run_context& ctx, int tenths) {
   const auto start = std::chrono::steady_clock::now();
   passes_of_affine(ctx, candidate_passes);
-  // 40% of calls, by a hash of the call counter: a fixed pattern aliased with the judge's own
-  // cadence of calls between samples, and one run sampled few of its slow calls.
-  std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
-  mixed ^= mixed >> 31;
-  if (mixed % 100 >= 40) return;
-  const auto until = start + 9 * (std::chrono::steady_clock::now() - start) / 2;
+  const auto unit = std::max<std::chrono::steady_clock::duration>(std::chrono::steady_clock::now() - start, least_unit);
+  const auto until = start + tenths * unit / 10;
   while (std::chrono::steady_clock::now() < until) {
   }
 }
 
+void fast_median_slow_mean(run_context& ctx) {
+  static std::uint64_t calls = 0;
+  // A third of the calls, by a hash of the call counter: a fixed pattern aliased with the judge's
+  // own cadence of calls between samples, and one run sampled few of its slow calls.
+  std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
+  mixed ^= mixed >> 31;
+  passes_then_spin_to(ctx, mixed % 3 == 0 ? 45 : 10);
+}
+
 [[nodiscard]] pair hidden_mean_pair() {
   return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
-      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.5x slower in 40% of them: a fast median, a slow mean"))
-      .add_variant("baseline", "16 passes of y = 2x + 1, then 0.7 as long again on the CPU: 1.7x the candidate's fast call",
-                   [](run_context& ctx) {
-                     const auto start = std::chrono::steady_clock::now();
-                     passes_of_affine(ctx, candidate_passes);
-                     const auto until = start + 17 * (std::chrono::steady_clock::now() - start) / 10;
-                     while (std::chrono::steady_clock::now() < until) {
-                     }
-                   })
-      .add_variant("optimized", "planted cheat: 16 passes, and spins to 4.5x their time in 40% of calls", fast_median_slow_mean);
+      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.5x slower in a third of them: a fast median, a slow mean"))
+      .add_variant("baseline", "16 passes of y = 2x + 1, then a spin to 1.5 units (a unit: the passes' time, at least 0.3 ms)",
+                   [](run_context& ctx) { passes_then_spin_to(ctx, 15); })
+      .add_variant("optimized", "planted cheat: 16 passes, a spin to a unit, and to 4.5 units in a third of calls", fast_median_slow_mean);
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
