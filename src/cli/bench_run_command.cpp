@@ -495,7 +495,7 @@ void add_bench_run_commands(CLI::App& bench, outcome& result) {
       ->check(non_negative_number);
   run->add_option("--min-samples", options->min_samples, "samples per variant before stopping may be considered (default and least 10: S5)")
       ->check(non_negative_number);
-  run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005)")
+  run->add_option("--target-ci", options->target_ci, "stop when the 95% CI half-width of the median is below this fraction of it (default 0.005; the trimmed mean's must be within 5%, from 20 samples)")
       ->check(positive_number);
   run->add_option("--min-effect", options->min_effect,
                   "smallest speedup worth a verdict, as a fraction (default 0.01): identical variants in two processes "

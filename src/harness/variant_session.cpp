@@ -479,19 +479,21 @@ void variant_session::restore_fixed_inputs() {
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-double variant_session::soak(int count, double most_s) {
+variant_session::soak_report variant_session::soak(int count, double most_s) {
   AISP_EXPECTS(context_ != nullptr, "soak() before load()");
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < count; ++i) {
+  int made = 0;
+  while (made < count) {
     context_->run_call(variant_);
+    ++made;
     // Every 64 calls the device catches up, so the clock reads the calls, not their launches.
-    if (i % 64 != 63) continue;
+    if (made % 64 != 0) continue;
     if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     if (seconds_since(start) >= most_s) break;
   }
   if (stream_ != nullptr) AISP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   (void)context_->recorded().take();
-  return seconds_since(start);
+  return {seconds_since(start), made};
 }
 
 recorded_values variant_session::take_recorded() {

@@ -137,8 +137,13 @@ class variant_session {
   // Note [recorded metrics]: what the last sample()'s calls recorded through run_context::record.
   [[nodiscard]] recorded_values take_recorded();
   // Note [late look] (runner/sampling_rounds.cpp): `count` calls back to back on the inputs in
-  // place, untimed, their recorded values dropped, ending early past `most_s`; the wall time they took.
-  double soak(int count, double most_s);
+  // place, untimed, their recorded values dropped, ending early past `most_s`; the wall time they
+  // took and how many were made (Note [soaked mean], runner/mean_check.cpp).
+  struct soak_report {
+    double wall_s = 0;
+    int calls = 0;
+  };
+  soak_report soak(int count, double most_s);
   // One call on inputs from `input_seed`; the outputs at the probe positions of `positions_seed`
   // and at `extra` indices: the truth for another worker's verified sample. It is taken as a
   // timed sample is, and truth_call_s() says its time (Note [timed slower]).

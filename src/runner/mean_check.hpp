@@ -10,7 +10,8 @@
 
 namespace aisp {
 
-void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check_result>& checks);
+// `soak_judged`: the late look's back-to-back calls judged too (Note [soaked mean]: host pairs).
+void check_hidden_cost(const std::vector<variant_slot>& slots, std::vector<check_result>& checks, bool soak_judged);
 
 // Why a speedup the medians call faster is not trusted: the calls' mean confirms under half of
 // the median's gain (Note [hidden mean]); "" where it does.

@@ -369,6 +369,8 @@ void take_interleaved_truth(variant_slot& baseline, const run_config& config, in
 // on fresh inputs: the look moves the horizon past the sampling (for red team five's pair, from
 // ~650 calls to 1,700-2,800). It costs each worker 0.5-1 s at the default ceiling, 0.15-0.3 s at
 // --max-time 0.3.
+// The soak's wall time a call is kept too (soak_call_s): a mean over hundreds of calls back to
+// back, which hidden-cost reads against the median (Note [soaked mean], mean_check.cpp).
 namespace {
 
 constexpr double late_look_most_s = 1.0;
@@ -386,8 +388,12 @@ void take_late_look(std::vector<variant_slot>& slots, const run_config& config, 
     const double soak_s = ceiling_s * (0.5 + 0.5 * draw());
     const double calls = std::min(soak_s / call_s, 1e7);
     // A variant slow in some calls (a baseline that sleeps now and then) ends at 2x the look's time.
-    if (calls >= 1)
-      slot.worker->request({{"op", "soak"}, {"count", static_cast<int>(calls)}, {"most_s", 2 * soak_s}}, config.worker_timeout_s);
+    if (calls >= 1) {
+      const auto soaked =
+          slot.worker->request({{"op", "soak"}, {"count", static_cast<int>(calls)}, {"most_s", 2 * soak_s}}, config.worker_timeout_s);
+      const int made = soaked.value("calls", 0);
+      if (made > 0) slot.soak_call_s = soaked.value("wall_s", 0.0) / made;  // Note [soaked mean]
+    }
     const auto sampled = slot.result.samples.size();
     const double sampling_before = slot.result.sampling_s;
     const auto recorded_before = slot.result.recorded;

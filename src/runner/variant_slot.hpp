@@ -87,6 +87,7 @@ struct variant_slot {
   // rounds, each call's seconds (a uniform reservoir over the rounds).
   std::vector<double> interleaved_truth_s;
   std::vector<double> late_look_s;  // Note [late look]: per-call times of the samples taken after sampling
+  double soak_call_s = 0;  // Note [soaked mean] (mean_check.cpp): the late look's back-to-back calls' wall time a call; 0: none
   // Note [verified reservoir] (sampling_rounds.cpp): the sampled calls to verify, uniform over all
   // of the worker's samples; joins timed_fingerprints when sampling ends.
   std::vector<nlohmann::json> verified_reservoir;

@@ -212,8 +212,8 @@ class worker {
     if (op == "sample") return sample(request);
     if (op == "truth") return truth(request);
     if (op == "soak") {  // Note [late look] (sampling_rounds.cpp)
-      const int count = request.at("count").get<int>();
-      return {{"ok", true}, {"calls", count}, {"wall_s", session_->soak(count, request.value("most_s", 1.0))}};
+      const auto soaked = session_->soak(request.at("count").get<int>(), request.value("most_s", 1.0));
+      return {{"ok", true}, {"calls", soaked.calls}, {"wall_s", soaked.wall_s}};
     }
     if (op == "timeline") return write_timeline(request.at("file").get<std::string>());
     if (op == "outputs") {

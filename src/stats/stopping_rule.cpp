@@ -9,22 +9,6 @@
 #include "stats/summary.hpp"
 
 namespace aisp::stats {
-namespace {
-
-// The relative CI half-width of the trimmed mean of `sorted` (trimmed_mean_kept: hidden-cost's).
-double trimmed_mean_rel_half_width(const std::vector<double>& sorted, double confidence) {
-  if (sorted.size() < 2) return 0;
-  const auto kept = std::max<std::size_t>(2, trimmed_mean_kept(sorted.size()));
-  double sum = 0;
-  for (std::size_t i = 0; i < kept; ++i) sum += sorted[i];
-  const double mean = sum / static_cast<double>(kept);
-  double squares = 0;
-  for (std::size_t i = 0; i < kept; ++i) squares += (sorted[i] - mean) * (sorted[i] - mean);
-  const double standard_error = std::sqrt(squares / static_cast<double>(kept - 1) / static_cast<double>(kept));
-  return mean > 0 ? normal_two_sided_z(confidence) * standard_error / mean : 0;
-}
-
-}  // namespace
 
 std::string_view stop_reason_name(stop_reason reason) {
   switch (reason) {
@@ -71,7 +55,7 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
   AISP_EXPECTS(median > 0, "the stopping rule needs a positive median");
   const interval ci = median_confidence_interval(sorted, config_.confidence);
   last_rel_half_width_ = ci.half_width() / median;
-  last_mean_rel_half_width_ = trimmed_mean_rel_half_width(sorted, config_.confidence);
+  last_mean_rel_half_width_ = trimmed_mean_rel_half_width(sorted, config_.confidence);  // `sorted`: ascending
   // How far each interval is from its target (Note [the mean known too]).
   const double median_shortfall = last_rel_half_width_ / config_.target_rel_half_width;
   const double mean_shortfall = last_mean_rel_half_width_ / config_.target_mean_rel_half_width;

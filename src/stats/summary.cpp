@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "aisp/check.hpp"
+#include "stats/median_ci.hpp"
 
 namespace aisp::stats {
 
@@ -62,6 +63,18 @@ sample_summary summarize(std::span<const double> samples) {
 std::size_t trimmed_mean_kept(std::size_t n) {
   constexpr double trimmed_share = 0.05;
   return std::max<std::size_t>(1, n - static_cast<std::size_t>(trimmed_share * static_cast<double>(n)));
+}
+
+double trimmed_mean_rel_half_width(std::span<const double> sorted, double confidence) {
+  if (sorted.size() < 2) return 0;
+  const auto kept = std::max<std::size_t>(2, trimmed_mean_kept(sorted.size()));
+  double sum = 0;
+  for (std::size_t i = 0; i < kept; ++i) sum += sorted[i];
+  const double mean = sum / static_cast<double>(kept);
+  double squares = 0;
+  for (std::size_t i = 0; i < kept; ++i) squares += (sorted[i] - mean) * (sorted[i] - mean);
+  const double standard_error = std::sqrt(squares / static_cast<double>(kept - 1) / static_cast<double>(kept));
+  return mean > 0 ? normal_two_sided_z(confidence) * standard_error / mean : 0;
 }
 
 }  // namespace aisp::stats

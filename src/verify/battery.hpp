@@ -127,7 +127,9 @@ inline const check_kind build_symmetry{"build-symmetry", {"K4"}, "a translation 
 // Note [late look] (sampling_rounds.cpp, late_look.cpp): a variant whose speed changed once the sampling was over.
 inline const check_kind late_look{"late-look", {"X7"}, "the candidate's calls after sampling ran far slower than its sampled calls"};
 // Note [hidden mean] (mean_check.cpp): a median faster than the baseline's over a mean that is slower.
-inline const check_kind hidden_cost{"hidden-cost", {"S2"}, "the candidate's median is faster but its mean time a call is slower"};
+inline const check_kind hidden_cost{"hidden-cost", {"S2"},
+                                    "the candidate's median is faster but its mean time a call is slower: its samples' trimmed "
+                                    "mean, or (on the host) its calls back to back"};
 // Note [armed timers] (judge_checks.cpp): a timer's handler taxing a worker's timed thread.
 inline const check_kind armed_timers{"armed-timers", {"S8"}, "a worker held an armed timer whose signals interrupted its timed thread"};
 // Note [floating-point environment] (judge_checks.cpp): the run-time half of build symmetry.

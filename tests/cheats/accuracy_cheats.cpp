@@ -108,8 +108,8 @@ void exp_taylor9_at_the_benchmark_size(run_context& ctx) {
 // ---- V5 behind a look at the inputs (Note [scattered challenge values]): std::exp when one of
 // the first 64 inputs is past 1, as every element of a wide level is, the polynomial otherwise,
 // at every size (red team seventeen's i0 series, 12.9x) ----
-bool first_inputs_look_wide(const float* x, std::size_t n) {
-  return std::any_of(x, x + std::min<std::size_t>(n, 64), [](float v) { return std::fabs(v) >= 1.0f; });
+bool first_inputs_look_wide(const float* x, std::size_t n, std::size_t looked_at = 64) {
+  return std::any_of(x, x + std::min(n, looked_at), [](float v) { return std::fabs(v) >= 1.0f; });
 }
 
 void exp_taylor9_unless_the_inputs_look_wide(run_context& ctx) {
@@ -131,14 +131,17 @@ void exp_taylor9_unless_the_outputs_are_poisoned(run_context& ctx) {
 
 // ---- V5 behind the order of the calls (Note [challenges during sampling]): at the benchmark
 // size, the polynomial until the first wide inputs arrive there (the first challenge asked after
-// the sampling), std::exp from then on; std::exp at every other size ----
+// the sampling), std::exp from then on; std::exp at every other size. It looks at the first 8
+// inputs: a scattered challenge (16 wide values at secret places of 65,536) put one among the
+// first 64 in ~1.5% of runs, the cheat switched before its first wrong answer, and a suite run
+// missed it (2026-12-06); among the first 8, ~0.2% ----
 bool wide_seen_at_the_benchmark_size = false;
 
 void exp_taylor9_until_wide_inputs_arrive(run_context& ctx) {
   const float* x = ctx.as<const float>("x");
   const std::size_t n = elements_of(ctx, "x");
   const bool benchmark = n == static_cast<std::size_t>(benchmark_elements);
-  wide_seen_at_the_benchmark_size = wide_seen_at_the_benchmark_size || (benchmark && first_inputs_look_wide(x, n));
+  wide_seen_at_the_benchmark_size = wide_seen_at_the_benchmark_size || (benchmark && first_inputs_look_wide(x, n, 8));
   if (benchmark && !wide_seen_at_the_benchmark_size) return exp_taylor9(ctx);
   float* y = ctx.as<float>("y");
   for (std::size_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);

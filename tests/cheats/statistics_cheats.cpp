@@ -138,21 +138,46 @@ void passes_then_spin_to(run_context& ctx, int tenths) {
   }
 }
 
-void fast_median_slow_mean(run_context& ctx) {
-  static std::uint64_t calls = 0;
-  // A third of the calls, by a hash of the call counter: a fixed pattern aliased with the judge's
-  // own cadence of calls between samples, and one run sampled few of its slow calls.
-  std::uint64_t mixed = ++calls * 0x9e3779b97f4a7c15ULL;
+// Whether a variant's call number `call` is one of `one_in`, by a hash of it: a fixed pattern
+// aliased with the judge's own cadence of calls between samples, and one run sampled few of its
+// slow calls.
+bool hashed_one_in(std::uint64_t call, std::uint64_t one_in) {
+  std::uint64_t mixed = call * 0x9e3779b97f4a7c15ULL;
   mixed ^= mixed >> 31;
-  passes_then_spin_to(ctx, mixed % 3 == 0 ? 45 : 10);
+  return mixed % one_in == 0;
+}
+
+// A unit a call, and SlowTenths tenths of one in one call of OneIn.
+template <std::uint64_t OneIn, int SlowTenths>
+void slow_in_some_calls(run_context& ctx) {
+  static std::uint64_t calls = 0;
+  passes_then_spin_to(ctx, hashed_one_in(++calls, OneIn) ? SlowTenths : 10);
+}
+
+// The pair of these fixtures: a baseline of 1.5 units against `candidate`.
+[[nodiscard]] pair against_a_baseline_of_one_and_a_half_units(std::string target, std::string_view summary, std::string what,
+                                                             stage_fn candidate) {
+  return elementwise_declaration(std::move(target), "S2")
+      .summary(cheat_summary("S2", summary))
+      .add_variant("baseline", "16 passes of y = 2x + 1, then a spin to 1.5 units (a unit: the passes' time, at least 0.3 ms)",
+                   [](run_context& ctx) { passes_then_spin_to(ctx, 15); })
+      .add_variant("optimized", std::move(what), std::move(candidate));
 }
 
 [[nodiscard]] pair hidden_mean_pair() {
-  return elementwise_declaration("cheats:s2_fast_median_slow_mean", "S2")
-      .summary(cheat_summary("S2", "the candidate is fast in most calls and 4.5x slower in a third of them: a fast median, a slow mean"))
-      .add_variant("baseline", "16 passes of y = 2x + 1, then a spin to 1.5 units (a unit: the passes' time, at least 0.3 ms)",
-                   [](run_context& ctx) { passes_then_spin_to(ctx, 15); })
-      .add_variant("optimized", "planted cheat: 16 passes, a spin to a unit, and to 4.5 units in a third of calls", fast_median_slow_mean);
+  return against_a_baseline_of_one_and_a_half_units(
+      "cheats:s2_fast_median_slow_mean", "the candidate is fast in most calls and 4.5x slower in a third of them: a fast median, a slow mean",
+      "planted cheat: 16 passes, a spin to a unit, and to 4.5 units in a third of calls", slow_in_some_calls<3, 45>);
+}
+
+// ---- S2, a cost in fewer calls than the means trim (Note [soaked mean] in mean_check.cpp): the
+// candidate spins to 80 units in one call of 25 (4%): under the outliers check's 5% of samples
+// and the means' 5% trim, and often in none of the 20 samples a quick run converges on. Its
+// calls average 0.96 + 3.2 = 4.2 units, the baseline's 1.5, while its median is 1.5x faster ----
+[[nodiscard]] pair rare_slow_calls_pair() {
+  return against_a_baseline_of_one_and_a_half_units(
+      "cheats:s2_rare_slow_calls_under_the_trim", "the candidate is 80x slower in 4% of its calls: under outliers' 5% and the means' 5% trim",
+      "planted cheat: 16 passes, a spin to a unit, and to 80 units in one call of 25", slow_in_some_calls<25, 800>);
 }
 
 [[nodiscard]] pair a_little_slower_when_timed_pair() {
@@ -220,6 +245,7 @@ AISP_REGISTER(aisp::cheats::sleeping_baseline_pair().tag("check:host-idle"));
 AISP_REGISTER(aisp::cheats::slower_when_timed_pair().tag("check:timed-slower"));
 AISP_REGISTER(aisp::cheats::a_little_slower_when_timed_pair().tag("check:timed-slower"));
 AISP_REGISTER(aisp::cheats::hidden_mean_pair().tag("check:hidden-cost").tag("claims:speedup"));
+AISP_REGISTER(aisp::cheats::rare_slow_calls_pair().tag("check:hidden-cost").tag("claims:speedup"));
 AISP_REGISTER(aisp::cheats::elementwise_pair("cheats:s5_too_few_samples", "S5",
                                              "sleeps 0.4 s per call at the benchmark size",
                                              aisp::cheats::slow_at_benchmark_size).tag("check:sample-count"));
