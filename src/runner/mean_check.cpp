@@ -65,10 +65,7 @@ constexpr double most_mean_margin = 0.15;
 
 double trimmed_mean(std::vector<double> values) {
   std::sort(values.begin(), values.end());
-  const auto kept = stats::trimmed_mean_kept(values.size());
-  double sum = 0;
-  for (std::size_t i = 0; i < kept; ++i) sum += values[i];
-  return sum / static_cast<double>(kept);
+  return stats::trimmed_mean_of_sorted(values);
 }
 
 // The baseline's median and trimmed mean over a candidate's; nullopt with fewer than 2 samples.

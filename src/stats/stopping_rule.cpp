@@ -62,9 +62,9 @@ stop_reason stopping_rule::update(std::span<const double> samples, double own_s,
   const double shortfall = std::max(median_shortfall, mean_shortfall);
   const bool enough_for_the_mean = samples.size() >= least_samples_for_the_mean;
 
-  // Priority when several hold at once: converged, then stalled, then timed out. Precise enough
-  // short of least_samples_for_the_mean samples samples on; below it the mean's interval is
-  // itself a guess, so no stall is read on it there.
+  // Priority when several hold at once: converged, then stalled, then timed out. A variant
+  // precise enough with fewer than least_samples_for_the_mean samples goes on sampling; below that
+  // count the mean's interval is itself a guess, so no stall is read on it there.
   if (shortfall <= 1 && enough_for_the_mean) {
     decided_ = stop_reason::converged;
     return decided_;

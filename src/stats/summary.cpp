@@ -65,12 +65,18 @@ std::size_t trimmed_mean_kept(std::size_t n) {
   return std::max<std::size_t>(1, n - static_cast<std::size_t>(trimmed_share * static_cast<double>(n)));
 }
 
-double trimmed_mean_rel_half_width(std::span<const double> sorted, double confidence) {
-  if (sorted.size() < 2) return 0;
-  const auto kept = std::max<std::size_t>(2, trimmed_mean_kept(sorted.size()));
+double trimmed_mean_of_sorted(std::span<const double> sorted) {
+  AISP_EXPECTS(!sorted.empty(), "a trimmed mean needs a sample");
+  const auto kept = trimmed_mean_kept(sorted.size());
   double sum = 0;
   for (std::size_t i = 0; i < kept; ++i) sum += sorted[i];
-  const double mean = sum / static_cast<double>(kept);
+  return sum / static_cast<double>(kept);
+}
+
+double trimmed_mean_rel_half_width(std::span<const double> sorted, double confidence) {
+  if (sorted.size() < 2) return 0;
+  const auto kept = trimmed_mean_kept(sorted.size());  // all of 2-19 samples: at least 2 here
+  const double mean = trimmed_mean_of_sorted(sorted);
   double squares = 0;
   for (std::size_t i = 0; i < kept; ++i) squares += (sorted[i] - mean) * (sorted[i] - mean);
   const double standard_error = std::sqrt(squares / static_cast<double>(kept - 1) / static_cast<double>(kept));

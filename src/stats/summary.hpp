@@ -37,6 +37,9 @@ struct sample_summary {
 // in (Note [hidden mean], runner/mean_check.cpp; Note [the mean known too], stopping_rule.hpp).
 [[nodiscard]] std::size_t trimmed_mean_kept(std::size_t n);
 
+// The mean of the trimmed_mean_kept(n) fastest of `sorted` (ascending, non-empty).
+[[nodiscard]] double trimmed_mean_of_sorted(std::span<const double> sorted);
+
 // The relative CI half-width of the trimmed mean of `sorted` (ascending): normal, from the kept
 // samples' spread; 0 with fewer than 2 samples.
 [[nodiscard]] double trimmed_mean_rel_half_width(std::span<const double> sorted, double confidence = 0.95);

@@ -118,8 +118,9 @@ void baseline_busier_when_timed(run_context& ctx) {
 // calls' 83rd percentile, near the baseline's; a CI run missed. The spin's absolute floor keeps a
 // call one sample and the fast calls tight (a preemption inside a spin ends with it); a third slow
 // puts the median at their 75th percentile. And the judge now samples on until each variant's mean
-// is known within 5% (Note [the mean known too]), where its median's CI stopped it at ~30 samples. At 45% slow calls the median sat near the slow ones
-// (2026-12-05); where the median claim fails, outliers (S2) often fires ----
+// is known within 5% (Note [the mean known too]), where its median's CI stopped it at ~30
+// samples. At 45% slow calls the median sat near the slow ones (2026-12-05); where the median
+// claim fails, outliers (S2) often fires ----
 constexpr int candidate_passes = 16;
 constexpr auto least_unit = std::chrono::microseconds(300);
 

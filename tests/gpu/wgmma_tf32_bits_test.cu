@@ -9,9 +9,9 @@
 
 #include <cuda_runtime.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -134,16 +134,8 @@ struct operands {
   std::vector<float> c;
 };
 
-std::uint32_t bits_of(float v) {
-  std::uint32_t u = 0;
-  std::memcpy(&u, &v, sizeof u);
-  return u;
-}
-float float_of(std::uint32_t u) {
-  float v = 0;
-  std::memcpy(&v, &u, sizeof v);
-  return v;
-}
+std::uint32_t bits_of(float v) { return std::bit_cast<std::uint32_t>(v); }
+float float_of(std::uint32_t u) { return std::bit_cast<float>(u); }
 
 operands draw_operands(int n, int steps, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
