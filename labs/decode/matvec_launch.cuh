@@ -5,10 +5,13 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <cstring>
 
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
+#include "decode_matvec_pairs.cuh"
 
 namespace aisp::decode {
 namespace {
@@ -46,10 +49,41 @@ inline bool& matvec_launches_prepared() {
   return prepared;
 }
 
+// Note [rows over warps] at 9-16 rows: four pairs a block where a tile's warps are at most four
+// (gate/up), else eight (QKV, wo, down). Off until a device run measures it: AISP_DECODE_PAIRS=1
+// turns it on (an A/B switch for a device run; read once).
+constexpr int few_pairs = 4;
+constexpr int many_pairs = 8;
+constexpr int pair_ring_chunks = 8;
+constexpr int few_pairs_min_blocks = 3;
+
+inline bool rows_over_warps() {
+  static const bool on = [] {
+    const char* value = std::getenv("AISP_DECODE_PAIRS");
+    return value != nullptr && std::strcmp(value, "1") == 0;
+  }();
+  return on;
+}
+
 inline void prepare_matvec_launches() {
   matvec_launches_prepared() = true;
   for (const auto kernel : {matvec_kernel_of<two_tiles_path, x_form::plain>, matvec_kernel_of<two_tiles_path, x_form::rms_normed>}) {
     AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
+  }
+  prepare_pair_matvec<x_form::plain, few_pairs, pair_ring_chunks, few_pairs_min_blocks>();
+  prepare_pair_matvec<x_form::rms_normed, few_pairs, pair_ring_chunks, few_pairs_min_blocks>();
+  prepare_pair_matvec<x_form::plain, many_pairs, pair_ring_chunks, 1>();
+  prepare_pair_matvec<x_form::rms_normed, many_pairs, pair_ring_chunks, 1>();
+}
+
+template <x_form Form>
+void launch_rows_over_warps(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows,
+                            bool accumulate, float output_scale, float eps, cudaStream_t stream) {
+  AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
+  if (plan.warps_a_tile <= few_pairs) {
+    launch_pair_matvec<Form, few_pairs, pair_ring_chunks, few_pairs_min_blocks>(w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  } else {
+    launch_pair_matvec<Form, many_pairs, pair_ring_chunks, 1>(w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   }
 }
 
@@ -93,6 +127,8 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  } else if (rows <= 2 * matvec_tile_rows && rows_over_warps()) {
+    launch_rows_over_warps<Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
     if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);

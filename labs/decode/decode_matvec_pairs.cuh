@@ -1,0 +1,166 @@
+// labs/decode's matvec at 9-16 rows with the rows over two warps (Note [rows over warps]):
+// matvec_pair_kernel, the same sums in the same order as matvec_mma_kernel's one-tile path.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aisp/async_copy.cuh"
+#include "aisp/check.hpp"
+#include "aisp/dependent_launch.cuh"
+#include "decode_matvec.cuh"
+
+namespace aisp::decode {
+namespace {
+
+// Note [rows over warps]
+// At 9-16 rows a warp that ran both 8-row tiles made a chain of twice the dependent mmas and x
+// loads a chunk, with no more warps an SM to hide them: the launch cost ~1.27x the 8-row one
+// while its weights' bytes were the same (docs/proposals/decode-multirow-matvec.md). Here a
+// tile's split is a pair of warps' work, one 8-row tile each: each warp runs the 8-row chain,
+// and the pair's weights come once, through a ring of RingChunks chunks in shared memory
+// (Note [weights in shared memory]) that both read: the first warp of a pair copies each chunk's
+// top rows, the second its bottom rows, and a named barrier of the pair's 64 threads a chunk
+// says both copies landed and both warps are done with the chunk whose slot the next copy takes.
+// A warp's sums are the one-tile path's for its rows (matvec_plan_of fixes the splits and their
+// order, the rows only which warp holds them), so every bit is unchanged. Pairs pairs a block,
+// each taking a logical warp of the plan: tiles_a_block is Pairs / warps_a_tile.
+constexpr int pair_barrier_base = 1;  // named barrier 0 is __syncthreads'
+
+// The pair's 64 threads meet at named barrier `id`.
+__device__ __forceinline__ void pair_barrier_sync(int id) { asm volatile("bar.sync %0, 64;" ::"r"(id) : "memory"); }
+
+template <int RingChunks>
+__device__ __forceinline__ void issue_pair_chunk(uint4* ring, int c, int chunks, int first_split, const uint4* tile, int half) {
+  if (c < chunks) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    const uint4* chunk =
+        tile + static_cast<std::int64_t>(first_split + c / matvec_loads_in_flight) * packed_quads_a_split + (c % matvec_loads_in_flight) * 64;
+    ptx::cp_async_zfill16(ring + (c % RingChunks) * 64 + half * 32 + lane, chunk + half * 32 + lane, 16);
+  }
+  ptx::cp_async_commit();
+}
+
+template <int Pairs, int RingChunks>
+constexpr int pair_ring_bytes = Pairs * RingChunks * matvec_tile_features * matvec_chunk_k * 2;
+
+// y (rows <= 16) as matvec_mma_kernel computes it; blockIdx.x: Pairs / plan.warps_a_tile tiles of
+// 16 features. Form: plain or normed. Launched as a dependent launch with pair_ring_bytes of
+// dynamic shared memory.
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+__global__ void __launch_bounds__(Pairs * 64, MinBlocks)
+    matvec_pair_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
+                       bool accumulate, float output_scale, float eps, matvec_plan plan) {
+  static_assert(Form != x_form::swiglu, "a folded swiglu takes one row");
+  static_assert(RingChunks >= 2, "a pair copies a chunk ahead of the one it reads");
+  constexpr bool normed = Form == x_form::rms_normed;
+  __shared__ float pair_totals[Pairs][2][4][32];
+  __shared__ float pair_squares[normed ? Pairs : 1][2][32];
+  extern __shared__ __align__(16) uint4 ring_slots[];
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int pair = warp / 2;
+  const int half = warp % 2;  // rows 8 half .. 8 half + 7
+  const int tiles_a_block = Pairs / plan.warps_a_tile;
+  const int local_tile = pair / plan.warps_a_tile;
+  const int part = pair % plan.warps_a_tile;
+  const int first_feature = (static_cast<int>(blockIdx.x) * tiles_a_block + local_tile) * matvec_tile_features;
+  const bool works = local_tile < tiles_a_block && first_feature < n_out;
+  const int first_row = half * matvec_tile_rows;
+  const int first_split = part * plan.splits_a_warp;
+  const int end_split = works ? min(plan.splits, first_split + plan.splits_a_warp) : first_split;
+  const uint4* tile = w + static_cast<std::int64_t>(min(first_feature, n_out - 1) / matvec_tile_features) * plan.splits * packed_quads_a_split;
+  uint4* ring = ring_slots + pair * RingChunks * 64;
+  const int chunks = (end_split - first_split) * matvec_loads_in_flight;
+  const int barrier = pair_barrier_base + pair;
+#pragma unroll
+  for (int c = 0; c + 1 < RingChunks; ++c) issue_pair_chunk<RingChunks>(ring, c, chunks, first_split, tile, half);
+  ptx::let_next_kernel_start();
+  ptx::wait_for_previous_kernel();  // Note [weights before the wait]
+  float squares = 0.0f;
+  float total[4] = {};
+  int c = 0;
+  for (int s = first_split; s < end_split; ++s) {
+    const int split_end = min(k, (s + 1) * matvec_split_k);
+    matvec_acc acc[1] = {};
+    float paired[4] = {};
+#pragma unroll
+    for (int u = 0; u < matvec_loads_in_flight; ++u, ++c) {
+      // Chunk c's copies (this warp's) landed; the barrier: the partner's too, and both are done
+      // with chunk c - 1, whose slot chunk c + RingChunks - 1 takes.
+      ptx::cp_async_wait<RingChunks - 2>();
+      pair_barrier_sync(barrier);
+      issue_pair_chunk<RingChunks>(ring, c + RingChunks - 1, chunks, first_split, tile, half);
+      if (s * matvec_split_k + u * matvec_chunk_k >= split_end) continue;  // past k: the same for the pair
+      const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
+      const uint4* slot = ring + (c % RingChunks) * 64;
+      float chunk_squares[1];
+      mma_chunk<1>(slot[lane], slot[32 + lane], x, first_row, rows, k, at, at < split_end, acc, chunk_squares);
+      pair_groups_of_split(paired, u, chunk_squares[0]);
+    }
+    if constexpr (normed) {
+      const float split_sum = split_squares(paired);
+      squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float split_total = __fadd_rn(__fadd_rn(acc[0][0][0][i], acc[0][0][1][i]), __fadd_rn(acc[0][1][0][i], acc[0][1][1][i]));
+      total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
+    }
+  }
+  ptx::cp_async_wait<0>();  // copies past the walk are empty groups
+  if (plan.warps_a_tile > 1) {  // the tile's pairs meet in shared memory; its first adds the others in order
+    if (works) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) pair_totals[pair][half][i][lane] = total[i];
+      if constexpr (normed) pair_squares[pair][half][lane] = squares;
+    }
+    __syncthreads();
+    if (!works || part != 0) return;
+    for (int other = 1; other < plan.warps_a_tile; ++other) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], pair_totals[pair + other][half][i][lane]);
+      if constexpr (normed) squares = __fadd_rn(squares, pair_squares[pair + other][half][lane]);
+    }
+  }
+  if (!works) return;
+  const float scale = matvec_scale(output_scale, k);
+  const float row_scale = normed ? 1.0f / sqrtf(squares / static_cast<float>(k) + eps) : 1.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // accumulator i: feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile
+    const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
+    const int tile_row = 2 * (lane % 4) + i % 2;
+    const int row = first_row + tile_row;
+    float sum = total[i];
+    if constexpr (normed) sum = __fmul_rn(sum, __shfl_sync(0xffffffffu, row_scale, 4 * tile_row));
+    if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
+  }
+}
+
+// A pair path's kernel, opted into its dynamic shared memory on the current device first (not in
+// the launcher: a CUDA graph captures the launches, not this call).
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+constexpr auto pair_kernel_of = matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>;
+
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+void prepare_pair_matvec() {
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(pair_kernel_of<Form, Pairs, RingChunks, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       pair_ring_bytes<Pairs, RingChunks>));
+}
+
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+void launch_pair_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
+                        float eps, cudaStream_t stream) {
+  expect_matvec_shape(n_out, k, rows);
+  const matvec_plan plan = matvec_plan_of(n_out, k);
+  AISP_EXPECTS(rows <= 2 * matvec_tile_rows && plan.warps_a_tile <= Pairs, "labs/decode: a pair path takes 9-16 rows and a tile's warps in a block");
+  const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
+  const int tiles_a_block = Pairs / plan.warps_a_tile;
+  launch_dependent(pair_kernel_of<Form, Pairs, RingChunks, MinBlocks>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
+                   dim3(Pairs * 64), static_cast<std::size_t>(pair_ring_bytes<Pairs, RingChunks>), stream, w, x, y, n_out, k, rows,
+                   accumulate, output_scale, eps, plan);
+}
+
+}  // namespace
+}  // namespace aisp::decode

@@ -1,0 +1,186 @@
+// labs/decode's matvec at 9-16 rows, the pair paths of Note [rows over warps] against the paths
+// before them: every pair path must give their bits at 9, 12 and 16 rows
+// (the model's four shapes), and each path's time a launch is printed beside the 8-row launch's,
+// for the proposal's question (docs/proposals/decode-multirow-matvec.md): can 9-16 rows cost
+// what 8 do? Launches run back to back as a decode step runs them (dependent launches), each on
+// another copy of the weights so that none is served from the L2.
+// Run: aisp_gpu_tests --gtest_filter='decode_matvec_rows.*'
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../../labs/decode/decode_matvec_pairs.cuh"
+#include "../../labs/decode/matvec_launch.cuh"
+#include "aisp/check.hpp"
+#include "aisp/device_scratch.hpp"
+#include "gpu_guard.hpp"
+
+namespace {
+
+using aisp::device_scratch;
+using aisp::decode::x_form;
+
+struct shape {
+  const char* name;
+  int n_out;
+  int k;
+  bool normed;
+};
+
+constexpr shape model_shapes[] = {{"qkv", 3072, 2048, true}, {"wo", 2048, 2048, false}, {"gate_up", 16384, 2048, true}, {"down", 2048, 8192, false}};
+
+using matvec_fn = std::function<void(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed)>;
+
+struct path {
+  std::string name;
+  matvec_fn run;
+  int least_pairs;  // a pair path takes plans of at most this many warps a tile (0: any)
+};
+
+template <int Pairs, int Ring, int MinBlocks>
+path pair_path() {
+  aisp::decode::prepare_pair_matvec<x_form::plain, Pairs, Ring, MinBlocks>();
+  aisp::decode::prepare_pair_matvec<x_form::rms_normed, Pairs, Ring, MinBlocks>();
+  return {"pairs" + std::to_string(Pairs) + "_ring" + std::to_string(Ring) + "_min" + std::to_string(MinBlocks),
+          [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
+            if (normed) {
+              aisp::decode::launch_pair_matvec<x_form::rms_normed, Pairs, Ring, MinBlocks>(w, x, y, n_out, k, rows, false, 1.0f, 1e-5f, nullptr);
+            } else {
+              aisp::decode::launch_pair_matvec<x_form::plain, Pairs, Ring, MinBlocks>(w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
+            }
+          },
+          Pairs};
+}
+
+// The 9-16-row paths before Note [rows over warps] (without AISP_DECODE_PAIRS=1): whose bits every path must give.
+template <x_form Form>
+void before_pairs(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps) {
+  using namespace aisp::decode;
+  const matvec_plan plan = matvec_plan_of(n_out, k);
+  if (matvec_walks(plan)) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, false, 1.0f, eps, nullptr);
+  else launch_matvec_with<two_tiles_path, Form>(plan, w, x, y, n_out, k, rows, false, 1.0f, eps, nullptr);
+}
+
+path before_pairs_path() {
+  return {"before_pairs", [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
+            if (normed) before_pairs<x_form::rms_normed>(w, x, y, n_out, k, rows, 1e-5f);
+            else before_pairs<x_form::plain>(w, x, y, n_out, k, rows, 0.0f);
+          },
+          0};
+}
+
+path production_path() {
+  return {"production", [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
+            if (normed) aisp::decode::launch_normed_matvec(w, x, y, n_out, k, rows, 1e-5f, nullptr);
+            else aisp::decode::launch_matvec(w, x, y, n_out, k, rows, false, 1.0f, nullptr);
+          },
+          0};
+}
+
+__global__ void fill_bf16(__nv_bfloat16* w, std::int64_t n, std::uint32_t seed) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x) {
+    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    w[i] = __float2bfloat16(static_cast<float>(h % 20001u) / 10000.0f - 1.0f + 1e-4f);
+  }
+}
+
+// The shape's weights, packed, in as many copies as fill 256 MB (so a launch's weights come from DRAM).
+struct weight_copies {
+  std::vector<std::unique_ptr<device_scratch>> packed;
+  weight_copies(const shape& s) {
+    const std::size_t bytes = static_cast<std::size_t>(aisp::decode::packed_quads(s.n_out, s.k)) * sizeof(uint4);
+    const std::size_t copies = std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes + 1);
+    device_scratch raw(static_cast<std::size_t>(s.n_out) * s.k * sizeof(__nv_bfloat16));
+    for (std::size_t c = 0; c < copies; ++c) {
+      fill_bf16<<<1024, 256>>>(static_cast<__nv_bfloat16*>(raw.data()), static_cast<std::int64_t>(s.n_out) * s.k, static_cast<std::uint32_t>(c + 1));
+      AISP_CHECK_LAUNCH();
+      packed.push_back(std::make_unique<device_scratch>(bytes));
+      aisp::decode::pack_matrix(static_cast<const __nv_bfloat16*>(raw.data()), s.n_out, s.k, static_cast<uint4*>(packed.back()->data()), nullptr);
+    }
+    AISP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  const uint4* at(std::size_t i) const { return static_cast<const uint4*>(packed[i % packed.size()]->data()); }
+};
+
+// Microseconds a launch, the median of five runs of 60 back-to-back launches.
+double us_a_launch(const path& p, const shape& s, const weight_copies& w, const float* x, float* y, int rows) {
+  for (int i = 0; i < 5; ++i) p.run(w.at(i), x, y, s.n_out, s.k, rows, s.normed);
+  AISP_CHECK_LAUNCH();
+  cudaEvent_t start, stop;
+  AISP_CUDA_CHECK(cudaEventCreate(&start));
+  AISP_CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<double> runs;
+  for (int r = 0; r < 5; ++r) {
+    AISP_CUDA_CHECK(cudaEventRecord(start, nullptr));
+    constexpr int launches = 60;
+    for (int i = 0; i < launches; ++i) p.run(w.at(static_cast<std::size_t>(i + r)), x, y, s.n_out, s.k, rows, s.normed);
+    AISP_CHECK_LAUNCH();
+    AISP_CUDA_CHECK(cudaEventRecord(stop, nullptr));
+    AISP_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    runs.push_back(1000.0 * ms / launches);
+  }
+  AISP_CUDA_CHECK(cudaEventDestroy(start));
+  AISP_CUDA_CHECK(cudaEventDestroy(stop));
+  std::sort(runs.begin(), runs.end());
+  return runs[runs.size() / 2];
+}
+
+std::vector<float> output_of(const path& p, const shape& s, const weight_copies& w, const float* x, device_scratch& y, int rows) {
+  AISP_CUDA_CHECK(cudaMemset(y.data(), 0xff, y.bytes()));
+  p.run(w.at(0), x, static_cast<float*>(y.data()), s.n_out, s.k, rows, s.normed);
+  AISP_CHECK_LAUNCH();
+  std::vector<float> out(static_cast<std::size_t>(rows) * s.n_out);
+  AISP_CUDA_CHECK(cudaMemcpy(out.data(), y.data(), out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+TEST(decode_matvec_rows, pair_paths_give_the_production_bits_and_their_times_are_printed) {
+  AISP_REQUIRE_GPU();
+  aisp::decode::prepare_matvec_launches();
+  // 64 registers (4 blocks of 4 pairs an SM, or 2 of 8) spill.
+  const std::vector<path> paths = {before_pairs_path(),  production_path(),    pair_path<4, 8, 2>(), pair_path<4, 8, 3>(),
+                                   pair_path<4, 4, 3>(), pair_path<8, 8, 1>(), pair_path<8, 4, 1>()};
+  constexpr int most_rows = 16;
+  for (const auto& s : model_shapes) {
+    const weight_copies w(s);
+    std::vector<float> x_host(static_cast<std::size_t>(most_rows) * s.k);
+    for (std::size_t i = 0; i < x_host.size(); ++i) x_host[i] = static_cast<float>(((i * 2654435761u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
+    device_scratch x(x_host.size() * sizeof(float));
+    AISP_CUDA_CHECK(cudaMemcpy(x.data(), x_host.data(), x_host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    device_scratch y(static_cast<std::size_t>(most_rows) * s.n_out * sizeof(float));
+    const auto* xs = static_cast<const float*>(x.data());
+    auto* ys = static_cast<float*>(y.data());
+    const int warps_a_tile = aisp::decode::matvec_plan_of(s.n_out, s.k).warps_a_tile;
+    std::printf("%-8s  8 rows %-20s %7.2f us\n", s.name, "production", us_a_launch(paths[1], s, w, xs, ys, 8));
+    for (const int rows : {9, 12, 16}) {
+      const auto expected = output_of(paths[0], s, w, xs, y, rows);
+      for (const auto& p : paths) {
+        if (p.least_pairs != 0 && warps_a_tile > p.least_pairs) continue;
+        const auto got = output_of(p, s, w, xs, y, rows);
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0u) << s.name << " " << p.name << " at " << rows << " rows: outputs whose bits differ from production's";
+        const double us = us_a_launch(p, s, w, xs, ys, rows);
+        EXPECT_GT(us, 0.0);
+        std::printf("%-8s %2d rows %-20s %7.2f us\n", s.name, rows, p.name.c_str(), us);
+      }
+    }
+  }
+}
+
+}  // namespace
