@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -136,12 +137,16 @@ void duplicate_the_channel(run_context&) {
 }
 
 // ---- L5: a helper thread started in setup() spins on a CPU while every worker is timed (one,
-// so that the 2-core CI machine keeps a core for the worker being timed) ----
+// so that the 2-core CI machine keeps a core for the worker being timed: started by the first
+// setup() of the process only, where each setup() had added another) ----
 void spin_a_helper_thread(run_context&) {
-  std::thread([] {
-    volatile double sink = 1.0;
-    for (;;) sink = sink * 1.0000001 + 1e-9;
-  }).detach();
+  static std::once_flag started;
+  std::call_once(started, [] {
+    std::thread([] {
+      volatile double sink = 1.0;
+      for (;;) sink = sink * 1.0000001 + 1e-9;
+    }).detach();
+  });
 }
 
 // ---- V1: ignore SIGSYS, so that the sandbox's later denials would go unreported ----
