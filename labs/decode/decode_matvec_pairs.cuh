@@ -24,8 +24,10 @@ namespace {
 // top rows, the second its bottom rows, and a named barrier of the pair's 64 threads a chunk
 // says both copies landed and both warps are done with the chunk whose slot the next copy takes.
 // A warp's sums are the one-tile path's for its rows (matvec_plan_of fixes the splits and their
-// order, the rows only which warp holds them), so every bit is unchanged. Pairs pairs a block,
-// each taking a logical warp of the plan: tiles_a_block is Pairs / warps_a_tile.
+// order, the rows only which warp holds them), so every bit should be unchanged: the GPU test
+// decode_matvec_rows.* checks it, and times each variant (written 2026-12-07 with no device
+// machine to be had: neither run yet, so the path is off, matvec_launch.cuh). Pairs pairs a
+// block, each taking a logical warp of the plan: tiles_a_block is Pairs / warps_a_tile.
 constexpr int pair_barrier_base = 1;  // named barrier 0 is __syncthreads'
 
 // The pair's 64 threads meet at named barrier `id`.
