@@ -246,6 +246,27 @@ __device__ __forceinline__ void store_matvec(float* out, float total, float scal
 // A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
 __device__ __forceinline__ float matvec_scale(float output_scale, int k) { return output_scale / sqrtf(static_cast<float>(k)); }
 
+// A warp's tile of 16 features x 8 rows (rows first_row ..) from its totals (accumulator i:
+// feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile), each normed row scaled by
+// its s (rms_scale's expression) from `squares`, the lane's row's sum of squares: rows past
+// `rows` and features past n_out are not stored.
+template <bool Normed>
+__device__ __forceinline__ void store_row_tile(float* y, const float (&total)[4], float squares, int first_feature, int first_row, int rows,
+                                               int n_out, int k, float scale, float eps, bool accumulate) {
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  // A normed row's s, held by its lanes 4r .. 4r + 3 (at one row, by all).
+  const float row_scale = Normed ? 1.0f / sqrtf(squares / static_cast<float>(k) + eps) : 1.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
+    const int tile_row = 2 * (lane % 4) + i % 2;
+    const int row = first_row + tile_row;
+    float sum = total[i];
+    if constexpr (Normed) sum = __fmul_rn(sum, __shfl_sync(0xffffffffu, row_scale, 4 * tile_row));
+    if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
+  }
+}
+
 __device__ __forceinline__ uint4 load_streaming(const uint4* address) {
   uint4 v;  // weights are read once a step: keep them out of L1, where x lives
   asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(address));
@@ -643,17 +664,7 @@ __global__ void __launch_bounds__(matvec_block_warps * 32, MinBlocks)
   const float scale = matvec_scale(output_scale, k);
 #pragma unroll
   for (int t = 0; t < Tiles; ++t) {
-    // A normed row's s (rms_scale's expression), held by its lanes 4r .. 4r + 3 (at one row, by all).
-    const float row_scale = normed ? 1.0f / sqrtf(squares[t] / static_cast<float>(k) + eps) : 1.0f;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {  // accumulator i: feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile
-      const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
-      const int tile_row = 2 * (lane % 4) + i % 2;
-      const int row = first_row + t * matvec_tile_rows + tile_row;
-      float sum = total[t][i];
-      if constexpr (normed) sum = __fmul_rn(sum, __shfl_sync(0xffffffffu, row_scale, 4 * tile_row));
-      if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
-    }
+    store_row_tile<normed>(y, total[t], squares[t], first_feature, first_row + t * matvec_tile_rows, rows, n_out, k, scale, eps, accumulate);
   }
 }
 

@@ -126,40 +126,25 @@ __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
       if constexpr (normed) squares = __fadd_rn(squares, pair_squares[pair + other][half][lane]);
     }
   }
-  if (!works) return;
-  const float scale = matvec_scale(output_scale, k);
-  const float row_scale = normed ? 1.0f / sqrtf(squares / static_cast<float>(k) + eps) : 1.0f;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {  // accumulator i: feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile
-    const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);
-    const int tile_row = 2 * (lane % 4) + i % 2;
-    const int row = first_row + tile_row;
-    float sum = total[i];
-    if constexpr (normed) sum = __fmul_rn(sum, __shfl_sync(0xffffffffu, row_scale, 4 * tile_row));
-    if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
-  }
+  if (works) store_row_tile<normed>(y, total, squares, first_feature, first_row, rows, n_out, k, matvec_scale(output_scale, k), eps, accumulate);
 }
 
-// A pair path's kernel, opted into its dynamic shared memory on the current device first (not in
-// the launcher: a CUDA graph captures the launches, not this call).
-template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
-constexpr auto pair_kernel_of = matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>;
-
+// Opts a pair path's kernel into its dynamic shared memory on the current device (not in the
+// launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
 void prepare_pair_matvec() {
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(pair_kernel_of<Form, Pairs, RingChunks, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        pair_ring_bytes<Pairs, RingChunks>));
 }
 
+// y (9-16 rows) on a pair path, for the plan of (n_out, k) (matvec_plan_of).
 template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
-void launch_pair_matvec(const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate, float output_scale,
-                        float eps, cudaStream_t stream) {
-  expect_matvec_shape(n_out, k, rows);
-  const matvec_plan plan = matvec_plan_of(n_out, k);
+void launch_pair_matvec(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
+                        float output_scale, float eps, cudaStream_t stream) {
   AISP_EXPECTS(rows <= 2 * matvec_tile_rows && plan.warps_a_tile <= Pairs, "labs/decode: a pair path takes 9-16 rows and a tile's warps in a block");
   const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
   const int tiles_a_block = Pairs / plan.warps_a_tile;
-  launch_dependent(pair_kernel_of<Form, Pairs, RingChunks, MinBlocks>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
+  launch_dependent(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
                    dim3(Pairs * 64), static_cast<std::size_t>(pair_ring_bytes<Pairs, RingChunks>), stream, w, x, y, n_out, k, rows,
                    accumulate, output_scale, eps, plan);
 }

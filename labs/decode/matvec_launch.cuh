@@ -50,7 +50,8 @@ inline bool& matvec_launches_prepared() {
 }
 
 // Note [rows over warps] at 9-16 rows: four pairs a block where a tile's warps are at most four
-// (gate/up), else eight (QKV, wo, down). Off until a device run measures it: AISP_DECODE_PAIRS=1
+// (gate/up), else eight (QKV, wo, down); the ring and blocks an SM are guesses until
+// decode_matvec_rows.* times the variants. Off until a device run measures it: AISP_DECODE_PAIRS=1
 // turns it on (an A/B switch for a device run; read once).
 constexpr int few_pairs = 4;
 constexpr int many_pairs = 8;
@@ -81,9 +82,10 @@ void launch_rows_over_warps(const matvec_plan& plan, const uint4* w, const float
                             bool accumulate, float output_scale, float eps, cudaStream_t stream) {
   AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
   if (plan.warps_a_tile <= few_pairs) {
-    launch_pair_matvec<Form, few_pairs, pair_ring_chunks, few_pairs_min_blocks>(w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    launch_pair_matvec<Form, few_pairs, pair_ring_chunks, few_pairs_min_blocks>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps,
+                                                                                stream);
   } else {
-    launch_pair_matvec<Form, many_pairs, pair_ring_chunks, 1>(w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    launch_pair_matvec<Form, many_pairs, pair_ring_chunks, 1>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   }
 }
 
