@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "aisp/async_copy.cuh"
 #include "aisp/check.hpp"
@@ -147,6 +149,59 @@ void launch_pair_matvec(const matvec_plan& plan, const uint4* w, const float* x,
   launch_dependent(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
                    dim3(Pairs * 64), static_cast<std::size_t>(pair_ring_bytes<Pairs, RingChunks>), stream, w, x, y, n_out, k, rows,
                    accumulate, output_scale, eps, plan);
+}
+
+// The pair paths built (decode_matvec_rows.* times each against the path before them): pairs a
+// block, ring chunks a pair, blocks an SM. At 64 registers (4 blocks of 4 pairs an SM, or 2 of
+// 8) the kernel spills, and the build refuses spills.
+struct pair_variant {
+  int pairs;
+  int ring_chunks;
+  int min_blocks;
+};
+constexpr pair_variant pair_variants[] = {{4, 8, 2}, {4, 8, 3}, {4, 4, 3}, {8, 8, 1}, {8, 4, 1}};
+constexpr int pair_variant_count = static_cast<int>(sizeof(pair_variants) / sizeof(pair_variants[0]));
+
+constexpr int pair_variant_index(pair_variant p) {
+  for (int v = 0; v < pair_variant_count; ++v) {
+    if (pair_variants[v].pairs == p.pairs && pair_variants[v].ring_chunks == p.ring_chunks && pair_variants[v].min_blocks == p.min_blocks) return v;
+  }
+  return -1;
+}
+
+// "pairs4_ring8_min3": the name the timing test prints and AISP_DECODE_PAIRS takes (matvec_launch.cuh).
+inline std::string pair_variant_name(int v) {
+  const pair_variant p = pair_variants[v];
+  return "pairs" + std::to_string(p.pairs) + "_ring" + std::to_string(p.ring_chunks) + "_min" + std::to_string(p.min_blocks);
+}
+
+template <x_form Form, std::size_t... V>
+void prepare_pair_variants(std::index_sequence<V...>) {
+  (prepare_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks>(), ...);
+}
+
+// Opts every pair variant, plain and normed, into its dynamic shared memory on the current device.
+inline void prepare_pair_variants() {
+  prepare_pair_variants<x_form::plain>(std::make_index_sequence<pair_variant_count>{});
+  prepare_pair_variants<x_form::rms_normed>(std::make_index_sequence<pair_variant_count>{});
+}
+
+template <x_form Form, std::size_t... V>
+void launch_pair_variant(int v, std::index_sequence<V...>, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out,
+                         int k, int rows, bool accumulate, float output_scale, float eps, cudaStream_t stream) {
+  ((static_cast<int>(V) == v ? launch_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks>(
+                                   plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream)
+                             : void()),
+   ...);
+}
+
+// y (9-16 rows) on pair variant v (an index of pair_variants), which must take the plan's warps a tile.
+template <x_form Form>
+void launch_pair_variant(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows,
+                         bool accumulate, float output_scale, float eps, cudaStream_t stream) {
+  AISP_EXPECTS(v >= 0 && v < pair_variant_count, "labs/decode: no such pair variant");
+  launch_pair_variant<Form>(v, std::make_index_sequence<pair_variant_count>{}, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps,
+                            stream);
 }
 
 }  // namespace

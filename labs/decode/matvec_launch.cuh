@@ -5,8 +5,11 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
@@ -49,21 +52,76 @@ inline bool& matvec_launches_prepared() {
   return prepared;
 }
 
-// Note [rows over warps] at 9-16 rows: four pairs a block where a tile's warps are at most four
-// (gate/up), else eight (QKV, wo, down); the ring and blocks an SM are guesses until
-// decode_matvec_rows.* times the variants. Off until a device run measures it: AISP_DECODE_PAIRS=1
-// turns it on (an A/B switch for a device run; read once).
-constexpr int few_pairs = 4;
-constexpr int many_pairs = 8;
-constexpr int pair_ring_chunks = 8;
-constexpr int few_pairs_min_blocks = 3;
+// Note [rows over warps] at 9-16 rows, an A/B switch for device runs until decode_matvec_rows.*
+// has picked each shape's path (read once). AISP_DECODE_PAIRS unset or "0": the paths before the
+// pairs. "1": four pairs a block (ring 8, 3 blocks an SM) where a tile's warps are at most four
+// (gate/up), else eight (ring 8, one block): guesses. "N_OUTxK=NAME,..." (NAME a
+// pair_variant_name, or before_pairs): that path for that shape, the path before for any other.
+// A malformed value is an error, never ignored.
+constexpr int before_pairs_variant = -1;
+struct pair_choice {
+  int n_out;
+  int k;
+  int variant;  // an index of pair_variants, or before_pairs_variant
+};
+struct pair_choices {
+  bool guesses = false;  // "1"
+  std::vector<pair_choice> shapes;
+};
 
-inline bool rows_over_warps() {
-  static const bool on = [] {
+inline int pair_variant_named(const std::string& name) {
+  if (name == "before_pairs") return before_pairs_variant;
+  for (int v = 0; v < pair_variant_count; ++v) {
+    if (pair_variant_name(v) == name) return v;
+  }
+  throw_contract_error("AISP_DECODE_PAIRS", "labs/decode: AISP_DECODE_PAIRS names no pair path '" + name + "'", __FILE__, __LINE__);
+}
+
+inline pair_choices parse_pair_choices(const std::string& value) {
+  pair_choices choices;
+  if (value.empty() || value == "0") return choices;
+  if (value == "1") {
+    choices.guesses = true;
+    return choices;
+  }
+  std::istringstream items(value);
+  for (std::string item; std::getline(items, item, ',');) {
+    int n_out = 0;
+    int k = 0;
+    char name[64] = {};
+    char extra = 0;
+    const bool whole = std::sscanf(item.c_str(), "%dx%d=%63[a-z0-9_]%c", &n_out, &k, name, &extra) == 3;
+    AISP_EXPECTS(whole && n_out > 0 && k > 0,
+                 "labs/decode: AISP_DECODE_PAIRS takes 0, 1 or N_OUTxK=PATH,... (PATH e.g. pairs4_ring8_min3 or before_pairs), not '" + item +
+                     "'");
+    choices.shapes.push_back({n_out, k, pair_variant_named(name)});
+  }
+  return choices;
+}
+
+inline const pair_choices& chosen_pairs() {
+  static const pair_choices choices = [] {
     const char* value = std::getenv("AISP_DECODE_PAIRS");
-    return value != nullptr && std::strcmp(value, "1") == 0;
+    return parse_pair_choices(value == nullptr ? "" : value);
   }();
-  return on;
+  return choices;
+}
+
+// The pair variant a matvec of (n_out, k) takes at 9-16 rows, or before_pairs_variant.
+inline int pair_variant_for(const matvec_plan& plan, int n_out, int k) {
+  const pair_choices& choices = chosen_pairs();
+  int chosen = before_pairs_variant;
+  constexpr int few_pairs = pair_variant_index({4, 8, 3});
+  constexpr int many_pairs = pair_variant_index({8, 8, 1});
+  static_assert(few_pairs >= 0 && many_pairs >= 0, "the guesses are built");
+  if (choices.guesses) chosen = plan.warps_a_tile <= pair_variants[few_pairs].pairs ? few_pairs : many_pairs;
+  for (const pair_choice& c : choices.shapes) {
+    if (c.n_out == n_out && c.k == k) chosen = c.variant;
+  }
+  AISP_EXPECTS(chosen == before_pairs_variant || plan.warps_a_tile <= pair_variants[chosen].pairs,
+               "labs/decode: AISP_DECODE_PAIRS names a pair path with fewer pairs a block than a tile of " + std::to_string(n_out) + "x" +
+                   std::to_string(k) + " has warps");
+  return chosen;
 }
 
 inline void prepare_matvec_launches() {
@@ -71,22 +129,7 @@ inline void prepare_matvec_launches() {
   for (const auto kernel : {matvec_kernel_of<two_tiles_path, x_form::plain>, matvec_kernel_of<two_tiles_path, x_form::rms_normed>}) {
     AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
   }
-  prepare_pair_matvec<x_form::plain, few_pairs, pair_ring_chunks, few_pairs_min_blocks>();
-  prepare_pair_matvec<x_form::rms_normed, few_pairs, pair_ring_chunks, few_pairs_min_blocks>();
-  prepare_pair_matvec<x_form::plain, many_pairs, pair_ring_chunks, 1>();
-  prepare_pair_matvec<x_form::rms_normed, many_pairs, pair_ring_chunks, 1>();
-}
-
-template <x_form Form>
-void launch_rows_over_warps(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows,
-                            bool accumulate, float output_scale, float eps, cudaStream_t stream) {
-  AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
-  if (plan.warps_a_tile <= few_pairs) {
-    launch_pair_matvec<Form, few_pairs, pair_ring_chunks, few_pairs_min_blocks>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps,
-                                                                                stream);
-  } else {
-    launch_pair_matvec<Form, many_pairs, pair_ring_chunks, 1>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  }
+  prepare_pair_variants();
 }
 
 template <matvec_path Path, x_form Form>
@@ -129,8 +172,9 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else if (rows <= 2 * matvec_tile_rows && rows_over_warps()) {
-    launch_rows_over_warps<Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  } else if (const int v = rows <= 2 * matvec_tile_rows ? pair_variant_for(plan, n_out, k) : before_pairs_variant; v != before_pairs_variant) {
+    AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
+    launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
     if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);

@@ -47,21 +47,15 @@ struct path {
   int most_warps_a_tile;  // a pair path takes plans of at most its pairs' warps a tile (0: any plan)
 };
 
-template <int Pairs, int Ring, int MinBlocks>
-path pair_path() {
-  aisp::decode::prepare_pair_matvec<x_form::plain, Pairs, Ring, MinBlocks>();
-  aisp::decode::prepare_pair_matvec<x_form::rms_normed, Pairs, Ring, MinBlocks>();
-  return {"pairs" + std::to_string(Pairs) + "_ring" + std::to_string(Ring) + "_min" + std::to_string(MinBlocks),
-          [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
+// Pair variant v of pair_variants (its name is what AISP_DECODE_PAIRS takes).
+path pair_path(int v) {
+  return {aisp::decode::pair_variant_name(v),
+          [v](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
             const auto plan = aisp::decode::matvec_plan_of(n_out, k);
-            if (normed) {
-              aisp::decode::launch_pair_matvec<x_form::rms_normed, Pairs, Ring, MinBlocks>(plan, w, x, y, n_out, k, rows, false, 1.0f, 1e-5f,
-                                                                                           nullptr);
-            } else {
-              aisp::decode::launch_pair_matvec<x_form::plain, Pairs, Ring, MinBlocks>(plan, w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
-            }
+            if (normed) aisp::decode::launch_pair_variant<x_form::rms_normed>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 1e-5f, nullptr);
+            else aisp::decode::launch_pair_variant<x_form::plain>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
           },
-          Pairs};
+          aisp::decode::pair_variants[v].pairs};
 }
 
 // The 9-16-row paths before Note [rows over warps] (without AISP_DECODE_PAIRS=1): whose bits every path must give.
@@ -155,9 +149,8 @@ std::vector<float> output_of(const path& p, const shape& s, const weight_copies&
 TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
   AISP_REQUIRE_GPU();
   aisp::decode::prepare_matvec_launches();
-  // 64 registers (4 blocks of 4 pairs an SM, or 2 of 8) spill.
-  const std::vector<path> paths = {before_pairs_path(),  pair_path<4, 8, 2>(), pair_path<4, 8, 3>(),
-                                   pair_path<4, 4, 3>(), pair_path<8, 8, 1>(), pair_path<8, 4, 1>()};
+  std::vector<path> paths = {before_pairs_path()};
+  for (int v = 0; v < aisp::decode::pair_variant_count; ++v) paths.push_back(pair_path(v));
   constexpr int most_rows = 16;
   for (const auto& s : model_shapes) {
     const weight_copies w(s);
@@ -169,7 +162,8 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_t
     const auto* xs = static_cast<const float*>(x.data());
     auto* ys = static_cast<float*>(y.data());
     const int warps_a_tile = aisp::decode::matvec_plan_of(s.n_out, s.k).warps_a_tile;
-    std::printf("%-8s  8 rows %-20s %7.2f us\n", s.name, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
+    // One line a time: name, n_out x k (what AISP_DECODE_PAIRS names), rows, path, us a launch.
+    std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
     for (const int rows : {9, 12, 16}) {
       const auto expected = output_of(paths[0], s, w, xs, y, rows);
       for (const auto& p : paths) {
@@ -180,8 +174,32 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_t
         EXPECT_EQ(differ, 0u) << s.name << " " << p.name << " at " << rows << " rows: outputs whose bits differ from the paths before the pairs";
         const double us = us_a_launch(p, s, w, xs, ys, rows);
         EXPECT_GT(us, 0.0);
-        std::printf("%-8s %2d rows %-20s %7.2f us\n", s.name, rows, p.name.c_str(), us);
+        std::printf("%-8s %5dx%-5d %2d rows %-20s %7.2f us%s\n", s.name, s.n_out, s.k, rows, p.name.c_str(), us, differ == 0 ? "" : " BITS DIFFER");
       }
+    }
+  }
+}
+
+// AISP_DECODE_PAIRS's values (no GPU needed): what a device run's script writes must parse, and a
+// malformed one must fail with its reason.
+TEST(decode_matvec_rows, pair_choices_parse_the_shapes_and_paths_named_and_refuse_malformed_ones) {
+  using aisp::decode::parse_pair_choices;
+  EXPECT_FALSE(parse_pair_choices("").guesses);
+  EXPECT_TRUE(parse_pair_choices("0").shapes.empty());
+  EXPECT_TRUE(parse_pair_choices("1").guesses);
+  const auto choices = parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs");
+  ASSERT_EQ(choices.shapes.size(), 2u);
+  EXPECT_EQ(choices.shapes[0].n_out, 16384);
+  EXPECT_EQ(choices.shapes[0].k, 2048);
+  EXPECT_EQ(aisp::decode::pair_variant_name(choices.shapes[0].variant), "pairs4_ring8_min3");
+  EXPECT_EQ(choices.shapes[1].variant, aisp::decode::before_pairs_variant);
+  for (const char* malformed : {"2", "16384x2048", "16384x2048=pairs5_ring8_min3", "16384x2048=pairs4_ring8_min3x", "x2048=before_pairs",
+                                "16384x2048=before_pairs,,"}) {
+    try {
+      (void)parse_pair_choices(malformed);
+      ADD_FAILURE() << "accepted '" << malformed << "'";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("AISP_DECODE_PAIRS"), std::string::npos) << e.what();
     }
   }
 }
