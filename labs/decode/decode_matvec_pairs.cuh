@@ -29,7 +29,8 @@ namespace {
 // order, the rows only which warp holds them), so every bit should be unchanged: the GPU test
 // decode_matvec_rows.* checks it, and times each variant (written 2026-12-07 with no device
 // machine to be had: neither run yet, so the path is off, matvec_launch.cuh). Pairs pairs a
-// block, each taking a logical warp of the plan: tiles_a_block is Pairs / warps_a_tile.
+// block, each taking PartsAPair consecutive warps of the plan (parts): tiles_a_block is Pairs
+// PartsAPair / warps_a_tile.
 constexpr int pair_barrier_base = 1;  // named barrier 0 is __syncthreads'
 
 // The pair's 64 threads meet at named barrier `id`.
@@ -49,31 +50,35 @@ __device__ __forceinline__ void issue_pair_chunk(uint4* ring, int c, int chunks,
 template <int Pairs, int RingChunks>
 constexpr int pair_ring_bytes = Pairs * RingChunks * matvec_tile_features * matvec_chunk_k * 2;
 
-// y (rows <= 16) as matvec_mma_kernel computes it; blockIdx.x: Pairs / plan.warps_a_tile tiles of
-// 16 features. Form: plain or normed. Launched as a dependent launch with pair_ring_bytes of
-// dynamic shared memory.
-template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+// y (rows <= 16) as matvec_mma_kernel computes it; blockIdx.x: Pairs PartsAPair / plan.warps_a_tile
+// tiles of 16 features. Form: plain or normed. Launched as a dependent launch with
+// pair_ring_bytes of dynamic shared memory. A pair takes PartsAPair consecutive parts of a tile
+// (a part: a warp of the plan, its consecutive splits), so its chunks are one stream; it keeps
+// each part's sums apart, and the tile's first pair adds the parts in order.
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks, int PartsAPair>
 __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
     matvec_pair_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                        bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(Form != x_form::swiglu, "a folded swiglu takes one row");
   static_assert(RingChunks >= 2, "a pair copies a chunk ahead of the one it reads");
+  static_assert(PartsAPair == 1 || PartsAPair == 2, "a pair keeps at most two parts' sums");
   constexpr bool normed = Form == x_form::rms_normed;
-  __shared__ float pair_totals[Pairs][2][4][32];
-  __shared__ float pair_squares[normed ? Pairs : 1][2][32];
+  constexpr int block_parts = Pairs * PartsAPair;
+  __shared__ float part_totals[block_parts][2][4][32];
+  __shared__ float part_squares[normed ? block_parts : 1][2][32];
   extern __shared__ __align__(16) uint4 ring_slots[];
   const int warp = static_cast<int>(threadIdx.x) / 32;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
   const int pair = warp / 2;
   const int half = warp % 2;  // rows 8 half .. 8 half + 7
-  const int tiles_a_block = Pairs / plan.warps_a_tile;
-  const int local_tile = pair / plan.warps_a_tile;
-  const int part = pair % plan.warps_a_tile;
+  const int tiles_a_block = block_parts / plan.warps_a_tile;
+  const int first_of_pair = pair * PartsAPair;  // the block's parts, tile after tile
+  const int local_tile = first_of_pair / plan.warps_a_tile;
+  const int first_part = first_of_pair % plan.warps_a_tile;
   const int first_feature = (static_cast<int>(blockIdx.x) * tiles_a_block + local_tile) * matvec_tile_features;
   const bool works = local_tile < tiles_a_block && first_feature < n_out;
   const int first_row = half * matvec_tile_rows;
-  const int first_split = part * plan.splits_a_warp;
-  const int end_split = works ? min(plan.splits, first_split + plan.splits_a_warp) : first_split;
+  const int first_split = first_part * plan.splits_a_warp;
+  const int end_split = works ? min(plan.splits, first_split + PartsAPair * plan.splits_a_warp) : first_split;
   const uint4* tile = w + static_cast<std::int64_t>(min(first_feature, n_out - 1) / matvec_tile_features) * plan.splits * packed_quads_a_split;
   uint4* ring = ring_slots + pair * RingChunks * 64;
   const int chunks = (end_split - first_split) * matvec_loads_in_flight;
@@ -84,8 +89,19 @@ __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
   ptx::wait_for_previous_kernel();  // Note [weights before the wait]
   float squares = 0.0f;
   float total[4] = {};
+  // Part j's sums into shared memory, where the tile's first pair adds them in order (no
+  // registers kept for a pair's first part: at 85 registers, 3 blocks an SM, they spilled).
+  const auto keep_part = [&](int j) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) part_totals[first_of_pair + j][half][i][lane] = total[i];
+    if constexpr (normed) part_squares[first_of_pair + j][half][lane] = squares;
+  };
   int c = 0;
   for (int s = first_split; s < end_split; ++s) {
+    const bool second_part = PartsAPair > 1 && s == first_split + plan.splits_a_warp;
+    const bool part_starts = s == first_split || second_part;
+    if (second_part) keep_part(0);
     const int split_end = min(k, (s + 1) * matvec_split_k);
     matvec_acc acc[1] = {};
     float paired[4] = {};
@@ -97,6 +113,7 @@ __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
       pair_barrier_sync(barrier);
       issue_pair_chunk<RingChunks>(ring, c + RingChunks - 1, chunks, first_split, tile, half);
       if (s * matvec_split_k + u * matvec_chunk_k >= split_end) continue;  // past k: the same for the pair
+      const int lane = static_cast<int>(threadIdx.x) % 32;
       const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
       const uint4* slot = ring + (c % RingChunks) * 64;
       float chunk_squares[1];
@@ -105,27 +122,29 @@ __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
     }
     if constexpr (normed) {
       const float split_sum = split_squares(paired);
-      squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
+      squares = part_starts ? split_sum : __fadd_rn(squares, split_sum);
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const float split_total = __fadd_rn(__fadd_rn(acc[0][0][0][i], acc[0][0][1][i]), __fadd_rn(acc[0][1][0][i], acc[0][1][1][i]));
-      total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
+      total[i] = part_starts ? split_total : __fadd_rn(total[i], split_total);
     }
   }
   ptx::cp_async_wait<0>();  // copies past the walk are empty groups
-  if (plan.warps_a_tile > 1) {  // the tile's pairs meet in shared memory; its first adds the others in order
-    if (works) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) pair_totals[pair][half][i][lane] = total[i];
-      if constexpr (normed) pair_squares[pair][half][lane] = squares;
-    }
+  if (plan.warps_a_tile > 1) {  // the tile's parts meet in shared memory; its first pair adds them in order
+    if (works) keep_part(PartsAPair - 1);
     __syncthreads();
-    if (!works || part != 0) return;
+    if (!works || first_part != 0) return;
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    if constexpr (PartsAPair > 1) {  // the pair's first part, part 0
+#pragma unroll
+      for (int i = 0; i < 4; ++i) total[i] = part_totals[first_of_pair][half][i][lane];
+      if constexpr (normed) squares = part_squares[first_of_pair][half][lane];
+    }
     for (int other = 1; other < plan.warps_a_tile; ++other) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], pair_totals[pair + other][half][i][lane]);
-      if constexpr (normed) squares = __fadd_rn(squares, pair_squares[pair + other][half][lane]);
+      for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], part_totals[first_of_pair + other][half][i][lane]);
+      if constexpr (normed) squares = __fadd_rn(squares, part_squares[first_of_pair + other][half][lane]);
     }
   }
   if (works) store_row_tile<normed>(y, total, squares, first_feature, first_row, rows, n_out, k, matvec_scale(output_scale, k), eps, accumulate);
@@ -133,51 +152,65 @@ __global__ void __launch_bounds__(Pairs * 64, MinBlocks)
 
 // Opts a pair path's kernel into its dynamic shared memory on the current device (not in the
 // launcher: a CUDA graph captures the launches, not this call).
-template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks, int PartsAPair>
 void prepare_pair_matvec() {
-  AISP_CUDA_CHECK(cudaFuncSetAttribute(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+  AISP_CUDA_CHECK(cudaFuncSetAttribute(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks, PartsAPair>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        pair_ring_bytes<Pairs, RingChunks>));
 }
 
 // y (9-16 rows) on a pair path, for the plan of (n_out, k) (matvec_plan_of).
-template <x_form Form, int Pairs, int RingChunks, int MinBlocks>
+template <x_form Form, int Pairs, int RingChunks, int MinBlocks, int PartsAPair>
 void launch_pair_matvec(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                         float output_scale, float eps, cudaStream_t stream) {
-  AISP_EXPECTS(rows <= 2 * matvec_tile_rows && plan.warps_a_tile <= Pairs, "labs/decode: a pair path takes 9-16 rows and a tile's warps in a block");
+  AISP_EXPECTS(rows <= 2 * matvec_tile_rows && plan.warps_a_tile <= Pairs * PartsAPair && plan.warps_a_tile % PartsAPair == 0,
+               "labs/decode: a pair path takes 9-16 rows, and a tile's warps in whole pairs of one block");
   const int tiles = (n_out + matvec_tile_features - 1) / matvec_tile_features;
-  const int tiles_a_block = Pairs / plan.warps_a_tile;
-  launch_dependent(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
+  const int tiles_a_block = Pairs * PartsAPair / plan.warps_a_tile;
+  launch_dependent(matvec_pair_kernel<Form, Pairs, RingChunks, MinBlocks, PartsAPair>, dim3(static_cast<unsigned>((tiles + tiles_a_block - 1) / tiles_a_block)),
                    dim3(Pairs * 64), static_cast<std::size_t>(pair_ring_bytes<Pairs, RingChunks>), stream, w, x, y, n_out, k, rows,
                    accumulate, output_scale, eps, plan);
 }
 
 // The pair paths built (decode_matvec_rows.* times each against the path before them): pairs a
-// block, ring chunks a pair, blocks an SM. At 64 registers (4 blocks of 4 pairs an SM, or 2 of
-// 8) the kernel spills, and the build refuses spills.
+// block, ring chunks a pair, blocks an SM, parts a pair. At 64 registers (4 blocks of 4 pairs an
+// SM, or 2 of 8) the kernel spills, and the build refuses spills. Two parts a pair halve the
+// blocks of a plan of many warps a tile (QKV: 192 tiles of 8 parts; a wave of 4 pairs a block
+// and 3 blocks an SM holds 396 tiles, of 8 pairs one block an SM 132).
 struct pair_variant {
   int pairs;
   int ring_chunks;
   int min_blocks;
+  int parts_a_pair = 1;
 };
-constexpr pair_variant pair_variants[] = {{4, 8, 2}, {4, 8, 3}, {4, 4, 3}, {8, 8, 1}, {8, 4, 1}};
+constexpr pair_variant pair_variants[] = {{4, 8, 2}, {4, 8, 3}, {4, 4, 3}, {8, 8, 1}, {8, 4, 1}, {4, 8, 3, 2}, {4, 8, 2, 2}};
 constexpr int pair_variant_count = static_cast<int>(sizeof(pair_variants) / sizeof(pair_variants[0]));
 
 constexpr int pair_variant_index(pair_variant p) {
   for (int v = 0; v < pair_variant_count; ++v) {
-    if (pair_variants[v].pairs == p.pairs && pair_variants[v].ring_chunks == p.ring_chunks && pair_variants[v].min_blocks == p.min_blocks) return v;
+    const pair_variant q = pair_variants[v];
+    if (q.pairs == p.pairs && q.ring_chunks == p.ring_chunks && q.min_blocks == p.min_blocks && q.parts_a_pair == p.parts_a_pair) return v;
   }
   return -1;
 }
 
-// "pairs4_ring8_min3": the name the timing test prints and AISP_DECODE_PAIRS takes (matvec_launch.cuh).
+// Whether variant v takes a plan: a tile's warps in whole pairs of one block.
+[[nodiscard]] inline bool pair_variant_takes(int v, const matvec_plan& plan) {
+  const pair_variant p = pair_variants[v];
+  return plan.warps_a_tile <= p.pairs * p.parts_a_pair && plan.warps_a_tile % p.parts_a_pair == 0;
+}
+
+// "pairs4_ring8_min3" ("..._parts2" with two parts a pair): the name the timing test prints and
+// AISP_DECODE_PAIRS takes (matvec_launch.cuh).
 inline std::string pair_variant_name(int v) {
   const pair_variant p = pair_variants[v];
-  return "pairs" + std::to_string(p.pairs) + "_ring" + std::to_string(p.ring_chunks) + "_min" + std::to_string(p.min_blocks);
+  return "pairs" + std::to_string(p.pairs) + "_ring" + std::to_string(p.ring_chunks) + "_min" + std::to_string(p.min_blocks) +
+         (p.parts_a_pair == 1 ? "" : "_parts" + std::to_string(p.parts_a_pair));
 }
 
 template <x_form Form, std::size_t... V>
 void prepare_pair_variants(std::index_sequence<V...>) {
-  (prepare_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks>(), ...);
+  (prepare_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks, pair_variants[V].parts_a_pair>(),
+   ...);
 }
 
 // Opts every pair variant, plain and normed, into its dynamic shared memory on the current device.
@@ -189,7 +222,8 @@ inline void prepare_pair_variants() {
 template <x_form Form, std::size_t... V>
 void launch_pair_variant(int v, std::index_sequence<V...>, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out,
                          int k, int rows, bool accumulate, float output_scale, float eps, cudaStream_t stream) {
-  ((static_cast<int>(V) == v ? launch_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks>(
+  ((static_cast<int>(V) == v ? launch_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks,
+                                                    pair_variants[V].parts_a_pair>(
                                    plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream)
                              : void()),
    ...);

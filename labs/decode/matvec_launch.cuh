@@ -114,13 +114,13 @@ inline int pair_variant_for(const matvec_plan& plan, int n_out, int k) {
   constexpr int few_pairs = pair_variant_index({4, 8, 3});
   constexpr int many_pairs = pair_variant_index({8, 8, 1});
   static_assert(few_pairs >= 0 && many_pairs >= 0, "the guesses are built");
-  if (choices.guesses) chosen = plan.warps_a_tile <= pair_variants[few_pairs].pairs ? few_pairs : many_pairs;
+  if (choices.guesses) chosen = pair_variant_takes(few_pairs, plan) ? few_pairs : many_pairs;
   for (const pair_choice& c : choices.shapes) {
     if (c.n_out == n_out && c.k == k) chosen = c.variant;
   }
-  AISP_EXPECTS(chosen == before_pairs_variant || plan.warps_a_tile <= pair_variants[chosen].pairs,
-               "labs/decode: AISP_DECODE_PAIRS names a pair path with fewer pairs a block than a tile of " + std::to_string(n_out) + "x" +
-                   std::to_string(k) + " has warps");
+  AISP_EXPECTS(chosen == before_pairs_variant || pair_variant_takes(chosen, plan),
+               "labs/decode: AISP_DECODE_PAIRS names a pair path that cannot hold a tile of " + std::to_string(n_out) + "x" + std::to_string(k) +
+                   " (" + std::to_string(plan.warps_a_tile) + " warps a tile) in one block");
   return chosen;
 }
 

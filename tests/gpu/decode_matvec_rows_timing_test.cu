@@ -44,7 +44,7 @@ using matvec_fn = std::function<void(const uint4* w, const float* x, float* y, i
 struct path {
   std::string name;
   matvec_fn run;
-  int most_warps_a_tile;  // a pair path takes plans of at most its pairs' warps a tile (0: any plan)
+  int pair_variant;  // a pair path takes only the plans pair_variant_takes says (-1: any plan)
 };
 
 // Pair variant v of pair_variants (its name is what AISP_DECODE_PAIRS takes).
@@ -55,7 +55,7 @@ path pair_path(int v) {
             if (normed) aisp::decode::launch_pair_variant<x_form::rms_normed>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 1e-5f, nullptr);
             else aisp::decode::launch_pair_variant<x_form::plain>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
           },
-          aisp::decode::pair_variants[v].pairs};
+          v};
 }
 
 // The 9-16-row paths before Note [rows over warps] (without AISP_DECODE_PAIRS=1): whose bits every path must give.
@@ -72,7 +72,7 @@ path before_pairs_path() {
             if (normed) before_pairs<x_form::rms_normed>(w, x, y, n_out, k, rows, 1e-5f);
             else before_pairs<x_form::plain>(w, x, y, n_out, k, rows, 0.0f);
           },
-          0};
+          -1};
 }
 
 // The 8-row launch, the cost the 9-16-row ones are held to.
@@ -81,7 +81,7 @@ path eight_row_path() {
             if (normed) aisp::decode::launch_normed_matvec(w, x, y, n_out, k, rows, 1e-5f, nullptr);
             else aisp::decode::launch_matvec(w, x, y, n_out, k, rows, false, 1.0f, nullptr);
           },
-          0};
+          -1};
 }
 
 __global__ void fill_bf16(__nv_bfloat16* w, std::int64_t n, std::uint32_t seed) {
@@ -161,13 +161,13 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_t
     device_scratch y(static_cast<std::size_t>(most_rows) * s.n_out * sizeof(float));
     const auto* xs = static_cast<const float*>(x.data());
     auto* ys = static_cast<float*>(y.data());
-    const int warps_a_tile = aisp::decode::matvec_plan_of(s.n_out, s.k).warps_a_tile;
+    const auto plan = aisp::decode::matvec_plan_of(s.n_out, s.k);
     // One line a time: name, n_out x k (what AISP_DECODE_PAIRS names), rows, path, us a launch.
     std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
     for (const int rows : {9, 12, 16}) {
       const auto expected = output_of(paths[0], s, w, xs, y, rows);
       for (const auto& p : paths) {
-        if (p.most_warps_a_tile != 0 && warps_a_tile > p.most_warps_a_tile) continue;
+        if (p.pair_variant >= 0 && !aisp::decode::pair_variant_takes(p.pair_variant, plan)) continue;
         const auto got = output_of(p, s, w, xs, y, rows);
         std::size_t differ = 0;
         for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;
@@ -187,8 +187,9 @@ TEST(decode_matvec_rows, pair_choices_parse_the_shapes_and_paths_named_and_refus
   EXPECT_FALSE(parse_pair_choices("").guesses);
   EXPECT_TRUE(parse_pair_choices("0").shapes.empty());
   EXPECT_TRUE(parse_pair_choices("1").guesses);
-  const auto choices = parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs");
-  ASSERT_EQ(choices.shapes.size(), 2u);
+  const auto choices = parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs,2048x2048=pairs4_ring8_min3_parts2");
+  ASSERT_EQ(choices.shapes.size(), 3u);
+  EXPECT_EQ(aisp::decode::pair_variants[choices.shapes[2].variant].parts_a_pair, 2);
   EXPECT_EQ(choices.shapes[0].n_out, 16384);
   EXPECT_EQ(choices.shapes[0].k, 2048);
   EXPECT_EQ(aisp::decode::pair_variant_name(choices.shapes[0].variant), "pairs4_ring8_min3");
