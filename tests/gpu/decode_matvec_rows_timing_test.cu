@@ -94,12 +94,13 @@ __global__ void fill_bf16(__nv_bfloat16* w, std::int64_t n, std::uint32_t seed) 
   }
 }
 
-// The shape's weights, packed, in as many copies as fill 256 MB (so a launch's weights come from DRAM).
+// The shape's weights, packed: for timing in as many copies as fill 256 MB (so a launch's
+// weights come from DRAM), else one.
 struct weight_copies {
   std::vector<std::unique_ptr<device_scratch>> packed;
-  weight_copies(const shape& s) {
+  weight_copies(const shape& s, bool timed) {
     const std::size_t bytes = static_cast<std::size_t>(aisp::decode::packed_quads(s.n_out, s.k)) * sizeof(uint4);
-    const std::size_t copies = std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes + 1);
+    const std::size_t copies = timed ? std::max<std::size_t>(2, (std::size_t{256} << 20) / bytes + 1) : 1;
     device_scratch raw(static_cast<std::size_t>(s.n_out) * s.k * sizeof(__nv_bfloat16));
     for (std::size_t c = 0; c < copies; ++c) {
       fill_bf16<<<1024, 256>>>(static_cast<__nv_bfloat16*>(raw.data()), static_cast<std::int64_t>(s.n_out) * s.k, static_cast<std::uint32_t>(c + 1));
@@ -146,14 +147,16 @@ std::vector<float> output_of(const path& p, const shape& s, const weight_copies&
   return out;
 }
 
-TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
-  AISP_REQUIRE_GPU();
+// Every pair path that takes a shape's plan against the paths before them at 9, 12 and 16 rows:
+// the same bits; timed, each path's time a launch is printed, one line a time: name, n_out x k
+// (what AISP_DECODE_PAIRS names), rows, path, us a launch (scripts/pick_decode_pair_paths.awk).
+void check_pair_paths(bool timed) {
   aisp::decode::prepare_matvec_launches();
   std::vector<path> paths = {before_pairs_path()};
   for (int v = 0; v < aisp::decode::pair_variant_count; ++v) paths.push_back(pair_path(v));
   constexpr int most_rows = 16;
   for (const auto& s : model_shapes) {
-    const weight_copies w(s);
+    const weight_copies w(s, timed);
     std::vector<float> x_host(static_cast<std::size_t>(most_rows) * s.k);
     for (std::size_t i = 0; i < x_host.size(); ++i) x_host[i] = static_cast<float>(((i * 2654435761u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
     device_scratch x(x_host.size() * sizeof(float));
@@ -162,8 +165,7 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_t
     const auto* xs = static_cast<const float*>(x.data());
     auto* ys = static_cast<float*>(y.data());
     const auto plan = aisp::decode::matvec_plan_of(s.n_out, s.k);
-    // One line a time: name, n_out x k (what AISP_DECODE_PAIRS names), rows, path, us a launch.
-    std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
+    if (timed) std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
     for (const int rows : {9, 12, 16}) {
       const auto expected = output_of(paths[0], s, w, xs, y, rows);
       for (const auto& p : paths) {
@@ -172,12 +174,25 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_t
         std::size_t differ = 0;
         for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;
         EXPECT_EQ(differ, 0u) << s.name << " " << p.name << " at " << rows << " rows: outputs whose bits differ from the paths before the pairs";
+        if (!timed) continue;
         const double us = us_a_launch(p, s, w, xs, ys, rows);
         EXPECT_GT(us, 0.0);
         std::printf("%-8s %5dx%-5d %2d rows %-20s %7.2f us%s\n", s.name, s.n_out, s.k, rows, p.name.c_str(), us, differ == 0 ? "" : " BITS DIFFER");
       }
     }
   }
+}
+
+TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
+  AISP_REQUIRE_GPU();
+  check_pair_paths(true);
+}
+
+// The same bits with one launch a path (no timing): small enough for compute-sanitizer's
+// racecheck and synccheck over the pair kernels' ring and named barriers.
+TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_untimed) {
+  AISP_REQUIRE_GPU();
+  check_pair_paths(false);
 }
 
 // AISP_DECODE_PAIRS's values (no GPU needed): what a device run's script writes must parse, and a
