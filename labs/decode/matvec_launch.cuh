@@ -52,9 +52,9 @@ inline bool& matvec_launches_prepared() {
   return prepared;
 }
 
-// Note [rows over warps] at 9-16 rows, an A/B switch for device runs until decode_matvec_rows.*
-// has picked each shape's path (read once). AISP_DECODE_PAIRS unset or "0": the paths before the
-// pairs. "1": four pairs a block (ring 8, 3 blocks an SM) where a tile's warps are at most four
+// Note [rows over warps] at 9-16 rows: each shape's path as decode_matvec_rows.* measured it
+// (measured_pair_choices), or as AISP_DECODE_PAIRS says for an A/B run (read once). Unset: the
+// measured choices. "0": the paths before the pairs. "1": four pairs a block (ring 8, 3 blocks an SM) where a tile's warps are at most four
 // (gate/up), else eight (ring 8, one block): guesses. "N_OUTxK=NAME,..." (NAME a
 // pair_variant_name, or before_pairs): that path for that shape, the path before for any other.
 // A malformed value is an error, never ignored.
@@ -99,10 +99,14 @@ inline pair_choices parse_pair_choices(const std::string& value) {
   return choices;
 }
 
+// The model's shapes' paths as measured (none yet: no device run has timed the pair paths), in
+// AISP_DECODE_PAIRS's form; any other shape takes the path before the pairs.
+constexpr const char* measured_pair_choices = "";
+
 inline const pair_choices& chosen_pairs() {
   static const pair_choices choices = [] {
     const char* value = std::getenv("AISP_DECODE_PAIRS");
-    return parse_pair_choices(value == nullptr ? "" : value);
+    return parse_pair_choices(value == nullptr ? measured_pair_choices : value);
   }();
   return choices;
 }

@@ -202,6 +202,7 @@ TEST(decode_matvec_rows, pair_choices_parse_the_shapes_and_paths_named_and_refus
   EXPECT_FALSE(parse_pair_choices("").guesses);
   EXPECT_TRUE(parse_pair_choices("0").shapes.empty());
   EXPECT_TRUE(parse_pair_choices("1").guesses);
+  (void)parse_pair_choices(aisp::decode::measured_pair_choices);  // the default must parse
   const auto choices = parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs,2048x2048=pairs4_ring8_min3_parts2");
   ASSERT_EQ(choices.shapes.size(), 3u);
   EXPECT_EQ(aisp::decode::pair_variants[choices.shapes[2].variant].parts_a_pair, 2);
