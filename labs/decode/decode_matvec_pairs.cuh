@@ -26,11 +26,14 @@ namespace {
 // top rows, the second its bottom rows, and a named barrier of the pair's 64 threads a chunk
 // says both copies landed and both warps are done with the chunk whose slot the next copy takes.
 // A warp's sums are the one-tile path's for its rows (matvec_plan_of fixes the splits and their
-// order, the rows only which warp holds them), so every bit should be unchanged: the GPU test
-// decode_matvec_rows.* checks it, and times each variant (written 2026-12-07 with no device
-// machine to be had: neither run yet, so the path is off, matvec_launch.cuh). Pairs pairs a
-// block, each taking PartsAPair consecutive warps of the plan (parts): tiles_a_block is Pairs
-// PartsAPair / warps_a_tile.
+// order, the rows only which warp holds them), so every bit is unchanged. Pairs pairs a block,
+// each taking PartsAPair consecutive warps of the plan (parts): tiles_a_block is Pairs
+// PartsAPair / warps_a_tile. Measured (decode_matvec_rows.*, H100 GPU-9a97cdd9, 2026-12-07): the
+// bits equal at 9, 12 and 16 rows on the model's four shapes, and every variant but wo's is
+// slower than the path before (gate/up 42.6-46.2 us against 32.3-33.1, QKV 11.2-13.6 against
+// 9.1-9.3, down 21.8-41.6 against 19.6-20.0; wo 6.8 against 7.2), and continuous batching with
+// wo's alone moved within noise: so no shape takes it (matvec_launch.cuh's measured_pair_choices),
+// and it stays as an A/B path for AISP_DECODE_PAIRS (docs/proposals/decode-multirow-matvec.md).
 constexpr int pair_barrier_base = 1;  // named barrier 0 is __syncthreads'
 
 // The pair's 64 threads meet at named barrier `id`.
