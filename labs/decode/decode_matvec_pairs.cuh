@@ -188,14 +188,6 @@ struct pair_variant {
 constexpr pair_variant pair_variants[] = {{4, 8, 2}, {4, 8, 3}, {4, 4, 3}, {8, 8, 1}, {8, 4, 1}, {4, 8, 3, 2}, {4, 8, 2, 2}};
 constexpr int pair_variant_count = static_cast<int>(sizeof(pair_variants) / sizeof(pair_variants[0]));
 
-constexpr int pair_variant_index(pair_variant p) {
-  for (int v = 0; v < pair_variant_count; ++v) {
-    const pair_variant q = pair_variants[v];
-    if (q.pairs == p.pairs && q.ring_chunks == p.ring_chunks && q.min_blocks == p.min_blocks && q.parts_a_pair == p.parts_a_pair) return v;
-  }
-  return -1;
-}
-
 // Whether variant v takes a plan: a tile's warps in whole pairs of one block.
 [[nodiscard]] inline bool pair_variant_takes(int v, const matvec_plan& plan) {
   const pair_variant p = pair_variants[v];

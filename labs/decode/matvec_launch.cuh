@@ -53,21 +53,16 @@ inline bool& matvec_launches_prepared() {
 }
 
 // Note [rows over warps] at 9-16 rows: each shape's path as decode_matvec_rows.* measured it
-// (measured_pair_choices), or as AISP_DECODE_PAIRS says for an A/B run (read once). Unset: the
-// measured choices. "0": the paths before the pairs. "1": four pairs a block (ring 8, 3 blocks an SM) where a tile's warps are at most four
-// (gate/up), else eight (ring 8, one block): guesses. "N_OUTxK=NAME,..." (NAME a
-// pair_variant_name, or before_pairs): that path for that shape, the path before for any other.
-// A malformed value is an error, never ignored.
+// (measured_pair_choices), or as AISP_DECODE_PAIRS says for an A/B run (read once): "0" the paths
+// before the pairs; "N_OUTxK=NAME,..." (NAME a pair_variant_name, or before_pairs) that path for
+// that shape, the path before for any other. A malformed value is an error, never ignored.
 constexpr int before_pairs_variant = -1;
 struct pair_choice {
   int n_out;
   int k;
   int variant;  // an index of pair_variants, or before_pairs_variant
 };
-struct pair_choices {
-  bool guesses = false;  // "1"
-  std::vector<pair_choice> shapes;
-};
+using pair_choices = std::vector<pair_choice>;
 
 inline int pair_variant_named(const std::string& name) {
   if (name == "before_pairs") return before_pairs_variant;
@@ -80,10 +75,6 @@ inline int pair_variant_named(const std::string& name) {
 inline pair_choices parse_pair_choices(const std::string& value) {
   pair_choices choices;
   if (value.empty() || value == "0") return choices;
-  if (value == "1") {
-    choices.guesses = true;
-    return choices;
-  }
   std::istringstream items(value);
   for (std::string item; std::getline(items, item, ',');) {
     int n_out = 0;
@@ -92,9 +83,9 @@ inline pair_choices parse_pair_choices(const std::string& value) {
     char extra = 0;
     const bool whole = std::sscanf(item.c_str(), "%dx%d=%63[a-z0-9_]%c", &n_out, &k, name, &extra) == 3;
     AISP_EXPECTS(whole && n_out > 0 && k > 0,
-                 "labs/decode: AISP_DECODE_PAIRS takes 0, 1 or N_OUTxK=PATH,... (PATH e.g. pairs4_ring8_min3 or before_pairs), not '" + item +
+                 "labs/decode: AISP_DECODE_PAIRS takes 0 or N_OUTxK=PATH,... (PATH e.g. pairs4_ring8_min3 or before_pairs), not '" + item +
                      "'");
-    choices.shapes.push_back({n_out, k, pair_variant_named(name)});
+    choices.push_back({n_out, k, pair_variant_named(name)});
   }
   return choices;
 }
@@ -115,13 +106,8 @@ inline const pair_choices& chosen_pairs() {
 
 // The pair variant a matvec of (n_out, k) takes at 9-16 rows, or before_pairs_variant.
 inline int pair_variant_for(const matvec_plan& plan, int n_out, int k) {
-  const pair_choices& choices = chosen_pairs();
   int chosen = before_pairs_variant;
-  constexpr int few_pairs = pair_variant_index({4, 8, 3});
-  constexpr int many_pairs = pair_variant_index({8, 8, 1});
-  static_assert(few_pairs >= 0 && many_pairs >= 0, "the guesses are built");
-  if (choices.guesses) chosen = pair_variant_takes(few_pairs, plan) ? few_pairs : many_pairs;
-  for (const pair_choice& c : choices.shapes) {
+  for (const pair_choice& c : chosen_pairs()) {
     if (c.n_out == n_out && c.k == k) chosen = c.variant;
   }
   AISP_EXPECTS(chosen == before_pairs_variant || pair_variant_takes(chosen, plan),

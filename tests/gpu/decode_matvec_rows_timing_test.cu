@@ -58,7 +58,7 @@ path pair_path(int v) {
           v};
 }
 
-// The 9-16-row paths before Note [rows over warps] (without AISP_DECODE_PAIRS=1): whose bits every path must give.
+// The 9-16-row paths before Note [rows over warps] (AISP_DECODE_PAIRS unset): whose bits every path must give.
 template <x_form Form>
 void before_pairs(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps) {
   using namespace aisp::decode;
@@ -199,18 +199,17 @@ TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_untim
 // malformed one must fail with its reason.
 TEST(decode_matvec_rows, pair_choices_parse_the_shapes_and_paths_named_and_refuse_malformed_ones) {
   using aisp::decode::parse_pair_choices;
-  EXPECT_FALSE(parse_pair_choices("").guesses);
-  EXPECT_TRUE(parse_pair_choices("0").shapes.empty());
-  EXPECT_TRUE(parse_pair_choices("1").guesses);
+  EXPECT_TRUE(parse_pair_choices("").empty());
+  EXPECT_TRUE(parse_pair_choices("0").empty());
   (void)parse_pair_choices(aisp::decode::measured_pair_choices);  // the default must parse
   const auto choices = parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs,2048x2048=pairs4_ring8_min3_parts2");
-  ASSERT_EQ(choices.shapes.size(), 3u);
-  EXPECT_EQ(aisp::decode::pair_variants[choices.shapes[2].variant].parts_a_pair, 2);
-  EXPECT_EQ(choices.shapes[0].n_out, 16384);
-  EXPECT_EQ(choices.shapes[0].k, 2048);
-  EXPECT_EQ(aisp::decode::pair_variant_name(choices.shapes[0].variant), "pairs4_ring8_min3");
-  EXPECT_EQ(choices.shapes[1].variant, aisp::decode::before_pairs_variant);
-  for (const char* malformed : {"2", "16384x2048", "16384x2048=pairs5_ring8_min3", "16384x2048=pairs4_ring8_min3x", "x2048=before_pairs",
+  ASSERT_EQ(choices.size(), 3u);
+  EXPECT_EQ(aisp::decode::pair_variants[choices[2].variant].parts_a_pair, 2);
+  EXPECT_EQ(choices[0].n_out, 16384);
+  EXPECT_EQ(choices[0].k, 2048);
+  EXPECT_EQ(aisp::decode::pair_variant_name(choices[0].variant), "pairs4_ring8_min3");
+  EXPECT_EQ(choices[1].variant, aisp::decode::before_pairs_variant);
+  for (const char* malformed : {"1", "2", "16384x2048", "16384x2048=pairs5_ring8_min3", "16384x2048=pairs4_ring8_min3x", "x2048=before_pairs",
                                 "16384x2048=before_pairs,,"}) {
     try {
       (void)parse_pair_choices(malformed);
