@@ -1,19 +1,14 @@
 #!/usr/bin/env bash
-# labs/decode's 9-16-row pair paths on the device, in one call (docs/proposals/decode-multirow-matvec.md):
-# the wgmma bits probe; each pair path's bits and time a launch (decode_matvec_rows.*), from which
+# labs/decode's 9-16-row paths (pair and wgmma) on the device, in one call (docs/proposals/decode-multirow-matvec.md):
+# the wgmma bits probe; each path's bits and time a launch (decode_matvec_rows.*), from which
 # scripts/pick_decode_pair_paths.awk picks each shape's path; continuous batching with the pair
-# paths off and as picked (same card); the decode GPU tests as picked. The pick is also left in
+# paths off and as picked (same card); the decode GPU tests as picked; the paths' kernels under compute-sanitizer, as time allows. The pick is also left in
 # /tmp/aisp_pairs_pick for a next call on the same warm machine.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_pairs.sh      (logs and results under $OUT)
-set -u
-start=$(date +%s)
-el() { echo $(( $(date +%s) - start )); }
-[ -x .carry/bin/aisp ] || tar -C .carry -xJf .carry/bundle.txz
-bin=.carry/bin; export AISP_CACHE_DIR=/tmp/aisp_cache
-nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+. "$(dirname "$0")/device_call_prelude.sh"
 timeout 30 $bin/aisp_gpu_tests --gtest_filter='wgmma_tf32_bits.*' > $OUT/wgmma.log 2>&1; echo "wgmma rc $? at $(el) s"; grep -v "^\[ *RUN\|^\[ *OK" $OUT/wgmma.log | tail -n 20
-timeout 150 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
+timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
 grep -E " rows |FAILED|Failure" $OUT/rows_timing.log | head -n 100
 pick=$(awk -f scripts/pick_decode_pair_paths.awk $OUT/rows_timing.log); echo "picked: $pick"; echo "$pick" > /tmp/aisp_pairs_pick; cp /tmp/aisp_pairs_pick $OUT/pairs_pick.txt
 for pairs in 0 "$pick"; do
@@ -23,8 +18,10 @@ for pairs in 0 "$pick"; do
     --json $OUT/cb-$tag.json > $OUT/cb-$tag.log 2>&1
   echo "continuous_batching pairs $tag rc $? at $(el) s"; grep -iE "^labs/decode|tpot|tokens/s|FAIL|error" $OUT/cb-$tag.log | head -n 16
 done
-if [ $(el) -lt 500 ] && echo "$pick" | grep -q pairs; then
+if [ $(el) -lt 500 ] && echo "$pick" | grep -qE "=(pairs|wgmma)"; then
   AISP_DECODE_PAIRS=$pick timeout $(( 585 - $(el) )) $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests_picked.log 2>&1
   echo "decode tests as picked rc $? at $(el) s"; grep -E "FAILED|PASSED|tests ran|Failure" $OUT/decode_tests_picked.log | head -n 30
 fi
+# The 9-16-row kernels under compute-sanitizer (one launch a path, no timing), as time allows.
+sanitize_rows_tests 540 590 memcheck racecheck synccheck
 echo "done at $(el) s"

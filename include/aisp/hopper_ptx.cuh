@@ -184,6 +184,14 @@ __device__ __forceinline__ std::uint64_t sw128_kmajor_desc(std::uint32_t smem_ad
          (static_cast<std::uint64_t>(1024u >> 4) << 32) | (std::uint64_t{1} << 62);
 }
 
+// A K-major operand without swizzle: core matrices of 8 rows x 16 bytes, `leading_bytes` apart
+// along K and `stride_bytes` apart along the rows (M or N), from a 16-byte aligned base.
+__device__ __forceinline__ std::uint64_t no_swizzle_kmajor_desc(std::uint32_t smem_addr, int leading_bytes, int stride_bytes) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFFu) >> 4) |
+         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(leading_bytes) >> 4) << 16) |
+         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride_bytes) >> 4) << 32);
+}
+
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }

@@ -64,6 +64,30 @@ __device__ __forceinline__ void wgmma_rs_m64n64k16_nmajor(float (&d)[32], const 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
 }
 
+// D(64 x N, fp32) += A(64 x 8, registers) B(8 x N), tf32 (fp32 bits whose low 13 bits are clear),
+// B K-major in shared memory without swizzle (no_swizzle_kmajor_desc). A's registers hold, warp
+// by warp, mma.sync m16n8k8's tf32 A fragment (a[0] row g, k t; a[1] row g + 8, k t; a[2], a[3]
+// the same rows at k t + 4). N: 8, 16 or 32 (d: N / 2 accumulators, laid out as above).
+template <int N>
+__device__ __forceinline__ void wgmma_rs_tf32_m64k8(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc_b) {
+  static_assert(N == 8 || N == 16 || N == 32, "the tf32 shapes built: n8, n16, n32");
+  if constexpr (N == 8) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, 1, 1, 1;\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+  } else if constexpr (N == 16) {
+    asm volatile("wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, 1, 1, 1;\n"
+                 : AISP_WGMMA_ACC8(0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+  } else {
+    asm volatile(
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+        "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, 1, 1, 1;\n"
+        : AISP_WGMMA_ACC8(0), AISP_WGMMA_ACC8(8)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b));
+  }
+}
+
 #undef AISP_WGMMA_ACC8
 #undef AISP_WGMMA_D64
 

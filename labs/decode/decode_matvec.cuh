@@ -246,6 +246,10 @@ __device__ __forceinline__ void store_matvec(float* out, float total, float scal
 // A power-of-two output_scale scales the rounded 1/sqrt(k) exactly: 1 leaves it as it was.
 __device__ __forceinline__ float matvec_scale(float output_scale, int k) { return output_scale / sqrtf(static_cast<float>(k)); }
 
+// A normed row's s from its sum of squares (Note [norm as an output scale]): one expression for
+// every path, so every path gives it the same bits.
+__device__ __forceinline__ float row_rms_scale(float squares, int k, float eps) { return 1.0f / sqrtf(squares / static_cast<float>(k) + eps); }
+
 // A warp's tile of 16 features x 8 rows (rows first_row ..) from its totals (accumulator i:
 // feature g (+ 8 for i >= 2), row 2 (lane % 4) + i % 2 of the tile), each normed row scaled by
 // its s (rms_scale's expression) from `squares`, the lane's row's sum of squares: rows past
@@ -255,7 +259,7 @@ __device__ __forceinline__ void store_row_tile(float* y, const float (&total)[4]
                                                int n_out, int k, float scale, float eps, bool accumulate) {
   const int lane = static_cast<int>(threadIdx.x) % 32;
   // A normed row's s, held by its lanes 4r .. 4r + 3 (at one row, by all).
-  const float row_scale = Normed ? 1.0f / sqrtf(squares / static_cast<float>(k) + eps) : 1.0f;
+  const float row_scale = Normed ? row_rms_scale(squares, k, eps) : 1.0f;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int feature = first_feature + lane / 4 + (i >= 2 ? 8 : 0);

@@ -12,6 +12,7 @@
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
+#include "variant_table.hpp"
 
 namespace aisp::decode {
 namespace {
@@ -202,26 +203,13 @@ inline std::string pair_variant_name(int v) {
          (p.parts_a_pair == 1 ? "" : "_parts" + std::to_string(p.parts_a_pair));
 }
 
-template <x_form Form, std::size_t... V>
-void prepare_pair_variants(std::index_sequence<V...>) {
-  (prepare_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks, pair_variants[V].parts_a_pair>(),
-   ...);
-}
-
 // Opts every pair variant, plain and normed, into its dynamic shared memory on the current device.
 inline void prepare_pair_variants() {
-  prepare_pair_variants<x_form::plain>(std::make_index_sequence<pair_variant_count>{});
-  prepare_pair_variants<x_form::rms_normed>(std::make_index_sequence<pair_variant_count>{});
-}
-
-template <x_form Form, std::size_t... V>
-void launch_pair_variant(int v, std::index_sequence<V...>, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out,
-                         int k, int rows, bool accumulate, float output_scale, float eps, cudaStream_t stream) {
-  ((static_cast<int>(V) == v ? launch_pair_matvec<Form, pair_variants[V].pairs, pair_variants[V].ring_chunks, pair_variants[V].min_blocks,
-                                                    pair_variants[V].parts_a_pair>(
-                                   plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream)
-                             : void()),
-   ...);
+  for_each_variant<pair_variant_count>([](auto v) {
+    constexpr pair_variant p = pair_variants[v];
+    prepare_pair_matvec<x_form::plain, p.pairs, p.ring_chunks, p.min_blocks, p.parts_a_pair>();
+    prepare_pair_matvec<x_form::rms_normed, p.pairs, p.ring_chunks, p.min_blocks, p.parts_a_pair>();
+  });
 }
 
 // y (9-16 rows) on pair variant v (an index of pair_variants), which must take the plan's warps a tile.
@@ -229,8 +217,11 @@ template <x_form Form>
 void launch_pair_variant(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows,
                          bool accumulate, float output_scale, float eps, cudaStream_t stream) {
   AISP_EXPECTS(v >= 0 && v < pair_variant_count, "labs/decode: no such pair variant");
-  launch_pair_variant<Form>(v, std::make_index_sequence<pair_variant_count>{}, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps,
-                            stream);
+  with_variant<pair_variant_count>(v, [&](auto index) {
+    constexpr pair_variant p = pair_variants[index];
+    launch_pair_matvec<Form, p.pairs, p.ring_chunks, p.min_blocks, p.parts_a_pair>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps,
+                                                                                    stream);
+  });
 }
 
 }  // namespace

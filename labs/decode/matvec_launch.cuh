@@ -15,6 +15,7 @@
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
 #include "decode_matvec_pairs.cuh"
+#include "decode_matvec_wgmma.cuh"
 
 namespace aisp::decode {
 namespace {
@@ -54,20 +55,46 @@ inline bool& matvec_launches_prepared() {
 
 // Note [rows over warps] at 9-16 rows: each shape's path as decode_matvec_rows.* measured it
 // (measured_pair_choices), or as AISP_DECODE_PAIRS says for an A/B run (read once): "0" the paths
-// before the pairs; "N_OUTxK=NAME,..." (NAME a pair_variant_name, or before_pairs) that path for
+// before the pairs; "N_OUTxK=NAME,..." (NAME a rows_path_name, or before_pairs) that path for
 // that shape, the path before for any other. A malformed value is an error, never ignored.
 constexpr int before_pairs_variant = -1;
 struct pair_choice {
   int n_out;
   int k;
-  int variant;  // an index of pair_variants, or before_pairs_variant
+  int variant;  // a rows path (rows_path_name), or before_pairs_variant
 };
 using pair_choices = std::vector<pair_choice>;
 
+// The 9-16-row paths AISP_DECODE_PAIRS may name, by index: the pair variants (Note [rows over
+// warps]), then the wgmma variants (Note [rows as wgmma's N]).
+constexpr int rows_path_count = pair_variant_count + wgmma_variant_count;
+
+inline std::string rows_path_name(int v) {
+  return v < pair_variant_count ? pair_variant_name(v) : wgmma_variant_name(v - pair_variant_count);
+}
+
+// Whether path v takes a plan: a pair path, a tile's warps in whole pairs of one block; a wgmma
+// path, a tile's parts in one cluster (at most 8, as every plan has).
+[[nodiscard]] inline bool rows_path_takes(int v, const matvec_plan& plan) {
+  return v < pair_variant_count ? pair_variant_takes(v, plan) : plan.warps_a_tile <= 8;
+}
+
+template <x_form Form>
+void launch_rows_path(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
+                      float output_scale, float eps, cudaStream_t stream) {
+  if (v >= pair_variant_count) {
+    launch_wgmma_variant<Form>(v - pair_variant_count, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  } else if constexpr (Form != x_form::swiglu) {
+    launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  } else {
+    AISP_EXPECTS(false, "labs/decode: a pair path takes plain or normed rows, not SwiGLU's");
+  }
+}
+
 inline int pair_variant_named(const std::string& name) {
   if (name == "before_pairs") return before_pairs_variant;
-  for (int v = 0; v < pair_variant_count; ++v) {
-    if (pair_variant_name(v) == name) return v;
+  for (int v = 0; v < rows_path_count; ++v) {
+    if (rows_path_name(v) == name) return v;
   }
   throw_contract_error("AISP_DECODE_PAIRS", "labs/decode: AISP_DECODE_PAIRS names no pair path '" + name + "'", __FILE__, __LINE__);
 }
@@ -83,7 +110,7 @@ inline pair_choices parse_pair_choices(const std::string& value) {
     char extra = 0;
     const bool whole = std::sscanf(item.c_str(), "%dx%d=%63[a-z0-9_]%c", &n_out, &k, name, &extra) == 3;
     AISP_EXPECTS(whole && n_out > 0 && k > 0,
-                 "labs/decode: AISP_DECODE_PAIRS takes 0 or N_OUTxK=PATH,... (PATH e.g. pairs4_ring8_min3 or before_pairs), not '" + item +
+                 "labs/decode: AISP_DECODE_PAIRS takes 0 or N_OUTxK=PATH,... (PATH e.g. wgmma_wg2_ring8_x1_min2, pairs4_ring8_min3 or before_pairs), not '" + item +
                      "'");
     choices.push_back({n_out, k, pair_variant_named(name)});
   }
@@ -91,10 +118,15 @@ inline pair_choices parse_pair_choices(const std::string& value) {
 }
 
 // The model's shapes' paths as measured, in AISP_DECODE_PAIRS's form; any other shape takes the
-// path before the pairs. None: on an H100 (2026-12-07) only wo's pairs8_ring4_min1 beat the path
-// before alone (6.8 against 7.2 us), and continuous batching with it was the same within noise
-// (TPOT p99 0.841x static batching's against 0.852x without).
-constexpr const char* measured_pair_choices = "";
+// path before the pairs. Each shape's fastest path at 9, 12 and 16 rows, bits equal to the path
+// before's (decode_matvec_rows.*, scripts/pick_decode_pair_paths.awk; H100 GPU-d50eacbd,
+// 2026-12-07): QKV 8.3-8.9 us against 9.1-9.2, wo 6.4-6.9 against 7.1-7.2, gate/up 27.1-27.7
+// against 31.6-32.4, down 17.7-18.4 against 19.6-19.9 (the 8-row launch: 7.1, 5.6, 25.5, 16.8).
+// Continuous batching with them: TPOT p99 0.934x static batching's against 0.842x without (the
+// same card, one call). On an H100 of 2026-12-07 the pair paths of Note [rows over warps] were
+// all slower but for wo's, by less than the wgmma path's.
+constexpr const char* measured_pair_choices =
+    "3072x2048=wgmma_wg2_ring4_x1_min2,2048x2048=wgmma_wg2_ring8_x1_min2,2048x8192=wgmma_wg1_ring8_x1_min3,16384x2048=wgmma_wg2_ring4_x1_min2";
 
 inline const pair_choices& chosen_pairs() {
   static const pair_choices choices = [] {
@@ -110,7 +142,7 @@ inline int pair_variant_for(const matvec_plan& plan, int n_out, int k) {
   for (const pair_choice& c : chosen_pairs()) {
     if (c.n_out == n_out && c.k == k) chosen = c.variant;
   }
-  AISP_EXPECTS(chosen == before_pairs_variant || pair_variant_takes(chosen, plan),
+  AISP_EXPECTS(chosen == before_pairs_variant || rows_path_takes(chosen, plan),
                "labs/decode: AISP_DECODE_PAIRS names a pair path that cannot hold a tile of " + std::to_string(n_out) + "x" + std::to_string(k) +
                    " (" + std::to_string(plan.warps_a_tile) + " warps a tile) in one block");
   return chosen;
@@ -122,6 +154,7 @@ inline void prepare_matvec_launches() {
     AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
   }
   prepare_pair_variants();
+  prepare_wgmma_variants();
 }
 
 template <matvec_path Path, x_form Form>
@@ -166,7 +199,7 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (const int v = rows <= 2 * matvec_tile_rows ? pair_variant_for(plan, n_out, k) : before_pairs_variant; v != before_pairs_variant) {
     AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
-    launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    launch_rows_path<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
     if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
@@ -191,14 +224,22 @@ inline void launch_normed_matvec(const uint4* w, const float* x, float* y, int n
 
 // Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp
 // stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
-// a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
-// matvec.
+// a layer and the act round trip; so does a wgmma path at 9-16 rows (Note [rows as wgmma's N]);
+// other row counts run swiglu_rows_kernel into `act`, then the matvec.
 inline void launch_swiglu_matvec(const uint4* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
                                  bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
     launch_one_row<x_form::swiglu>(w, gate_up, y, n_out, k, accumulate, output_scale, 0.0f, stream);
     return;
+  }
+  if (rows > matvec_tile_rows && rows <= 2 * matvec_tile_rows) {  // a wgmma path stages SwiGLU's x itself
+    const matvec_plan plan = matvec_plan_of(n_out, k);
+    if (const int v = pair_variant_for(plan, n_out, k); v >= pair_variant_count) {
+      AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
+      launch_rows_path<x_form::swiglu>(v, plan, w, gate_up, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
+      return;
+    }
   }
   const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
   launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);

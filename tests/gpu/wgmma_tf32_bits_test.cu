@@ -22,6 +22,7 @@
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "aisp/hopper_ptx.cuh"
+#include "aisp/wgmma_shapes.cuh"
 #include "gpu_guard.hpp"
 
 namespace {
@@ -36,33 +37,6 @@ constexpr int trials = 512;    // blocks, each its own operands
 __device__ __forceinline__ int b_word(int n, int k) {
   return (n / 8) * 64 + (k / 4) * 32 + (n % 8) * 4 + k % 4;
 }
-
-__device__ __forceinline__ std::uint64_t no_swizzle_desc(std::uint32_t address, int leading_bytes, int stride_bytes) {
-  return static_cast<std::uint64_t>((address & 0x3FFFFu) >> 4) |
-         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(leading_bytes) >> 4) << 16) |
-         (static_cast<std::uint64_t>(static_cast<std::uint32_t>(stride_bytes) >> 4) << 32);
-}
-
-#if AISP_HOPPER_DEVICE
-// D += A B (scale-d 1), A's fragment in registers as mma.sync's m16n8k8 holds it, warp by warp.
-template <int N>
-__device__ __forceinline__ void wgmma_tf32(float (&d)[N / 2], const std::uint32_t (&a)[4], std::uint64_t desc) {
-  constexpr int accumulate = 1;
-  if constexpr (N == 8) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
-  } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {%0, %1, %2, %3, %4, %5, %6, %7}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(accumulate));
-  }
-}
-#endif
 
 // One warpgroup a trial: a (64 x 8 steps) and b (8 steps x N) tf32 bits, c (64 x N) the
 // accumulator; d_mma and d_wgmma (64 x N) the two instructions' sums over the steps.
@@ -113,7 +87,7 @@ __global__ void wgmma_against_mma_sync(const std::uint32_t* a, const std::uint32
   aisp::hopper::wgmma_fence();
   for (int s = 0; s < max_steps; ++s) {
     if (s >= steps) break;  // the same for the warpgroup
-    wgmma_tf32<N>(d, frag[s], no_swizzle_desc(aisp::hopper::smem_u32(b_tiles[s]), leading_bytes, stride_bytes));
+    aisp::hopper::wgmma_rs_tf32_m64k8<N>(d, frag[s], aisp::hopper::no_swizzle_kmajor_desc(aisp::hopper::smem_u32(b_tiles[s]), leading_bytes, stride_bytes));
   }
   aisp::hopper::wgmma_commit();
   aisp::hopper::wgmma_wait<0>();
@@ -236,6 +210,7 @@ TEST(wgmma_tf32_bits, both_instructions_sum_right_and_the_bits_are_compared) {
   for (int steps : {1, 4}) {
     probe<8>(steps);
     probe<16>(steps);
+    probe<32>(steps);  // labs/decode's wgmma matvec: 16 rows' hi pieces, then their lo pieces
   }
 }
 

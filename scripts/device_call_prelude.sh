@@ -1,0 +1,22 @@
+# Sourced by the scripts of one device call (scripts/device_decode_*.sh): the carried binaries
+# unpacked into .carry/bin ($bin), el (seconds since the call started, for the time checks),
+# the card and its clocks as found.
+set -u
+start=$(date +%s)
+el() { echo $(( $(date +%s) - start )); }
+[ -x .carry/bin/aisp ] || tar -C .carry -xJf .carry/bundle.txz
+bin=.carry/bin; export AISP_CACHE_DIR=/tmp/aisp_cache
+nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
+
+# sanitize_rows_tests START_BEFORE END_BY TOOL...: the 9-16-row matvec kernels under each
+# compute-sanitizer tool (decode_matvec_rows' untimed tests: one launch a path), each started
+# only before START_BEFORE seconds and cut at END_BY.
+sanitize_rows_tests() {
+  local start_before=$1 end_by=$2; shift 2
+  for tool in "$@"; do
+    [ $(el) -lt $start_before ] || break
+    timeout $(( end_by - $(el) )) compute-sanitizer --tool $tool --error-exitcode 3 --kernel-name kns=matvec_ \
+      $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed' > $OUT/sanitize-$tool.log 2>&1
+    echo "sanitizer $tool rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-$tool.log | head -n 4
+  done
+}

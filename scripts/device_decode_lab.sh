@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# labs/decode on the device with its 9-16-row paths as measured (matvec_launch.cuh's
+# measured_pair_choices), in one call: decode_matvec_rows.* (every path's bits and time a launch,
+# SwiGLU folded in), then the whole lab as the README's table reads it, then continuous batching
+# with AISP_DECODE_PAIRS=0 beside it (the same card), then compute-sanitizer memcheck and
+# synccheck over the rows tests, as time allows.
+# Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
+#   scripts/device_decode_lab.sh      (logs and results under $OUT)
+. "$(dirname "$0")/device_call_prelude.sh"
+timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
+grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
+echo "picked now: $(awk -f scripts/pick_decode_pair_paths.awk $OUT/rows_timing.log)"
+timeout 400 $bin/aisp bench run --targets labs/decode --history none --artifacts-dir /tmp/lab --json $OUT/lab.json > $OUT/lab.log 2>&1
+echo "labs/decode rc $? at $(el) s"; grep -E "^labs/decode|tpot|FAIL|rror" $OUT/lab.log | head -n 40
+if [ $(el) -lt 480 ]; then
+  AISP_DECODE_PAIRS=0 timeout $(( 575 - $(el) )) $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
+    --artifacts-dir /tmp/cb_off --json $OUT/cb-off.json > $OUT/cb-off.log 2>&1
+  echo "continuous_batching pairs off rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-off.log | head -n 8
+fi
+sanitize_rows_tests 570 595 memcheck synccheck
+echo "done at $(el) s"
