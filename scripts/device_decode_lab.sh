@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # labs/decode on the device with its 9-16-row paths as measured (matvec_launch.cuh's
-# measured_pair_choices), in one call: decode_matvec_rows.* (every path's bits and time a launch,
-# SwiGLU folded in), then the whole lab as the README's table reads it, then continuous batching
+# measured_pair_choices), in one call: decode_matvec_rows.* (every path's bits and time a launch),
+# the decode GPU tests, then the whole lab as the README's table reads it (LAB_TARGETS and
+# LAB_ARGS may name less, e.g. labs/decode:continuous_batching and --max-time 4), then continuous batching
 # with AISP_DECODE_PAIRS=0 beside it (the same card), then compute-sanitizer memcheck and
 # synccheck over the rows tests, as time allows.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
@@ -10,8 +11,11 @@
 timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
 grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
 echo "picked now: $(awk -f scripts/pick_decode_pair_paths.awk $OUT/rows_timing.log)"
-timeout 400 $bin/aisp bench run --targets labs/decode --history none --artifacts-dir /tmp/lab --json $OUT/lab.json > $OUT/lab.log 2>&1
-echo "labs/decode rc $? at $(el) s"; grep -E "^labs/decode|tpot|FAIL|rror" $OUT/lab.log | head -n 40
+timeout 120 $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests.log 2>&1
+echo "decode tests rc $? at $(el) s"; grep -E "FAILED|PASSED|Failure" $OUT/decode_tests.log | head -n 20
+# LAB_TARGETS: what of the lab to run (default all of it, as the README's table reads it).
+timeout 400 $bin/aisp bench run --targets "${LAB_TARGETS:-labs/decode}" ${LAB_ARGS:-} --history none --artifacts-dir /tmp/lab --json $OUT/lab.json > $OUT/lab.log 2>&1
+echo "${LAB_TARGETS:-labs/decode} rc $? at $(el) s"; grep -E "^labs/decode|tpot|FAIL|rror" $OUT/lab.log | head -n 40
 if [ $(el) -lt 480 ]; then
   AISP_DECODE_PAIRS=0 timeout $(( 575 - $(el) )) $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_off --json $OUT/cb-off.json > $OUT/cb-off.log 2>&1

@@ -47,6 +47,11 @@ namespace {
 //   against 9.1-9.2 (7.1), wo 6.4-6.9 against 7.1-7.2 (5.6), down 17.7-18.4 against 19.6-19.9
 //   (16.8). Continuous batching with them: TPOT p99 0.934x [0.914, 0.961] static batching's,
 //   0.842x without (one call, one card); matvec_launch.cuh's measured_pair_choices takes them.
+// - SwiGLU folded into the staging, as at one row (Note [folded swiglu]; GPU-2370247c): slower.
+//   Every block of a part made the SwiGLU of its split's 16 rows again (16 blocks a part on the
+//   down projection) from twice act's bytes: 23.3-23.7 us against 22.5-23.0 for swiglu_rows_kernel
+//   then the path before (the plain wgmma down alone: 17.4-18.1), 28.5-28.8 on one warpgroup a
+//   block; with it on, continuous batching's TPOT p99 fell to 0.807x. Removed.
 constexpr int wgmma_group_features = 64;                     // wgmma's m: four tiles
 constexpr int wgmma_group_tiles = wgmma_group_features / matvec_tile_features;
 constexpr int wgmma_rows = 2 * matvec_tile_rows;             // the rows a launch takes, 9-16
@@ -63,29 +68,7 @@ __device__ __forceinline__ int wgmma_b_word(int step, int n, int p) { return ste
 // takes row 8 half + l / 4 and the chunk's k (l % 4) 8 .. + 7, which are m16n8k8's k positions
 // l % 4 (k 2j) and l % 4 + 4 (k 2j + 1) of step 4u + j: a warp's 32 stores of one register fill
 // 32 consecutive words. Normed: each group's sum of squares into group_squares[row][group],
-// group = the split's k / 8. SwiGLU: x is gate_up (rows of 2k), made swiglu_value on the way
-// (Note [folded swiglu], at 9-16 rows as at one).
-// Eight consecutive values of a SwiGLU row (gate_up: rows of 2k, the gate then up) as
-// swiglu_value makes them, in hi and lo pieces; zeros past the rows or past k.
-__device__ __forceinline__ void swiglu_pieces(const float* gate_up, int row, int rows, int k, int at, bool inside, std::uint32_t (&hi)[8],
-                                              std::uint32_t (&lo)[8]) {
-  float values[8] = {};
-  if (row < rows && inside) {
-    const auto* gate = reinterpret_cast<const float4*>(gate_up + static_cast<std::int64_t>(row) * 2 * k + at);
-    const auto* up = reinterpret_cast<const float4*>(gate_up + static_cast<std::int64_t>(row) * 2 * k + k + at);
-    const float4 g0 = gate[0], g1 = gate[1], u0 = up[0], u1 = up[1];
-    const float g[8] = {g0.x, g0.y, g0.z, g0.w, g1.x, g1.y, g1.z, g1.w};
-    const float u[8] = {u0.x, u0.y, u0.z, u0.w, u1.x, u1.y, u1.z, u1.w};
-#pragma unroll
-    for (int e = 0; e < 8; ++e) values[e] = swiglu_value(g[e], u[e]);
-  }
-#pragma unroll
-  for (int e = 0; e < 8; ++e) {
-    hi[e] = tf32_hi(values[e]);
-    lo[e] = tf32_lo(values[e], hi[e]);
-  }
-}
-
+// group = the split's k / 8.
 template <x_form Form, int BlockWarps>
 __device__ __forceinline__ void stage_wgmma_split(const float* x, int rows, int k, int s, std::uint32_t* b, float (*group_squares)[32]) {
   constexpr int items = 2 * matvec_loads_in_flight;
@@ -99,12 +82,8 @@ __device__ __forceinline__ void stage_wgmma_split(const float* x, int rows, int 
     const int row = (item % 2) * matvec_tile_rows + lane / 4;
     const int at = s * matvec_split_k + u * matvec_chunk_k + (lane % 4) * 8;
     std::uint32_t hi[8], lo[8];
-    if constexpr (Form == x_form::swiglu) {
-      swiglu_pieces(x, row, rows, k, at, at < k, hi, lo);
-    } else {
-      const float squares = x_pieces(x, row, rows, k, at, at < k, hi, lo);
-      if constexpr (Form == x_form::rms_normed) group_squares[row][4 * u + lane % 4] = squares;
-    }
+    const float squares = x_pieces(x, row, rows, k, at, at < k, hi, lo);
+    if constexpr (Form == x_form::rms_normed) group_squares[row][4 * u + lane % 4] = squares;
 #pragma unroll
     for (int e = 0; e < 8; ++e) {
       const int step = 4 * u + e / 2;
@@ -146,12 +125,13 @@ constexpr std::size_t wgmma_smem_bytes =
 
 // y (rows <= 16) as matvec_mma_kernel computes it. Grid: (blocks of Warpgroups x 64 features) x
 // plan.warps_a_tile parts, a cluster of the parts; dynamic shared memory wgmma_smem_bytes (the
-// weights' ring, then x's buffers). Form: plain, normed or SwiGLU (x then gate_up). Launched as a dependent launch (Note
-// [weights before the wait]).
+// weights' ring, then x's buffers). Form: plain or normed. Launched as a dependent launch (Note [weights before
+// the wait]).
 template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                         bool accumulate, float output_scale, float eps, matvec_plan plan) {
+  static_assert(Form != x_form::swiglu, "SwiGLU is folded at one row only (Note [rows as wgmma's N])");
   static_assert(Ring >= 2 && (XBuffers == 1 || XBuffers == 2), "a ring of two chunks or more; one or two x buffers");
 #if AISP_HOPPER_DEVICE
   constexpr bool normed = Form == x_form::rms_normed;
@@ -340,12 +320,11 @@ inline std::string wgmma_variant_name(int v) {
          std::to_string(w.min_blocks);
 }
 
-// Opts every wgmma variant, plain, normed and SwiGLU, into its dynamic shared memory on the current device.
+// Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.
 inline void prepare_wgmma_variants() {
   for_each_variant<wgmma_variant_count>([](auto v) {
     prepare_wgmma_matvec<x_form::plain, wgmma_variants[v]>();
     prepare_wgmma_matvec<x_form::rms_normed, wgmma_variants[v]>();
-    prepare_wgmma_matvec<x_form::swiglu, wgmma_variants[v]>();
   });
 }
 

@@ -82,13 +82,8 @@ inline std::string rows_path_name(int v) {
 template <x_form Form>
 void launch_rows_path(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                       float output_scale, float eps, cudaStream_t stream) {
-  if (v >= pair_variant_count) {
-    launch_wgmma_variant<Form>(v - pair_variant_count, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else if constexpr (Form != x_form::swiglu) {
-    launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else {
-    AISP_EXPECTS(false, "labs/decode: a pair path takes plain or normed rows, not SwiGLU's");
-  }
+  if (v < pair_variant_count) launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+  else launch_wgmma_variant<Form>(v - pair_variant_count, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
 }
 
 inline int pair_variant_named(const std::string& name) {
@@ -119,14 +114,13 @@ inline pair_choices parse_pair_choices(const std::string& value) {
 
 // The model's shapes' paths as measured, in AISP_DECODE_PAIRS's form; any other shape takes the
 // path before the pairs. Each shape's fastest path at 9, 12 and 16 rows, bits equal to the path
-// before's (decode_matvec_rows.*, scripts/pick_decode_pair_paths.awk; H100 GPU-d50eacbd,
-// 2026-12-07): QKV 8.3-8.9 us against 9.1-9.2, wo 6.4-6.9 against 7.1-7.2, gate/up 27.1-27.7
-// against 31.6-32.4, down 17.7-18.4 against 19.6-19.9 (the 8-row launch: 7.1, 5.6, 25.5, 16.8).
-// Continuous batching with them: TPOT p99 0.934x static batching's against 0.842x without (the
-// same card, one call). On an H100 of 2026-12-07 the pair paths of Note [rows over warps] were
-// all slower but for wo's, by less than the wgmma path's.
+// before's (decode_matvec_rows.*, scripts/pick_decode_pair_paths.awk; H100 GPU-2370247c,
+// 2026-12-07): QKV 8.1-8.5 us against 9.0-9.1, wo 6.4-6.8 against 7.0-7.1, gate/up 27.0-27.7
+// against 31.4-32.4, down 17.5-18.1 against 19.5-19.9 (the 8-row launch: 7.1, 5.6, 25.4, 16.8).
+// On an H100 of the same day the pair paths of Note [rows over warps] were slower but for wo's,
+// by less than the wgmma path's.
 constexpr const char* measured_pair_choices =
-    "3072x2048=wgmma_wg2_ring4_x1_min2,2048x2048=wgmma_wg2_ring8_x1_min2,2048x8192=wgmma_wg1_ring8_x1_min3,16384x2048=wgmma_wg2_ring4_x1_min2";
+    "3072x2048=wgmma_wg2_ring4_x1_min2,2048x2048=wgmma_wg2_ring8_x1_min2,2048x8192=wgmma_wg2_ring4_x1_min2,16384x2048=wgmma_wg2_ring4_x1_min2";
 
 inline const pair_choices& chosen_pairs() {
   static const pair_choices choices = [] {
@@ -224,22 +218,14 @@ inline void launch_normed_matvec(const uint4* w, const float* x, float* y, int n
 
 // Note [folded swiglu]: y (+)= W swiglu(gate_up), gate_up (rows, 2 k). At one row each warp
 // stages swiglu_value of its split's gate and up values (Note [staged x]), which spares a launch
-// a layer and the act round trip; so does a wgmma path at 9-16 rows (Note [rows as wgmma's N]);
-// other row counts run swiglu_rows_kernel into `act`, then the matvec.
+// a layer and the act round trip; other row counts run swiglu_rows_kernel into `act`, then the
+// matvec (at 9-16 rows the fold was slower: Note [rows as wgmma's N]).
 inline void launch_swiglu_matvec(const uint4* w, const float* gate_up, float* act, float* y, int n_out, int k, int rows,
                                  bool accumulate, float output_scale, cudaStream_t stream) {
   expect_matvec_shape(n_out, k, rows);
   if (rows == 1) {
     launch_one_row<x_form::swiglu>(w, gate_up, y, n_out, k, accumulate, output_scale, 0.0f, stream);
     return;
-  }
-  if (rows > matvec_tile_rows && rows <= 2 * matvec_tile_rows) {  // a wgmma path stages SwiGLU's x itself
-    const matvec_plan plan = matvec_plan_of(n_out, k);
-    if (const int v = pair_variant_for(plan, n_out, k); v >= pair_variant_count) {
-      AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
-      launch_rows_path<x_form::swiglu>(v, plan, w, gate_up, y, n_out, k, rows, accumulate, output_scale, 0.0f, stream);
-      return;
-    }
   }
   const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
   launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);

@@ -4,7 +4,6 @@
 // for the proposal's question (docs/proposals/decode-multirow-matvec.md): can 9-16 rows cost
 // what 8 do? Launches run back to back as a decode step runs them (dependent launches), each on
 // another copy of the weights so that none is served from the L2.
-// Also: SwiGLU folded into a wgmma path (check_folded_swiglu).
 // Run: aisp_gpu_tests --gtest_filter='decode_matvec_rows.*'
 #include <gtest/gtest.h>
 
@@ -182,58 +181,6 @@ void check_pair_paths(bool timed) {
       }
     }
   }
-}
-
-// A wgmma path folds SwiGLU in at 9-16 rows (Note [folded swiglu]): the down projection of
-// swiglu(gate_up) must give the bits of swiglu_rows_kernel's act, then the path before. Timed,
-// each is printed ("down+swiglu 2048x8192 16 rows, NAME 18.1 us": not a line the picker reads).
-void check_folded_swiglu(bool timed) {
-  using namespace aisp::decode;
-  prepare_matvec_launches();
-  const shape s = model_shapes[3];
-  ASSERT_STREQ(s.name, "down");
-  const weight_copies w(s, timed);
-  constexpr int most_rows = 16;
-  std::vector<float> gate_up_host(static_cast<std::size_t>(most_rows) * 2 * s.k);
-  for (std::size_t i = 0; i < gate_up_host.size(); ++i) gate_up_host[i] = static_cast<float>(((i * 2246822519u) >> 9) % 20001u) / 5000.0f - 2.0f + 1e-3f;
-  device_scratch gate_up(gate_up_host.size() * sizeof(float)), act(static_cast<std::size_t>(most_rows) * s.k * sizeof(float)),
-      y(static_cast<std::size_t>(most_rows) * s.n_out * sizeof(float));
-  AISP_CUDA_CHECK(cudaMemcpy(gate_up.data(), gate_up_host.data(), gate_up_host.size() * sizeof(float), cudaMemcpyHostToDevice));
-  const auto* gu = static_cast<const float*>(gate_up.data());
-  auto* a = static_cast<float*>(act.data());
-  const path unfolded{"swiglu_then_before", [gu, a](const uint4* wp, const float*, float* out, int n_out, int k, int rows, bool) {
-                        const dim3 grid(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
-                        swiglu_rows_kernel<<<grid, row_block_threads>>>(gu, a, k);
-                        AISP_CHECK_LAUNCH();
-                        before_pairs<x_form::plain>(wp, a, out, n_out, k, rows, 0.0f);
-                      },
-                      -1};
-  const auto plan = matvec_plan_of(s.n_out, s.k);
-  for (const int rows : {9, 12, 16}) {
-    const auto expected = output_of(unfolded, s, w, gu, y, rows);
-    if (timed) std::printf("%-11s %5dx%-5d %2d rows, %-24s %7.2f us\n", "down+swiglu", s.n_out, s.k, rows, unfolded.name.c_str(), us_a_launch(unfolded, s, w, gu, static_cast<float*>(y.data()), rows));
-    for (int v = pair_variant_count; v < rows_path_count; ++v) {
-      const path folded{rows_path_name(v), [v, plan](const uint4* wp, const float* x, float* out, int n_out, int k, int r, bool) {
-                          launch_rows_path<x_form::swiglu>(v, plan, wp, x, out, n_out, k, r, false, 1.0f, 0.0f, nullptr);
-                        },
-                        v};
-      const auto got = output_of(folded, s, w, gu, y, rows);
-      std::size_t differ = 0;
-      for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;
-      EXPECT_EQ(differ, 0u) << folded.name << " at " << rows << " rows: outputs whose bits differ from swiglu_rows_kernel then the path before";
-      if (timed) std::printf("%-11s %5dx%-5d %2d rows, %-24s %7.2f us%s\n", "down+swiglu", s.n_out, s.k, rows, folded.name.c_str(), us_a_launch(folded, s, w, gu, static_cast<float*>(y.data()), rows), differ == 0 ? "" : " BITS DIFFER");
-    }
-  }
-}
-
-TEST(decode_matvec_rows, folded_swiglu_gives_the_bits_of_swiglu_then_the_matvec_and_times_are_printed) {
-  AISP_REQUIRE_GPU();
-  check_folded_swiglu(true);
-}
-
-TEST(decode_matvec_rows, folded_swiglu_gives_the_bits_of_swiglu_then_the_matvec_untimed) {
-  AISP_REQUIRE_GPU();
-  check_folded_swiglu(false);
 }
 
 TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
