@@ -46,7 +46,8 @@ namespace {
 //   (GPU-d50eacbd): gate/up 27.1-27.7 us against 31.6-32.4 (the 8-row launch 25.5), QKV 8.3-8.9
 //   against 9.1-9.2 (7.1), wo 6.4-6.9 against 7.1-7.2 (5.6), down 17.7-18.4 against 19.6-19.9
 //   (16.8). Continuous batching with them: TPOT p99 0.934x [0.914, 0.961] static batching's,
-//   0.842x without (one call, one card); matvec_launch.cuh's measured_pair_choices takes them.
+//   0.842x without (one call, one card), and 0.876x against 0.839x on GPU-0d0d80fa; throughput
+//   2.19-2.21x against 2.15x. matvec_launch.cuh's measured_pair_choices takes them.
 // - SwiGLU folded into the staging, as at one row (Note [folded swiglu]; GPU-2370247c): slower.
 //   Every block of a part made the SwiGLU of its split's 16 rows again (16 blocks a part on the
 //   down projection) from twice act's bytes: 23.3-23.7 us against 22.5-23.0 for swiglu_rows_kernel
