@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# labs/decode on the device with its 9-16-row paths as measured (matvec_launch.cuh's
-# measured_pair_choices), in one call: decode_matvec_rows.* (every path's bits and time a launch),
+# labs/decode on the device with its 9-16-row paths as measured (rows_paths.cuh's
+# measured_rows_paths), in one call: decode_matvec_rows.* (every path's bits and time a launch),
 # the decode GPU tests, then the whole lab as the README's table reads it (LAB_TARGETS and
 # LAB_ARGS may name less, e.g. labs/decode:continuous_batching and --max-time 4), then continuous batching
 # with AISP_DECODE_PAIRS=0 beside it (the same card), then compute-sanitizer memcheck and
@@ -10,7 +10,7 @@
 . "$(dirname "$0")/device_call_prelude.sh"
 timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
 grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
-echo "picked now: $(awk -f scripts/pick_decode_pair_paths.awk $OUT/rows_timing.log)"
+echo "picked now: $(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.log)"
 timeout 120 $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests.log 2>&1
 echo "decode tests rc $? at $(el) s"; grep -E "FAILED|PASSED|Failure" $OUT/decode_tests.log | head -n 20
 # LAB_TARGETS: what of the lab to run (default all of it, as the README's table reads it).

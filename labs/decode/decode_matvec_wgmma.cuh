@@ -47,7 +47,7 @@ namespace {
 //   against 9.1-9.2 (7.1), wo 6.4-6.9 against 7.1-7.2 (5.6), down 17.7-18.4 against 19.6-19.9
 //   (16.8). Continuous batching with them: TPOT p99 0.934x [0.914, 0.961] static batching's,
 //   0.842x without (one call, one card), and 0.876x against 0.839x on GPU-0d0d80fa; throughput
-//   2.19-2.21x against 2.15x. matvec_launch.cuh's measured_pair_choices takes them.
+//   2.19-2.21x against 2.15x. rows_paths.cuh's measured_rows_paths takes them.
 // - SwiGLU folded into the staging, as at one row (Note [folded swiglu]; GPU-2370247c): slower.
 //   Every block of a part made the SwiGLU of its split's 16 rows again (16 blocks a part on the
 //   down projection) from twice act's bytes: 23.3-23.7 us against 22.5-23.0 for swiglu_rows_kernel
@@ -113,11 +113,14 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // once for them), weight chunks a warp keeps in flight through shared memory (Note [weights in
 // shared memory]: a lane copies the 32 bytes it reads), x buffers (2: a walking part stages the
 // next split while it uses this one; 1: after), blocks an SM asked of ptxas.
+// gather_first: each output's parts read from the cluster all at once, then added in order (a
+// remote load's latency once, not once a part; the same adds).
 struct wgmma_shape {
   int warpgroups;
   int ring_chunks;
   int x_buffers;
   int min_blocks;
+  bool gather_first = false;
 };
 
 template <int Warpgroups, int Ring, int XBuffers>
@@ -128,7 +131,7 @@ constexpr std::size_t wgmma_smem_bytes =
 // plan.warps_a_tile parts, a cluster of the parts; dynamic shared memory wgmma_smem_bytes (the
 // weights' ring, then x's buffers). Form: plain or normed. Launched as a dependent launch (Note [weights before
 // the wait]).
-template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks>
+template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                         bool accumulate, float output_scale, float eps, matvec_plan plan) {
@@ -259,9 +262,26 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     if (row >= rows || feature >= n_out) continue;
     float sum = cluster.map_shared_rank(&part_totals[g][row][f], 0)[0];
     float row_squares = normed ? cluster.map_shared_rank(&part_squares[row], 0)[0] : 0.0f;
-    for (int q = 1; q < parts; ++q) {
-      sum = __fadd_rn(sum, cluster.map_shared_rank(&part_totals[g][row][f], q)[0]);
-      if constexpr (normed) row_squares = __fadd_rn(row_squares, cluster.map_shared_rank(&part_squares[row], q)[0]);
+    if constexpr (GatherFirst) {
+      constexpr int most_parts = 8;
+      float totals[most_parts];
+      [[maybe_unused]] float squares_of[most_parts];
+#pragma unroll
+      for (int q = 1; q < most_parts; ++q) {
+        totals[q] = q < parts ? cluster.map_shared_rank(&part_totals[g][row][f], q)[0] : 0.0f;
+        if constexpr (normed) squares_of[q] = q < parts ? cluster.map_shared_rank(&part_squares[row], q)[0] : 0.0f;
+      }
+#pragma unroll
+      for (int q = 1; q < most_parts; ++q) {
+        if (q >= parts) break;
+        sum = __fadd_rn(sum, totals[q]);
+        if constexpr (normed) row_squares = __fadd_rn(row_squares, squares_of[q]);
+      }
+    } else {
+      for (int q = 1; q < parts; ++q) {
+        sum = __fadd_rn(sum, cluster.map_shared_rank(&part_totals[g][row][f], q)[0]);
+        if constexpr (normed) row_squares = __fadd_rn(row_squares, cluster.map_shared_rank(&part_squares[row], q)[0]);
+      }
     }
     if constexpr (normed) sum = __fmul_rn(sum, row_rms_scale(row_squares, k, eps));
     store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
@@ -276,7 +296,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 // launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, wgmma_shape Shape>
 void prepare_wgmma_matvec() {
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first>;
   AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>)));
 }
@@ -305,20 +325,21 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = 2;
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first>;
   AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
   AISP_CHECK_LAUNCH();
 }
 
 // The wgmma paths built (decode_matvec_rows.* times each against the path before them).
-constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2}, {2, 4, 2, 2}, {2, 4, 1, 2}, {1, 8, 1, 3}};
+// The last two (gather_first) are built and not yet run on a GPU (2026-12-07).
+constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2}, {2, 4, 2, 2}, {2, 4, 1, 2}, {1, 8, 1, 3}, {2, 8, 1, 2, true}, {2, 4, 1, 2, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
 inline std::string wgmma_variant_name(int v) {
   const wgmma_shape w = wgmma_variants[v];
   return "wgmma_wg" + std::to_string(w.warpgroups) + "_ring" + std::to_string(w.ring_chunks) + "_x" + std::to_string(w.x_buffers) + "_min" +
-         std::to_string(w.min_blocks);
+         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "");
 }
 
 // Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.

@@ -14,8 +14,7 @@
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
-#include "decode_matvec_pairs.cuh"
-#include "decode_matvec_wgmma.cuh"
+#include "rows_paths.cuh"
 
 namespace aisp::decode {
 namespace {
@@ -53,101 +52,11 @@ inline bool& matvec_launches_prepared() {
   return prepared;
 }
 
-// Note [rows over warps] at 9-16 rows: each shape's path as decode_matvec_rows.* measured it
-// (measured_pair_choices), or as AISP_DECODE_PAIRS says for an A/B run (read once): "0" the paths
-// before the pairs; "N_OUTxK=NAME,..." (NAME a rows_path_name, or before_pairs) that path for
-// that shape, the path before for any other. A malformed value is an error, never ignored.
-constexpr int before_pairs_variant = -1;
-struct pair_choice {
-  int n_out;
-  int k;
-  int variant;  // a rows path (rows_path_name), or before_pairs_variant
-};
-using pair_choices = std::vector<pair_choice>;
-
-// The 9-16-row paths AISP_DECODE_PAIRS may name, by index: the pair variants (Note [rows over
-// warps]), then the wgmma variants (Note [rows as wgmma's N]).
-constexpr int rows_path_count = pair_variant_count + wgmma_variant_count;
-
-inline std::string rows_path_name(int v) {
-  return v < pair_variant_count ? pair_variant_name(v) : wgmma_variant_name(v - pair_variant_count);
-}
-
-// Whether path v takes a plan: a pair path, a tile's warps in whole pairs of one block; a wgmma
-// path, a tile's parts in one cluster (at most 8, as every plan has).
-[[nodiscard]] inline bool rows_path_takes(int v, const matvec_plan& plan) {
-  return v < pair_variant_count ? pair_variant_takes(v, plan) : plan.warps_a_tile <= 8;
-}
-
-template <x_form Form>
-void launch_rows_path(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
-                      float output_scale, float eps, cudaStream_t stream) {
-  if (v < pair_variant_count) launch_pair_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  else launch_wgmma_variant<Form>(v - pair_variant_count, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-}
-
-inline int pair_variant_named(const std::string& name) {
-  if (name == "before_pairs") return before_pairs_variant;
-  for (int v = 0; v < rows_path_count; ++v) {
-    if (rows_path_name(v) == name) return v;
-  }
-  throw_contract_error("AISP_DECODE_PAIRS", "labs/decode: AISP_DECODE_PAIRS names no pair path '" + name + "'", __FILE__, __LINE__);
-}
-
-inline pair_choices parse_pair_choices(const std::string& value) {
-  pair_choices choices;
-  if (value.empty() || value == "0") return choices;
-  std::istringstream items(value);
-  for (std::string item; std::getline(items, item, ',');) {
-    int n_out = 0;
-    int k = 0;
-    char name[64] = {};
-    char extra = 0;
-    const bool whole = std::sscanf(item.c_str(), "%dx%d=%63[a-z0-9_]%c", &n_out, &k, name, &extra) == 3;
-    AISP_EXPECTS(whole && n_out > 0 && k > 0,
-                 "labs/decode: AISP_DECODE_PAIRS takes 0 or N_OUTxK=PATH,... (PATH e.g. wgmma_wg2_ring8_x1_min2, pairs4_ring8_min3 or before_pairs), not '" + item +
-                     "'");
-    choices.push_back({n_out, k, pair_variant_named(name)});
-  }
-  return choices;
-}
-
-// The model's shapes' paths as measured, in AISP_DECODE_PAIRS's form; any other shape takes the
-// path before the pairs. Each shape's fastest path at 9, 12 and 16 rows, bits equal to the path
-// before's (decode_matvec_rows.*, scripts/pick_decode_pair_paths.awk; H100 GPU-2370247c,
-// 2026-12-07): QKV 8.1-8.5 us against 9.0-9.1, wo 6.4-6.8 against 7.0-7.1, gate/up 27.0-27.7
-// against 31.4-32.4, down 17.5-18.1 against 19.5-19.9 (the 8-row launch: 7.1, 5.6, 25.4, 16.8).
-// On an H100 of the same day the pair paths of Note [rows over warps] were slower but for wo's,
-// by less than the wgmma path's.
-constexpr const char* measured_pair_choices =
-    "3072x2048=wgmma_wg2_ring4_x1_min2,2048x2048=wgmma_wg2_ring8_x1_min2,2048x8192=wgmma_wg2_ring4_x1_min2,16384x2048=wgmma_wg2_ring4_x1_min2";
-
-inline const pair_choices& chosen_pairs() {
-  static const pair_choices choices = [] {
-    const char* value = std::getenv("AISP_DECODE_PAIRS");
-    return parse_pair_choices(value == nullptr ? measured_pair_choices : value);
-  }();
-  return choices;
-}
-
-// The pair variant a matvec of (n_out, k) takes at 9-16 rows, or before_pairs_variant.
-inline int pair_variant_for(const matvec_plan& plan, int n_out, int k) {
-  int chosen = before_pairs_variant;
-  for (const pair_choice& c : chosen_pairs()) {
-    if (c.n_out == n_out && c.k == k) chosen = c.variant;
-  }
-  AISP_EXPECTS(chosen == before_pairs_variant || rows_path_takes(chosen, plan),
-               "labs/decode: AISP_DECODE_PAIRS names a pair path that cannot hold a tile of " + std::to_string(n_out) + "x" + std::to_string(k) +
-                   " (" + std::to_string(plan.warps_a_tile) + " warps a tile) in one block");
-  return chosen;
-}
-
 inline void prepare_matvec_launches() {
   matvec_launches_prepared() = true;
   for (const auto kernel : {matvec_kernel_of<two_tiles_path, x_form::plain>, matvec_kernel_of<two_tiles_path, x_form::rms_normed>}) {
     AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ring_bytes<two_tiles_path>));
   }
-  prepare_pair_variants();
   prepare_wgmma_variants();
 }
 
@@ -191,7 +100,7 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else if (const int v = rows <= 2 * matvec_tile_rows ? pair_variant_for(plan, n_out, k) : before_pairs_variant; v != before_pairs_variant) {
+  } else if (const int v = rows <= 2 * matvec_tile_rows ? rows_path_for(plan, n_out, k) : before_rows_paths; v != before_rows_paths) {
     AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
     launch_rows_path<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {

@@ -1,5 +1,5 @@
-// labs/decode's matvec at 9-16 rows, the pair paths of Note [rows over warps] against the paths
-// before them: every pair path must give their bits at 9, 12 and 16 rows
+// labs/decode's matvec at 9-16 rows, the wgmma paths of Note [rows as wgmma's N] against the paths
+// before them: every path must give their bits at 9, 12 and 16 rows
 // (the model's four shapes), and each path's time a launch is printed beside the 8-row launch's,
 // for the proposal's question (docs/proposals/decode-multirow-matvec.md): can 9-16 rows cost
 // what 8 do? Launches run back to back as a decode step runs them (dependent launches), each on
@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "../../labs/decode/decode_matvec_pairs.cuh"
 #include "../../labs/decode/matvec_launch.cuh"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
@@ -47,7 +46,7 @@ struct path {
   int rows_path;  // a rows path takes only the plans rows_path_takes says (-1: any plan)
 };
 
-// Rows path v (pair variants, then wgmma variants; its name is what AISP_DECODE_PAIRS takes).
+// Rows path v (a wgmma variant; its name is what AISP_DECODE_PAIRS takes).
 path rows_path(int v) {
   return {aisp::decode::rows_path_name(v),
           [v](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
@@ -58,7 +57,7 @@ path rows_path(int v) {
           v};
 }
 
-// The 9-16-row paths before Note [rows over warps] (AISP_DECODE_PAIRS unset): whose bits every path must give.
+// The 9-16-row paths before the rows paths (AISP_DECODE_PAIRS=0): whose bits every path must give.
 template <x_form Form>
 void before_pairs(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps) {
   using namespace aisp::decode;
@@ -147,10 +146,10 @@ std::vector<float> output_of(const path& p, const shape& s, const weight_copies&
   return out;
 }
 
-// Every pair path that takes a shape's plan against the paths before them at 9, 12 and 16 rows:
+// Every rows path that takes a shape's plan against the paths before them at 9, 12 and 16 rows:
 // the same bits; timed, each path's time a launch is printed, one line a time: name, n_out x k
-// (what AISP_DECODE_PAIRS names), rows, path, us a launch (scripts/pick_decode_pair_paths.awk).
-void check_pair_paths(bool timed) {
+// (what AISP_DECODE_PAIRS names), rows, path, us a launch (scripts/pick_decode_rows_paths.awk).
+void check_rows_paths(bool timed) {
   aisp::decode::prepare_matvec_launches();
   std::vector<path> paths = {before_pairs_path()};
   for (int v = 0; v < aisp::decode::rows_path_count; ++v) paths.push_back(rows_path(v));
@@ -183,38 +182,36 @@ void check_pair_paths(bool timed) {
   }
 }
 
-TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
+TEST(decode_matvec_rows, rows_paths_give_the_bits_of_the_paths_before_them_and_their_times_are_printed) {
   AISP_REQUIRE_GPU();
-  check_pair_paths(true);
+  check_rows_paths(true);
 }
 
 // The same bits with one launch a path (no timing): small enough for compute-sanitizer's
-// racecheck and synccheck over the pair kernels' ring and named barriers.
-TEST(decode_matvec_rows, pair_paths_give_the_bits_of_the_paths_before_them_untimed) {
+// racecheck and synccheck over the wgmma kernels (cp.async ring, cluster exchange).
+TEST(decode_matvec_rows, rows_paths_give_the_bits_of_the_paths_before_them_untimed) {
   AISP_REQUIRE_GPU();
-  check_pair_paths(false);
+  check_rows_paths(false);
 }
 
 // AISP_DECODE_PAIRS's values (no GPU needed): what a device run's script writes must parse, and a
 // malformed one must fail with its reason.
-TEST(decode_matvec_rows, pair_choices_parse_the_shapes_and_paths_named_and_refuse_malformed_ones) {
-  using aisp::decode::parse_pair_choices;
-  EXPECT_TRUE(parse_pair_choices("").empty());
-  EXPECT_TRUE(parse_pair_choices("0").empty());
-  (void)parse_pair_choices(aisp::decode::measured_pair_choices);  // the default must parse
-  const auto choices =
-      parse_pair_choices("16384x2048=pairs4_ring8_min3,3072x2048=before_pairs,2048x2048=pairs4_ring8_min3_parts2,2048x8192=wgmma_wg2_ring8_x1_min2");
-  ASSERT_EQ(choices.size(), 4u);
-  EXPECT_EQ(aisp::decode::rows_path_name(choices[3].variant), "wgmma_wg2_ring8_x1_min2");
-  EXPECT_EQ(aisp::decode::pair_variants[choices[2].variant].parts_a_pair, 2);
+TEST(decode_matvec_rows, rows_choices_parse_the_shapes_and_paths_named_and_refuse_malformed_ones) {
+  using aisp::decode::parse_rows_choices;
+  EXPECT_TRUE(parse_rows_choices("").empty());
+  EXPECT_TRUE(parse_rows_choices("0").empty());
+  (void)parse_rows_choices(aisp::decode::measured_rows_paths);  // the default must parse
+  const auto choices = parse_rows_choices("16384x2048=wgmma_wg2_ring4_x1_min2,3072x2048=before_pairs,2048x8192=wgmma_wg1_ring8_x1_min3");
+  ASSERT_EQ(choices.size(), 3u);
   EXPECT_EQ(choices[0].n_out, 16384);
   EXPECT_EQ(choices[0].k, 2048);
-  EXPECT_EQ(aisp::decode::pair_variant_name(choices[0].variant), "pairs4_ring8_min3");
-  EXPECT_EQ(choices[1].variant, aisp::decode::before_pairs_variant);
-  for (const char* malformed : {"1", "2", "16384x2048", "16384x2048=pairs5_ring8_min3", "16384x2048=pairs4_ring8_min3x", "2048x8192=wgmma_wg3_ring8_x1_min2", "x2048=before_pairs",
-                                "16384x2048=before_pairs,,"}) {
+  EXPECT_EQ(aisp::decode::rows_path_name(choices[0].path), "wgmma_wg2_ring4_x1_min2");
+  EXPECT_EQ(choices[1].path, aisp::decode::before_rows_paths);
+  EXPECT_EQ(aisp::decode::rows_path_name(choices[2].path), "wgmma_wg1_ring8_x1_min3");
+  for (const char* malformed : {"1", "2", "16384x2048", "16384x2048=pairs4_ring8_min3", "16384x2048=wgmma_wg2_ring4_x1_min2x",
+                                "2048x8192=wgmma_wg3_ring8_x1_min2", "x2048=before_pairs", "16384x2048=before_pairs,,"}) {
     try {
-      (void)parse_pair_choices(malformed);
+      (void)parse_rows_choices(malformed);
       ADD_FAILURE() << "accepted '" << malformed << "'";
     } catch (const std::exception& e) {
       EXPECT_NE(std::string(e.what()).find("AISP_DECODE_PAIRS"), std::string::npos) << e.what();

@@ -1,4 +1,4 @@
-# From decode_matvec_rows.*'s lines ("qkv 3072x2048 12 rows pairs8_ring8_min1 20.1 us"), each
+# From decode_matvec_rows.*'s lines ("qkv 3072x2048 12 rows wgmma_wg2_ring4_x1_min2 8.4 us"), each
 # shape's fastest path over 9, 12 and 16 rows, as AISP_DECODE_PAIRS takes it: a pair path only
 # where its bits matched at every row count and it beats the path before by 2% or more.
 $4 == "rows" && $3 != 8 && $7 == "us" {
