@@ -3,7 +3,8 @@
 
 A decoder launch runs, a layer at a time, the QKV matvec (normed), RoPE and the cache append,
 attention, wo, gate/up (normed), SwiGLU and down; matvec_mma_kernel's first template argument
-says its 8-row tiles a block, its last one whether the launch is one row. This names each kernel by its place in that order and prints, for
+says its 8-row tiles a block, its last one whether the launch is one row; matvec_wgmma_kernel
+is a 9-16-row launch. This names each kernel by its place in that order and prints, for
 each variant (a trace process), the count and the mean and median microseconds of each (role,
 tiles). The trace's kernel records come from CUPTI, under which a dependent launch's duration
 includes its wait for the kernel before it: compare like with like, not with a step's time.
@@ -31,7 +32,10 @@ def role_of(name, previous):
 
 
 def tiles_of(name):
-    """A matvec's path: "1 row" (its last template argument), else its 8-row tiles a block."""
+    """A matvec's path: "1 row" (its last template argument), else its 8-row tiles a block;
+    "wgmma" for a 9-16-row launch on matvec_wgmma_kernel (Note [rows as wgmma's N])."""
+    if "matvec_wgmma_kernel" in name:
+        return "wgmma"
     match = re.search(r"matvec_mma_kernel<(\d+),.*, (true|false)>\(", name)
     if not match:
         return None
