@@ -2,7 +2,8 @@
 # labs/decode on the device with its 9-16-row paths as measured (rows_paths.cuh's
 # measured_rows_paths), in one call: decode_matvec_rows.* (every path's bits and time a launch),
 # the decode GPU tests, then the whole lab as the README's table reads it (LAB_TARGETS and
-# LAB_ARGS may name less, e.g. labs/decode:continuous_batching and --max-time 4), then continuous batching
+# LAB_ARGS may name less, e.g. labs/decode:continuous_batching and --max-time 4; TRACE=1 adds a
+# per-kernel summary), then continuous batching
 # with AISP_DECODE_PAIRS=0 beside it (the same card), then compute-sanitizer memcheck and
 # synccheck over the rows tests, as time allows.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
@@ -14,8 +15,14 @@ echo "picked now: $(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.l
 timeout 120 $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests.log 2>&1
 echo "decode tests rc $? at $(el) s"; grep -E "FAILED|PASSED|Failure" $OUT/decode_tests.log | head -n 20
 # LAB_TARGETS: what of the lab to run (default all of it, as the README's table reads it).
-timeout 400 $bin/aisp bench run --targets "${LAB_TARGETS:-labs/decode}" ${LAB_ARGS:-} --history none --artifacts-dir /tmp/lab --json $OUT/lab.json > $OUT/lab.log 2>&1
+# TRACE=1: the run writes its kernels' trace (slower), and scripts/decode_kernel_times.py's
+# summary of it (each kernel's role and rows, mean and median us) comes back, not the trace.
+trace_args=""; [ "${TRACE:-0}" = 1 ] && trace_args="--trace /tmp/lab_trace"
+timeout 400 $bin/aisp bench run --targets "${LAB_TARGETS:-labs/decode}" ${LAB_ARGS:-} $trace_args --history none --artifacts-dir /tmp/lab --json $OUT/lab.json > $OUT/lab.log 2>&1
 echo "${LAB_TARGETS:-labs/decode} rc $? at $(el) s"; grep -E "^labs/decode|tpot|FAIL|rror" $OUT/lab.log | head -n 40
+if [ -n "$trace_args" ]; then
+  python3 scripts/decode_kernel_times.py /tmp/lab_trace/*.json > $OUT/kernel_times.txt 2>&1; echo "kernel times rc $?"; head -n 60 $OUT/kernel_times.txt
+fi
 if [ $(el) -lt 480 ]; then
   AISP_DECODE_PAIRS=0 timeout $(( 575 - $(el) )) $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_off --json $OUT/cb-off.json > $OUT/cb-off.log 2>&1
