@@ -27,6 +27,9 @@ sanitize_one() {
   local target="$1" tool="$2"
   local tag errors processes verdict rc
   tag="$(echo "$target" | tr '/:' '__')-$tool"
+  # A run into a folder used before: its logs of this target and tool are the last run's (other
+  # process ids), and the counts below must not add them.
+  rm -f "$out_dir/logs/$tag".*.log
   "$sanitizer" --tool "$tool" --target-processes all --error-exitcode 86 --print-limit 20 \
     "${kernel_filter[@]}" --log-file "$out_dir/logs/$tag.%p.log" \
     "$bin_dir/${SANITIZE_BINARY:-aisp}" bench verify "$sizes_flag" $battery_flag $baseline_flag --targets "$target" --audit off --no-launch-gate --history none \

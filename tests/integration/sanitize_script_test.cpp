@@ -71,6 +71,16 @@ TEST_F(sanitize_script, errors_reported_by_the_sanitizer_fail_the_script_with_th
   EXPECT_NE(result.output.find("errors=3"), std::string::npos) << result.output;
 }
 
+// The logs are one a process (%p): a second run into the same folder must count its own, not
+// the first run's beside them.
+TEST_F(sanitize_script, a_second_run_into_the_same_folder_counts_only_its_own_logs) {
+  ASSERT_EQ(sanitize("3").exit_code, 1);
+  const auto result = sanitize("0");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("errors=0 processes=1"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("ERRORS"), std::string::npos) << result.output;
+}
+
 TEST_F(sanitize_script, parallel_runs_report_every_target_and_tool_in_command_line_order) {
   const auto result = sanitize("0", "labs/host:matrix_sum labs/host", 4);
   ASSERT_EQ(result.exit_code, 0) << result.output;
