@@ -26,7 +26,7 @@ fi
 if [ $(el) -lt 480 ]; then
   AISP_DECODE_PAIRS=0 timeout $(( 575 - $(el) )) $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_off --json $OUT/cb-off.json > $OUT/cb-off.log 2>&1
-  echo "continuous_batching pairs off rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-off.log | head -n 8
+  echo "continuous_batching rows paths off rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-off.log | head -n 8
 fi
 sanitize_rows_tests 570 595 memcheck synccheck
 echo "done at $(el) s"

@@ -5,11 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdio>
-#include <cstdlib>
-#include <sstream>
 #include <string>
-#include <vector>
 
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
@@ -100,9 +96,9 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else if (const int v = rows <= 2 * matvec_tile_rows ? rows_path_for(plan, n_out, k) : before_rows_paths; v != before_rows_paths) {
+  } else if (const int v = rows <= 2 * matvec_tile_rows ? rows_path_for(n_out, k) : before_rows_paths; v != before_rows_paths) {
     AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
-    launch_rows_path<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
+    launch_wgmma_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
     if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);

@@ -18,22 +18,12 @@
 namespace aisp::decode {
 namespace {
 
-// The 9-16-row paths by index: the wgmma variants. (Until 2026-12-07 the pair variants of Note
-// [rows over warps] came first: measured slower and removed, source in
-// docs/results/raw/issue21-2026-12-07-rows-over-warps-source.cuh.gz.)
-constexpr int rows_path_count = wgmma_variant_count;
+// The 9-16-row paths by index: the wgmma variants (wgmma_variants), and the paths before them.
+// (Until 2026-12-07 the pair variants of Note [rows over warps] were paths too: measured slower
+// and removed, source in docs/results/raw/issue21-2026-12-07-rows-over-warps-source.cuh.gz.)
 constexpr int before_rows_paths = -1;  // the paths before them (matvec_launch.cuh's two_tiles_path, one_tile_path)
 
 inline std::string rows_path_name(int v) { return v == before_rows_paths ? "before_pairs" : wgmma_variant_name(v); }
-
-// Whether path v takes a plan: a tile's parts in one cluster (at most 8, as every plan has).
-[[nodiscard]] inline bool rows_path_takes(int /*v*/, const matvec_plan& plan) { return plan.warps_a_tile <= 8; }
-
-template <x_form Form>
-void launch_rows_path(int v, const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
-                      float output_scale, float eps, cudaStream_t stream) {
-  launch_wgmma_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-}
 
 // At 9-16 rows each shape takes its path as decode_matvec_rows.* measured it
 // (measured_rows_paths), or as AISP_DECODE_PAIRS says for an A/B run (read once): "0" the paths
@@ -43,13 +33,13 @@ void launch_rows_path(int v, const matvec_plan& plan, const uint4* w, const floa
 struct rows_choice {
   int n_out;
   int k;
-  int path;  // an index of the rows paths, or before_rows_paths
+  int path;  // an index of wgmma_variants, or before_rows_paths
 };
 using rows_choices = std::vector<rows_choice>;
 
 inline int rows_path_named(const std::string& name) {
   if (name == rows_path_name(before_rows_paths)) return before_rows_paths;
-  for (int v = 0; v < rows_path_count; ++v) {
+  for (int v = 0; v < wgmma_variant_count; ++v) {
     if (rows_path_name(v) == name) return v;
   }
   throw_contract_error("AISP_DECODE_PAIRS", "labs/decode: AISP_DECODE_PAIRS names no 9-16-row path '" + name + "'", __FILE__, __LINE__);
@@ -90,15 +80,13 @@ inline const rows_choices& chosen_rows_paths() {
   return choices;
 }
 
-// The path a matvec of (n_out, k) takes at 9-16 rows, or before_rows_paths.
-inline int rows_path_for(const matvec_plan& plan, int n_out, int k) {
+// The path a matvec of (n_out, k) takes at 9-16 rows: an index of wgmma_variants, or
+// before_rows_paths.
+inline int rows_path_for(int n_out, int k) {
   int chosen = before_rows_paths;
   for (const rows_choice& c : chosen_rows_paths()) {
     if (c.n_out == n_out && c.k == k) chosen = c.path;
   }
-  AISP_EXPECTS(chosen == before_rows_paths || rows_path_takes(chosen, plan),
-               "labs/decode: AISP_DECODE_PAIRS names a path that cannot hold a tile of " + std::to_string(n_out) + "x" + std::to_string(k) + " (" +
-                   std::to_string(plan.warps_a_tile) + " parts a tile) in one cluster");
   return chosen;
 }
 

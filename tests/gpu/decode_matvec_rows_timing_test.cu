@@ -43,18 +43,16 @@ using matvec_fn = std::function<void(const uint4* w, const float* x, float* y, i
 struct path {
   std::string name;
   matvec_fn run;
-  int rows_path;  // a rows path takes only the plans rows_path_takes says (-1: any plan)
 };
 
-// Rows path v (a wgmma variant; its name is what AISP_DECODE_PAIRS takes).
-path rows_path(int v) {
-  return {aisp::decode::rows_path_name(v),
+// wgmma variant v (its name is what AISP_DECODE_PAIRS takes).
+path wgmma_path(int v) {
+  return {aisp::decode::wgmma_variant_name(v),
           [v](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
             const auto plan = aisp::decode::matvec_plan_of(n_out, k);
-            if (normed) aisp::decode::launch_rows_path<x_form::rms_normed>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 1e-5f, nullptr);
-            else aisp::decode::launch_rows_path<x_form::plain>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
-          },
-          v};
+            if (normed) aisp::decode::launch_wgmma_variant<x_form::rms_normed>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 1e-5f, nullptr);
+            else aisp::decode::launch_wgmma_variant<x_form::plain>(v, plan, w, x, y, n_out, k, rows, false, 1.0f, 0.0f, nullptr);
+          }};
 }
 
 // The 9-16-row paths before the rows paths (AISP_DECODE_PAIRS=0): whose bits every path must give.
@@ -70,8 +68,7 @@ path before_pairs_path() {
   return {"before_pairs", [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
             if (normed) before_pairs<x_form::rms_normed>(w, x, y, n_out, k, rows, 1e-5f);
             else before_pairs<x_form::plain>(w, x, y, n_out, k, rows, 0.0f);
-          },
-          -1};
+          }};
 }
 
 // The 8-row launch, the cost the 9-16-row ones are held to.
@@ -79,8 +76,7 @@ path eight_row_path() {
   return {"production", [](const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool normed) {
             if (normed) aisp::decode::launch_normed_matvec(w, x, y, n_out, k, rows, 1e-5f, nullptr);
             else aisp::decode::launch_matvec(w, x, y, n_out, k, rows, false, 1.0f, nullptr);
-          },
-          -1};
+          }};
 }
 
 __global__ void fill_bf16(__nv_bfloat16* w, std::int64_t n, std::uint32_t seed) {
@@ -146,13 +142,13 @@ std::vector<float> output_of(const path& p, const shape& s, const weight_copies&
   return out;
 }
 
-// Every rows path that takes a shape's plan against the paths before them at 9, 12 and 16 rows:
+// Every wgmma path against the paths before them at 9, 12 and 16 rows:
 // the same bits; timed, each path's time a launch is printed, one line a time: name, n_out x k
 // (what AISP_DECODE_PAIRS names), rows, path, us a launch (scripts/pick_decode_rows_paths.awk).
 void check_rows_paths(bool timed) {
   aisp::decode::prepare_matvec_launches();
   std::vector<path> paths = {before_pairs_path()};
-  for (int v = 0; v < aisp::decode::rows_path_count; ++v) paths.push_back(rows_path(v));
+  for (int v = 0; v < aisp::decode::wgmma_variant_count; ++v) paths.push_back(wgmma_path(v));
   constexpr int most_rows = 16;
   for (const auto& s : model_shapes) {
     const weight_copies w(s, timed);
@@ -163,12 +159,10 @@ void check_rows_paths(bool timed) {
     device_scratch y(static_cast<std::size_t>(most_rows) * s.n_out * sizeof(float));
     const auto* xs = static_cast<const float*>(x.data());
     auto* ys = static_cast<float*>(y.data());
-    const auto plan = aisp::decode::matvec_plan_of(s.n_out, s.k);
     if (timed) std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
     for (const int rows : {9, 12, 16}) {
       const auto expected = output_of(paths[0], s, w, xs, y, rows);
       for (const auto& p : paths) {
-        if (p.rows_path >= 0 && !aisp::decode::rows_path_takes(p.rows_path, plan)) continue;
         const auto got = output_of(p, s, w, xs, y, rows);
         std::size_t differ = 0;
         for (std::size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &expected[i], sizeof(float)) != 0;

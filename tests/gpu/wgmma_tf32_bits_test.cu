@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "../../labs/decode/decode_matvec.cuh"
+#include "../../labs/decode/decode_matvec_wgmma.cuh"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "aisp/hopper_ptx.cuh"
@@ -31,12 +31,6 @@ constexpr int wg_rows = 64;    // wgmma's m
 constexpr int k_step = 8;      // tf32's k an instruction
 constexpr int max_steps = 4;   // a chunk's four k pairs: the chain a matvec split adds
 constexpr int trials = 512;    // blocks, each its own operands
-
-// B (k x N) for step s in shared memory, K-major without swizzle: core matrices of 8 n-rows x
-// 16 bytes (four k), the two of a step's k at +128 bytes, 8-row groups of n at +256.
-__device__ __forceinline__ int b_word(int n, int k) {
-  return (n / 8) * 64 + (k / 4) * 32 + (n % 8) * 4 + k % 4;
-}
 
 // One warpgroup a trial: a (64 x 8 steps) and b (8 steps x N) tf32 bits, c (64 x N) the
 // accumulator; d_mma and d_wgmma (64 x N) the two instructions' sums over the steps.
@@ -57,7 +51,7 @@ __global__ void wgmma_against_mma_sync(const std::uint32_t* a, const std::uint32
     const int s = i / (N * k_step);
     const int n = i % (N * k_step) / k_step;
     const int k = i % k_step;
-    b_tiles[s][b_word(n, k)] = b_trial[(s * k_step + k) * N + n];
+    b_tiles[s][aisp::decode::wgmma_b_word(0, n, k)] = b_trial[(s * k_step + k) * N + n];  // the matvec's layout of B
   }
   std::uint32_t frag[max_steps][4] = {};
   const int top = 16 * warp + g;
