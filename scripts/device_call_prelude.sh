@@ -20,3 +20,10 @@ sanitize_rows_tests() {
     echo "sanitizer $tool rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-$tool.log | head -n 4
   done
 }
+
+# pack_logs TAG: $OUT's *.log files into $OUT/logs-TAG.tgz (a call brings back at most 8 files;
+# a ninth is left behind: the rows-timing log of 2026-12-07's third call was).
+pack_logs() {
+  local logs; logs=$(cd $OUT && ls *.log 2>/dev/null)
+  [ -n "$logs" ] && tar -C $OUT -czf $OUT/logs-$1.tgz $logs && (cd $OUT && rm -f $logs)
+}

@@ -29,4 +29,4 @@ if [ $(el) -lt 480 ]; then
   echo "continuous_batching rows paths off rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-off.log | head -n 8
 fi
 sanitize_rows_tests 570 595 memcheck synccheck
-echo "done at $(el) s"
+pack_logs lab; echo "done at $(el) s; logs in logs-lab.tgz"

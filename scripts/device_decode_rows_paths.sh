@@ -24,4 +24,4 @@ if [ $(el) -lt 500 ] && echo "$pick" | grep -qE "=wgmma"; then
 fi
 # The 9-16-row kernels under compute-sanitizer (one launch a path, no timing), as time allows.
 sanitize_rows_tests 540 590 memcheck racecheck synccheck
-echo "done at $(el) s"
+pack_logs rows_paths; echo "done at $(el) s; logs in logs-rows_paths.tgz"

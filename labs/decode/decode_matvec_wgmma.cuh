@@ -48,6 +48,11 @@ namespace {
 //   (16.8). Continuous batching with them: TPOT p99 0.934x [0.914, 0.961] static batching's,
 //   0.842x without (one call, one card), and 0.876x against 0.839x on GPU-0d0d80fa; throughput
 //   2.19-2.21x against 2.15x. rows_paths.cuh's measured_rows_paths takes them.
+// - Alone (Nsight Compute, one launch, caches flushed; GPU-1e14580c) a 16-row launch costs what
+//   the 8-row one does: QKV 11.4 against 11.6 us, wo 9.9 / 10.3, gate/up 31.6 / 35.2, down
+//   21.3 / 20.4. In a stream the 8-row launch overlaps the launch before it better (7.2 against
+//   8.5 us on QKV): what is left is this kernel's prologue (half a one-split part in flight
+//   before the wait at a ring of 4), its cluster, and x's staging after the wait.
 // - SwiGLU folded into the staging, as at one row (Note [folded swiglu]; GPU-2370247c): slower.
 //   Every block of a part made the SwiGLU of its split's 16 rows again (16 blocks a part on the
 //   down projection) from twice act's bytes: 23.3-23.7 us against 22.5-23.0 for swiglu_rows_kernel
@@ -331,7 +336,8 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
 }
 
 // The wgmma paths built (decode_matvec_rows.* times each against the path before them).
-// The last two (gather_first) are built and not yet run on a GPU (2026-12-07).
+// The last two gather each output's parts at once: 0.05-0.24 us faster on QKV and wo, where a
+// part is one split (H100 GPU-ce128fee, 2026-12-07), no faster on gate/up and down.
 constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2}, {2, 4, 2, 2}, {2, 4, 1, 2}, {1, 8, 1, 3}, {2, 8, 1, 2, true}, {2, 4, 1, 2, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 

@@ -65,12 +65,14 @@ inline rows_choices parse_rows_choices(const std::string& value) {
 
 // The model's shapes' paths as measured, in AISP_DECODE_PAIRS's form; any other shape takes the
 // path before. Each shape's fastest path at 9, 12 and 16 rows, bits equal to the path before's
-// (decode_matvec_rows.*, scripts/pick_decode_rows_paths.awk; H100 GPU-2370247c, 2026-12-07): QKV
-// 8.1-8.5 us against 9.0-9.1, wo 6.4-6.8 against 7.0-7.1, gate/up 27.0-27.7 against 31.4-32.4,
-// down 17.5-18.1 against 19.5-19.9 (the 8-row launch: 7.1, 5.6, 25.4, 16.8). Continuous batching
-// with them: 2.210x at TPOT p99 0.876x static batching's, 0.839x with them off (GPU-0d0d80fa).
+// (decode_matvec_rows.*, scripts/pick_decode_rows_paths.awk; H100 GPU-ce128fee, 2026-12-07, the
+// first run of the gather_first variants): QKV 8.1-8.5 us against 9.3-9.4, wo 6.4-6.9 against
+// 7.2, gate/up 27.1-27.8 against 31.6-32.4, down 17.5-18.4 against 19.6-20.0 (the 8-row launch:
+// 7.2, 5.6, 25.4, 16.8). Gathering the parts first saved QKV 0.2 us and wo 0.05-0.24 on that
+// card. Continuous batching on the paths before these (no gather): 2.211x at TPOT p99 0.905x
+// static batching's, 0.852x with the rows paths off (the same card).
 constexpr const char* measured_rows_paths =
-    "3072x2048=wgmma_wg2_ring4_x1_min2,2048x2048=wgmma_wg2_ring8_x1_min2,2048x8192=wgmma_wg2_ring4_x1_min2,16384x2048=wgmma_wg2_ring4_x1_min2";
+    "3072x2048=wgmma_wg2_ring4_x1_min2_gather,2048x2048=wgmma_wg2_ring8_x1_min2_gather,2048x8192=wgmma_wg2_ring4_x1_min2,16384x2048=wgmma_wg2_ring4_x1_min2";
 
 inline const rows_choices& chosen_rows_paths() {
   static const rows_choices choices = [] {
