@@ -120,12 +120,15 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // next split while it uses this one; 1: after), blocks an SM asked of ptxas.
 // gather_first: each output's parts read from the cluster all at once, then added in order (a
 // remote load's latency once, not once a part; the same adds).
+// prefetch_rest: the split's chunks past the ring asked of the L2 before the wait (Note [the
+// rest before the wait]).
 struct wgmma_shape {
   int warpgroups;
   int ring_chunks;
   int x_buffers;
   int min_blocks;
   bool gather_first = false;
+  bool prefetch_rest = false;
 };
 
 template <int Warpgroups, int Ring, int XBuffers>
@@ -136,7 +139,15 @@ constexpr std::size_t wgmma_smem_bytes =
 // plan.warps_a_tile parts, a cluster of the parts; dynamic shared memory wgmma_smem_bytes (the
 // weights' ring, then x's buffers). Form: plain or normed. Launched as a dependent launch (Note [weights before
 // the wait]).
-template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst>
+// Note [the rest before the wait]: in a stream of dependent launches the 8-row launch holds a
+// whole split's weights in flight before its wait (Note [weights before the wait]), a ring of 4
+// chunks half of one; where a part is one split (QKV, wo) the other half is then asked of DRAM
+// only after the wait and x's staging. Alone a 16-row launch costs what the 8-row one does, in
+// a stream 1.1-1.2x (Nsight Compute and decode_matvec_rows.*, H100, 2026-12-07). So lane 0 of
+// each warp asks the L2 for the rest of the first split's chunks before the wait (one bulk
+// prefetch: a warp's chunks of a split are 8 KB in a row), and the ring's copies after the wait
+// find them there. The bits are unchanged: it moves no data the kernel reads.
+template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
                         bool accumulate, float output_scale, float eps, matvec_plan plan) {
@@ -166,6 +177,13 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   const int buffers = XBuffers == 2 && plan.splits_a_warp > 1 ? 2 : 1;
 #pragma unroll
   for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, tile);
+  if constexpr (PrefetchRest) {
+    const int rest = min(chunks, matvec_loads_in_flight) - Ring;  // the first split's chunks past the ring
+    if (lane == 0 && rest > 0) {
+      ptx::bulk_prefetch_l2(tile + static_cast<std::int64_t>(first_split) * packed_quads_a_split + Ring * 2 * 32,
+                            static_cast<unsigned>(rest) * 2 * 32 * sizeof(uint4));
+    }
+  }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();  // Note [weights before the wait]
   stage_wgmma_split<Form, block_warps>(x, rows, k, first_split, b_splits, group_squares[0]);
@@ -301,7 +319,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 // launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, wgmma_shape Shape>
 void prepare_wgmma_matvec() {
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
   AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>)));
 }
@@ -330,7 +348,7 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = 2;
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
   AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
   AISP_CHECK_LAUNCH();
 }
@@ -338,14 +356,17 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
 // The wgmma paths built (decode_matvec_rows.* times each against the path before them).
 // The last two gather each output's parts at once: 0.05-0.24 us faster on QKV and wo, where a
 // part is one split (H100 GPU-ce128fee, 2026-12-07), no faster on gate/up and down.
-constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2}, {2, 4, 2, 2}, {2, 4, 1, 2}, {1, 8, 1, 3}, {2, 8, 1, 2, true}, {2, 4, 1, 2, true}};
+// The last two ask the L2 for the rest of a split before the wait (Note [the rest before the
+// wait]); built on 2026-12-07, not yet run on a GPU.
+constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2},       {2, 4, 2, 2},       {2, 4, 1, 2},             {1, 8, 1, 3},
+                                          {2, 8, 1, 2, true}, {2, 4, 1, 2, true}, {2, 4, 1, 2, true, true}, {2, 2, 1, 2, true, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
 inline std::string wgmma_variant_name(int v) {
   const wgmma_shape w = wgmma_variants[v];
   return "wgmma_wg" + std::to_string(w.warpgroups) + "_ring" + std::to_string(w.ring_chunks) + "_x" + std::to_string(w.x_buffers) + "_min" +
-         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "");
+         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "");
 }
 
 // Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.
