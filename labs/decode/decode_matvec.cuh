@@ -177,7 +177,7 @@ __device__ __forceinline__ void mma_chunk_pieces(const uint4& top, const uint4& 
 // c2 and c3 feature g + 8's; unmerge_one_row puts them where the split's adds read them. The
 // batch-1 step in a graph 0.753 / 0.755 -> 0.711 / 0.709 ms, every logit's bits unchanged at 1-16
 // rows; the one-row launches alone 1,028 -> 981 us a step (Nsight Compute; H200 GPU-54196981,
-// 2026-12-03, labs/decode/README.md). The launches of 2-16 rows, no longer built with the
+// 2026-12-03, docs/results/issue21-h200-2026-12-02-to-04.md). The launches of 2-16 rows, no longer built with the
 // one-row path's branches (matvec_path::one_row), took 2.6-2.8% off their steps as well.
 __device__ __forceinline__ void mma_chunk_one_row(const uint4& top, const uint4& bottom, const std::uint32_t* pieces, bool in_split, int at,
                                                   float (&merged)[2][4]) {
@@ -346,7 +346,7 @@ __device__ __forceinline__ void load_split(const uint4* tile, int split, uint4 (
 // two at Depth 2), and the warp had no loads in flight while it waited: Nsight Compute put 38%
 // of the one-row down projection's stall samples on its x. Through L1 (.ca), since a row's x is
 // every warp's of the SM: through L2 alone (.cg) the normed launches took 14.9 -> 17.0 us. The
-// batch-1 step 0.773 -> 0.758 ms, bits unchanged (H200s, 2026-12-02, labs/decode/README.md).
+// batch-1 step 0.773 -> 0.758 ms, bits unchanged (H200s, 2026-12-02, docs/results/issue21-h200-2026-12-02-to-04.md).
 // Note [staged pieces]: the staged split holds x already in its two tf32 pieces (hi words, then
 // lo words), made once a split by the lane that stages them, where every lane of the warp split
 // its eight x again for each chunk (24 instructions a chunk, lanes 4-31 on zeros): the same

@@ -234,7 +234,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // 512 threads a block; the V loop's parts each walk every parts-th key, in order, the first
 // values_ahead of them loaded with the keys. 32.8 -> 14.0 us a layer at one row (four keys a
 // warp, V after the softmax), the batch-1 step 1.220 -> 0.977 ms (64 cached positions; H200s,
-// 2026-12-02, labs/decode/README.md). Then (sixth session) every load without a condition, V's
+// 2026-12-02, docs/results/issue21.md). Then (sixth session) every load without a condition, V's
 // first values with the keys, the RoPE table and the reads before the wait: 13.3 -> 7.3 us a
 // layer at one row and 21.0 -> 14.6 at 16 (Nsight Compute, each launch alone), the step's GPU
 // time 0.975 -> 0.860 ms at one row, 1.341 -> 1.289 at 8, 1.744 -> 1.637 at 16, 2.610 -> 2.411

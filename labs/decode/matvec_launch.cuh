@@ -28,7 +28,7 @@ constexpr matvec_path two_tiles_path{.tiles = 2, .ring_chunks = 8, .min_blocks =
 // each (one_tile_path: x from L1 / L2, 124 registers, two blocks an SM; the second block's weights
 // mostly from L2) the 16-row step took 1.390 / 1.387 -> 1.346 / 1.359 ms and the 12-row 1.327 /
 // 1.338 -> 1.316 / 1.319, the logits' bits unchanged; with x staged (128 registers, a spill) it
-// was slower, 1.434 / 1.438 (H200 GPU-1089d517, 2026-12-03, labs/decode/README.md). Also wo
+// was slower, 1.434 / 1.438 (H200 GPU-1089d517, 2026-12-03, docs/results/issue21-h200-2026-12-02-to-04.md). Also wo
 // (128 blocks) in two row blocks was slower: 16 rows 1.347 / 1.345 -> 1.358 / 1.361 (GPU-9354a5e4).
 // (The fifth session, docs/results/issue21.md, measured the down alone in two row blocks at 40 us
 // against 22, before packed weights, Note [packed weights]; why it now gains was not examined.)
