@@ -3,7 +3,9 @@
 // (the model's four shapes), and each path's time a launch is printed beside the 8-row launch's,
 // for the proposal's question (docs/proposals/decode-multirow-matvec.md): can 9-16 rows cost
 // what 8 do? Launches run back to back as a decode step runs them (dependent launches), each on
-// another copy of the weights so that none is served from the L2.
+// another copy of the weights so that none is served from the L2. A layer's four matvecs in a
+// step's order are also timed at 8 and 16 rows (layer_chain lines), each launch after another
+// shape's, as a step runs them.
 // Run: aisp_gpu_tests --gtest_filter='decode_matvec_rows.*'
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -108,29 +111,34 @@ struct weight_copies {
   const uint4* at(std::size_t i) const { return static_cast<const uint4*>(packed[i % packed.size()]->data()); }
 };
 
-// Microseconds a launch, the median of five runs of 60 back-to-back launches.
-double us_a_launch(const path& p, const shape& s, const weight_copies& w, const float* x, float* y, int rows) {
-  for (int i = 0; i < 5; ++i) p.run(w.at(i), x, y, s.n_out, s.k, rows, s.normed);
-  AISP_CHECK_LAUNCH();
+// Microseconds a call of `one` (its argument: which copy of the weights), the median of five
+// runs of `calls` calls back to back.
+double median_us_a_call(int calls, const std::function<void(std::size_t)>& one) {
   cudaEvent_t start, stop;
   AISP_CUDA_CHECK(cudaEventCreate(&start));
   AISP_CUDA_CHECK(cudaEventCreate(&stop));
   std::vector<double> runs;
   for (int r = 0; r < 5; ++r) {
     AISP_CUDA_CHECK(cudaEventRecord(start, nullptr));
-    constexpr int launches = 60;
-    for (int i = 0; i < launches; ++i) p.run(w.at(static_cast<std::size_t>(i + r)), x, y, s.n_out, s.k, rows, s.normed);
+    for (int i = 0; i < calls; ++i) one(static_cast<std::size_t>(i + r));
     AISP_CHECK_LAUNCH();
     AISP_CUDA_CHECK(cudaEventRecord(stop, nullptr));
     AISP_CUDA_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;
     AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    runs.push_back(1000.0 * ms / launches);
+    runs.push_back(1000.0 * ms / calls);
   }
   AISP_CUDA_CHECK(cudaEventDestroy(start));
   AISP_CUDA_CHECK(cudaEventDestroy(stop));
   std::sort(runs.begin(), runs.end());
   return runs[runs.size() / 2];
+}
+
+// Microseconds a launch, the median of five runs of 60 back-to-back launches.
+double us_a_launch(const path& p, const shape& s, const weight_copies& w, const float* x, float* y, int rows) {
+  for (int i = 0; i < 5; ++i) p.run(w.at(i), x, y, s.n_out, s.k, rows, s.normed);
+  AISP_CHECK_LAUNCH();
+  return median_us_a_call(60, [&](std::size_t i) { p.run(w.at(i), x, y, s.n_out, s.k, rows, s.normed); });
 }
 
 std::vector<float> output_of(const path& p, const shape& s, const weight_copies& w, const float* x, device_scratch& y, int rows) {
@@ -191,6 +199,89 @@ TEST(decode_matvec_rows, rows_paths_give_the_bits_of_the_paths_before_them_and_t
 TEST(decode_matvec_rows, rows_paths_give_the_bits_of_the_paths_before_them_untimed) {
   AISP_REQUIRE_GPU();
   check_rows_paths(false);
+}
+
+// A layer's matvecs in a decode step's order: QKV and gate/up normed from the residual, wo and
+// the down projection (after SwiGLU) added to it, each launch after one of another shape as in a
+// step (Nsight Compute found a 16-row launch alone as fast as the 8-row one, and a stream of one
+// shape slower: docs/proposals/decode-multirow-matvec.md). The 16-row launches take the paths
+// chosen (measured_rows_paths, or AISP_DECODE_PAIRS for an A/B run).
+struct layer_chain {
+  static constexpr int most_rows = 16;
+  const shape& qkv_shape = model_shapes[0];
+  const shape& wo_shape = model_shapes[1];
+  const shape& gate_up_shape = model_shapes[2];
+  const shape& down_shape = model_shapes[3];
+  weight_copies qkv{qkv_shape, true}, wo{wo_shape, true}, gate_up{gate_up_shape, true}, down{down_shape, true};
+  std::vector<float> residual_start = values(most_rows * wo_shape.n_out, 3);
+  device_scratch residual{residual_start.size() * sizeof(float)};
+  device_scratch attended{static_cast<std::size_t>(most_rows) * wo_shape.k * sizeof(float)};
+  device_scratch qkv_out{static_cast<std::size_t>(most_rows) * qkv_shape.n_out * sizeof(float)};
+  device_scratch gate_up_out{static_cast<std::size_t>(most_rows) * gate_up_shape.n_out * sizeof(float)};
+  device_scratch act{static_cast<std::size_t>(most_rows) * down_shape.k * sizeof(float)};
+
+  static std::vector<float> values(int n, unsigned salt) {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(((i * 2654435761u + salt * 40503u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
+    return v;
+  }
+  layer_chain() {
+    const auto attended_values = values(most_rows * wo_shape.k, 5);
+    AISP_CUDA_CHECK(cudaMemcpy(attended.data(), attended_values.data(), attended.bytes(), cudaMemcpyHostToDevice));
+  }
+  void reset_residual() { AISP_CUDA_CHECK(cudaMemcpy(residual.data(), residual_start.data(), residual.bytes(), cudaMemcpyHostToDevice)); }
+  void run(std::size_t copy, int rows) {
+    using namespace aisp::decode;
+    auto* r = static_cast<float*>(residual.data());
+    launch_normed_matvec(qkv.at(copy), r, static_cast<float*>(qkv_out.data()), qkv_shape.n_out, qkv_shape.k, rows, 1e-5f, nullptr);
+    launch_matvec(wo.at(copy), static_cast<const float*>(attended.data()), r, wo_shape.n_out, wo_shape.k, rows, true, 1.0f, nullptr);
+    launch_normed_matvec(gate_up.at(copy), r, static_cast<float*>(gate_up_out.data()), gate_up_shape.n_out, gate_up_shape.k, rows, 1e-5f, nullptr);
+    launch_swiglu_matvec(down.at(copy), static_cast<const float*>(gate_up_out.data()), static_cast<float*>(act.data()), r, down_shape.n_out,
+                         down_shape.k, rows, true, 1.0f, nullptr);
+    AISP_CHECK_LAUNCH();
+  }
+  // The first `rows` rows of the residual and of QKV's output after one layer from the start.
+  std::vector<float> outputs_after_one(int rows) {
+    reset_residual();
+    run(0, rows);
+    std::vector<float> out(static_cast<std::size_t>(8) * (wo_shape.n_out + qkv_shape.n_out));
+    AISP_CUDA_CHECK(cudaMemcpy(out.data(), residual.data(), static_cast<std::size_t>(8) * wo_shape.n_out * sizeof(float), cudaMemcpyDeviceToHost));
+    AISP_CUDA_CHECK(cudaMemcpy(out.data() + static_cast<std::size_t>(8) * wo_shape.n_out, qkv_out.data(),
+                               static_cast<std::size_t>(8) * qkv_shape.n_out * sizeof(float), cudaMemcpyDeviceToHost));
+    return out;
+  }
+  // Microseconds a layer: the median of five runs of 20 layers back to back.
+  double us_a_layer(int rows) {
+    reset_residual();
+    for (std::size_t i = 0; i < 3; ++i) run(i, rows);
+    return median_us_a_call(20, [&](std::size_t i) { run(i, rows); });
+  }
+};
+
+// The layer's matvecs at 8 and at 16 rows, one after another: the time a layer is printed for
+// each (with the 16-row paths taken), and the 16-row layer's first 8 rows are the 8-row layer's
+// bits, finite.
+TEST(decode_matvec_rows, a_layers_matvecs_in_a_row_at_8_and_16_rows_give_the_same_rows_and_their_times_are_printed) {
+  AISP_REQUIRE_GPU();
+  aisp::decode::prepare_matvec_launches();
+  layer_chain layer;
+  const auto eight = layer.outputs_after_one(8);
+  const auto sixteen = layer.outputs_after_one(16);
+  ASSERT_EQ(eight.size(), sixteen.size());
+  EXPECT_EQ(std::memcmp(eight.data(), sixteen.data(), eight.size() * sizeof(float)), 0) << "the 16-row layer's first 8 rows differ from the 8-row layer's";
+  EXPECT_TRUE(std::all_of(eight.begin(), eight.end(), [](float v) { return std::isfinite(v); }));
+  std::string paths;
+  for (const shape* s : {&layer.qkv_shape, &layer.wo_shape, &layer.gate_up_shape, &layer.down_shape}) {
+    if (!paths.empty()) paths += ',';
+    paths.append(std::to_string(s->n_out)).append("x").append(std::to_string(s->k)).append("=");
+    paths.append(aisp::decode::rows_path_name(aisp::decode::rows_path_for(s->n_out, s->k)));
+  }
+  const double eight_us = layer.us_a_layer(8);
+  const double sixteen_us = layer.us_a_layer(16);
+  EXPECT_GT(eight_us, 0.0);
+  EXPECT_GT(sixteen_us, 0.0);
+  std::printf("layer_chain  8 rows %-8s %8.2f us a layer\n", "production", eight_us);
+  std::printf("layer_chain 16 rows %s %8.2f us a layer, %.3fx the 8-row layer\n", paths.c_str(), sixteen_us, sixteen_us / eight_us);
 }
 
 // AISP_DECODE_PAIRS's values (no GPU needed): what a device run's script writes must parse, and a
