@@ -298,6 +298,12 @@ TEST(decode_matvec_rows, rows_choices_parse_the_shapes_and_paths_named_and_refus
   EXPECT_EQ(aisp::decode::rows_path_name(choices[0].path), "wgmma_wg2_ring4_x1_min2");
   EXPECT_EQ(choices[1].path, aisp::decode::before_rows_paths);
   EXPECT_EQ(aisp::decode::rows_path_name(choices[2].path), "wgmma_wg1_ring8_x1_min3");
+  // Every variant's printed name names it back (what a device script passes on).
+  for (int v = 0; v < aisp::decode::wgmma_variant_count; ++v) {
+    const auto named = parse_rows_choices("3072x2048=" + aisp::decode::wgmma_variant_name(v));
+    ASSERT_EQ(named.size(), 1u);
+    EXPECT_EQ(named[0].path, v) << aisp::decode::wgmma_variant_name(v);
+  }
   for (const char* malformed : {"1", "2", "16384x2048", "16384x2048=pairs4_ring8_min3", "16384x2048=wgmma_wg2_ring4_x1_min2x",
                                 "2048x8192=wgmma_wg3_ring8_x1_min2", "x2048=before_pairs", "16384x2048=before_pairs,,"}) {
     try {
