@@ -150,6 +150,15 @@ struct wgmma_part_sums {
   unsigned* arrivals = nullptr;             // [block of features]: parts arrived
 };
 
+// Parts 0 .. parts - 1 of `of` added in part order, the adds every path makes (the entries past
+// them are not read into the sum).
+__device__ __forceinline__ float sum_in_part_order(const float (&of)[wgmma_most_parts], int parts) {
+  float sum = of[0];
+#pragma unroll
+  for (int q = 1; q < wgmma_most_parts; ++q) sum = q < parts ? __fadd_rn(sum, of[q]) : sum;
+  return sum;
+}
+
 template <int Warpgroups, int Ring, int XBuffers>
 constexpr std::size_t wgmma_smem_bytes =
     static_cast<std::size_t>(Warpgroups) * 4 * Ring * matvec_tile_features * matvec_chunk_k * 2 + XBuffers * wgmma_split_words * sizeof(std::uint32_t);
@@ -318,10 +327,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
         float of[wgmma_most_parts];
 #pragma unroll
         for (int q = 0; q < wgmma_most_parts; ++q) of[q] = __ldcg(group_squares + (q < parts ? q : 0) * wgmma_rows + threadIdx.x);
-        float row_squares = of[0];
-#pragma unroll
-        for (int q = 1; q < wgmma_most_parts; ++q) row_squares = q < parts ? __fadd_rn(row_squares, of[q]) : row_squares;
-        row_scales[threadIdx.x] = row_rms_scale(row_squares, k, eps);
+        row_scales[threadIdx.x] = row_rms_scale(sum_in_part_order(of, parts), k, eps);
       }
       __syncthreads();
     }
@@ -341,9 +347,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
       const int g = o / (wgmma_rows * wgmma_group_features);
       const int row = o / wgmma_group_features % wgmma_rows;
       const int feature = (first_group + g) * wgmma_group_features + o % wgmma_group_features;
-      float sum = totals[j][0];
-#pragma unroll
-      for (int q = 1; q < wgmma_most_parts; ++q) sum = q < parts ? __fadd_rn(sum, totals[j][q]) : sum;
+      float sum = sum_in_part_order(totals[j], parts);
       if constexpr (normed) sum = __fmul_rn(sum, row_scales[row]);
       if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
     }
@@ -362,16 +366,15 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     float sum = cluster.map_shared_rank(&part_totals[g][row][f], 0)[0];
     float row_squares = normed ? cluster.map_shared_rank(&part_squares[row], 0)[0] : 0.0f;
     if constexpr (GatherFirst) {
-      constexpr int most_parts = 8;
-      float totals[most_parts];
-      [[maybe_unused]] float squares_of[most_parts];
+      float totals[wgmma_most_parts];
+      [[maybe_unused]] float squares_of[wgmma_most_parts];
 #pragma unroll
-      for (int q = 1; q < most_parts; ++q) {
+      for (int q = 1; q < wgmma_most_parts; ++q) {
         totals[q] = q < parts ? cluster.map_shared_rank(&part_totals[g][row][f], q)[0] : 0.0f;
         if constexpr (normed) squares_of[q] = q < parts ? cluster.map_shared_rank(&part_squares[row], q)[0] : 0.0f;
       }
 #pragma unroll
-      for (int q = 1; q < most_parts; ++q) {
+      for (int q = 1; q < wgmma_most_parts; ++q) {
         if (q >= parts) break;
         sum = __fadd_rn(sum, totals[q]);
         if constexpr (normed) row_squares = __fadd_rn(row_squares, squares_of[q]);

@@ -58,6 +58,13 @@ path wgmma_path(int v) {
           }};
 }
 
+// n values in [-1, 1), no zeros, differing with `salt`: inputs for x and the residual.
+std::vector<float> test_values(std::size_t n, unsigned salt) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(((i * 2654435761u + salt * 40503u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
+  return v;
+}
+
 // The 9-16-row paths before the rows paths (AISP_DECODE_PAIRS=0): whose bits every path must give.
 template <x_form Form>
 void before_pairs(const uint4* w, const float* x, float* y, int n_out, int k, int rows, float eps) {
@@ -160,8 +167,7 @@ void check_rows_paths(bool timed) {
   constexpr int most_rows = 16;
   for (const auto& s : model_shapes) {
     const weight_copies w(s, timed);
-    std::vector<float> x_host(static_cast<std::size_t>(most_rows) * s.k);
-    for (std::size_t i = 0; i < x_host.size(); ++i) x_host[i] = static_cast<float>(((i * 2654435761u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
+    const std::vector<float> x_host = test_values(static_cast<std::size_t>(most_rows) * s.k, 0);
     device_scratch x(x_host.size() * sizeof(float));
     AISP_CUDA_CHECK(cudaMemcpy(x.data(), x_host.data(), x_host.size() * sizeof(float), cudaMemcpyHostToDevice));
     device_scratch y(static_cast<std::size_t>(most_rows) * s.n_out * sizeof(float));
@@ -213,20 +219,15 @@ struct layer_chain {
   const shape& gate_up_shape = model_shapes[2];
   const shape& down_shape = model_shapes[3];
   weight_copies qkv{qkv_shape, true}, wo{wo_shape, true}, gate_up{gate_up_shape, true}, down{down_shape, true};
-  std::vector<float> residual_start = values(most_rows * wo_shape.n_out, 3);
+  std::vector<float> residual_start = test_values(static_cast<std::size_t>(most_rows) * wo_shape.n_out, 3);
   device_scratch residual{residual_start.size() * sizeof(float)};
   device_scratch attended{static_cast<std::size_t>(most_rows) * wo_shape.k * sizeof(float)};
   device_scratch qkv_out{static_cast<std::size_t>(most_rows) * qkv_shape.n_out * sizeof(float)};
   device_scratch gate_up_out{static_cast<std::size_t>(most_rows) * gate_up_shape.n_out * sizeof(float)};
   device_scratch act{static_cast<std::size_t>(most_rows) * down_shape.k * sizeof(float)};
 
-  static std::vector<float> values(int n, unsigned salt) {
-    std::vector<float> v(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(((i * 2654435761u + salt * 40503u) >> 7) % 20001u) / 10000.0f - 1.0f + 1e-3f;
-    return v;
-  }
   layer_chain() {
-    const auto attended_values = values(most_rows * wo_shape.k, 5);
+    const auto attended_values = test_values(static_cast<std::size_t>(most_rows) * wo_shape.k, 5);
     AISP_CUDA_CHECK(cudaMemcpy(attended.data(), attended_values.data(), attended.bytes(), cudaMemcpyHostToDevice));
   }
   void reset_residual() { AISP_CUDA_CHECK(cudaMemcpy(residual.data(), residual_start.data(), residual.bytes(), cudaMemcpyHostToDevice)); }
