@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # labs/decode on the device with its 9-16-row paths as measured (rows_paths.cuh's
 # measured_rows_paths), in one call: decode_matvec_rows.* (every path's bits and time a launch),
-# the decode GPU tests, then the whole lab as the README's table reads it (LAB_TARGETS and
+# the decode GPU tests, then (after `aisp hw memory`: the copy ceiling) the whole lab as the README's table reads it (LAB_TARGETS and
 # LAB_ARGS may name less, e.g. labs/decode:continuous_batching and --max-time 4; TRACE=1 adds a
 # per-kernel summary), then continuous batching
 # with AISP_DECODE_PAIRS=0 beside it (the same card), then compute-sanitizer memcheck and
@@ -9,6 +9,9 @@
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_lab.sh      (logs and results under $OUT)
 . "$(dirname "$0")/device_call_prelude.sh"
+# The copy ceiling first (a call starts with an empty AISP_CACHE_DIR), so that the table's SOL %
+# divides by the measured ceiling, as issue 21's target does, not by the datasheet's.
+timeout 60 $bin/aisp hw memory > $OUT/hw_memory.log 2>&1; echo "hw memory rc $? at $(el) s"; grep -iE "copy|triad|GB/s" $OUT/hw_memory.log | head -n 6
 timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
 grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
 echo "picked now: $(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.log)"

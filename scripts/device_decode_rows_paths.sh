@@ -14,7 +14,7 @@ grep -E " rows |FAILED|Failure" $OUT/rows_timing.log | head -n 100
 pick=$(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.log); echo "picked: $pick"; echo "$pick" > /tmp/aisp_pairs_pick; cp /tmp/aisp_pairs_pick $OUT/pairs_pick.txt
 # A layer's matvecs in a step's order (layer_chain lines), each launch after another shape's: the
 # pick, the paths before, and each of LAYER_CHAIN_VARIANTS on all four shapes.
-variants=${LAYER_CHAIN_VARIANTS:-wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring4_x1_min2_lastblock wgmma_wg2_ring4_x1_min2_prefetch_lastblock}
+variants=${LAYER_CHAIN_VARIANTS:-wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring8_x1_min2_gather}
 for pairs in "$pick" 0 $(for v in $variants; do echo "3072x2048=$v,2048x2048=$v,16384x2048=$v,2048x8192=$v"; done); do
   AISP_DECODE_PAIRS=$pairs timeout 40 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.a_layers*' 2>&1 | grep -E "layer_chain|FAILED|Failure"
 done > $OUT/layer_chains.log; echo "layer chains at $(el) s"; grep -E "16 rows|FAILED" $OUT/layer_chains.log

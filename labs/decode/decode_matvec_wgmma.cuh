@@ -121,8 +121,7 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // gather_first: each output's parts read from the cluster all at once, then added in order (a
 // remote load's latency once, not once a part; the same adds).
 // prefetch_rest: the split's chunks past the ring asked of the L2 before the wait (Note [the
-// rest before the wait]). last_block_sums: no cluster; the parts meet in global memory and the
-// last block of a group to arrive adds them (Note [the last block sums]).
+// rest before the wait]).
 struct wgmma_shape {
   int warpgroups;
   int ring_chunks;
@@ -130,34 +129,10 @@ struct wgmma_shape {
   int min_blocks;
   bool gather_first = false;
   bool prefetch_rest = false;
-  bool last_block_sums = false;
 };
 
-// Note [the last block sums]: a cluster's blocks are placed together (a launch's first clusters
-// wait for as many free slots in one GPC while the launch before still runs) and each stays
-// until the slowest of its cluster has its part, so in a stream of dependent launches a cluster
-// launch may overlap the launch before it less than the 8-row launch's independent blocks do.
-// Here each block writes its part's totals (and a normed row's squares) to global memory, and
-// the block of a group of features that arrives last (a counter a group, reset by that block
-// for the next launch) adds all parts in order for every output, as the cluster's blocks do:
-// the same adds in the same order, so the same bits. The next launch writes the totals only
-// after its wait (the whole launch before has finished). Built on 2026-12-07, not yet run.
-constexpr int wgmma_most_parts = 8;         // a tile's parts (matvec_plan_of: 8 at most)
-constexpr int wgmma_most_groups = 256;      // groups of 64 features: n_out up to 16384
-struct wgmma_part_sums {
-  float* totals = nullptr;                  // [block of features][part][warpgroup][row][feature]
-  float* squares = nullptr;                 // [block of features][part][row]
-  unsigned* arrivals = nullptr;             // [block of features]: parts arrived
-};
-
-// Parts 0 .. parts - 1 of `of` added in part order, the adds every path makes (the entries past
-// them are not read into the sum).
-__device__ __forceinline__ float sum_in_part_order(const float (&of)[wgmma_most_parts], int parts) {
-  float sum = of[0];
-#pragma unroll
-  for (int q = 1; q < wgmma_most_parts; ++q) sum = q < parts ? __fadd_rn(sum, of[q]) : sum;
-  return sum;
-}
+// A tile's parts (matvec_plan_of: 8 at most): a cluster's blocks.
+constexpr int wgmma_most_parts = 8;
 
 template <int Warpgroups, int Ring, int XBuffers>
 constexpr std::size_t wgmma_smem_bytes =
@@ -175,10 +150,10 @@ constexpr std::size_t wgmma_smem_bytes =
 // each warp asks the L2 for the rest of the first split's chunks before the wait (one bulk
 // prefetch: a warp's chunks of a split are 8 KB in a row), and the ring's copies after the wait
 // find them there. The bits are unchanged: it moves no data the kernel reads.
-template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest, bool LastBlockSums>
+template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
-                        bool accumulate, float output_scale, float eps, matvec_plan plan, wgmma_part_sums sums) {
+                        bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(Form != x_form::swiglu, "SwiGLU is folded at one row only (Note [rows as wgmma's N])");
   static_assert(Ring >= 2 && (XBuffers == 1 || XBuffers == 2), "a ring of two chunks or more; one or two x buffers");
 #if AISP_HOPPER_DEVICE
@@ -302,58 +277,6 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   }
   constexpr int outputs = Warpgroups * wgmma_rows * wgmma_group_features;
   const float scale = matvec_scale(output_scale, k);
-  if constexpr (LastBlockSums) {
-    const int group_block = static_cast<int>(blockIdx.x) / parts;
-    float* own = sums.totals + (static_cast<std::int64_t>(group_block) * wgmma_most_parts + part) * outputs;
-    __syncthreads();  // part_totals and part_squares are whole
-    for (int o = static_cast<int>(threadIdx.x); o < outputs; o += block_warps * 32) {
-      own[o] = part_totals[o / (wgmma_rows * wgmma_group_features)][o / wgmma_group_features % wgmma_rows][o % wgmma_group_features];
-    }
-    if (normed && threadIdx.x < wgmma_rows) sums.squares[(group_block * wgmma_most_parts + part) * wgmma_rows + threadIdx.x] = part_squares[threadIdx.x];
-    __threadfence();  // the part's totals before its arrival
-    __syncthreads();
-    __shared__ unsigned arrived;
-    if (threadIdx.x == 0) arrived = atomicAdd(&sums.arrivals[group_block], 1u);
-    __syncthreads();
-    if (arrived != static_cast<unsigned>(parts - 1)) return;  // another block adds them
-    __threadfence();  // every other part's totals after their arrivals
-    // Every address below is valid (a part past the plan's reads part 0, then unused): loads
-    // without a condition, all in flight at once.
-    const float* group_totals = sums.totals + static_cast<std::int64_t>(group_block) * wgmma_most_parts * outputs;
-    __shared__ float row_scales[wgmma_rows];
-    if constexpr (normed) {
-      if (threadIdx.x < wgmma_rows) {
-        const float* group_squares = sums.squares + static_cast<std::int64_t>(group_block) * wgmma_most_parts * wgmma_rows;
-        float of[wgmma_most_parts];
-#pragma unroll
-        for (int q = 0; q < wgmma_most_parts; ++q) of[q] = __ldcg(group_squares + (q < parts ? q : 0) * wgmma_rows + threadIdx.x);
-        row_scales[threadIdx.x] = row_rms_scale(sum_in_part_order(of, parts), k, eps);
-      }
-      __syncthreads();
-    }
-    constexpr int block_threads = block_warps * 32;
-    constexpr int per_thread = outputs / block_threads;
-    float totals[per_thread][wgmma_most_parts];
-#pragma unroll
-    for (int j = 0; j < per_thread; ++j) {
-#pragma unroll
-      for (int q = 0; q < wgmma_most_parts; ++q) {
-        totals[j][q] = __ldcg(group_totals + (q < parts ? q : 0) * outputs + static_cast<int>(threadIdx.x) + j * block_threads);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < per_thread; ++j) {
-      const int o = static_cast<int>(threadIdx.x) + j * block_threads;
-      const int g = o / (wgmma_rows * wgmma_group_features);
-      const int row = o / wgmma_group_features % wgmma_rows;
-      const int feature = (first_group + g) * wgmma_group_features + o % wgmma_group_features;
-      float sum = sum_in_part_order(totals[j], parts);
-      if constexpr (normed) sum = __fmul_rn(sum, row_scales[row]);
-      if (row < rows && feature < n_out) store_matvec(y + static_cast<std::int64_t>(row) * n_out + feature, sum, scale, accumulate);
-    }
-    if (threadIdx.x == 0) sums.arrivals[group_block] = 0;  // for the next launch
-    return;
-  }
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every part's totals are in its block's shared memory
@@ -390,34 +313,15 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   }
   cluster.sync();  // the other blocks are done reading this one's totals
 #else
-  (void)w, (void)x, (void)y, (void)n_out, (void)k, (void)rows, (void)accumulate, (void)output_scale, (void)eps, (void)plan, (void)sums;
+  (void)w, (void)x, (void)y, (void)n_out, (void)k, (void)rows, (void)accumulate, (void)output_scale, (void)eps, (void)plan;
 #endif
-}
-
-// The part sums of Note [the last block sums], for the largest shape (n_out 16384 in groups of 64,
-// 8 parts, 16 rows): allocated by prepare_wgmma_variants on the current device, kept for the
-// process (a CUDA graph may hold launches that use them). The arrivals start at zero.
-inline wgmma_part_sums& wgmma_last_block_scratch() {
-  static wgmma_part_sums sums;
-  return sums;
-}
-
-inline void allocate_wgmma_last_block_scratch() {
-  wgmma_part_sums& sums = wgmma_last_block_scratch();
-  if (sums.totals != nullptr) return;
-  const std::size_t slots = static_cast<std::size_t>(wgmma_most_groups) * wgmma_most_parts;
-  AISP_CUDA_CHECK(cudaMalloc(&sums.totals, slots * wgmma_rows * wgmma_group_features * sizeof(float)));
-  AISP_CUDA_CHECK(cudaMalloc(&sums.squares, slots * wgmma_rows * sizeof(float)));
-  AISP_CUDA_CHECK(cudaMalloc(&sums.arrivals, wgmma_most_groups * sizeof(unsigned)));
-  AISP_CUDA_CHECK(cudaMemset(sums.arrivals, 0, wgmma_most_groups * sizeof(unsigned)));
 }
 
 // Opts a wgmma path's kernels into their dynamic shared memory on the current device (not in the
 // launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, wgmma_shape Shape>
 void prepare_wgmma_matvec() {
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest,
-                                           Shape.last_block_sums>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
   AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>)));
 }
@@ -432,15 +336,10 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   AISP_EXPECTS(device_runs_dependent_launches(), "labs/decode: a wgmma matvec needs an sm_90a GPU");
   const int block_features = Shape.warpgroups * wgmma_group_features;
   const int blocks = (n_out + block_features - 1) / block_features;
-  const wgmma_part_sums sums = Shape.last_block_sums ? wgmma_last_block_scratch() : wgmma_part_sums{};
-  if constexpr (Shape.last_block_sums) {
-    AISP_EXPECTS(sums.totals != nullptr && blocks <= wgmma_most_groups / Shape.warpgroups,
-                 "labs/decode: a last-block wgmma matvec needs prepare_matvec_launches() first and n_out of at most 16384");
-  }
   cudaLaunchAttribute attributes[2] = {};
   attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[0].val.programmaticStreamSerializationAllowed = 1;
-  attributes[1].id = cudaLaunchAttributeClusterDimension;  // the parts of a tile, unless the last block sums them
+  attributes[1].id = cudaLaunchAttributeClusterDimension;  // the parts of a tile
   attributes[1].val.clusterDim.x = static_cast<unsigned>(plan.warps_a_tile);
   attributes[1].val.clusterDim.y = 1;
   attributes[1].val.clusterDim.z = 1;
@@ -450,42 +349,38 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   config.dynamicSmemBytes = wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>;
   config.stream = stream;
   config.attrs = attributes;
-  config.numAttrs = Shape.last_block_sums ? 1 : 2;
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest,
-                                           Shape.last_block_sums>;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan, sums));
+  config.numAttrs = 2;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
   AISP_CHECK_LAUNCH();
 }
 
 // The wgmma paths built (decode_matvec_rows.* times each against the path before them).
 // Gathering each output's parts at once (_gather): 0.05-0.24 us faster on QKV and wo, where a
 // part is one split (H100 GPU-ce128fee, 2026-12-07), no faster on gate/up and down.
-// Built on 2026-12-07 and not yet run on a GPU: the L2 asked for the rest of a split before the
-// wait (_prefetch, Note [the rest before the wait]) and the parts summed by the last block
-// (_lastblock, Note [the last block sums]), alone and together.
+// Asking the L2 for the rest of a split before the wait (_prefetch, Note [the rest before the
+// wait]): bits equal; a layer's four matvecs in a step's order at 16 rows 64.1 us against 66.1
+// with the gather alone and 59.8 for the 8-row layer (H100 GPU-5b3fbc1a, 2026-12-07). (Summing the
+// parts in the last block to arrive, with no cluster, took 73.7 us: removed, source in
+// docs/results/raw/issue21-2026-12-07-last-block-sums-source.cuh.gz.)
 constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2},
                                           {2, 4, 2, 2},
                                           {2, 4, 1, 2},
                                           {1, 8, 1, 3},
                                           {2, 8, 1, 2, true},
                                           {2, 4, 1, 2, true},
-                                          {2, 4, 1, 2, true, true},
-                                          {2, 4, 1, 2, false, false, true},
-                                          {2, 4, 1, 2, false, true, true}};
+                                          {2, 4, 1, 2, true, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
 inline std::string wgmma_variant_name(int v) {
   const wgmma_shape w = wgmma_variants[v];
   return "wgmma_wg" + std::to_string(w.warpgroups) + "_ring" + std::to_string(w.ring_chunks) + "_x" + std::to_string(w.x_buffers) + "_min" +
-         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "") +
-         (w.last_block_sums ? "_lastblock" : "");
+         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "");
 }
 
-// Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device,
-// and allocates the last-block variants' part sums there.
+// Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.
 inline void prepare_wgmma_variants() {
-  allocate_wgmma_last_block_scratch();
   for_each_variant<wgmma_variant_count>([](auto v) {
     prepare_wgmma_matvec<x_form::plain, wgmma_variants[v]>();
     prepare_wgmma_matvec<x_form::rms_normed, wgmma_variants[v]>();

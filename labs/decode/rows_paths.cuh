@@ -64,15 +64,18 @@ inline rows_choices parse_rows_choices(const std::string& value) {
 }
 
 // The model's shapes' paths as measured, in AISP_DECODE_PAIRS's form; any other shape takes the
-// path before. Each shape's fastest path at 9, 12 and 16 rows, bits equal to the path before's
-// (decode_matvec_rows.*, scripts/pick_decode_rows_paths.awk; H100 GPU-ce128fee, 2026-12-07, the
-// first run of the gather_first variants): QKV 8.1-8.5 us against 9.3-9.4, wo 6.4-6.9 against
-// 7.2, gate/up 27.1-27.8 against 31.6-32.4, down 17.5-18.4 against 19.6-20.0 (the 8-row launch:
-// 7.2, 5.6, 25.4, 16.8). Gathering the parts first saved QKV 0.2 us and wo 0.05-0.24 on that
-// card. Continuous batching on the paths before these (no gather): 2.211x at TPOT p99 0.905x
-// static batching's, 0.852x with the rows paths off (the same card).
+// path before. decode_matvec_rows.* times each path's launch after the same launch (every path's
+// bits equal the path before's) and a layer's four matvecs in a step's order (layer_chain: each
+// launch after another shape's, as in a step), which decides: on H100 GPU-5b3fbc1a (2026-12-07)
+// a 16-row layer took 64.1 us with every shape on the gather-and-prefetch variant, 64.6 on each
+// shape's fastest launch alone, 66.1 on the gather alone, 73.8 on the paths before, against
+// 59.8 for the 8-row layer. Alone a launch's times are within ~0.5 us of each other's for the
+// three ring4 variants (QKV 8.1-8.5 us, wo 6.8-7.0, gate/up 27.6-28.2, down 18.0-19.5; the
+// 8-row launch 7.1, 5.6, 26.3, 16.5). Continuous batching on the pick alone gave 2.235x at TPOT
+// p99 0.883x static batching's there; 0.814x with the rows paths off.
 constexpr const char* measured_rows_paths =
-    "3072x2048=wgmma_wg2_ring4_x1_min2_gather,2048x2048=wgmma_wg2_ring8_x1_min2_gather,2048x8192=wgmma_wg2_ring4_x1_min2,16384x2048=wgmma_wg2_ring4_x1_min2";
+    "3072x2048=wgmma_wg2_ring4_x1_min2_gather_prefetch,2048x2048=wgmma_wg2_ring4_x1_min2_gather_prefetch,"
+    "2048x8192=wgmma_wg2_ring4_x1_min2_gather_prefetch,16384x2048=wgmma_wg2_ring4_x1_min2_gather_prefetch";
 
 inline const rows_choices& chosen_rows_paths() {
   static const rows_choices choices = [] {
