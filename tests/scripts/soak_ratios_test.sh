@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# scripts/soak_ratios.py on a hand-made results file: the hidden-cost detail's speedup and
+# back-to-back excess of each candidate that had a late look, planted cheats marked and left out
+# of the widest honest ratio; a candidate without a soak is skipped.
+set -euo pipefail
+script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/soak_ratios.py"
+dir="$(mktemp -d)"
+trap 'rm -rf "$dir"' EXIT
+detail() {  # detail SPEEDUP EXCESS: the check's text as src/runner/mean_check.cpp writes it on the device
+  echo "median 10 us against the baseline's 20 us ($1x); mean of the fastest 95% 10 us against 20 us (2.00x; the noise margin 3%: the twin's distance or the means' CIs, within 3-15%); back to back in the late look 9 us a call against 18 us: 0.90 of its median against 0.90 of the baseline's ($2x, reported only on the device)"
+}
+cat > "$dir/run.json" <<JSON
+{"pairs": [
+  {"target": "ch07:tiled", "checks": [{"check": "hidden-cost", "variant": "optimized", "passed": true, "detail": "$(detail 2.00 1.30)"}]},
+  {"target": "ch02:copy", "checks": [{"check": "hidden-cost", "variant": "optimized", "passed": true, "detail": "$(detail 1.25 0.80)"}]},
+  {"target": "labs/decode:kv_cache", "checks": [{"check": "hidden-cost", "variant": "optimized", "passed": true, "detail": "median 38 ms against the baseline's 284 ms (7.30x); mean of the fastest 95% 38 ms against 284 ms (7.32x; the noise margin 3%: the twin's distance or the means' CIs, within 3-15%)"}]},
+  {"target": "cheats_gpu:s2_rare", "checks": [{"check": "hidden-cost", "variant": "optimized", "passed": false, "detail": "$(detail 1.50 4.20)"}]}
+]}
+JSON
+out="$(python3 "$script" "$dir/run.json")"
+fail() { echo "soak_ratios.py: $1" >&2; echo "$out" >&2; exit 1; }
+[ "$(echo "$out" | wc -l)" -eq 4 ] || fail "expected three candidates with a soak and the widest line"
+echo "$out" | grep -qE '^ch07:tiled +optimized +speedup +2\.00x +excess +1\.30x +excess/speedup +0\.65$' || fail "an honest line"
+echo "$out" | grep -qE '^cheats_gpu:s2_rare .*excess/speedup +2\.80 +\(planted\) +FAILED$' || fail "the planted cheat's line"
+echo "$out" | grep -qE '^widest honest excess / speedup: 0\.65 \(ch07:tiled optimized\)$' || fail "the widest honest ratio"
+if python3 "$script" > "$dir/err" 2>&1; then fail "no file must fail"; fi
+echo "soak_ratios.py: ok"
