@@ -6,6 +6,9 @@ start=$(date +%s)
 el() { echo $(( $(date +%s) - start )); }
 [ -x .carry/bin/aisp ] || tar -C .carry -xJf .carry/bundle.txz
 bin=.carry/bin; export AISP_CACHE_DIR=/tmp/aisp_cache
+# The GPU tests list the cheats fixtures by running the cheats binaries at their build paths
+# unless told where they are (tests/cheats/cheat_test_support.hpp); here they are carried.
+export AISP_CHEATS_BINARY=$PWD/$bin/aisp_cheats AISP_K4_CHEATS_BINARY=$PWD/$bin/aisp_cheats_k4 AISP_CLOCK_CHEATS_BINARY=$PWD/$bin/aisp_cheats_clock
 nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 
 # sanitize_rows_tests START_BEFORE END_BY TOOL...: the 9-16-row matvec kernels under each
