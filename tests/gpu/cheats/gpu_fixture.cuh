@@ -40,8 +40,7 @@ inline void honest(run_context& ctx) {
 // y = 2x + 1 on `n` fp32 elements (2^24 at the benchmark size) with its fp64 reference and the
 // small validation sizes, without variants.
 inline pair affine_declaration(const std::string& target, const std::string& summary,
-                               std::int64_t benchmark_n = std::int64_t{1} << 24, stage_fn baseline = honest,
-                               const std::string& baseline_summary = "honest y = 2x + 1") {
+                               std::int64_t benchmark_n = std::int64_t{1} << 24) {
   const auto count = [](const workload& w) { return w.get("n"); };
   return pair(target)
       .summary(summary)
@@ -58,7 +57,7 @@ inline pair affine_declaration(const std::string& target, const std::string& sum
         auto y = io.output("y");
         for (std::size_t i = 0; i < x.size(); ++i) y[i] = 2.0 * x[i] + 1.0;
       })
-      .add_variant("baseline", baseline_summary, std::move(baseline));
+      .add_variant("baseline", "honest y = 2x + 1", honest);
 }
 
 // The fixture's pair under its full target name (gpu_fixture puts it in cheats_gpu).
