@@ -17,10 +17,5 @@ for attention in narrow grouped; do
     --artifacts-dir /tmp/cb_$attention --json $OUT/cb-$attention.json > $OUT/cb-$attention.log 2>&1
   echo "continuous_batching, $attention attention, rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-$attention.log | head -n 8
 done
-for tool in memcheck racecheck; do
-  [ $(el) -lt 540 ] || break
-  timeout $(( 590 - $(el) )) compute-sanitizer --tool $tool --error-exitcode 3 --kernel-name kns=attention_grouped \
-    $bin/aisp_gpu_tests --gtest_filter='decode_model.grouped_attention*' > $OUT/sanitize-$tool.log 2>&1
-  echo "sanitizer $tool rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-$tool.log | head -n 4
-done
+sanitize_tests 540 590 'decode_model.grouped_attention*' attention_grouped memcheck racecheck
 pack_logs attention; echo "done at $(el) s; logs in logs-attention.tgz"

@@ -52,20 +52,13 @@ __global__ void __launch_bounds__(attention_threads, 1)
   // Head g's scores (then its parts' sums) at g * stride; the heads' queries after them.
   const int stride = max(m.max_len, attention_threads);
   float* q = grouped_shared + Group * stride;
+  const cached_head<Cache> head_kv{k_cache, v_cache, cache, m, slot, layer, head_offset, keys};
   __nv_bfloat16 held[keys_a_round][dims_a_lane];
-  const auto load_round = [&](int base) {
-#pragma unroll
-    for (int u = 0; u < keys_a_round; ++u) {
-      const int j = base + warp * keys_a_round + u;
-      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < keys ? j : 0) + head_offset;
-#pragma unroll
-      for (int e = 0; e < dims_a_lane; ++e) held[u][e] = key[min(lane + 32 * e, m.head_dim - 1)];
-    }
-  };
+  const auto load_round = [&](int base) { head_kv.load_round(held, base, warp, lane); };
   const int parts = attention_threads / m.head_dim;
   const int dim = static_cast<int>(threadIdx.x) % m.head_dim;
   const int part = static_cast<int>(threadIdx.x) / m.head_dim;
-  const auto value_at = [&](int j) { return v_cache[cache.offset(m, slot, layer, j < keys ? j : 0) + head_offset + dim]; };
+  const auto value_at = [&](int j) { return head_kv.value(j, dim); };
   __nv_bfloat16 ahead[values_ahead];
 #pragma unroll
   for (int t = 0; t < values_ahead; ++t) ahead[t] = value_at(part + parts * t);

@@ -87,7 +87,7 @@ class gpu_decoder {
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
     allow_attention_shared_bytes<contiguous_cache>(attention_smem);
     allow_attention_shared_bytes<paged_cache>(attention_smem);
-    if (attention_grouped()) {  // Note [grouped attention]
+    if (grouped_attention_) {  // Note [grouped attention]
       const int grouped_smem = attention_grouped_shared_bytes(c_.heads / c_.kv_heads, max_len, c_.head_dim);
       AISP_EXPECTS(grouped_smem <= 200 * 1024, "labs/decode's grouped attention keeps its heads' scores in shared memory: max_len is too long");
       allow_grouped_attention_shared_bytes<contiguous_cache>(grouped_smem);
@@ -181,10 +181,6 @@ class gpu_decoder {
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
-  // Where narrow blocks would run, a block a KV head's query heads instead, as
-  // AISP_DECODE_ATTENTION asks and where it is built for the group (Note [grouped attention]).
-  [[nodiscard]] bool attention_grouped() const { return grouped_attention_; }
-
   // Wide blocks while they fit in one wave at two an SM, else narrow ones where head_dim divides
   // them (Note [attention waves]).
   [[nodiscard]] bool attention_narrow(unsigned grid_rows) const {
@@ -219,7 +215,7 @@ class gpu_decoder {
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
-    if (attention_narrow(grid_rows) && attention_grouped()) {
+    if (attention_narrow(grid_rows) && grouped_attention_) {  // a block a (row, KV head): Note [grouped attention]
       const int group = c_.heads / c_.kv_heads;
       const auto grouped = group == 2 ? attention_grouped_kernel<Cache, HeadLanes, 2> : attention_grouped_kernel<Cache, HeadLanes, 4>;
       launch_dependent(grouped, dim3(grid_rows, static_cast<unsigned>(c_.kv_heads)), dim3(static_cast<unsigned>(attention_threads)),
@@ -263,7 +259,9 @@ class gpu_decoder {
   int max_rows_;
   int sms_ = 0;  // the GPU's multiprocessors: attention's blocks a wave (Note [attention waves])
   std::optional<paged_layout> paged_;
-  bool grouped_attention_ = false;  // Note [grouped attention]: AISP_DECODE_ATTENTION=grouped, for a group it is built for
+  // Where narrow blocks would run, a block a KV head's query heads instead, as AISP_DECODE_ATTENTION
+  // asks and where it is built for the group (Note [grouped attention]).
+  bool grouped_attention_ = false;
   int pages_per_slot_ = 0;
   std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model
   float *x_ = nullptr, *normed_ = nullptr, *qkv_ = nullptr, *attended_ = nullptr, *gate_up_ = nullptr, *act_ = nullptr, *logits_ = nullptr;
