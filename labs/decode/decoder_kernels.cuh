@@ -261,7 +261,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // position 0, whose value is then never used; a dimension past head_dim the head's last) and no
 // condition: a load under a condition compiled to a branch a load, each waiting for its value
 // before the next was issued (Nsight Compute's source view, H200, 2026-12-02). Which values count
-// is decided where they are used. attention_rows_kernel and attention_grouped_kernel share it.
+// is decided where they are used. attention_rows_kernel reads the cache through it.
 template <class Cache>
 struct cached_head {
   const __nv_bfloat16* k_cache;

@@ -19,7 +19,6 @@
 
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
-#include "attention_grouped.cuh"
 #include "matvec_launch.cuh"
 
 namespace aisp::decode {
@@ -54,8 +53,7 @@ class gpu_decoder {
       : c_(config),
         dims_{config.d_model, config.heads, config.kv_heads, config.head_dim, config.ffn, config.vocab, config.layers, max_len},
         max_rows_(max_rows),
-        paged_(paged),
-        grouped_attention_(attention_grouped_asked() && attention_group_built(config.heads / config.kv_heads)) {
+        paged_(paged) {
     AISP_EXPECTS(c_.d_model % 8 == 0 && c_.ffn % 8 == 0 && c_.q_width() % 8 == 0 && c_.heads % c_.kv_heads == 0 &&
                      c_.head_dim % 2 == 0 && c_.head_dim <= attention_max_head_dim,
                  "labs/decode's kernels need d_model, ffn and the query width multiples of 8, heads a multiple of kv_heads "
@@ -87,12 +85,6 @@ class gpu_decoder {
     AISP_EXPECTS(attention_smem <= 200 * 1024, "labs/decode's attention keeps a row's scores in shared memory: max_len is too long");
     allow_attention_shared_bytes<contiguous_cache>(attention_smem);
     allow_attention_shared_bytes<paged_cache>(attention_smem);
-    if (grouped_attention_) {  // Note [grouped attention]
-      const int grouped_smem = attention_grouped_shared_bytes(c_.heads / c_.kv_heads, max_len, c_.head_dim);
-      AISP_EXPECTS(grouped_smem <= 200 * 1024, "labs/decode's grouped attention keeps its heads' scores in shared memory: max_len is too long");
-      allow_grouped_attention_shared_bytes<contiguous_cache>(grouped_smem);
-      allow_grouped_attention_shared_bytes<paged_cache>(grouped_smem);
-    }
     int device = 0;
     AISP_CUDA_CHECK(cudaGetDevice(&device));
     AISP_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
@@ -174,13 +166,6 @@ class gpu_decoder {
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
-  template <class Cache>
-  static void allow_grouped_attention_shared_bytes(int bytes) {
-    for (const auto kernel : {attention_grouped_kernel<Cache, 2, 2>, attention_grouped_kernel<Cache, 2, 4>, attention_grouped_kernel<Cache, 4, 2>,
-                              attention_grouped_kernel<Cache, 4, 4>})
-      AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  }
-
   // Wide blocks while they fit in one wave at two an SM, else narrow ones where head_dim divides
   // them (Note [attention waves]).
   [[nodiscard]] bool attention_narrow(unsigned grid_rows) const {
@@ -215,13 +200,7 @@ class gpu_decoder {
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
-    if (attention_narrow(grid_rows) && grouped_attention_) {  // a block a (row, KV head): Note [grouped attention]
-      const int group = c_.heads / c_.kv_heads;
-      const auto grouped = group == 2 ? attention_grouped_kernel<Cache, HeadLanes, 2> : attention_grouped_kernel<Cache, HeadLanes, 4>;
-      launch_dependent(grouped, dim3(grid_rows, static_cast<unsigned>(c_.kv_heads)), dim3(static_cast<unsigned>(attention_threads)),
-                       attention_grouped_shared_bytes(group, dims_.max_len, c_.head_dim), stream, qkv_, meta, k_cache_, v_cache_, attended_, dims_,
-                       cache, l);
-    } else if (attention_narrow(grid_rows)) {
+    if (attention_narrow(grid_rows)) {
       attend(attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>, attention_narrow_threads);
     } else {
       attend(attention_rows_kernel<Cache, false, HeadLanes>, attention_threads);
@@ -259,9 +238,6 @@ class gpu_decoder {
   int max_rows_;
   int sms_ = 0;  // the GPU's multiprocessors: attention's blocks a wave (Note [attention waves])
   std::optional<paged_layout> paged_;
-  // Where narrow blocks would run, a block a KV head's query heads instead, as AISP_DECODE_ATTENTION
-  // asks and where it is built for the group (Note [grouped attention]).
-  bool grouped_attention_ = false;
   int pages_per_slot_ = 0;
   std::vector<std::unique_ptr<device_scratch>> arrays_;  // every allocation, freed with the model
   float *x_ = nullptr, *normed_ = nullptr, *qkv_ = nullptr, *attended_ = nullptr, *gate_up_ = nullptr, *act_ = nullptr, *logits_ = nullptr;

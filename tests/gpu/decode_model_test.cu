@@ -10,9 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "../../labs/decode/decode_loops.cuh"
@@ -229,51 +227,6 @@ TEST_F(decode_model, narrow_attention_blocks_give_the_wide_ones_bits) {
   const auto recomputed = gpu_tokens(false, nullptr, &recomputed_last);
   EXPECT_EQ(recomputed, cached);
   EXPECT_EQ(recomputed_last, cached_last) << "after " << prompt + new_tokens - 1 << " positions";
-}
-
-// AISP_DECODE_ATTENTION set for a scope, and put back as it was.
-class attention_choice {
- public:
-  explicit attention_choice(const char* value) {
-    if (const char* before = std::getenv("AISP_DECODE_ATTENTION")) before_ = before;
-    ::setenv("AISP_DECODE_ATTENTION", value, 1);
-  }
-  attention_choice(const attention_choice&) = delete;
-  attention_choice& operator=(const attention_choice&) = delete;
-  ~attention_choice() {
-    if (before_) ::setenv("AISP_DECODE_ATTENTION", before_->c_str(), 1);
-    else ::unsetenv("AISP_DECODE_ATTENTION");
-  }
-
- private:
-  std::optional<std::string> before_;
-};
-
-// Note [grouped attention]: with AISP_DECODE_ATTENTION=grouped the recomputed prefix's launches
-// of 300+ rows run a block a KV head's query heads; the cached decode's one-row launches run
-// wide blocks (its prefill narrow ones). The logits agree to the last bit. A value it does not
-// know is an error when the model is built.
-TEST_F(decode_model, grouped_attention_blocks_give_the_wide_ones_bits) {
-  ASSERT_TRUE(aisp::decode::attention_group_built(config_.heads / config_.kv_heads)) << "the test model's group must have a grouped kernel";
-  batch = 1;
-  prompt = 300;
-  new_tokens = 31;
-  draw_prompts();
-  std::vector<float> cached_last, recomputed_last;
-  std::vector<int> cached;
-  {
-    const attention_choice narrow("narrow");
-    cached = gpu_tokens(true, nullptr, &cached_last);
-  }
-  std::vector<int> recomputed;
-  {
-    const attention_choice grouped("grouped");
-    recomputed = gpu_tokens(false, nullptr, &recomputed_last);
-  }
-  EXPECT_EQ(recomputed, cached);
-  EXPECT_EQ(recomputed_last, cached_last) << "after " << prompt + new_tokens - 1 << " positions";
-  const attention_choice unknown("wide");
-  EXPECT_THROW(gpu_tokens(true), aisp::contract_error);
 }
 
 // Note [paged cache]: K and V found through a block table (pages of 3 positions, so pages end
