@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# labs/decode's 16-row matvec paths in the real serving step, in one call: continuous batching on
-# the default paths (rows_paths.cuh), then with every shape on one other wgmma variant
-# (AISP_DECODE_PAIRS), the same card, as time allows. The step breakdown of 2026-12-07
-# (scripts/trace_step_breakdown.py) put ~111 of the 16-row step's ~123 extra us in its matvecs.
+# labs/decode's 9-16-row matvec paths in the model's whole step, in one call: decode_step.* (the
+# 1B model's forward step at 8, 12 and 16 rows back to back, tests/gpu/decode_step_timing_test.cu)
+# on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
+# wgmma variant (AISP_DECODE_PAIRS), the same card; then continuous batching on the default, as
+# time allows. The step breakdown of 2026-12-07 (scripts/trace_step_breakdown.py) put ~113 of
+# the 16-row step's ~123 extra us in its matvecs.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
-#   scripts/device_decode_pairs_ab.sh      (logs and results under $OUT)
-. "$(dirname "$0")/device_call_prelude.sh" > /dev/null
-shapes="3072x2048 2048x2048 2048x8192 16384x2048"
-for path in default wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather; do
-  [ $(el) -lt 200 ] || break
-  value=""; [ $path = default ] || value=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')
+#   scripts/device_decode_pairs_ab.sh      (one line a path; logs under $OUT)
+. "$(dirname "$0")/device_call_prelude.sh"
+shapes="3072x2048 2048x2048 16384x2048 2048x8192"
+# decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason)
+variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch"
+n=0
+for path in default 0 $variants default; do
+  n=$((n + 1))
+  [ $(el) -lt 420 ] || break
+  value=""; [ $path = default ] || value=$([ $path = 0 ] && echo 0 || (for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//'))
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
-  timeout 100 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 3 --history none --artifacts-dir /tmp/ab_$path --json $OUT/ab-$path.json > $OUT/ab-$path.log 2>&1
-  echo "$path rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/ab-$path.log | sed 's/labs\/decode:continuous_batching//' | cut -c1-230
+  timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-$path.log 2>&1
+  echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
+unset AISP_DECODE_PAIRS
+if [ $(el) -lt 470 ]; then
+  timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none --artifacts-dir /tmp/cb_default \
+    --json $OUT/cb-default.json > $OUT/cb-default.log 2>&1
+  echo "continuous_batching rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-default.log | cut -c1-230
+fi
+pack_logs pairs-ab; echo "done at $(el) s"

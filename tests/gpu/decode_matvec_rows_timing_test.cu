@@ -25,12 +25,15 @@
 #include "../../labs/decode/matvec_launch.cuh"
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
+#include "decode_timing_support.cuh"
 #include "gpu_guard.hpp"
 
 namespace {
 
 using aisp::device_scratch;
 using aisp::decode::x_form;
+using aisp::decode_timing::fill_bf16;
+using aisp::decode_timing::median_us_a_call;
 
 struct shape {
   const char* name;
@@ -89,16 +92,6 @@ path eight_row_path() {
           }};
 }
 
-__global__ void fill_bf16(__nv_bfloat16* w, std::int64_t n, std::uint32_t seed) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed;
-    h ^= h >> 15;
-    h *= 2246822519u;
-    h ^= h >> 13;
-    w[i] = __float2bfloat16(static_cast<float>(h % 20001u) / 10000.0f - 1.0f + 1e-4f);
-  }
-}
-
 // The shape's weights, packed: for timing in as many copies as fill 256 MB (so a launch's
 // weights come from DRAM), else one.
 struct weight_copies {
@@ -117,29 +110,6 @@ struct weight_copies {
   }
   const uint4* at(std::size_t i) const { return static_cast<const uint4*>(packed[i % packed.size()]->data()); }
 };
-
-// Microseconds a call of `one` (its argument: which copy of the weights), the median of five
-// runs of `calls` calls back to back.
-double median_us_a_call(int calls, const std::function<void(std::size_t)>& one) {
-  cudaEvent_t start, stop;
-  AISP_CUDA_CHECK(cudaEventCreate(&start));
-  AISP_CUDA_CHECK(cudaEventCreate(&stop));
-  std::vector<double> runs;
-  for (int r = 0; r < 5; ++r) {
-    AISP_CUDA_CHECK(cudaEventRecord(start, nullptr));
-    for (int i = 0; i < calls; ++i) one(static_cast<std::size_t>(i + r));
-    AISP_CHECK_LAUNCH();
-    AISP_CUDA_CHECK(cudaEventRecord(stop, nullptr));
-    AISP_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    AISP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    runs.push_back(1000.0 * ms / calls);
-  }
-  AISP_CUDA_CHECK(cudaEventDestroy(start));
-  AISP_CUDA_CHECK(cudaEventDestroy(stop));
-  std::sort(runs.begin(), runs.end());
-  return runs[runs.size() / 2];
-}
 
 // Microseconds a launch, the median of five runs of 60 back-to-back launches.
 double us_a_launch(const path& p, const shape& s, const weight_copies& w, const float* x, float* y, int rows) {
@@ -271,12 +241,7 @@ TEST(decode_matvec_rows, a_layers_matvecs_in_a_row_at_8_and_16_rows_give_the_sam
   ASSERT_EQ(eight.size(), sixteen.size());
   EXPECT_EQ(std::memcmp(eight.data(), sixteen.data(), eight.size() * sizeof(float)), 0) << "the 16-row layer's first 8 rows differ from the 8-row layer's";
   EXPECT_TRUE(std::all_of(eight.begin(), eight.end(), [](float v) { return std::isfinite(v); }));
-  std::string paths;
-  for (const shape* s : {&layer.qkv_shape, &layer.wo_shape, &layer.gate_up_shape, &layer.down_shape}) {
-    if (!paths.empty()) paths += ',';
-    paths.append(std::to_string(s->n_out)).append("x").append(std::to_string(s->k)).append("=");
-    paths.append(aisp::decode::rows_path_name(aisp::decode::rows_path_for(s->n_out, s->k)));
-  }
+  const std::string paths = aisp::decode_timing::rows_paths_taken();
   const double eight_us = layer.us_a_layer(8);
   const double sixteen_us = layer.us_a_layer(16);
   EXPECT_GT(eight_us, 0.0);
