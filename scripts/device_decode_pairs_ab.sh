@@ -2,15 +2,18 @@
 # labs/decode's 9-16-row matvec paths in the model's whole step, in one call: decode_step.* (the
 # 1B model's forward step at 8, 12 and 16 rows back to back, tests/gpu/decode_step_timing_test.cu)
 # on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
-# wgmma variant (AISP_DECODE_PAIRS), the same card; then continuous batching on the default, as
+# wgmma variant (AISP_DECODE_PAIRS), the same card, after every path's bits (the untimed rows
+# test); then memcheck and racecheck over that test and continuous batching on the default, as
 # time allows. The step breakdown of 2026-12-07 (scripts/trace_step_breakdown.py) put ~113 of
 # the 16-row step's ~123 extra us in its matvecs.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_pairs_ab.sh      (one line a path; logs under $OUT)
 . "$(dirname "$0")/device_call_prelude.sh"
+timeout 90 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed:wgmma_tf32_bits.*' > $OUT/rows-bits.log 2>&1
+echo "every 16-row path's bits (untimed) rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/rows-bits.log | head -n 8
 shapes="3072x2048 2048x2048 16384x2048 2048x8192"
 # decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason)
-variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch"
+variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min3_prefetch_onepart"
 n=0
 for path in default 0 $variants default; do
   n=$((n + 1))
@@ -21,7 +24,8 @@ for path in default 0 $variants default; do
   echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
 unset AISP_DECODE_PAIRS
-if [ $(el) -lt 470 ]; then
+sanitize_rows_tests 430 500 memcheck racecheck
+if [ $(el) -lt 480 ]; then
   timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none --artifacts-dir /tmp/cb_default \
     --json $OUT/cb-default.json > $OUT/cb-default.log 2>&1
   echo "continuous_batching rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-default.log | cut -c1-230

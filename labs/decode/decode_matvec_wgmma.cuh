@@ -121,7 +121,8 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // gather_first: each output's parts read from the cluster all at once, then added in order (a
 // remote load's latency once, not once a part; the same adds).
 // prefetch_rest: the split's chunks past the ring asked of the L2 before the wait (Note [the
-// rest before the wait]).
+// rest before the wait]); where a block walks a tile's every split, the part's.
+// one_part: Note [one part a tile].
 struct wgmma_shape {
   int warpgroups;
   int ring_chunks;
@@ -129,7 +130,22 @@ struct wgmma_shape {
   int min_blocks;
   bool gather_first = false;
   bool prefetch_rest = false;
+  bool one_part = false;
 };
+
+// Note [one part a tile]
+// Where each part of matvec_plan_of's plan is one split (QKV and wo: 8 parts of one split), the
+// 8 blocks of a cluster add their parts in order, ((s0 + s1) + s2) + ..., and so does one block
+// that walks all 8 splits (a part's total is its splits' in order). So a one_part path launches
+// the plan with every split in one part: a block a tile group and no cluster (the cluster's
+// placement and its slowest block's exit are suspects in the 16-row launch's loss in a stream:
+// labs/decode/README.md, thirty-seventh session), the same bits. It leaves 3072 / 64 = 48 blocks of one warpgroup on QKV, so each asks the L2 for all of
+// its weights before the wait (prefetch_rest) and stages the next split's x while it uses one (2
+// x buffers). Plans whose parts hold several splits (gate/up, down) keep their parts: their
+// order differs.
+[[nodiscard]] inline matvec_plan wgmma_plan(const matvec_plan& plan, bool one_part) {
+  return one_part && plan.splits_a_warp == 1 ? matvec_plan{plan.splits, plan.splits, 1, plan.tiles_a_block} : plan;
+}
 
 // A tile's parts (matvec_plan_of: 8 at most): a cluster's blocks.
 constexpr int wgmma_most_parts = 8;
@@ -181,7 +197,8 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 #pragma unroll
   for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, tile);
   if constexpr (PrefetchRest) {
-    const int rest = min(chunks, matvec_loads_in_flight) - Ring;  // the first split's chunks past the ring
+    // The first split's chunks past the ring; the part's where the tile has one (Note [one part a tile]).
+    const int rest = (parts == 1 ? chunks : min(chunks, matvec_loads_in_flight)) - Ring;
     if (lane == 0 && rest > 0) {
       ptx::bulk_prefetch_l2(tile + static_cast<std::int64_t>(first_split) * packed_quads_a_split + Ring * 2 * 32,
                             static_cast<unsigned>(rest) * 2 * 32 * sizeof(uint4));
@@ -331,7 +348,8 @@ void prepare_wgmma_matvec() {
 template <x_form Form, wgmma_shape Shape>
 void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                          float output_scale, float eps, cudaStream_t stream) {
-  AISP_EXPECTS(rows > matvec_tile_rows && rows <= wgmma_rows && plan.warps_a_tile <= 8,
+  const matvec_plan used = wgmma_plan(plan, Shape.one_part);
+  AISP_EXPECTS(rows > matvec_tile_rows && rows <= wgmma_rows && used.warps_a_tile <= 8,
                "labs/decode: a wgmma matvec takes 9-16 rows and at most 8 parts a tile (a cluster)");
   AISP_EXPECTS(device_runs_dependent_launches(), "labs/decode: a wgmma matvec needs an sm_90a GPU");
   const int block_features = Shape.warpgroups * wgmma_group_features;
@@ -340,18 +358,18 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[0].val.programmaticStreamSerializationAllowed = 1;
   attributes[1].id = cudaLaunchAttributeClusterDimension;  // the parts of a tile
-  attributes[1].val.clusterDim.x = static_cast<unsigned>(plan.warps_a_tile);
+  attributes[1].val.clusterDim.x = static_cast<unsigned>(used.warps_a_tile);
   attributes[1].val.clusterDim.y = 1;
   attributes[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks * plan.warps_a_tile));
+  config.gridDim = dim3(static_cast<unsigned>(blocks * used.warps_a_tile));
   config.blockDim = dim3(static_cast<unsigned>(Shape.warpgroups * 128));
   config.dynamicSmemBytes = wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>;
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = 2;
   constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, used));
   AISP_CHECK_LAUNCH();
 }
 
@@ -369,14 +387,16 @@ constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2},
                                           {1, 8, 1, 3},
                                           {2, 8, 1, 2, true},
                                           {2, 4, 1, 2, true},
-                                          {2, 4, 1, 2, true, true}};
+                                          {2, 4, 1, 2, true, true},
+                                          {2, 4, 2, 2, false, true, true},
+                                          {1, 8, 2, 3, false, true, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
 inline std::string wgmma_variant_name(int v) {
   const wgmma_shape w = wgmma_variants[v];
   return "wgmma_wg" + std::to_string(w.warpgroups) + "_ring" + std::to_string(w.ring_chunks) + "_x" + std::to_string(w.x_buffers) + "_min" +
-         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "");
+         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "") + (w.one_part ? "_onepart" : "");
 }
 
 // Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.
