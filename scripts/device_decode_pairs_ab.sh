@@ -3,8 +3,8 @@
 # 1B model's forward step at 8, 12 and 16 rows back to back, tests/gpu/decode_step_timing_test.cu)
 # on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
 # wgmma variant (AISP_DECODE_PAIRS), the same card, after every path's bits (the untimed rows
-# test); then memcheck and racecheck over that test and continuous batching on the default, as
-# time allows. The step breakdown of 2026-12-07 (scripts/trace_step_breakdown.py) put ~113 of
+# test); then the default and the one-part paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2), then
+# memcheck and racecheck over that test and continuous batching on the default, as time allows. The step breakdown of 2026-12-07 (scripts/trace_step_breakdown.py) put ~113 of
 # the 16-row step's ~123 extra us in its matvecs.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_pairs_ab.sh      (one line a path; logs under $OUT)
@@ -23,9 +23,18 @@ for path in default 0 $variants default; do
   timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-$path.log 2>&1
   echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
+# The same paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2): a path that wins at 16 rows must be
+# tried at 8, or static batching's steps are the weaker for it.
+for path in wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min3_prefetch_onepart; do
+  [ $(el) -lt 430 ] || break
+  n=$((n + 1))
+  export AISP_DECODE_PAIRS=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')
+  AISP_DECODE_WGMMA_FROM=2 timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-from2-$path.log 2>&1
+  echo "$path from 2 rows rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-from2-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
+done
 unset AISP_DECODE_PAIRS
-sanitize_rows_tests 430 500 memcheck racecheck
-if [ $(el) -lt 480 ]; then
+sanitize_rows_tests 440 510 memcheck racecheck
+if [ $(el) -lt 490 ]; then
   timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none --artifacts-dir /tmp/cb_default \
     --json $OUT/cb-default.json > $OUT/cb-default.log 2>&1
   echo "continuous_batching rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-default.log | cut -c1-230

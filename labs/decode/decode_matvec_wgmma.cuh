@@ -349,8 +349,8 @@ template <x_form Form, wgmma_shape Shape>
 void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                          float output_scale, float eps, cudaStream_t stream) {
   const matvec_plan used = wgmma_plan(plan, Shape.one_part);
-  AISP_EXPECTS(rows > matvec_tile_rows && rows <= wgmma_rows && used.warps_a_tile <= 8,
-               "labs/decode: a wgmma matvec takes 9-16 rows and at most 8 parts a tile (a cluster)");
+  AISP_EXPECTS(rows >= 2 && rows <= wgmma_rows && used.warps_a_tile <= 8,
+               "labs/decode: a wgmma matvec takes 2-16 rows (9-16 unless AISP_DECODE_WGMMA_FROM says fewer) and at most 8 parts a tile (a cluster)");
   AISP_EXPECTS(device_runs_dependent_launches(), "labs/decode: a wgmma matvec needs an sm_90a GPU");
   const int block_features = Shape.warpgroups * wgmma_group_features;
   const int blocks = (n_out + block_features - 1) / block_features;

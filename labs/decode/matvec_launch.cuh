@@ -93,12 +93,13 @@ void launch_matvec_of(const uint4* w, const float* x, float* y, int n_out, int k
   const bool walks = matvec_walks(plan);
   if (rows == 1) {
     launch_one_row<Form>(w, x, y, n_out, k, accumulate, output_scale, eps, stream);
+  } else if (const int v = rows >= wgmma_rows_from() && rows <= 2 * matvec_tile_rows ? rows_path_for(n_out, k) : before_rows_paths;
+             v != before_rows_paths) {
+    AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
+    launch_wgmma_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= matvec_tile_rows) {
     if (walks) launch_matvec_with<one_tile_walking_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
     else launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
-  } else if (const int v = rows <= 2 * matvec_tile_rows ? rows_path_for(n_out, k) : before_rows_paths; v != before_rows_paths) {
-    AISP_EXPECTS(matvec_launches_prepared(), "labs/decode: call prepare_matvec_launches() before a matvec of 9-16 rows");
-    launch_wgmma_variant<Form>(v, plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);
   } else if (rows <= 2 * matvec_tile_rows) {
     // Note [walking rows in two blocks]: one_tile_path launches a block for each 8 rows.
     if (walks) launch_matvec_with<one_tile_path, Form>(plan, w, x, y, n_out, k, rows, accumulate, output_scale, eps, stream);

@@ -85,6 +85,25 @@ inline const rows_choices& chosen_rows_paths() {
   return choices;
 }
 
+// The fewest rows the 9-16-row paths take: 9, or as AISP_DECODE_WGMMA_FROM says (2 to 9, read
+// once) for an A/B run, so that a launch of fewer rows can be timed on them too. A 16-row path
+// faster in a step than the 8-row one must also be tried at 8 rows, or the 8-row side (static
+// batching's steps) is the weaker for it (Note [one part a tile]). Their bits are every row
+// count's (Note [batch-invariant rows]). A malformed value is an error, never ignored.
+inline int parse_wgmma_rows_from(const char* value) {
+  if (value == nullptr) return matvec_tile_rows + 1;
+  char* end = nullptr;
+  const long parsed = std::strtol(value, &end, 10);
+  AISP_EXPECTS(end != value && *end == '\0' && parsed >= 2 && parsed <= matvec_tile_rows + 1,
+               std::string("labs/decode: AISP_DECODE_WGMMA_FROM takes a row count from 2 to 9, not '") + value + "'");
+  return static_cast<int>(parsed);
+}
+
+inline int wgmma_rows_from() {
+  static const int from = parse_wgmma_rows_from(std::getenv("AISP_DECODE_WGMMA_FROM"));
+  return from;
+}
+
 // The path a matvec of (n_out, k) takes at 9-16 rows: an index of wgmma_variants, or
 // before_rows_paths.
 inline int rows_path_for(int n_out, int k) {

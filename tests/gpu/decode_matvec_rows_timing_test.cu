@@ -127,7 +127,7 @@ std::vector<float> output_of(const path& p, const shape& s, const weight_copies&
   return out;
 }
 
-// Every wgmma path against the paths before them at 9, 12 and 16 rows:
+// Every wgmma path against the paths before them at 9, 12 and 16 rows (untimed, 8 too):
 // the same bits; timed, each path's time a launch is printed, one line a time: name, n_out x k
 // (what AISP_DECODE_PAIRS names), rows, path, us a launch (scripts/pick_decode_rows_paths.awk).
 void check_rows_paths(bool timed) {
@@ -145,7 +145,8 @@ void check_rows_paths(bool timed) {
     auto* ys = static_cast<float*>(y.data());
     if (timed) std::printf("%-8s %5dx%-5d  8 rows %-20s %7.2f us\n", s.name, s.n_out, s.k, "production", us_a_launch(eight_row_path(), s, w, xs, ys, 8));
     const auto eight_rows = output_of(eight_row_path(), s, w, xs, y, 8);
-    for (const int rows : {9, 12, 16}) {
+    // Untimed, also at 8 rows, where AISP_DECODE_WGMMA_FROM may send a launch to these paths.
+    for (const int rows : timed ? std::vector<int>{9, 12, 16} : std::vector<int>{8, 9, 12, 16}) {
       const auto expected = output_of(paths[0], s, w, xs, y, rows);
       // A row's bits are the same in every launch (Note [batch-invariant rows]): the 8-row
       // launch's rows are the first 8 of this one's.
@@ -250,8 +251,8 @@ TEST(decode_matvec_rows, a_layers_matvecs_in_a_row_at_8_and_16_rows_give_the_sam
   std::printf("layer_chain 16 rows %s %8.2f us a layer, %.3fx the 8-row layer\n", paths.c_str(), sixteen_us, sixteen_us / eight_us);
 }
 
-// AISP_DECODE_PAIRS's values (no GPU needed): what a device run's script writes must parse, and a
-// malformed one must fail with its reason.
+// AISP_DECODE_PAIRS's and AISP_DECODE_WGMMA_FROM's values (no GPU needed): what a device run's
+// script writes must parse, and a malformed one must fail with its reason.
 TEST(decode_matvec_rows, rows_choices_parse_the_shapes_and_paths_named_and_refuse_malformed_ones) {
   using aisp::decode::parse_rows_choices;
   EXPECT_TRUE(parse_rows_choices("").empty());
@@ -269,6 +270,18 @@ TEST(decode_matvec_rows, rows_choices_parse_the_shapes_and_paths_named_and_refus
     const auto named = parse_rows_choices("3072x2048=" + aisp::decode::wgmma_variant_name(v));
     ASSERT_EQ(named.size(), 1u);
     EXPECT_EQ(named[0].path, v) << aisp::decode::wgmma_variant_name(v);
+  }
+  // AISP_DECODE_WGMMA_FROM: unset is 9; 2 to 9 as given; anything else fails with its name.
+  EXPECT_EQ(aisp::decode::parse_wgmma_rows_from(nullptr), 9);
+  EXPECT_EQ(aisp::decode::parse_wgmma_rows_from("2"), 2);
+  EXPECT_EQ(aisp::decode::parse_wgmma_rows_from("9"), 9);
+  for (const char* malformed : {"", "1", "10", "8x", "eight", "-3"}) {
+    try {
+      (void)aisp::decode::parse_wgmma_rows_from(malformed);
+      ADD_FAILURE() << "AISP_DECODE_WGMMA_FROM accepted '" << malformed << "'";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("AISP_DECODE_WGMMA_FROM"), std::string::npos) << e.what();
+    }
   }
   for (const char* malformed : {"1", "2", "16384x2048", "16384x2048=pairs4_ring8_min3", "16384x2048=wgmma_wg2_ring4_x1_min2x",
                                 "2048x8192=wgmma_wg3_ring8_x1_min2", "x2048=before_pairs", "16384x2048=before_pairs,,"}) {
