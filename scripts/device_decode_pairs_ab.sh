@@ -13,19 +13,27 @@ timeout 90 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed:wgmma
 echo "every 16-row path's bits (untimed) rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/rows-bits.log | head -n 8
 shapes="3072x2048 2048x2048 16384x2048 2048x8192"
 # decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason)
-variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min3_prefetch_onepart"
+variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg1_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min2_prefetch_onepart"
 n=0
-for path in default 0 $variants default; do
+# mix: one part on QKV, wo and gate/up, where a tile group has blocks enough; down as by default.
+mix="3072x2048=wgmma_wg1_ring8_x2_min2_prefetch_onepart,2048x2048=wgmma_wg1_ring8_x2_min2_prefetch_onepart"
+mix="$mix,16384x2048=wgmma_wg1_ring4_x2_min2_prefetch_onepart,2048x8192=wgmma_wg2_ring4_x1_min2_gather_prefetch"
+for path in default 0 $variants mix default; do
   n=$((n + 1))
   [ $(el) -lt 420 ] || break
-  value=""; [ $path = default ] || value=$([ $path = 0 ] && echo 0 || (for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//'))
+  case $path in
+    default) value="" ;;
+    0) value=0 ;;
+    mix) value=$mix ;;
+    *) value=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//') ;;
+  esac
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
   timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-$path.log 2>&1
   echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
 # The same paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2): a path that wins at 16 rows must be
 # tried at 8, or static batching's steps are the weaker for it.
-for path in wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg2_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min3_prefetch_onepart; do
+for path in wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg1_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min2_prefetch_onepart; do
   [ $(el) -lt 430 ] || break
   n=$((n + 1))
   export AISP_DECODE_PAIRS=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')

@@ -134,18 +134,23 @@ struct wgmma_shape {
 };
 
 // Note [one part a tile]
-// Where each part of matvec_plan_of's plan is one split (QKV and wo: 8 parts of one split), the
-// 8 blocks of a cluster add their parts in order, ((s0 + s1) + s2) + ..., and so does one block
-// that walks all 8 splits (a part's total is its splits' in order). So a one_part path launches
-// the plan with every split in one part: a block a tile group and no cluster (the cluster's
-// placement and its slowest block's exit are suspects in the 16-row launch's loss in a stream:
-// labs/decode/README.md, thirty-seventh session), the same bits. It leaves 3072 / 64 = 48 blocks of one warpgroup on QKV, so each asks the L2 for all of
-// its weights before the wait (prefetch_rest) and stages the next split's x while it uses one (2
-// x buffers). Plans whose parts hold several splits (gate/up, down) keep their parts: their
-// order differs.
+// A tile's parts (matvec_plan_of) add in order: each part's splits in order, then the parts in
+// order, ((s0 + s1) + s2) + s3 for a part of 4 splits and (p0 + p1) + p2 ... for the tile. A block
+// that walks all of a tile's splits can add them the same way: each part's splits into a part
+// sum, and each part sum, when its last split is in, into the total. So a one_part path launches
+// the plan with every split in one walk, told how many splits a part holds (part_splits): a
+// block a tile group and no cluster (the cluster's placement and its slowest block's exit are
+// suspects in the 16-row launch's loss in a stream: labs/decode/README.md, thirty-seventh
+// session), and the same bits. A plan's launch as before is one part a walk, the same sums.
+// It leaves fewer blocks (QKV: 3072 / 64 = 48 of one warpgroup), so each asks the L2 for its
+// walk's weights before the wait (prefetch_rest; at most ~24 MB a launch, half the L2) and
+// stages the next split's x while it uses one (2 x buffers).
 [[nodiscard]] inline matvec_plan wgmma_plan(const matvec_plan& plan, bool one_part) {
-  return one_part && plan.splits_a_warp == 1 ? matvec_plan{plan.splits, plan.splits, 1, plan.tiles_a_block} : plan;
+  return one_part ? matvec_plan{plan.splits, plan.splits, 1, plan.tiles_a_block} : plan;
 }
+
+// What a one-part walk asks of the L2 before its wait, in 1 KB chunks for the whole launch.
+constexpr int wgmma_prefetch_chunks_a_launch = 24 * 1024;
 
 // A tile's parts (matvec_plan_of: 8 at most): a cluster's blocks.
 constexpr int wgmma_most_parts = 8;
@@ -166,10 +171,10 @@ constexpr std::size_t wgmma_smem_bytes =
 // each warp asks the L2 for the rest of the first split's chunks before the wait (one bulk
 // prefetch: a warp's chunks of a split are 8 KB in a row), and the ring's copies after the wait
 // find them there. The bits are unchanged: it moves no data the kernel reads.
-template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest>
+template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest, bool OnePart>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
-                        bool accumulate, float output_scale, float eps, matvec_plan plan) {
+                        bool accumulate, float output_scale, float eps, matvec_plan plan, int part_splits) {
   static_assert(Form != x_form::swiglu, "SwiGLU is folded at one row only (Note [rows as wgmma's N])");
   static_assert(Ring >= 2 && (XBuffers == 1 || XBuffers == 2), "a ring of two chunks or more; one or two x buffers");
 #if AISP_HOPPER_DEVICE
@@ -197,8 +202,10 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 #pragma unroll
   for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, tile);
   if constexpr (PrefetchRest) {
-    // The first split's chunks past the ring; the part's where the tile has one (Note [one part a tile]).
-    const int rest = (parts == 1 ? chunks : min(chunks, matvec_loads_in_flight)) - Ring;
+    // The first split's chunks past the ring; where a block walks the whole tile, as much of the
+    // walk as keeps the launch's prefetches within wgmma_prefetch_chunks_a_launch (Note [one part a tile]).
+    const int walk_ahead = OnePart ? wgmma_prefetch_chunks_a_launch / (static_cast<int>(gridDim.x) * block_warps) : matvec_loads_in_flight;
+    const int rest = min(chunks, walk_ahead) - Ring;
     if (lane == 0 && rest > 0) {
       ptx::bulk_prefetch_l2(tile + static_cast<std::int64_t>(first_split) * packed_quads_a_split + Ring * 2 * 32,
                             static_cast<unsigned>(rest) * 2 * 32 * sizeof(uint4));
@@ -209,11 +216,19 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   stage_wgmma_split<Form, block_warps>(x, rows, k, first_split, b_splits, group_squares[0]);
   hopper::fence_proxy_async_shared();  // the staged B, for wgmma's reads
   __syncthreads();
-  float total[8] = {};    // the part's sums: [column block jn (rows 8 jn ..)][accumulator i]
-  float squares = 0.0f;   // warp w < 4, lane r < 16: row r's (normed), the part's
+  // The walk's sums: [column block jn (rows 8 jn ..)][accumulator i]; one part's splits in order,
+  // or (OnePart) each part's splits in order, then the parts' sums in order (Note [one part a tile]).
+  float total[8] = {};
+  [[maybe_unused]] float part_sum[8] = {};
+  float squares = 0.0f;  // warp w < 4, lane r < 16: row r's (normed), likewise
+  [[maybe_unused]] float part_squares_sum = 0.0f;
+  if constexpr (!OnePart) (void)part_splits;
   int c = 0;              // the warp's chunks used
   for (int s = first_split; s < end_split; ++s) {
     const int buffer = (s - first_split) % buffers;
+    [[maybe_unused]] const int in_part = OnePart ? (s - first_split) % part_splits : 0;
+    [[maybe_unused]] const bool part_ends = OnePart && (in_part == part_splits - 1 || s + 1 == end_split);
+    [[maybe_unused]] const bool first_part = OnePart && s - first_split < part_splits;
     const std::uint32_t* b = b_splits + buffer * wgmma_split_words;
     if constexpr (normed) {
       // Each row's split sum by warp_sum's tree (lane = group); warp w < 4 keeps rows 4w .. 4w + 3 in lanes 4w ..
@@ -221,7 +236,14 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const float split_sum = warp_sum(group_squares[buffer][4 * warp + r][lane]);
-          if (lane == 4 * warp + r) squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
+          if constexpr (OnePart) {
+            if (lane == 4 * warp + r) {
+              part_squares_sum = in_part == 0 ? split_sum : __fadd_rn(part_squares_sum, split_sum);
+              if (part_ends) squares = first_part ? part_squares_sum : __fadd_rn(squares, part_squares_sum);
+            }
+          } else {
+            if (lane == 4 * warp + r) squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
+          }
         }
       }
     }
@@ -271,7 +293,12 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     for (int i = 0; i < 8; ++i) {
       // Column block jn = i / 4 holds the hi pieces of rows 8 jn ..; block jn + 2 their lo pieces.
       const float split_total = __fadd_rn(__fadd_rn(acc[0][i], acc[1][i]), __fadd_rn(acc[0][i + 8], acc[1][i + 8]));
-      total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
+      if constexpr (OnePart) {
+        part_sum[i] = in_part == 0 ? split_total : __fadd_rn(part_sum[i], split_total);
+        if (part_ends) total[i] = first_part ? part_sum[i] : __fadd_rn(total[i], part_sum[i]);
+      } else {
+        total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
+      }
     }
     if (buffers == 1 && s + 1 < end_split) {
       __syncthreads();  // every warpgroup is done with this split's B
@@ -338,7 +365,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 // launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, wgmma_shape Shape>
 void prepare_wgmma_matvec() {
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest, Shape.one_part>;
   AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>)));
 }
@@ -368,8 +395,8 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = 2;
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, used));
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest, Shape.one_part>;
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, used, plan.splits_a_warp));
   AISP_CHECK_LAUNCH();
 }
 
@@ -388,8 +415,8 @@ constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2},
                                           {2, 8, 1, 2, true},
                                           {2, 4, 1, 2, true},
                                           {2, 4, 1, 2, true, true},
-                                          {2, 4, 2, 2, false, true, true},
-                                          {1, 8, 2, 3, false, true, true}};
+                                          {1, 4, 2, 2, false, true, true},
+                                          {1, 8, 2, 2, false, true, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
