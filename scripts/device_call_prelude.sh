@@ -11,22 +11,18 @@ bin=.carry/bin; export AISP_CACHE_DIR=/tmp/aisp_cache
 export AISP_CHEATS_BINARY=$PWD/$bin/aisp_cheats AISP_K4_CHEATS_BINARY=$PWD/$bin/aisp_cheats_k4 AISP_CLOCK_CHEATS_BINARY=$PWD/$bin/aisp_cheats_clock
 nvidia-smi -L; nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 
-# sanitize_tests START_BEFORE END_BY FILTER KERNELS TOOL...: the GPU tests FILTER names under each
-# compute-sanitizer tool, its checks on the kernels whose names hold KERNELS, each tool started
+# sanitize_rows_tests START_BEFORE END_BY TOOL...: the 9-16-row matvec kernels under each
+# compute-sanitizer tool (decode_matvec_rows' untimed tests: one launch a path), each started
 # only before START_BEFORE seconds and cut at END_BY.
-sanitize_tests() {
-  local start_before=$1 end_by=$2 filter=$3 kernels=$4; shift 4
+sanitize_rows_tests() {
+  local start_before=$1 end_by=$2; shift 2
   for tool in "$@"; do
     [ $(el) -lt $start_before ] || break
-    timeout $(( end_by - $(el) )) compute-sanitizer --tool $tool --error-exitcode 3 --kernel-name kns=$kernels \
-      $bin/aisp_gpu_tests --gtest_filter="$filter" > $OUT/sanitize-$tool.log 2>&1
+    timeout $(( end_by - $(el) )) compute-sanitizer --tool $tool --error-exitcode 3 --kernel-name kns=matvec_ \
+      $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed' > $OUT/sanitize-$tool.log 2>&1
     echo "sanitizer $tool rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-$tool.log | head -n 4
   done
 }
-
-# sanitize_rows_tests START_BEFORE END_BY TOOL...: the 9-16-row matvec kernels (decode_matvec_rows'
-# untimed tests: one launch a path).
-sanitize_rows_tests() { local start_before=$1 end_by=$2; shift 2; sanitize_tests $start_before $end_by 'decode_matvec_rows.*untimed' matvec_ "$@"; }
 
 # pack_logs TAG: $OUT's *.log files into $OUT/logs-TAG.tgz (a call brings back at most 8 files;
 # a ninth is left behind: the rows-timing log of 2026-12-07's third call was).

@@ -256,36 +256,6 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // values ahead and its RoPE angles before it waits for the QKV matvec, and those trips to memory
 // overlap that kernel. A launch of several rows waits first: rope_and_cache_kernel, the kernel
 // before it, appends keys its rows read.
-// A row's KV head in the cache as attention reads it: `cached` positions, the rest read as
-// position 0. Every load has an address that is always valid (a key past the row's reads
-// position 0, whose value is then never used; a dimension past head_dim the head's last) and no
-// condition: a load under a condition compiled to a branch a load, each waiting for its value
-// before the next was issued (Nsight Compute's source view, H200, 2026-12-02). Which values count
-// is decided where they are used. attention_rows_kernel reads the cache through it.
-template <class Cache>
-struct cached_head {
-  const __nv_bfloat16* k_cache;
-  const __nv_bfloat16* v_cache;
-  Cache cache;
-  model_dims m;
-  int slot, layer, head_offset, cached;
-  // A round of keys: warp w holds keys base + w * KeysARound + u, element i = lane + 32 e in e.
-  template <int KeysARound, int DimsALane>
-  __device__ __forceinline__ void load_round(__nv_bfloat16 (&held)[KeysARound][DimsALane], int base, int warp, int lane) const {
-#pragma unroll
-    for (int u = 0; u < KeysARound; ++u) {
-      const int j = base + warp * KeysARound + u;
-      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset;
-#pragma unroll
-      for (int e = 0; e < DimsALane; ++e) held[u][e] = key[min(lane + 32 * e, m.head_dim - 1)];
-    }
-  }
-  // Position j's value at dimension dim.
-  [[nodiscard]] __device__ __forceinline__ __nv_bfloat16 value(int j, int dim) const {
-    return v_cache[cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset + dim];
-  }
-};
-
 template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads>
 __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads / Threads)
     attention_rows_kernel(const float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
@@ -314,11 +284,22 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   const int kv_head = head / group;
   const int head_offset = kv_head * m.head_dim;
   const int cached = RopeHere ? keys - 1 : keys;  // the keys the cache holds for this launch; at one row the last is new_k
-  // The keys and values (cached_head); a round of keys: warp w holds keys base + w * keys_a_round
-  // + u, element i = lane + 32 e in e.
-  const cached_head<Cache> head_kv{k_cache, v_cache, cache, m, slot, layer, head_offset, cached};
+  // Every load of the cache below has an address that is always valid (a key past the row's
+  // reads position 0, whose value is then never used; a dimension past head_dim the head's last)
+  // and no condition: a load under a condition compiled to a branch a load, each waiting for its
+  // value before the next was issued (Nsight Compute's source view, H200, 2026-12-02). Which
+  // values count is decided where they are used. A round of keys: warp w holds keys base + w *
+  // keys_a_round + u, element i = lane + 32 e in e.
   __nv_bfloat16 held[keys_a_round][dims_a_lane];
-  const auto load_round = [&](int base) { head_kv.load_round(held, base, warp, lane); };
+  const auto load_round = [&](int base) {
+#pragma unroll
+    for (int u = 0; u < keys_a_round; ++u) {
+      const int j = base + warp * keys_a_round + u;
+      const __nv_bfloat16* key = k_cache + cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset;
+#pragma unroll
+      for (int e = 0; e < dims_a_lane; ++e) held[u][e] = key[min(lane + 32 * e, m.head_dim - 1)];
+    }
+  };
   // Played thread p = threadIdx.x + c Threads sums dim p % head_dim over positions part, part +
   // parts, ... with part = p / head_dim; the parts meet in shared memory. A narrow block's head_dim
   // divides it (gpu_decoder::attention_narrow), so a thread's played threads share their dim.
@@ -327,7 +308,7 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   int part[copies];
 #pragma unroll
   for (int c = 0; c < copies; ++c) part[c] = static_cast<int>(threadIdx.x) / m.head_dim + c * (Threads / m.head_dim);
-  const auto value_at = [&](int j) { return head_kv.value(j, dim); };
+  const auto value_at = [&](int j) { return v_cache[cache.offset(m, slot, layer, j < cached ? j : 0) + head_offset + dim]; };
   __nv_bfloat16 ahead[copies][values_ahead];
 #pragma unroll
   for (int c = 0; c < copies; ++c) {
