@@ -121,7 +121,7 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // gather_first: each output's parts read from the cluster all at once, then added in order (a
 // remote load's latency once, not once a part; the same adds).
 // prefetch_rest: the split's chunks past the ring asked of the L2 before the wait (Note [the
-// rest before the wait]); where a block walks a tile's every split, the part's.
+// rest before the wait]); with one_part, as much of the walk as Note [one part a tile] allows.
 // one_part: Note [one part a tile].
 struct wgmma_shape {
   int warpgroups;
@@ -151,6 +151,13 @@ struct wgmma_shape {
 
 // What a one-part walk asks of the L2 before its wait, in 1 KB chunks for the whole launch.
 constexpr int wgmma_prefetch_chunks_a_launch = 24 * 1024;
+
+// A one-part walk's split `value` into its part's sum, and at the part's last split the part's
+// sum into the walk's total (the first part's sum is the total): Note [one part a tile].
+__device__ __forceinline__ void add_in_parts(float& total, float& part, float value, int in_part, bool part_ends, bool first_part) {
+  part = in_part == 0 ? value : __fadd_rn(part, value);
+  if (part_ends) total = first_part ? part : __fadd_rn(total, part);
+}
 
 // A tile's parts (matvec_plan_of: 8 at most): a cluster's blocks.
 constexpr int wgmma_most_parts = 8;
@@ -237,10 +244,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
         for (int r = 0; r < 4; ++r) {
           const float split_sum = warp_sum(group_squares[buffer][4 * warp + r][lane]);
           if constexpr (OnePart) {
-            if (lane == 4 * warp + r) {
-              part_squares_sum = in_part == 0 ? split_sum : __fadd_rn(part_squares_sum, split_sum);
-              if (part_ends) squares = first_part ? part_squares_sum : __fadd_rn(squares, part_squares_sum);
-            }
+            if (lane == 4 * warp + r) add_in_parts(squares, part_squares_sum, split_sum, in_part, part_ends, first_part);
           } else {
             if (lane == 4 * warp + r) squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
           }
@@ -294,8 +298,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
       // Column block jn = i / 4 holds the hi pieces of rows 8 jn ..; block jn + 2 their lo pieces.
       const float split_total = __fadd_rn(__fadd_rn(acc[0][i], acc[1][i]), __fadd_rn(acc[0][i + 8], acc[1][i + 8]));
       if constexpr (OnePart) {
-        part_sum[i] = in_part == 0 ? split_total : __fadd_rn(part_sum[i], split_total);
-        if (part_ends) total[i] = first_part ? part_sum[i] : __fadd_rn(total[i], part_sum[i]);
+        add_in_parts(total[i], part_sum[i], split_total, in_part, part_ends, first_part);
       } else {
         total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
       }
