@@ -4,8 +4,8 @@
 # of the widest honest ratio; a candidate without a soak is skipped.
 set -euo pipefail
 script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/soak_ratios.py"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/script_test_lib.sh"
+script_test soak_ratios.py
 detail() {  # detail SPEEDUP EXCESS: the check's text as src/runner/mean_check.cpp writes it on the device
   echo "median 10 us against the baseline's 20 us ($1x); mean of the fastest 95% 10 us against 20 us (2.00x; the noise margin 3%: the twin's distance or the means' CIs, within 3-15%); back to back in the late look 9 us a call against 18 us: 0.90 of its median against 0.90 of the baseline's ($2x, reported only on the device)"
 }
@@ -18,10 +18,9 @@ cat > "$dir/run.json" <<JSON
 ]}
 JSON
 out="$(python3 "$script" "$dir/run.json")"
-fail() { echo "soak_ratios.py: $1" >&2; echo "$out" >&2; exit 1; }
-[ "$(echo "$out" | wc -l)" -eq 4 ] || fail "expected three candidates with a soak and the widest line"
-echo "$out" | grep -qE '^ch07:tiled +optimized +speedup +2\.00x +excess +1\.30x +excess/speedup +0\.65$' || fail "an honest line"
-echo "$out" | grep -qE '^cheats_gpu:s2_rare .*excess/speedup +2\.80 +\(planted\) +FAILED$' || fail "the planted cheat's line"
-echo "$out" | grep -qE '^widest honest excess / speedup: 0\.65 \(ch07:tiled optimized\)$' || fail "the widest honest ratio"
-if python3 "$script" > "$dir/err" 2>&1; then fail "no file must fail"; fi
+expect_lines 4 "expected three candidates with a soak and the widest line"
+expect_line '^ch07:tiled +optimized +speedup +2\.00x +excess +1\.30x +excess/speedup +0\.65$' "an honest line"
+expect_line '^cheats_gpu:s2_rare .*excess/speedup +2\.80 +\(planted\) +FAILED$' "the planted cheat's line"
+expect_line '^widest honest excess / speedup: 0\.65 \(ch07:tiled optimized\)$' "the widest honest ratio"
+expect_failure "no file must fail" python3 "$script"
 echo "soak_ratios.py: ok"

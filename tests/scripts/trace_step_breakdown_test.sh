@@ -4,8 +4,8 @@
 # the end of the kernels before it; the gap to the next step is the host's; a broken file fails.
 set -euo pipefail
 script="$(cd "$(dirname "$0")/../.." && pwd)/scripts/trace_step_breakdown.py"
-dir="$(mktemp -d)"
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/script_test_lib.sh"
+script_test trace_step_breakdown.py
 python3 - "$dir/trace.json" <<'PY'
 import json, sys
 events = [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "optimized"}}]
@@ -22,14 +22,13 @@ events.append({"ph": "X", "cat": "memcpy", "pid": 1, "tid": 1, "ts": t, "dur": 1
 json.dump({"traceEvents": events}, open(sys.argv[1], "w"))
 PY
 out="$(python3 "$script" "$dir/trace.json" --json "$dir/out.json")"
-fail() { echo "trace_step_breakdown.py: $1" >&2; echo "$out" >&2; exit 1; }
-echo "$out" | grep -qE '^== optimized: 5 steps in 2 classes$' || fail "five steps in two classes"
-echo "$out" | grep -qE '^  3 steps of 3 launches: span 15\.0 us \(no kernel running 0\.0 us; kernels. own times 19\.0 us\), gap after 6\.0 us$' || fail "the narrow class's span, idle, own times and gap"
-echo "$out" | grep -qE '^  2 steps of 3 launches: span 20\.0 us \(no kernel running 1\.0 us; kernels. own times 19\.0 us\), gap after 4\.0 us$' || fail "the wide class"
-echo "$out" | grep -qE '^ +3\.0 us +x1 +attention_wide$' || fail "the early attention charged only past the matvec's end"
-echo "$out" | grep -qE '^ +5\.0 us +x1 +attention_narrow$' || fail "the late attention charged its own time"
+expect_line '^== optimized: 5 steps in 2 classes$' "five steps in two classes"
+expect_line '^  3 steps of 3 launches: span 15\.0 us \(no kernel running 0\.0 us; kernels. own times 19\.0 us\), gap after 6\.0 us$' "the narrow class's span, idle, own times and gap"
+expect_line '^  2 steps of 3 launches: span 20\.0 us \(no kernel running 1\.0 us; kernels. own times 19\.0 us\), gap after 4\.0 us$' "the wide class"
+expect_line '^ +3\.0 us +x1 +attention_wide$' "the early attention charged only past the matvec's end"
+expect_line '^ +5\.0 us +x1 +attention_narrow$' "the late attention charged its own time"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); assert r['optimized'][0]['steps'] == 3 and r['optimized'][0]['span_us'] == 15.0" "$dir/out.json" || fail "the JSON"
 echo "not json" > "$dir/broken.json"
-if python3 "$script" "$dir/broken.json" > "$dir/err" 2>&1; then fail "a broken trace must fail"; fi
+expect_failure "a broken trace must fail" python3 "$script" "$dir/broken.json"
 grep -q "cannot read" "$dir/err" || fail "a broken trace's one-line error"
 echo "trace_step_breakdown.py: ok"
