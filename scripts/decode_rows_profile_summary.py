@@ -2,7 +2,11 @@
 """A table of ncu's raw CSV page over the decode matvec kernels (scripts/device_decode_rows_profile.sh):
 one line a launch, in launch order: the kernel and its template arguments, grid, time, DRAM
 throughput and bytes, achieved occupancy, SM throughput, registers, and the largest stall reasons
-(warps stalled a issued instruction). Usage: decode_rows_profile_summary.py RAW.csv"""
+(warps stalled a issued instruction). With --steps, over forward steps of labs/decode's model
+(scripts/device_decode_step_profile.sh): the launches cut into steps at each embed_rows_kernel (a
+step's first launch), then a step's count, time, DRAM and L2 bytes by kind of kernel (matvec,
+attention, other) and its matvecs by kernel and grid.
+Usage: decode_rows_profile_summary.py [--steps] RAW.csv"""
 import csv
 import re
 import sys
@@ -14,7 +18,9 @@ def rows_of(path):
     with open(path, newline="") as f:
         lines = [line for line in f if line.startswith('"')]
     table = list(csv.reader(lines))
-    header = next(i for i, r in enumerate(table) if r and r[0] == "ID")
+    header = next((i for i, r in enumerate(table) if r and r[0] == "ID"), None)
+    if header is None:
+        sys.exit(f"{path}: no kernels in ncu's raw page (no header line)")
     names = table[header]
     return [dict(zip(names, r)) for r in table[header + 2:] if len(r) == len(names)]
 
@@ -49,7 +55,47 @@ def main(path):
               f"{r.get('launch__registers_per_thread', ''):>4}  {top}")
 
 
+def kind_of(name):
+    return "matvec" if "matvec" in name else "attention" if "attention" in name else "other"
+
+
+def sums(launches):
+    """count, us, DRAM MB read and L2 MB of some launches."""
+    return (len(launches), sum(number(r.get("gpu__time_duration.sum", "nan")) for r in launches) / 1000,
+            sum(number(r.get("dram__bytes_read.sum", "nan")) for r in launches) / 1e6,
+            sum(number(r.get("lts__t_bytes.sum", "nan")) for r in launches) / 1e6)
+
+
+def grouped(launches, key):
+    groups = {}
+    for r in launches:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def steps(path):
+    rows = rows_of(path)
+    cut = [i for i, r in enumerate(rows) if "embed_rows_kernel" in r["Kernel Name"]]
+    if not cut:
+        sys.exit(f"{path}: no forward step (embed_rows_kernel) in ncu's raw page")
+    for n, (begin, end) in enumerate(zip(cut, cut[1:] + [len(rows)])):
+        step = rows[begin:end]
+        count, us, dram, l2 = sums(step)
+        print(f"step {n}: {count} launches, {us:.1f} us one after another, DRAM {dram:.1f} MB, L2 {l2:.1f} MB")
+        for kind, launches in grouped(step, lambda r: kind_of(r["Kernel Name"])).items():
+            count, us, dram, l2 = sums(launches)
+            print(f"  {kind:9} {count:4} launches {us:8.1f} us  DRAM {dram:7.1f} MB  L2 {l2:7.1f} MB")
+        matvecs = [r for r in step if kind_of(r["Kernel Name"]) == "matvec"]
+        for (name, grid), launches in grouped(matvecs, lambda r: (short_name(r["Kernel Name"]), r.get("Grid Size", ""))).items():
+            count, us, dram, l2 = sums(launches)
+            print(f"    {name:60} {grid:>14} x{count:<3} {us / count:7.2f} us  DRAM {dram / count:6.1f} MB  L2 {l2 / count:6.1f} MB")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    args = sys.argv[1:]
+    if args[:1] == ["--steps"] and len(args) == 2:
+        steps(args[1])
+    elif len(args) == 1 and not args[0].startswith("--"):
+        main(args[0])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1])

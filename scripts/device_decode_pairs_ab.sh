@@ -3,9 +3,10 @@
 # 1B model's forward step at 8, 12 and 16 rows back to back, tests/gpu/decode_step_timing_test.cu)
 # on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
 # wgmma variant (AISP_DECODE_PAIRS), the same card, after every path's bits (the untimed rows
-# test); then the default and the one-part paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2), then
-# memcheck and racecheck over that test and continuous batching on the default, as time allows. The step breakdown of 2026-12-07 (scripts/trace_step_breakdown.py) put ~113 of
-# the 16-row step's ~123 extra us in its matvecs.
+# test); then the default path at 8 rows too (AISP_DECODE_WGMMA_FROM=2), then memcheck and
+# racecheck over that test and continuous batching on the default, as time allows. On H100
+# GPU-fb5e71f9 (2026-12-07) the default was the fastest at 12 and 16 rows (1.111x and 1.155x the
+# 8-row step) and the one-part variants cost 2.6-2.7x (removed; source in docs/results/raw/).
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_pairs_ab.sh      (one line a path; logs under $OUT)
 . "$(dirname "$0")/device_call_prelude.sh"
@@ -13,18 +14,14 @@ timeout 90 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed:wgmma
 echo "every 16-row path's bits (untimed) rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/rows-bits.log | head -n 8
 shapes="3072x2048 2048x2048 16384x2048 2048x8192"
 # decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason)
-variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg1_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min2_prefetch_onepart"
+variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch"
 n=0
-# mix: one part on QKV, wo and gate/up, where a tile group has blocks enough; down as by default.
-mix="3072x2048=wgmma_wg1_ring8_x2_min2_prefetch_onepart,2048x2048=wgmma_wg1_ring8_x2_min2_prefetch_onepart"
-mix="$mix,16384x2048=wgmma_wg1_ring4_x2_min2_prefetch_onepart,2048x8192=wgmma_wg2_ring4_x1_min2_gather_prefetch"
-for path in default 0 $variants mix default; do
+for path in default 0 $variants default; do
   n=$((n + 1))
   [ $(el) -lt 420 ] || break
   case $path in
     default) value="" ;;
     0) value=0 ;;
-    mix) value=$mix ;;
     *) value=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//') ;;
   esac
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
@@ -33,7 +30,7 @@ for path in default 0 $variants mix default; do
 done
 # The same paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2): a path that wins at 16 rows must be
 # tried at 8, or static batching's steps are the weaker for it.
-for path in wgmma_wg2_ring4_x1_min2_gather_prefetch wgmma_wg1_ring4_x2_min2_prefetch_onepart wgmma_wg1_ring8_x2_min2_prefetch_onepart; do
+for path in wgmma_wg2_ring4_x1_min2_gather_prefetch; do
   [ $(el) -lt 430 ] || break
   n=$((n + 1))
   export AISP_DECODE_PAIRS=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')

@@ -121,8 +121,7 @@ constexpr std::uint64_t wgmma_step_desc = wgmma_step_words * sizeof(std::uint32_
 // gather_first: each output's parts read from the cluster all at once, then added in order (a
 // remote load's latency once, not once a part; the same adds).
 // prefetch_rest: the split's chunks past the ring asked of the L2 before the wait (Note [the
-// rest before the wait]); with one_part, as much of the walk as Note [one part a tile] allows.
-// one_part: Note [one part a tile].
+// rest before the wait]).
 struct wgmma_shape {
   int warpgroups;
   int ring_chunks;
@@ -130,34 +129,7 @@ struct wgmma_shape {
   int min_blocks;
   bool gather_first = false;
   bool prefetch_rest = false;
-  bool one_part = false;
 };
-
-// Note [one part a tile]
-// A tile's parts (matvec_plan_of) add in order: each part's splits in order, then the parts in
-// order, ((s0 + s1) + s2) + s3 for a part of 4 splits and (p0 + p1) + p2 ... for the tile. A block
-// that walks all of a tile's splits can add them the same way: each part's splits into a part
-// sum, and each part sum, when its last split is in, into the total. So a one_part path launches
-// the plan with every split in one walk, told how many splits a part holds (part_splits): a
-// block a tile group and no cluster (the cluster's placement and its slowest block's exit are
-// suspects in the 16-row launch's loss in a stream: labs/decode/README.md, thirty-seventh
-// session), and the same bits. A plan's launch as before is one part a walk, the same sums.
-// It leaves fewer blocks (QKV: 3072 / 64 = 48 of one warpgroup), so each asks the L2 for its
-// walk's weights before the wait (prefetch_rest; at most ~24 MB a launch, half the L2) and
-// stages the next split's x while it uses one (2 x buffers).
-[[nodiscard]] inline matvec_plan wgmma_plan(const matvec_plan& plan, bool one_part) {
-  return one_part ? matvec_plan{plan.splits, plan.splits, 1, plan.tiles_a_block} : plan;
-}
-
-// What a one-part walk asks of the L2 before its wait, in 1 KB chunks for the whole launch.
-constexpr int wgmma_prefetch_chunks_a_launch = 24 * 1024;
-
-// A one-part walk's split `value` into its part's sum, and at the part's last split the part's
-// sum into the walk's total (the first part's sum is the total): Note [one part a tile].
-__device__ __forceinline__ void add_in_parts(float& total, float& part, float value, int in_part, bool part_ends, bool first_part) {
-  part = in_part == 0 ? value : __fadd_rn(part, value);
-  if (part_ends) total = first_part ? part : __fadd_rn(total, part);
-}
 
 // A tile's parts (matvec_plan_of: 8 at most): a cluster's blocks.
 constexpr int wgmma_most_parts = 8;
@@ -178,10 +150,10 @@ constexpr std::size_t wgmma_smem_bytes =
 // each warp asks the L2 for the rest of the first split's chunks before the wait (one bulk
 // prefetch: a warp's chunks of a split are 8 KB in a row), and the ring's copies after the wait
 // find them there. The bits are unchanged: it moves no data the kernel reads.
-template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest, bool OnePart>
+template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
-                        bool accumulate, float output_scale, float eps, matvec_plan plan, int part_splits) {
+                        bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(Form != x_form::swiglu, "SwiGLU is folded at one row only (Note [rows as wgmma's N])");
   static_assert(Ring >= 2 && (XBuffers == 1 || XBuffers == 2), "a ring of two chunks or more; one or two x buffers");
 #if AISP_HOPPER_DEVICE
@@ -209,10 +181,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 #pragma unroll
   for (int c = 0; c < Ring; ++c) issue_ring_chunk<Ring>(ring, c, chunks, first_split, tile);
   if constexpr (PrefetchRest) {
-    // The first split's chunks past the ring; where a block walks the whole tile, as much of the
-    // walk as keeps the launch's prefetches within wgmma_prefetch_chunks_a_launch (Note [one part a tile]).
-    const int walk_ahead = OnePart ? wgmma_prefetch_chunks_a_launch / (static_cast<int>(gridDim.x) * block_warps) : matvec_loads_in_flight;
-    const int rest = min(chunks, walk_ahead) - Ring;
+    const int rest = min(chunks, matvec_loads_in_flight) - Ring;  // the first split's chunks past the ring
     if (lane == 0 && rest > 0) {
       ptx::bulk_prefetch_l2(tile + static_cast<std::int64_t>(first_split) * packed_quads_a_split + Ring * 2 * 32,
                             static_cast<unsigned>(rest) * 2 * 32 * sizeof(uint4));
@@ -223,19 +192,11 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   stage_wgmma_split<Form, block_warps>(x, rows, k, first_split, b_splits, group_squares[0]);
   hopper::fence_proxy_async_shared();  // the staged B, for wgmma's reads
   __syncthreads();
-  // The walk's sums: [column block jn (rows 8 jn ..)][accumulator i]; one part's splits in order,
-  // or (OnePart) each part's splits in order, then the parts' sums in order (Note [one part a tile]).
-  float total[8] = {};
-  [[maybe_unused]] float part_sum[8] = {};
-  float squares = 0.0f;  // warp w < 4, lane r < 16: row r's (normed), likewise
-  [[maybe_unused]] float part_squares_sum = 0.0f;
-  if constexpr (!OnePart) (void)part_splits;
+  float total[8] = {};    // the part's sums: [column block jn (rows 8 jn ..)][accumulator i]
+  float squares = 0.0f;   // warp w < 4, lane r < 16: row r's (normed), the part's
   int c = 0;              // the warp's chunks used
   for (int s = first_split; s < end_split; ++s) {
     const int buffer = (s - first_split) % buffers;
-    [[maybe_unused]] const int in_part = OnePart ? (s - first_split) % part_splits : 0;
-    [[maybe_unused]] const bool part_ends = OnePart && (in_part == part_splits - 1 || s + 1 == end_split);
-    [[maybe_unused]] const bool first_part = OnePart && s - first_split < part_splits;
     const std::uint32_t* b = b_splits + buffer * wgmma_split_words;
     if constexpr (normed) {
       // Each row's split sum by warp_sum's tree (lane = group); warp w < 4 keeps rows 4w .. 4w + 3 in lanes 4w ..
@@ -243,11 +204,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
           const float split_sum = warp_sum(group_squares[buffer][4 * warp + r][lane]);
-          if constexpr (OnePart) {
-            if (lane == 4 * warp + r) add_in_parts(squares, part_squares_sum, split_sum, in_part, part_ends, first_part);
-          } else {
-            if (lane == 4 * warp + r) squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
-          }
+          if (lane == 4 * warp + r) squares = s == first_split ? split_sum : __fadd_rn(squares, split_sum);
         }
       }
     }
@@ -297,11 +254,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     for (int i = 0; i < 8; ++i) {
       // Column block jn = i / 4 holds the hi pieces of rows 8 jn ..; block jn + 2 their lo pieces.
       const float split_total = __fadd_rn(__fadd_rn(acc[0][i], acc[1][i]), __fadd_rn(acc[0][i + 8], acc[1][i + 8]));
-      if constexpr (OnePart) {
-        add_in_parts(total[i], part_sum[i], split_total, in_part, part_ends, first_part);
-      } else {
-        total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
-      }
+      total[i] = s == first_split ? split_total : __fadd_rn(total[i], split_total);
     }
     if (buffers == 1 && s + 1 < end_split) {
       __syncthreads();  // every warpgroup is done with this split's B
@@ -368,7 +321,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
 // launcher: a CUDA graph captures the launches, not this call).
 template <x_form Form, wgmma_shape Shape>
 void prepare_wgmma_matvec() {
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest, Shape.one_part>;
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
   AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        static_cast<int>(wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>)));
 }
@@ -378,8 +331,7 @@ void prepare_wgmma_matvec() {
 template <x_form Form, wgmma_shape Shape>
 void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x, float* y, int n_out, int k, int rows, bool accumulate,
                          float output_scale, float eps, cudaStream_t stream) {
-  const matvec_plan used = wgmma_plan(plan, Shape.one_part);
-  AISP_EXPECTS(rows >= 2 && rows <= wgmma_rows && used.warps_a_tile <= 8,
+  AISP_EXPECTS(rows >= 2 && rows <= wgmma_rows && plan.warps_a_tile <= 8,
                "labs/decode: a wgmma matvec takes 2-16 rows (9-16 unless AISP_DECODE_WGMMA_FROM says fewer) and at most 8 parts a tile (a cluster)");
   AISP_EXPECTS(device_runs_dependent_launches(), "labs/decode: a wgmma matvec needs an sm_90a GPU");
   const int block_features = Shape.warpgroups * wgmma_group_features;
@@ -388,18 +340,18 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attributes[0].val.programmaticStreamSerializationAllowed = 1;
   attributes[1].id = cudaLaunchAttributeClusterDimension;  // the parts of a tile
-  attributes[1].val.clusterDim.x = static_cast<unsigned>(used.warps_a_tile);
+  attributes[1].val.clusterDim.x = static_cast<unsigned>(plan.warps_a_tile);
   attributes[1].val.clusterDim.y = 1;
   attributes[1].val.clusterDim.z = 1;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(blocks * used.warps_a_tile));
+  config.gridDim = dim3(static_cast<unsigned>(blocks * plan.warps_a_tile));
   config.blockDim = dim3(static_cast<unsigned>(Shape.warpgroups * 128));
   config.dynamicSmemBytes = wgmma_smem_bytes<Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers>;
   config.stream = stream;
   config.attrs = attributes;
   config.numAttrs = 2;
-  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest, Shape.one_part>;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, used, plan.splits_a_warp));
+  constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
   AISP_CHECK_LAUNCH();
 }
 
@@ -417,16 +369,14 @@ constexpr wgmma_shape wgmma_variants[] = {{2, 8, 1, 2},
                                           {1, 8, 1, 3},
                                           {2, 8, 1, 2, true},
                                           {2, 4, 1, 2, true},
-                                          {2, 4, 1, 2, true, true},
-                                          {1, 4, 2, 2, false, true, true},
-                                          {1, 8, 2, 2, false, true, true}};
+                                          {2, 4, 1, 2, true, true}};
 constexpr int wgmma_variant_count = static_cast<int>(sizeof(wgmma_variants) / sizeof(wgmma_variants[0]));
 
 // "wgmma_wg2_ring8_x1_min2": the name the timing test prints and AISP_DECODE_PAIRS takes.
 inline std::string wgmma_variant_name(int v) {
   const wgmma_shape w = wgmma_variants[v];
   return "wgmma_wg" + std::to_string(w.warpgroups) + "_ring" + std::to_string(w.ring_chunks) + "_x" + std::to_string(w.x_buffers) + "_min" +
-         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "") + (w.one_part ? "_onepart" : "");
+         std::to_string(w.min_blocks) + (w.gather_first ? "_gather" : "") + (w.prefetch_rest ? "_prefetch" : "");
 }
 
 // Opts every wgmma variant, plain and normed, into its dynamic shared memory on the current device.

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -93,6 +94,10 @@ class decode_step : public ::testing::Test {
 };
 
 TEST_F(decode_step, wider_steps_give_the_8_row_steps_rows_and_their_times_are_printed) {
+  // Only these three steps fall in the profiler's range, so that Nsight Compute started with
+  // --profile-from-start off (scripts/device_decode_step_profile.sh) sees one step of each width,
+  // not the 128 that fill the caches; outside a profiler the range is a no-op.
+  AISP_CUDA_CHECK(cudaProfilerStart());
   const auto eight = logits_of(8);
   EXPECT_TRUE(std::all_of(eight.begin(), eight.end(), [](float v) { return std::isfinite(v); }));
   EXPECT_GT(*std::max_element(eight.begin(), eight.end()), *std::min_element(eight.begin(), eight.end())) << "constant logits";
@@ -101,6 +106,7 @@ TEST_F(decode_step, wider_steps_give_the_8_row_steps_rows_and_their_times_are_pr
     EXPECT_EQ(std::memcmp(eight.data(), wider.data(), eight.size() * sizeof(float)), 0)
         << "the " << rows << "-row step's first 8 rows differ from the 8-row step's";
   }
+  AISP_CUDA_CHECK(cudaProfilerStop());
   // 8 rows before and after the others, so a drifting clock shows as two different 8-row times.
   const double eight_before = us_a_step(8);
   const double twelve = us_a_step(12);

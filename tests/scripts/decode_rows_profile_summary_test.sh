@@ -24,4 +24,29 @@ expect_line 'long_scoreboard:3\.9 wait:1\.5 barrier:1\.2$' "the wgmma kernel's s
 head -n 3 "$dir/raw.csv" > "$dir/empty.csv"
 expect_failure "a page without kernels must fail" python3 "$script" "$dir/empty.csv"
 grep -q "no kernels" "$dir/err" || fail "its message: $(cat "$dir/err")"
+# --steps: launches cut into steps at each embed_rows_kernel, summed by kind, matvecs by kernel and grid.
+cat > "$dir/steps.csv" <<'CSV'
+==PROF== Connected to process 4242 (aisp_gpu_tests)
+"ID","Process ID","Kernel Name","Grid Size","gpu__time_duration.sum","dram__bytes_read.sum","lts__t_bytes.sum"
+"","","","","ns","byte","byte"
+"0","4242","void aisp::decode::embed_rows_kernel(const __nv_bfloat16 *, aisp::decode::row_meta, float *, int)","(8, 1, 1)","2,000","1,000,000","2,000,000"
+"1","4242","void aisp::decode::matvec_mma_kernel<1, 1>(const uint4 *)","(192, 1, 1)","10,000","12,000,000","14,000,000"
+"2","4242","void aisp::decode::matvec_mma_kernel<1, 1>(const uint4 *)","(192, 1, 1)","12,000","12,000,000","16,000,000"
+"3","4242","void aisp::decode::attention_rows_kernel<64>(const float *)","(64, 1, 1)","5,000","3,000,000","4,000,000"
+"4","4242","void aisp::decode::embed_rows_kernel(const __nv_bfloat16 *, aisp::decode::row_meta, float *, int)","(16, 1, 1)","3,000","1,000,000","2,000,000"
+"5","4242","void <unnamed>::matvec_wgmma_kernel<(aisp::decode::x_form)1, 2>(const uint4 *)","(96, 1, 1)","13,500","12,000,000","20,000,000"
+==PROF== Disconnected from process 4242
+CSV
+out="$(python3 "$script" --steps "$dir/steps.csv")"
+expect_lines 9 "expected two steps: a line each, a line a kind, a line a matvec kernel and grid"
+expect_line '^step 0: 4 launches, 29\.0 us one after another, DRAM 28\.0 MB, L2 36\.0 MB$' "step 0's sums"
+expect_line '^  matvec +2 launches +22\.0 us  DRAM +24\.0 MB  L2 +30\.0 MB$' "step 0's matvecs"
+expect_line '^  attention +1 launches +5\.0 us' "step 0's attention"
+expect_line '^    matvec_mma_kernel<1, 1> +\(192, 1, 1\) x2 +11\.00 us  DRAM +12\.0 MB  L2 +15\.0 MB$' "the 8-row kernel averaged over its launches"
+expect_line '^step 1: 2 launches, 16\.5 us' "step 1 starts at the second embed_rows_kernel"
+expect_line '^    matvec_wgmma_kernel<1, 2> +\(96, 1, 1\) x1 +13\.50 us' "the wgmma kernel"
+grep -v embed_rows_kernel "$dir/steps.csv" > "$dir/no-steps.csv"
+expect_failure "a page without a step must fail" python3 "$script" --steps "$dir/no-steps.csv"
+grep -q "no forward step" "$dir/err" || fail "its message: $(cat "$dir/err")"
+expect_failure "an unknown option must fail" python3 "$script" --stepz "$dir/steps.csv"
 echo "decode_rows_profile_summary.py: ok"
