@@ -25,7 +25,7 @@ for path in default 0 $variants default; do
     *) value=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//') ;;
   esac
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
-  timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-$path.log 2>&1
+  timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-$path.log 2>&1
   echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
 # The same paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2): a path that wins at 16 rows must be
@@ -34,7 +34,7 @@ for path in wgmma_wg2_ring4_x1_min2_gather_prefetch; do
   [ $(el) -lt 430 ] || break
   n=$((n + 1))
   export AISP_DECODE_PAIRS=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')
-  AISP_DECODE_WGMMA_FROM=2 timeout 60 $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-$n-from2-$path.log 2>&1
+  AISP_DECODE_WGMMA_FROM=2 timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-from2-$path.log 2>&1
   echo "$path from 2 rows rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-from2-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
 unset AISP_DECODE_PAIRS

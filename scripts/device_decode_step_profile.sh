@@ -14,7 +14,7 @@ for from in default 2; do
   [ $(el) -lt 400 ] || break
   if [ $from = default ]; then unset AISP_DECODE_WGMMA_FROM; else export AISP_DECODE_WGMMA_FROM=$from; fi
   timeout 240 ncu --profile-from-start off --clock-control none --cache-control none --metrics "$metrics" --csv --page raw \
-    --print-units base --log-file $OUT/step-profile-$from.csv $bin/aisp_gpu_tests --gtest_filter='decode_step.*' > $OUT/step-profile-$from.log 2>&1
+    --print-units base --log-file $OUT/step-profile-$from.csv $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-profile-$from.log 2>&1
   echo "ncu from $from rc $? at $(el) s"; grep -E "^decode_step|PASSED|FAILED|==ERROR==" $OUT/step-profile-$from.log | head -n 6
   python3 scripts/decode_rows_profile_summary.py --steps $OUT/step-profile-$from.csv 2>&1 | tee $OUT/step-profile-$from.txt | head -n 40
 done
