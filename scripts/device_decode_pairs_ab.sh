@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # labs/decode's 9-16-row matvec paths in the model's whole step, in one call: decode_step.* (the
-# 1B model's forward step at 8, 12 and 16 rows back to back, tests/gpu/decode_step_timing_test.cu)
+# 1B model's forward step at 8, 12 and 16 rows back to back, after caches of 128 and then of 16
+# positions a row, tests/gpu/decode_step_timing_test.cu)
 # on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
 # wgmma variant (AISP_DECODE_PAIRS), the same card, after every path's bits (the untimed rows
 # test); then the default path at 8 rows too (AISP_DECODE_WGMMA_FROM=2), then memcheck and
