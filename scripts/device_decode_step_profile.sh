@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Nsight Compute over one forward step of the 1B model at 8, 12 and 16 rows (decode_step's
-# profiler range: the three steps whose bits it compares), each kernel alone but on the caches
-# the kernel before left (--cache-control none; the clocks as they are). On the default paths,
-# then with the 16-row paths from 2 rows (AISP_DECODE_WGMMA_FROM=2), so that the same kernels are
-# seen at 8 and at 16 rows. The decode_step timing of 2026-12-07 put the 16-row step at 1.155x
-# the 8-row one, and the same wgmma kernels at 1.129x; this says which kernels grow with rows
-# and whether alone they do (scripts/decode_rows_profile_summary.py --steps).
+# Nsight Compute over decode_step's profiler range: the 1B model's forward step at 8, 12 and 16
+# rows, after caches of 128 positions a row, then of 16 (six steps; 2026-12-07's run had only the
+# first three). Each kernel runs alone, on the caches the kernel before left (--cache-control
+# none; the clocks as they are). First on the default paths, then with the 16-row paths from 2
+# rows (AISP_DECODE_WGMMA_FROM=2), so that the same kernels are seen at 8 and at 16 rows. In a
+# stream the 16-row step costs 1.155x the 8-row one, and 1.129x on the same wgmma kernels
+# (2026-12-07); this says which kernels grow with the rows when alone
+# (scripts/decode_rows_profile_summary.py --steps).
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_step_profile.sh
 . "$(dirname "$0")/device_call_prelude.sh"

@@ -5,10 +5,10 @@
 // extra us in its matvecs and measured each variant only through an 80-second pair run; this
 // test times the step itself in seconds, so that an A/B of the 9-16-row paths (AISP_DECODE_PAIRS,
 // scripts/device_decode_pairs_ab.sh) reads the step's cost directly.
-// Every row decodes one position of its own sequence, after a cache of `cached` positions filled
+// Every row decodes one position of its own sequence, after a cache of `cached_` positions filled
 // by the model itself (128, then 16: the attention's part of a wider step's cost shows as the
-// difference, since the matvecs do not read the cache); the first 8 rows of the 12- and 16-row steps must give the 8-row step's
-// logits to the last bit (Note [batch-invariant rows]).
+// difference, since the matvecs do not read the cache); the first 8 rows of the 12- and 16-row
+// steps must give the 8-row step's logits to the last bit (Note [batch-invariant rows]).
 // Run: aisp_gpu_tests --gtest_filter='*decode_step.*'
 #include <gtest/gtest.h>
 
@@ -42,18 +42,18 @@ class decode_step : public ::testing::TestWithParam<int> {
 
   void SetUp() override {
     AISP_REQUIRE_GPU();
-    cached = GetParam();
+    cached_ = GetParam();
     const auto params = config_.parameters();
     weights_ = std::make_unique<device_scratch>(static_cast<std::size_t>(params) * sizeof(__nv_bfloat16));
     aisp::decode_timing::fill_bf16<<<2048, 256>>>(static_cast<__nv_bfloat16*>(weights_->data()), params, 21u);
     AISP_CHECK_LAUNCH();
-    model_ = std::make_unique<aisp::decode::gpu_decoder>(config_, most_rows, most_rows, cached + 8);
+    model_ = std::make_unique<aisp::decode::gpu_decoder>(config_, most_rows, most_rows, cached_ + 8);
     model_->pack(weights(), nullptr);
-    for (int p = 0; p < cached; ++p) {  // the sequences' caches, position by position, by the model
+    for (int p = 0; p < cached_; ++p) {  // the sequences' caches, position by position, by the model
       set_rows(most_rows, p);
       model_->forward(weights(), model_->rows().meta(), most_rows, nullptr, 0, nullptr);
     }
-    set_rows(most_rows, cached);
+    set_rows(most_rows, cached_);
     AISP_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -89,7 +89,7 @@ class decode_step : public ::testing::TestWithParam<int> {
     return aisp::decode_timing::median_us_a_call(30, [&](std::size_t) { step(rows); });
   }
 
-  int cached = 0;  // positions each sequence holds before the timed steps
+  int cached_ = 0;  // positions each sequence holds before the timed steps
   aisp::decode::decoder_config config_ = aisp::decode::one_billion();
   std::unique_ptr<device_scratch> weights_;
   std::unique_ptr<aisp::decode::gpu_decoder> model_;
@@ -117,9 +117,9 @@ TEST_P(decode_step, wider_steps_give_the_8_row_steps_rows_and_their_times_are_pr
   for (const double us : {eight_before, twelve, sixteen, eight_after}) EXPECT_GT(us, 0.0);
   const double eight_us = (eight_before + eight_after) / 2;
   const std::string paths = aisp::decode_timing::rows_paths_taken();
-  std::printf("decode_step  8 rows %8.1f us a step, cache %d (%.1f before, %.1f after the others)\n", eight_us, cached, eight_before, eight_after);
-  std::printf("decode_step 12 rows %8.1f us a step, cache %d, %.3fx the 8-row step (%s)\n", twelve, cached, twelve / eight_us, paths.c_str());
-  std::printf("decode_step 16 rows %8.1f us a step, cache %d, %.3fx the 8-row step (%s)\n", sixteen, cached, sixteen / eight_us, paths.c_str());
+  std::printf("decode_step  8 rows %8.1f us a step, cache %d (%.1f before, %.1f after the others)\n", eight_us, cached_, eight_before, eight_after);
+  std::printf("decode_step 12 rows %8.1f us a step, cache %d, %.3fx the 8-row step (%s)\n", twelve, cached_, twelve / eight_us, paths.c_str());
+  std::printf("decode_step 16 rows %8.1f us a step, cache %d, %.3fx the 8-row step (%s)\n", sixteen, cached_, sixteen / eight_us, paths.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(caches, decode_step, ::testing::Values(128, 16));
