@@ -7,6 +7,7 @@ throughput and bytes, achieved occupancy, SM throughput, registers, and the larg
 step's first launch), then a step's count, time, DRAM and L2 bytes by kind of kernel (matvec,
 attention, other) and its matvecs by kernel and grid.
 Usage: decode_rows_profile_summary.py [--steps] RAW.csv"""
+import argparse
 import csv
 import re
 import sys
@@ -92,10 +93,8 @@ def steps(path):
 
 
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args[:1] == ["--steps"] and len(args) == 2:
-        steps(args[1])
-    elif len(args) == 1 and not args[0].startswith("--"):
-        main(args[0])
-    else:
-        sys.exit(__doc__)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("raw", help="ncu's raw CSV page (--csv --page raw --print-units base)")
+    parser.add_argument("--steps", action="store_true", help="sums by forward step (cut at each embed_rows_kernel), not a line a launch")
+    args = parser.parse_args()
+    (steps if args.steps else main)(args.raw)

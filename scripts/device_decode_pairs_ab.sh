@@ -4,7 +4,7 @@
 # positions a row, tests/gpu/decode_step_timing_test.cu)
 # on the default paths (rows_paths.cuh), on the paths before them, and with every shape on each
 # wgmma variant (AISP_DECODE_PAIRS), the same card, after every path's bits (the untimed rows
-# test); then the default path at 8 rows too (AISP_DECODE_WGMMA_FROM=2), then memcheck and
+# test), and the default at 8 rows too (AISP_DECODE_WGMMA_FROM=2); then memcheck and
 # racecheck over that test and continuous batching on the default, as time allows. On H100
 # GPU-fb5e71f9 (2026-12-07) the default was the fastest at 12 and 16 rows (1.111x and 1.155x the
 # 8-row step) and the one-part variants cost 2.6-2.7x (removed; source in docs/results/raw/).
@@ -14,31 +14,26 @@
 timeout 90 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*untimed:wgmma_tf32_bits.*' > $OUT/rows-bits.log 2>&1
 echo "every 16-row path's bits (untimed) rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/rows-bits.log | head -n 8
 shapes="3072x2048 2048x2048 16384x2048 2048x8192"
-# decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason)
-variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather_prefetch"
+# decode_matvec_wgmma.cuh's wgmma_variants by name (a stale name fails its run with the reason),
+# but the default's (wgmma_wg2_ring4_x1_min2_gather_prefetch on every shape), run as "default".
+variants="wgmma_wg2_ring8_x1_min2 wgmma_wg2_ring4_x2_min2 wgmma_wg2_ring4_x1_min2 wgmma_wg1_ring8_x1_min3 wgmma_wg2_ring8_x1_min2_gather wgmma_wg2_ring4_x1_min2_gather"
+# "default-from2": the default paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2), since a path that
+# wins at 16 rows must be tried at 8, or static batching's steps are the weaker for it.
 n=0
-for path in default 0 $variants default; do
+for path in default 0 $variants default-from2 default; do
   n=$((n + 1))
-  [ $(el) -lt 420 ] || break
+  [ $(el) -lt 430 ] || break
   case $path in
-    default) value="" ;;
+    default | default-from2) value="" ;;
     0) value=0 ;;
     *) value=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//') ;;
   esac
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
+  if [ $path = default-from2 ]; then export AISP_DECODE_WGMMA_FROM=2; else unset AISP_DECODE_WGMMA_FROM; fi
   timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-$path.log 2>&1
   echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
-# The same paths at 8 rows too (AISP_DECODE_WGMMA_FROM=2): a path that wins at 16 rows must be
-# tried at 8, or static batching's steps are the weaker for it.
-for path in wgmma_wg2_ring4_x1_min2_gather_prefetch; do
-  [ $(el) -lt 430 ] || break
-  n=$((n + 1))
-  export AISP_DECODE_PAIRS=$(for s in $shapes; do printf "%s=%s," $s $path; done | sed 's/,$//')
-  AISP_DECODE_WGMMA_FROM=2 timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-from2-$path.log 2>&1
-  echo "$path from 2 rows rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-from2-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
-done
-unset AISP_DECODE_PAIRS
+unset AISP_DECODE_WGMMA_FROM AISP_DECODE_PAIRS
 sanitize_rows_tests 440 510 memcheck racecheck
 if [ $(el) -lt 490 ]; then
   timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none --artifacts-dir /tmp/cb_default \
