@@ -256,7 +256,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // values ahead and its RoPE angles before it waits for the QKV matvec, and those trips to memory
 // overlap that kernel. A launch of several rows waits first: rope_and_cache_kernel, the kernel
 // before it, appends keys its rows read.
-template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads>
+template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads, bool ValuesEarly = true>
 __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads / Threads)
     attention_rows_kernel(const float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
                           float* attended, model_dims m, Cache cache, int layer) {
@@ -270,7 +270,13 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   // A played thread's values loaded with the keys: what fits in 64 or 128 registers beside them
   // (a narrow block's two played threads, a paged cache's offsets: 1 or 2, no spill).
   constexpr int values_ahead = RopeHere ? 16 : (copies == 1 ? 8 / (HeadLanes / 2) : 4 / HeadLanes);
-  constexpr int values_a_trip = 8 / copies;
+  // Note [values before the softmax]: a launch of several rows loads more values a played thread
+  // before the softmax's barriers, in the registers the keys left, and more a trip after them:
+  // as many as fit in 64 registers without a spill (a narrow block's two played threads, a
+  // paged cache's offsets).
+  constexpr bool early_values = ValuesEarly && !RopeHere;
+  constexpr int values_a_trip = early_values ? (copies == 1 ? 16 : 8) : 8 / copies;
+  constexpr int values_early = early_values ? (copies == 1 ? 8 : 6) : 0;
   extern __shared__ float scores[];
   __shared__ float partial[attention_threads / 32];
   const int r = static_cast<int>(blockIdx.x);
@@ -365,6 +371,14 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
       if (lane == 0 && j < keys) scores[j] = dot * scale;
     }
   }
+  __nv_bfloat16 early[copies][values_early > 0 ? values_early : 1];
+  if constexpr (values_early > 0) {
+#pragma unroll
+    for (int c = 0; c < copies; ++c) {
+#pragma unroll
+      for (int t = 0; t < values_early; ++t) early[c][t] = value_at(part[c] + parts * (values_ahead + t));
+    }
+  }
   __syncthreads();
   float largest = -INFINITY;
   for (int j = static_cast<int>(threadIdx.x); j < keys; j += Threads) largest = fmaxf(largest, scores[j]);
@@ -392,8 +406,15 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
 #pragma unroll
     for (int t = 0; t < values_ahead; ++t) add(c, part[c] + parts * t, ahead[c][t]);
   }
+  if constexpr (values_early > 0) {
+#pragma unroll
+    for (int c = 0; c < copies; ++c) {
+#pragma unroll
+      for (int t = 0; t < values_early; ++t) add(c, part[c] + parts * (values_ahead + t), early[c][t]);
+    }
+  }
   // A thread's first played thread has its lowest part, so it walks the most keys.
-  for (int step = values_ahead; part[0] + parts * step < summed; step += values_a_trip) {
+  for (int step = values_ahead + values_early; part[0] + parts * step < summed; step += values_a_trip) {
     __nv_bfloat16 values[copies][values_a_trip];
 #pragma unroll
     for (int c = 0; c < copies; ++c) {

@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "aisp/check.hpp"
@@ -162,8 +164,20 @@ class gpu_decoder {
   static void allow_attention_shared_bytes(int bytes) {
     for (const auto kernel :
          {attention_rows_kernel<Cache, true, 2>, attention_rows_kernel<Cache, false, 2>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads>,
-          attention_rows_kernel<Cache, true, 4>, attention_rows_kernel<Cache, false, 4>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads>})
+          attention_rows_kernel<Cache, true, 4>, attention_rows_kernel<Cache, false, 4>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads>,
+          attention_rows_kernel<Cache, false, 2, attention_threads, false>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads, false>,
+          attention_rows_kernel<Cache, false, 4, attention_threads, false>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads, false>})
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  }
+
+  // AISP_DECODE_ATTENTION_EARLY=0: the launches of several rows load no values before the
+  // softmax (Note [values before the softmax]), for an A/B on one card.
+  [[nodiscard]] static bool attention_values_early() {
+    static const bool early = [] {
+      const char* value = std::getenv("AISP_DECODE_ATTENTION_EARLY");
+      return value == nullptr || std::string_view(value) != "0";
+    }();
+    return early;
   }
 
   // Wide blocks while they fit in one wave at two an SM, else narrow ones where head_dim divides
@@ -200,10 +214,14 @@ class gpu_decoder {
     const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
+    const bool early = attention_values_early();
     if (attention_narrow(grid_rows)) {
-      attend(attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>, attention_narrow_threads);
+      attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>
+                   : attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads, false>,
+             attention_narrow_threads);
     } else {
-      attend(attention_rows_kernel<Cache, false, HeadLanes>, attention_threads);
+      attend(early ? attention_rows_kernel<Cache, false, HeadLanes> : attention_rows_kernel<Cache, false, HeadLanes, attention_threads, false>,
+             attention_threads);
     }
   }
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# labs/decode's attention with values loaded before the softmax (Note [values before the softmax]
+# in decoder_kernels.cuh) against without (AISP_DECODE_ATTENTION_EARLY=0), in one call on one
+# card: the model's bits first (decode_model.*: the fp64 reference, a row alike alone and in a
+# batch, narrow blocks against wide), then decode_step.* (the 1B model's step at 8, 12 and 16 rows
+# after caches of 128 and of 16 positions) alternating on and off, memcheck over attention, and
+# continuous batching on and off, as time allows.
+# Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
+#   scripts/device_decode_attention_early_ab.sh      (one line a run; logs under $OUT)
+. "$(dirname "$0")/device_call_prelude.sh"
+timeout 150 $bin/aisp_gpu_tests --gtest_filter='decode_model.*' > $OUT/model-bits.log 2>&1
+echo "decode_model.* rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/model-bits.log | head -n 8
+n=0
+for early in 1 0 1 0; do
+  n=$((n + 1))
+  [ $(el) -lt 300 ] || break
+  AISP_DECODE_ATTENTION_EARLY=$early timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-early$early.log 2>&1
+  echo "early $early rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-early$early.log
+done
+if [ $(el) -lt 300 ]; then
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 --kernel-name kns=attention_rows \
+    $bin/aisp_gpu_tests --gtest_filter='decode_model.narrow*:decode_model.a_paged*' > $OUT/sanitize-memcheck.log 2>&1
+  echo "sanitizer memcheck rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-memcheck.log | head -n 4
+fi
+for early in 1 0; do
+  [ $(el) -lt 440 ] || break
+  AISP_DECODE_ATTENTION_EARLY=$early timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
+    --artifacts-dir /tmp/cb_$early --json $OUT/cb-early$early.json > $OUT/cb-early$early.log 2>&1
+  echo "continuous_batching early $early rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-early$early.log | cut -c1-230
+done
+pack_logs attention-early; echo "done at $(el) s"
