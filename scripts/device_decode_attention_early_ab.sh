@@ -23,7 +23,7 @@ if [ $(el) -lt 300 ]; then
   echo "sanitizer memcheck rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-memcheck.log | head -n 4
 fi
 for early in 1 0; do
-  [ $(el) -lt 440 ] || break
+  [ $(el) -lt 330 ] || break
   AISP_DECODE_ATTENTION_EARLY=$early timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_$early --json $OUT/cb-early$early.json > $OUT/cb-early$early.log 2>&1
   echo "continuous_batching early $early rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-early$early.log | cut -c1-230
