@@ -6,7 +6,9 @@
 # after caches of 128 and of 16 positions) alternating on and off, memcheck over attention, and
 # continuous batching on and off, as time allows.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
-#   scripts/device_decode_attention_early_ab.sh      (one line a run; logs under $OUT)
+#   scripts/device_decode_attention_early_ab.sh [--steps-only]   (one line a run; logs under $OUT)
+# --steps-only: the bits, decode_step.* and memcheck alone (~20 s on the GPU).
+steps_only=${1:-}
 . "$(dirname "$0")/device_call_prelude.sh"
 timeout 150 $bin/aisp_gpu_tests --gtest_filter='decode_model.*' > $OUT/model-bits.log 2>&1
 echo "decode_model.* rc $? at $(el) s"; grep -E "PASSED|FAILED|Failure" $OUT/model-bits.log | head -n 8
@@ -15,7 +17,7 @@ for early in 1 0 1 0; do
   n=$((n + 1))
   [ $(el) -lt 300 ] || break
   AISP_DECODE_ATTENTION_EARLY=$early timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-early$early.log 2>&1
-  echo "early $early rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-early$early.log
+  echo "early $early rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-early$early.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 done
 if [ $(el) -lt 300 ]; then
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 --kernel-name kns=attention_rows \
@@ -23,7 +25,7 @@ if [ $(el) -lt 300 ]; then
   echo "sanitizer memcheck rc $? at $(el) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" $OUT/sanitize-memcheck.log | head -n 4
 fi
 for early in 1 0; do
-  [ $(el) -lt 330 ] || break
+  [ -z "$steps_only" ] && [ $(el) -lt 330 ] || break
   AISP_DECODE_ATTENTION_EARLY=$early timeout 110 $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_$early --json $OUT/cb-early$early.json > $OUT/cb-early$early.log 2>&1
   echo "continuous_batching early $early rc $? at $(el) s"; grep -E "^labs/decode|optimized: tpot|baseline: tpot" $OUT/cb-early$early.log | cut -c1-230
