@@ -256,7 +256,7 @@ __global__ void rope_and_cache_kernel(float* qkv, row_meta rows, const double2* 
 // values ahead and its RoPE angles before it waits for the QKV matvec, and those trips to memory
 // overlap that kernel. A launch of several rows waits first: rope_and_cache_kernel, the kernel
 // before it, appends keys its rows read.
-template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads, bool ValuesEarly = true>
+template <class Cache, bool RopeHere, int HeadLanes, int Threads = attention_threads, bool ValuesEarly = false>
 __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads / Threads)
     attention_rows_kernel(const float* qkv, row_meta rows, const double2* rope, __nv_bfloat16* k_cache, __nv_bfloat16* v_cache,
                           float* attended, model_dims m, Cache cache, int layer) {
@@ -270,10 +270,14 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   // A played thread's values loaded with the keys: what fits in 64 or 128 registers beside them
   // (a narrow block's two played threads, a paged cache's offsets: 1 or 2, no spill).
   constexpr int values_ahead = RopeHere ? 16 : (copies == 1 ? 8 / (HeadLanes / 2) : 4 / HeadLanes);
-  // Note [values before the softmax]: a launch of several rows loads more values a played thread
-  // before the softmax's barriers, in the registers the keys left, and more a trip after them:
-  // as many as fit in 64 registers without a spill (a narrow block's two played threads, a
-  // paged cache's offsets).
+  // Note [values before the softmax]: with ValuesEarly (AISP_DECODE_ATTENTION_EARLY=1, off by
+  // default) a launch of several rows loads more values a played thread before the softmax's
+  // barriers, in the registers the keys left, and more a trip after them: as many as fit in 64
+  // registers without a spill (a narrow block's two played threads, a paged cache's offsets).
+  // Measured without the guard on load_early below (decode_step.*, H100 GPU-e2c0a1fc,
+  // 2026-12-07): after 128-position caches the 16-row step 5.7 us faster, the 8-row one 7.5;
+  // after 16-position caches the 8-row step 10 us slower (the values ahead already cover them).
+  // The guard is not yet measured: scripts/device_decode_attention_early_ab.sh --steps-only.
   constexpr bool early_values = ValuesEarly && !RopeHere;
   constexpr int values_a_trip = early_values ? (copies == 1 ? 16 : 8) : 8 / copies;
   constexpr int values_early = early_values ? (copies == 1 ? 8 : 6) : 0;

@@ -165,17 +165,17 @@ class gpu_decoder {
     for (const auto kernel :
          {attention_rows_kernel<Cache, true, 2>, attention_rows_kernel<Cache, false, 2>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads>,
           attention_rows_kernel<Cache, true, 4>, attention_rows_kernel<Cache, false, 4>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads>,
-          attention_rows_kernel<Cache, false, 2, attention_threads, false>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads, false>,
-          attention_rows_kernel<Cache, false, 4, attention_threads, false>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads, false>})
+          attention_rows_kernel<Cache, false, 2, attention_threads, true>, attention_rows_kernel<Cache, false, 2, attention_narrow_threads, true>,
+          attention_rows_kernel<Cache, false, 4, attention_threads, true>, attention_rows_kernel<Cache, false, 4, attention_narrow_threads, true>})
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
-  // AISP_DECODE_ATTENTION_EARLY=0: the launches of several rows load no values before the
-  // softmax (Note [values before the softmax]), for an A/B on one card.
+  // AISP_DECODE_ATTENTION_EARLY=1: the launches of several rows load values before the softmax
+  // (Note [values before the softmax]; off by default until measured), for an A/B on one card.
   [[nodiscard]] static bool attention_values_early() {
     static const bool early = [] {
       const char* value = std::getenv("AISP_DECODE_ATTENTION_EARLY");
-      return value == nullptr || std::string_view(value) != "0";
+      return value != nullptr && std::string_view(value) == "1";
     }();
     return early;
   }
@@ -216,11 +216,11 @@ class gpu_decoder {
                      rope_, k_cache_, v_cache_, dims_, cache, l);
     const bool early = attention_values_early();
     if (attention_narrow(grid_rows)) {
-      attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>
-                   : attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads, false>,
+      attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads, true>
+                   : attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>,
              attention_narrow_threads);
     } else {
-      attend(early ? attention_rows_kernel<Cache, false, HeadLanes> : attention_rows_kernel<Cache, false, HeadLanes, attention_threads, false>,
+      attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_threads, true> : attention_rows_kernel<Cache, false, HeadLanes>,
              attention_threads);
     }
   }
