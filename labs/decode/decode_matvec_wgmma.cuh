@@ -13,6 +13,7 @@
 #include "aisp/hopper_ptx.cuh"
 #include "aisp/wgmma_shapes.cuh"
 #include "decode_matvec.cuh"
+#include "row_probes.hpp"
 #include "variant_table.hpp"
 
 namespace aisp::decode {
@@ -153,7 +154,7 @@ constexpr std::size_t wgmma_smem_bytes =
 template <x_form Form, int Warpgroups, int Ring, int XBuffers, int MinBlocks, bool GatherFirst, bool PrefetchRest>
 __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     matvec_wgmma_kernel(const uint4* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int n_out, int k, int rows,
-                        bool accumulate, float output_scale, float eps, matvec_plan plan) {
+                        int x_rows, bool accumulate, float output_scale, float eps, matvec_plan plan) {
   static_assert(Form != x_form::swiglu, "SwiGLU is folded at one row only (Note [rows as wgmma's N])");
   static_assert(Ring >= 2 && (XBuffers == 1 || XBuffers == 2), "a ring of two chunks or more; one or two x buffers");
 #if AISP_HOPPER_DEVICE
@@ -189,7 +190,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   }
   ptx::let_next_kernel_start();
   ptx::wait_for_previous_kernel();  // Note [weights before the wait]
-  stage_wgmma_split<Form, block_warps>(x, rows, k, first_split, b_splits, group_squares[0]);
+  stage_wgmma_split<Form, block_warps>(x, x_rows, k, first_split, b_splits, group_squares[0]);
   hopper::fence_proxy_async_shared();  // the staged B, for wgmma's reads
   __syncthreads();
   float total[8] = {};    // the part's sums: [column block jn (rows 8 jn ..)][accumulator i]
@@ -209,7 +210,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
       }
     }
     if (buffers == 2 && s + 1 < end_split) {
-      stage_wgmma_split<Form, block_warps>(x, rows, k, s + 1, b_splits + (1 - buffer) * wgmma_split_words, group_squares[normed ? 1 - buffer : 0]);
+      stage_wgmma_split<Form, block_warps>(x, x_rows, k, s + 1, b_splits + (1 - buffer) * wgmma_split_words, group_squares[normed ? 1 - buffer : 0]);
     }
     float acc[2][16];
 #pragma unroll
@@ -258,7 +259,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
     }
     if (buffers == 1 && s + 1 < end_split) {
       __syncthreads();  // every warpgroup is done with this split's B
-      stage_wgmma_split<Form, block_warps>(x, rows, k, s + 1, b_splits, group_squares[0]);
+      stage_wgmma_split<Form, block_warps>(x, x_rows, k, s + 1, b_splits, group_squares[0]);
     }
     hopper::fence_proxy_async_shared();  // the next split's B, staged above
     __syncthreads();                     // and every warp is done with this split's B (and its squares)
@@ -313,7 +314,7 @@ __global__ void __launch_bounds__(Warpgroups * 128, MinBlocks)
   }
   cluster.sync();  // the other blocks are done reading this one's totals
 #else
-  (void)w, (void)x, (void)y, (void)n_out, (void)k, (void)rows, (void)accumulate, (void)output_scale, (void)eps, (void)plan;
+  (void)w, (void)x, (void)y, (void)n_out, (void)k, (void)rows, (void)x_rows, (void)accumulate, (void)output_scale, (void)eps, (void)plan;
 #endif
 }
 
@@ -351,7 +352,9 @@ void launch_wgmma_matvec(const matvec_plan& plan, const uint4* w, const float* x
   config.attrs = attributes;
   config.numAttrs = 2;
   constexpr auto kernel = matvec_wgmma_kernel<Form, Shape.warpgroups, Shape.ring_chunks, Shape.x_buffers, Shape.min_blocks, Shape.gather_first, Shape.prefetch_rest>;
-  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, rows, accumulate, output_scale, eps, plan));
+  // x_rows: the rows staged; rows: the rows stored (both `rows` but where probed: Note [row probes]).
+  AISP_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, w, x, y, n_out, k, probed_rows(row_probe::stores, rows), probed_rows(row_probe::x, rows),
+                                     accumulate, output_scale, eps, plan));
   AISP_CHECK_LAUNCH();
 }
 

@@ -22,6 +22,7 @@
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "matvec_launch.cuh"
+#include "row_probes.hpp"
 
 namespace aisp::decode {
 namespace {
@@ -203,19 +204,22 @@ class gpu_decoder {
 
   template <class Cache, int HeadLanes>
   void rope_and_attention(const row_meta& meta, unsigned grid_rows, int l, Cache cache, cudaStream_t stream) const {
+    // Rows 9-16 left out where probed (Note [row probes]).
+    const auto attention_rows = static_cast<unsigned>(probed_rows(row_probe::attention, static_cast<int>(grid_rows)));
     const auto attend = [&](auto kernel, int threads) {  // a block a (row, head)
-      launch_dependent(kernel, dim3(grid_rows, static_cast<unsigned>(c_.heads)), dim3(static_cast<unsigned>(threads)), attention_shared_bytes(),
-                       stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
+      launch_dependent(kernel, dim3(attention_rows, static_cast<unsigned>(c_.heads)), dim3(static_cast<unsigned>(threads)),
+                       attention_shared_bytes(), stream, qkv_, meta, rope_, k_cache_, v_cache_, attended_, dims_, cache, l);
     };
     if (grid_rows == 1) {
       attend(attention_rows_kernel<Cache, true, HeadLanes>, attention_threads);
       return;
     }
-    const dim3 every_head_of_rows(grid_rows, static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
+    const dim3 every_head_of_rows(static_cast<unsigned>(probed_rows(row_probe::rope, static_cast<int>(grid_rows))),
+                                  static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
     const bool early = attention_values_early();
-    if (attention_narrow(grid_rows)) {
+    if (attention_narrow(attention_rows)) {
       attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads, true>
                    : attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>,
              attention_narrow_threads);

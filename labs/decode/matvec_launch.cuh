@@ -10,6 +10,7 @@
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
+#include "row_probes.hpp"
 #include "rows_paths.cuh"
 
 namespace aisp::decode {
@@ -133,7 +134,8 @@ inline void launch_swiglu_matvec(const uint4* w, const float* gate_up, float* ac
     launch_one_row<x_form::swiglu>(w, gate_up, y, n_out, k, accumulate, output_scale, 0.0f, stream);
     return;
   }
-  const dim3 spans_of_rows(static_cast<unsigned>(rows), static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
+  const dim3 spans_of_rows(static_cast<unsigned>(probed_rows(row_probe::swiglu, rows)),  // Note [row probes]
+                           static_cast<unsigned>((k + row_block_threads - 1) / row_block_threads));
   launch_dependent(swiglu_rows_kernel, spans_of_rows, dim3(row_block_threads), 0, stream, gate_up, act, k);
   launch_matvec(w, act, y, n_out, k, rows, accumulate, output_scale, stream);
 }
