@@ -24,6 +24,14 @@ sanitize_rows_tests() {
   done
 }
 
+# decode_step_run LABEL LOG: decode_step.* (the 1B model's whole step at 8, 12 and 16 rows after
+# two cache lengths) into $OUT/LOG.log under the environment as set, its time lines printed
+# without the paths' list.
+decode_step_run() {
+  timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/$2.log 2>&1
+  echo "$1 rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/$2.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
+}
+
 # pack_logs TAG: $OUT's *.log files into $OUT/logs-TAG.tgz (a call brings back at most 8 files;
 # a ninth is left behind: the rows-timing log of 2026-12-07's third call was).
 pack_logs() {

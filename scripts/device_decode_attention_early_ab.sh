@@ -17,8 +17,7 @@ n=0
 for early in 1 0 1 0; do
   n=$((n + 1))
   [ $(el) -lt 300 ] || break
-  AISP_DECODE_ATTENTION_EARLY=$early timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-early$early.log 2>&1
-  echo "early $early rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-early$early.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
+  AISP_DECODE_ATTENTION_EARLY=$early decode_step_run "early $early" step-$n-early$early
 done
 if [ $(el) -lt 300 ]; then
   timeout 120 compute-sanitizer --tool memcheck --error-exitcode 3 --kernel-name kns=attention_rows \

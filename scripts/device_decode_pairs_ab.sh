@@ -30,8 +30,7 @@ for path in default 0 $variants default-from2 default; do
   esac
   if [ -n "$value" ]; then export AISP_DECODE_PAIRS=$value; else unset AISP_DECODE_PAIRS; fi
   if [ $path = default-from2 ]; then export AISP_DECODE_WGMMA_FROM=2; else unset AISP_DECODE_WGMMA_FROM; fi
-  timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/step-$n-$path.log 2>&1
-  echo "$path rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/step-$n-$path.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
+  decode_step_run $path step-$n-$path
 done
 unset AISP_DECODE_WGMMA_FROM AISP_DECODE_PAIRS
 sanitize_rows_tests 440 510 memcheck racecheck

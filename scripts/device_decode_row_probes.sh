@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# labs/decode's row probes (Note [row probes] in labs/decode/row_probes.hpp), in one call on one
+# labs/decode's row probes (Note [row probes] in labs/decode/timing_switches.hpp), in one call on one
 # card: decode_step.* (the 1B model's step at 8, 12 and 16 rows after caches of 128 and of 16
 # positions; rows 0-7 still compared to the bit with the 8-row step's) on the default paths, then
 # with each launch's rows 9-16 left out in turn (AISP_DECODE_PROBE_ROWS: attention, rope,
@@ -13,8 +13,7 @@ for probe in none attention rope swiglu x stores attention,rope,swiglu,x,stores 
   n=$((n + 1))
   [ $(el) -lt 300 ] || break
   if [ $probe = none ]; then unset AISP_DECODE_PROBE_ROWS; else export AISP_DECODE_PROBE_ROWS=$probe; fi
-  timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/probe-$n-${probe//,/+}.log 2>&1
-  echo "probe $probe rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/probe-$n-${probe//,/+}.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
+  decode_step_run "probe $probe" probe-$n-${probe//,/+}
 done
 unset AISP_DECODE_PROBE_ROWS
 pack_logs row-probes; echo "done at $(el) s"

@@ -13,7 +13,7 @@
 #include "aisp/hopper_ptx.cuh"
 #include "aisp/wgmma_shapes.cuh"
 #include "decode_matvec.cuh"
-#include "row_probes.hpp"
+#include "timing_switches.hpp"
 #include "variant_table.hpp"
 
 namespace aisp::decode {

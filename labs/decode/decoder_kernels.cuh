@@ -271,13 +271,13 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   // (a narrow block's two played threads, a paged cache's offsets: 1 or 2, no spill).
   constexpr int values_ahead = RopeHere ? 16 : (copies == 1 ? 8 / (HeadLanes / 2) : 4 / HeadLanes);
   // Note [values before the softmax]: with ValuesEarly (AISP_DECODE_ATTENTION_EARLY=1, off by
-  // default) a launch of several rows loads more values a played thread before the softmax's
-  // barriers, in the registers the keys left, and more a trip after them: as many as fit in 64
-  // registers without a spill (a narrow block's two played threads, a paged cache's offsets).
-  // Measured without the guard on load_early below (decode_step.*, H100 GPU-e2c0a1fc,
-  // 2026-12-07): after 128-position caches the 16-row step 5.7 us faster, the 8-row one 7.5;
-  // after 16-position caches the 8-row step 10 us slower (the values ahead already cover them).
-  // The guard is not yet measured: scripts/device_decode_attention_early_ab.sh --steps-only.
+  // default: timing_switches.hpp) a launch of several rows loads more values a played thread
+  // before the softmax's barriers, in the registers the keys left, and more a trip after them: as
+  // many as fit in 64 registers without a spill (a narrow block's two played threads, a paged
+  // cache's offsets). Measured without the guard on load_early below (decode_step.*, H100
+  // GPU-e2c0a1fc, 2026-12-07): after 128-position caches the 16-row step 5.7 us faster, the 8-row
+  // one 7.5; after 16-position caches the 8-row step 10 us slower (the values ahead already cover
+  // them). The guard is not yet measured: scripts/device_decode_attention_early_ab.sh --steps-only.
   constexpr bool early_values = ValuesEarly && !RopeHere;
   constexpr int values_a_trip = early_values ? (copies == 1 ? 16 : 8) : 8 / copies;
   constexpr int values_early = early_values ? (copies == 1 ? 8 : 6) : 0;

@@ -13,16 +13,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 #include "aisp/check.hpp"
 #include "aisp/device_scratch.hpp"
 #include "matvec_launch.cuh"
-#include "row_probes.hpp"
+#include "timing_switches.hpp"
 
 namespace aisp::decode {
 namespace {
@@ -171,16 +169,6 @@ class gpu_decoder {
       AISP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   }
 
-  // AISP_DECODE_ATTENTION_EARLY=1: the launches of several rows load values before the softmax
-  // (Note [values before the softmax]; off by default until measured), for an A/B on one card.
-  [[nodiscard]] static bool attention_values_early() {
-    static const bool early = [] {
-      const char* value = std::getenv("AISP_DECODE_ATTENTION_EARLY");
-      return value != nullptr && std::string_view(value) == "1";
-    }();
-    return early;
-  }
-
   // Wide blocks while they fit in one wave at two an SM, else narrow ones where head_dim divides
   // them (Note [attention waves]).
   [[nodiscard]] bool attention_narrow(unsigned grid_rows) const {
@@ -218,7 +206,7 @@ class gpu_decoder {
                                   static_cast<unsigned>(c_.heads + 2 * c_.kv_heads));
     launch_dependent(rope_and_cache_kernel<Cache>, every_head_of_rows, dim3(static_cast<unsigned>(c_.head_dim / 2)), 0, stream, qkv_, meta,
                      rope_, k_cache_, v_cache_, dims_, cache, l);
-    const bool early = attention_values_early();
+    const bool early = attention_values_early();  // timing_switches.hpp
     if (attention_narrow(attention_rows)) {
       attend(early ? attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads, true>
                    : attention_rows_kernel<Cache, false, HeadLanes, attention_narrow_threads>,

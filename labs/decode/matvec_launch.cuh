@@ -10,7 +10,7 @@
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decode_matvec.cuh"
-#include "row_probes.hpp"
+#include "timing_switches.hpp"
 #include "rows_paths.cuh"
 
 namespace aisp::decode {

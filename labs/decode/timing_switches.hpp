@@ -1,4 +1,5 @@
-// labs/decode's row probes: which launches of a wider step cost its extra rows in a stream.
+// labs/decode's timing switches: environment variables a device call sets for an A/B on one card,
+// each read once, none on by default, a malformed value an error, never ignored.
 //
 // Note [row probes]
 // A timing probe, never a default. AISP_DECODE_PROBE_ROWS names launches (comma-separated:
@@ -9,7 +10,7 @@
 // Compute sees each launch alone (the two disagreed: docs/results/device-2026-12-06.md, fortieth
 // and forty-first sessions). Every row is computed alone (Note [batch-invariant rows]), so rows
 // 0-7 keep their bits and decode_step still compares them with the 8-row step's; rows 9-16 come
-// out wrong, which the probe says once on stderr. A name it does not know is an error.
+// out wrong, which the probe says once on stderr.
 #pragma once
 
 #include <cstdio>
@@ -24,26 +25,33 @@ namespace {
 
 enum class row_probe : unsigned { attention = 1, rope = 2, swiglu = 4, x = 8, stores = 16 };
 
-// The probes a value names, as bits of row_probe; nullptr or "" names none.
+struct row_probe_name {
+  std::string_view name;
+  row_probe probe;
+};
+constexpr row_probe_name row_probe_names[] = {{"attention", row_probe::attention},
+                                              {"rope", row_probe::rope},
+                                              {"swiglu", row_probe::swiglu},
+                                              {"x", row_probe::x},
+                                              {"stores", row_probe::stores}};
+
+// The probes a value names, as bits of row_probe; nullptr or "" names none, an empty name (a
+// stray comma) or an unknown one is an error.
 inline unsigned parse_row_probes(const char* value) {
+  if (value == nullptr || *value == '\0') return 0;
   unsigned probes = 0;
-  std::string_view rest = value == nullptr ? "" : value;
-  while (!rest.empty() || probes != 0) {  // after a comma, an empty name is an error too
+  std::string_view rest = value;
+  for (;;) {
     const auto comma = rest.find(',');
     const std::string_view name = rest.substr(0, comma);
     unsigned bit = 0;
-    if (name == "attention") bit = static_cast<unsigned>(row_probe::attention);
-    if (name == "rope") bit = static_cast<unsigned>(row_probe::rope);
-    if (name == "swiglu") bit = static_cast<unsigned>(row_probe::swiglu);
-    if (name == "x") bit = static_cast<unsigned>(row_probe::x);
-    if (name == "stores") bit = static_cast<unsigned>(row_probe::stores);
+    for (const auto& known : row_probe_names) bit |= known.name == name ? static_cast<unsigned>(known.probe) : 0u;
     AISP_EXPECTS(bit != 0, "labs/decode: AISP_DECODE_PROBE_ROWS takes attention, rope, swiglu, x and stores, comma-separated, not '" +
                                std::string(name) + "'");
     probes |= bit;
-    if (comma == std::string_view::npos) break;
+    if (comma == std::string_view::npos) return probes;
     rest = rest.substr(comma + 1);
   }
-  return probes;
 }
 
 inline unsigned row_probes() {
@@ -62,6 +70,20 @@ inline unsigned row_probes() {
 inline int probed_rows(row_probe what, int rows) {
   constexpr int probed_to = 8;
   return rows > probed_to && (row_probes() & static_cast<unsigned>(what)) != 0 ? probed_to : rows;
+}
+
+// An on/off switch: unset or "0" off, "1" on, anything else an error naming the variable.
+inline bool parse_on_off(const char* variable, const char* value) {
+  const std::string_view given = value == nullptr ? "0" : value;
+  AISP_EXPECTS(given == "0" || given == "1", std::string("labs/decode: ") + variable + " takes 0 or 1, not '" + std::string(given) + "'");
+  return given == "1";
+}
+
+// AISP_DECODE_ATTENTION_EARLY=1: attention of several rows loads values before the softmax
+// (Note [values before the softmax] in decoder_kernels.cuh; off until measured).
+inline bool attention_values_early() {
+  static const bool early = parse_on_off("AISP_DECODE_ATTENTION_EARLY", std::getenv("AISP_DECODE_ATTENTION_EARLY"));
+  return early;
 }
 
 }  // namespace
