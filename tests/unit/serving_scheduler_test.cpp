@@ -252,7 +252,7 @@ std::vector<request_shape> trace_of(int requests, double rate, int output_max, i
 
 }  // namespace
 
-// labs/decode/README.md (continuous_batching): continuous_batching's trace until 2026-12-02 (24
+// docs/results/issue21.md (continuous_batching): continuous_batching's trace until 2026-12-02 (24
 // requests at 40/s, outputs uniform in 32-128, 8 slots) asks for less than the server decodes, so both
 // policies mostly wait for arrivals: with a launch costing the batch-1 step whatever its rows
 // (the best case for continuous batching), the gain is under 1.25x; a saturated server with
@@ -274,7 +274,7 @@ TEST(serving_scheduler, the_default_trace_caps_continuous_batchings_gain_below_a
   EXPECT_GT(saturated_gain, default_gain + 0.2);
 }
 
-// labs/decode/README.md (Status): what issue 21's 2x at no worse TPOT p99 asks of the lab, on the
+// docs/results/issue21-h100-sessions.md (Status): what issue 21's 2x at no worse TPOT p99 asks of the lab, on the
 // schedulers' own model. A saturated trace with heavy-tailed outputs (96 requests at 1,000/s,
 // outputs geometric of mean 64 up to 512) and prefill chunks of 32 rows mixed into the decode
 // launches reach 2x with TPOT p99 equal to static batching's, when a launch costs the batch-1
@@ -323,7 +323,7 @@ TEST(serving_scheduler, the_default_trace_gives_2x_at_equal_tpot_with_chunks_and
   EXPECT_LT(fixed.makespan_s, 1.0) << "a static call under a second: ten samples fit the default --max-time";
 }
 
-// labs/decode/README.md (Status, 2026-12-02, fourth session): how flat the launch cost must be.
+// docs/results/issue21-h100-sessions.md (Status, 2026-12-02, fourth session): how flat the launch cost must be.
 // Launches never exceed the chunk's rows, so with chunks of 12 only launches of up to 12 rows
 // need one cost; with chunks of 16, launches of 9-16 rows at the 8-row launch's cost keep TPOT
 // p99 at static batching's whatever 1-8 rows cost (H200, 2026-12-02: a step launched and waited
