@@ -5,8 +5,10 @@ throughput and bytes, achieved occupancy, SM throughput, registers, and the larg
 (warps stalled a issued instruction). With --steps, over forward steps of labs/decode's model
 (scripts/device_decode_step_profile.sh): the launches cut into steps at each embed_rows_kernel (a
 step's first launch), then a step's count, time, DRAM and L2 bytes by kind of kernel (matvec,
-attention, other) and its matvecs by kernel and grid.
-Usage: decode_rows_profile_summary.py [--steps] RAW.csv"""
+attention, other) and its matvecs by kernel and grid. With --by-grid, a line a kernel and grid: the
+launches' mean time, instructions, issue activity, occupancy and largest stall reasons
+(scripts/device_decode_attention_profile.sh).
+Usage: decode_rows_profile_summary.py [--steps | --by-grid] RAW.csv"""
 import argparse
 import csv
 import re
@@ -92,9 +94,29 @@ def steps(path):
             print(f"    {name:60} {grid:>14} x{count:<3} {us / count:7.2f} us  DRAM {dram / count:6.1f} MB  L2 {l2 / count:6.1f} MB")
 
 
+def mean_of(launches, metric):
+    values = [number(r.get(metric, "nan")) for r in launches]
+    values = [v for v in values if v == v]
+    return sum(values) / len(values) if values else float("nan")
+
+
+def by_grid(path):
+    rows = rows_of(path)
+    print(f"{'kernel':60} {'grid':>14} {'block':>12} {'n':>4} {'us':>7} {'kinst':>7} {'issue%':>6} {'occ%':>5} {'DRAM MB':>7} {'L2 MB':>6} {'regs':>4}  stalls")
+    for (name, grid, block), launches in grouped(rows, lambda r: (short_name(r["Kernel Name"]), r.get("Grid Size", ""), r.get("Block Size", ""))).items():
+        stalls = sorted(((mean_of(launches, k), STALL.match(k).group(1)) for k in launches[0] if STALL.match(k)), reverse=True)
+        top = " ".join(f"{n}:{v:.1f}" for v, n in stalls[:5] if v == v)
+        print(f"{name:60} {grid:>14} {block:>12} {len(launches):4} {mean_of(launches, 'gpu__time_duration.sum') / 1000:7.2f} "
+              f"{mean_of(launches, 'smsp__inst_executed.sum') / 1000:7.1f} {mean_of(launches, 'smsp__issue_active.avg.pct_of_peak_sustained_active'):6.1f} "
+              f"{mean_of(launches, 'sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f} {mean_of(launches, 'dram__bytes_read.sum') / 1e6:7.2f} "
+              f"{mean_of(launches, 'lts__t_bytes.sum') / 1e6:6.2f} {launches[0].get('launch__registers_per_thread', ''):>4}  {top}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("raw", help="ncu's raw CSV page (--csv --page raw --print-units base)")
-    parser.add_argument("--steps", action="store_true", help="sums by forward step (cut at each embed_rows_kernel), not a line a launch")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--steps", action="store_true", help="sums by forward step (cut at each embed_rows_kernel), not a line a launch")
+    mode.add_argument("--by-grid", action="store_true", help="means by kernel and grid, with the largest stall reasons")
     args = parser.parse_args()
-    (steps if args.steps else main)(args.raw)
+    (steps if args.steps else by_grid if args.by_grid else main)(args.raw)

@@ -4,7 +4,7 @@
 set -u
 start=$(date +%s)
 el() { echo $(( $(date +%s) - start )); }
-[ -x .carry/bin/aisp ] || tar -C .carry -xJf .carry/bundle.txz
+[ -d .carry/bin ] || tar -C .carry -xJf .carry/bundle.txz  # once a call: a later script keeps what an earlier one swapped
 bin=.carry/bin; export AISP_CACHE_DIR=/tmp/aisp_cache
 # The GPU tests list the cheats fixtures by running the cheats binaries at their build paths
 # unless told where they are (tests/cheats/cheat_test_support.hpp); here they are carried.
