@@ -50,4 +50,17 @@ expect_failure "a page without a step must fail" python3 "$script" --steps "$dir
 grep -q "no forward step" "$dir/err" || fail "its message: $(cat "$dir/err")"
 expect_failure "an unknown option must fail" python3 "$script" --stepz "$dir/steps.csv"
 grep -q "unrecognized arguments: --stepz" "$dir/err" || fail "its message: $(cat "$dir/err")"
+# --by-grid: a line a kernel, grid and block, the launches' means and their largest stalls.
+cat > "$dir/grids.csv" <<'CSV'
+"ID","Kernel Name","Grid Size","Block Size","gpu__time_duration.sum","smsp__inst_executed.sum","smsp__issue_active.avg.pct_of_peak_sustained_active","launch__registers_per_thread","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+"","","","","ns","inst","%","register/thread","ratio","ratio"
+"0","void aisp::decode::attention_rows_kernel<contiguous_cache, false, 2>(const float *)","(8, 32, 1)","(512, 1, 1)","8,000","1,000,000","40.0","64","3.0","1.0"
+"1","void aisp::decode::attention_rows_kernel<contiguous_cache, false, 2>(const float *)","(8, 32, 1)","(512, 1, 1)","10,000","1,200,000","44.0","64","5.0","2.0"
+"2","void aisp::decode::attention_rows_kernel<contiguous_cache, false, 2, 256>(const float *)","(16, 32, 1)","(256, 1, 1)","12,500","2,000,000","50.0","64","2.0","6.0"
+CSV
+out="$(python3 "$script" --by-grid "$dir/grids.csv")"
+expect_lines 3 "expected a header and two grids"
+expect_line '^attention_rows_kernel<contiguous_cache, false, 2> +\(8, 32, 1\) +\(512, 1, 1\) +2 +9\.00 +1100\.0 +42\.0 .* 64  long_scoreboard:4\.0 barrier:1\.5$' "the wide grid averaged over its two launches"
+expect_line '^attention_rows_kernel<contiguous_cache, false, 2, 256> +\(16, 32, 1\) +\(256, 1, 1\) +1 +12\.50 .* barrier:6\.0 long_scoreboard:2\.0$' "the narrow grid, stalls largest first"
+expect_failure "--steps and --by-grid together must fail" python3 "$script" --steps --by-grid "$dir/grids.csv"
 echo "decode_rows_profile_summary.py: ok"
