@@ -12,11 +12,14 @@
 # The copy ceiling first (a call starts with an empty AISP_CACHE_DIR), so that the table's SOL %
 # divides by the measured ceiling, as issue 21's target does, not by the datasheet's.
 timeout 60 $bin/aisp hw memory > $OUT/hw_memory.log 2>&1; echo "hw memory rc $? at $(el) s"; grep -iE "copy|triad|GB/s" $OUT/hw_memory.log | head -n 6
-timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
-grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
-echo "picked now: $(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.log)"
-timeout 120 $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests.log 2>&1
-echo "decode tests rc $? at $(el) s"; grep -E "FAILED|PASSED|Failure" $OUT/decode_tests.log | head -n 20
+# LAB_ONLY=1: the ceiling and the lab alone (after another script's tests in the same call).
+if [ "${LAB_ONLY:-0}" != 1 ]; then
+  timeout 240 $bin/aisp_gpu_tests --gtest_filter='decode_matvec_rows.*' > $OUT/rows_timing.log 2>&1; echo "rows timing rc $? at $(el) s"
+  grep -E "production|before_pairs|wgmma|swiglu|FAILED|Failure" $OUT/rows_timing.log | head -n 90
+  echo "picked now: $(awk -f scripts/pick_decode_rows_paths.awk $OUT/rows_timing.log)"
+  timeout 120 $bin/aisp_gpu_tests --gtest_filter='*decode_matvec.*:decode_model.*' > $OUT/decode_tests.log 2>&1
+  echo "decode tests rc $? at $(el) s"; grep -E "FAILED|PASSED|Failure" $OUT/decode_tests.log | head -n 20
+fi
 # LAB_TARGETS: what of the lab to run (default all of it, as the README's table reads it).
 # TRACE=1: the run writes its kernels' trace (slower), and scripts/decode_kernel_times.py's
 # summary of it (each kernel's role and rows, mean and median us) comes back, not the trace.
@@ -26,10 +29,10 @@ echo "${LAB_TARGETS:-labs/decode} rc $? at $(el) s"; grep -E "^labs/decode|tpot|
 if [ -n "$trace_args" ]; then
   python3 scripts/decode_kernel_times.py /tmp/lab_trace/*.json > $OUT/kernel_times.txt 2>&1; echo "kernel times rc $?"; head -n 60 $OUT/kernel_times.txt
 fi
-if [ $(el) -lt 480 ]; then
+if [ "${LAB_ONLY:-0}" != 1 ] && [ $(el) -lt 480 ]; then
   AISP_DECODE_PAIRS=0 timeout $(( 575 - $(el) )) $bin/aisp bench run --targets labs/decode:continuous_batching --max-time 4 --history none \
     --artifacts-dir /tmp/cb_off --json $OUT/cb-off.json > $OUT/cb-off.log 2>&1
   echo "continuous_batching rows paths off rc $? at $(el) s"; grep -iE "^labs/decode|tpot|FAIL|error" $OUT/cb-off.log | head -n 8
 fi
-sanitize_rows_tests 570 595 memcheck synccheck
+[ "${LAB_ONLY:-0}" = 1 ] || sanitize_rows_tests 570 595 memcheck synccheck
 pack_logs lab; echo "done at $(el) s; logs in logs-lab.tgz"
