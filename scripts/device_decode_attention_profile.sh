@@ -15,5 +15,5 @@ launch__registers_per_thread,regex:smsp__average_warps_issue_stalled_.*_per_issu
 timeout 240 ncu --profile-from-start off --kernel-name regex:attention_rows --clock-control none --cache-control all --metrics "$metrics" \
   --csv --page raw --print-units base --log-file $OUT/attention-profile-csv.log $bin/aisp_gpu_tests --gtest_filter="${1:-*decode_step.*}" > $OUT/attention-profile.log 2>&1
 echo "ncu rc $? at $(el) s"; grep -E "PASSED|FAILED|==ERROR==" $OUT/attention-profile.log | head -n 6
-python3 scripts/decode_rows_profile_summary.py --by-grid $OUT/attention-profile-csv.log 2>&1 | tee $OUT/attention-profile.txt | head -n 20
+python3 scripts/decode_rows_profile_summary.py --by-grid $OUT/attention-profile-csv.log 2>&1 | tee $OUT/attention-profile-summary.log | head -n 20
 pack_logs attention-profile; echo "done at $(el) s"
