@@ -24,11 +24,11 @@ sanitize_rows_tests() {
   done
 }
 
-# decode_step_run LABEL LOG: decode_step.* (the 1B model's whole step at 8, 12 and 16 rows after
-# two cache lengths) into $OUT/LOG.log under the environment as set, its time lines printed
-# without the paths' list.
+# decode_step_run LABEL LOG [TESTS]: decode_step.* (the 1B model's whole step at 8, 12 and 16 rows
+# after two cache lengths) into $OUT/LOG.log under the environment as set, by TESTS (default the
+# carried aisp_gpu_tests), its time lines printed without the paths' list.
 decode_step_run() {
-  timeout 60 $bin/aisp_gpu_tests --gtest_filter='*decode_step.*' > $OUT/$2.log 2>&1
+  timeout 60 "${3:-$bin/aisp_gpu_tests}" --gtest_filter='*decode_step.*' > $OUT/$2.log 2>&1
   echo "$1 rc $? at $(el) s"; grep -E "^decode_step|Failure|FAILED" $OUT/$2.log | sed -E 's/ \([0-9x=a-z_,]+\)$//'
 }
 

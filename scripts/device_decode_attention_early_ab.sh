@@ -5,7 +5,8 @@
 # and in a batch, narrow blocks against wide), then decode_step.* (the 1B model's step at 8, 12
 # and 16 rows after caches of 128 and of 16 positions) alternating on and off, memcheck over
 # attention, and continuous batching on and off, as time allows. On H100 GPU-e2c0a1fc
-# (2026-12-07, before the guard on short caches): a few us a step either way.
+# (2026-12-07, before the guard on short caches) and GPU-3cb9573a (2026-12-08, with it): a few us a
+# step either way.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_attention_early_ab.sh [--steps-only]   (one line a run; logs under $OUT)
 # --steps-only: the bits, decode_step.* and memcheck alone (~20 s on the GPU).

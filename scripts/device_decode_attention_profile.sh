@@ -4,7 +4,7 @@
 # blocks of 512 threads; 12 and 16 rows: narrow blocks of 256, each playing two threads) with its
 # time alone, instructions, issue activity, occupancy, DRAM and L2 bytes and largest stall reasons.
 # The row probes (2026-12-08, H100 GPU-3cb9573a) put ~76 us of the 16-row step's extra ~180 in
-# attention's rows 9-16 after 128-position caches, 21 after 16. Caches flushed before each launch
+# attention's rows 9-16 after 128-position caches, 20 after 16. Caches flushed before each launch
 # (in a step the weights have flushed the KV cache from the L2); the clocks as they are.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_attention_profile.sh [GTEST_FILTER]   (default '*decode_step.*')

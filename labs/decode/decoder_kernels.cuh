@@ -277,7 +277,8 @@ __global__ void __launch_bounds__(Threads, RopeHere ? 1 : 2 * attention_threads 
   // cache's offsets). Measured without the guard on load_early below (decode_step.*, H100
   // GPU-e2c0a1fc, 2026-12-07): after 128-position caches the 16-row step 5.7 us faster, the 8-row
   // one 7.5; after 16-position caches the 8-row step 10 us slower (the values ahead already cover
-  // them). The guard is not yet measured: scripts/device_decode_attention_early_ab.sh --steps-only.
+  // them). With the guard (GPU-3cb9573a, 2026-12-08): -4.8 and -5.6 us at 8 and 16 rows after 128
+  // positions, +1.7 and -1.6 after 16: a few us either way, so it stays off.
   constexpr bool early_values = ValuesEarly && !RopeHere;
   constexpr int values_a_trip = early_values ? (copies == 1 ? 16 : 8) : 8 / copies;
   constexpr int values_early = early_values ? (copies == 1 ? 8 : 6) : 0;
