@@ -4,9 +4,13 @@
 # test's where no Chromium is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$(date +%s)
 scripts/build.sh
+built=$(date +%s)
 status=0
 ctest --test-dir build --output-on-failure || status=$?
+# Where CI's 30 minutes went (setup and build, then the tests); scripts/slowest_tests.sh below says which tests.
+echo "test.sh: setup and build $((built - started)) s, ctest $(($(date +%s) - built)) s"
 reason=$(build/tests/aisp_gpu_tests --gtest_filter='cold_sampler.*' 2>&1 | grep -m1 -o "no GPU: .*" || true)
 if [ -n "$reason" ]; then
   echo "GPU tests skipped: $reason"

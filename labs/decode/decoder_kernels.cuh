@@ -24,44 +24,24 @@
 #include "aisp/check.hpp"
 #include "aisp/dependent_launch.cuh"
 #include "decoder_reference.hpp"
+#include "decoder_shapes.cuh"
 
 namespace aisp::decode {
 namespace {
 
 constexpr int row_block_threads = 256;
 constexpr int norm_block_threads = 128;  // rms_norm_rows_kernel's
-constexpr int attention_threads = 512;  // Note [attention latency]; a narrow block plays two of its threads (Note [attention waves])
-constexpr int attention_narrow_threads = 256;
 constexpr int attention_max_head_dim = 128;
 
 // The elements of a key each lane of attention_rows_kernel holds: 2 up to a head of 64, else 4
 // (two kernels, so a head of 64 holds no registers for dimensions it lacks).
 constexpr int attention_head_lanes(int head_dim) { return head_dim <= 64 ? 2 : 4; }
 
-// Where each processed row belongs; device arrays of the launch's row count.
-struct row_meta {
-  const int* token;
-  const int* slot;
-  const int* position;
-};
-
-// The model's shape as the kernels need it.
-struct model_dims {
-  int d_model, heads, kv_heads, head_dim, ffn, vocab, layers;
-  int max_len;  // positions a cache slot holds
-  [[nodiscard]] __host__ __device__ int q_width() const { return heads * head_dim; }
-  [[nodiscard]] __host__ __device__ int kv_width() const { return kv_heads * head_dim; }
-  [[nodiscard]] __host__ __device__ int qkv_width() const { return q_width() + 2 * kv_width(); }
-  // Element offset of (slot, layer, position) in a cache of (slots, layers, max_len, kv_width).
-  [[nodiscard]] __host__ __device__ std::int64_t cache_offset(int slot, int layer, int position) const {
-    return ((static_cast<std::int64_t>(slot) * layers + layer) * max_len + position) * kv_width();
-  }
-};
-
 // Note [paged cache]: a cache of pages (pages, layers, page_tokens, kv_width), where slot s's
 // position p lives in page table[s * pages_per_slot + p / page_tokens] (kv_pages.hpp keeps the
-// table). The kernels take the cache's layout as a template argument: contiguous_cache is the
-// layout above, with the arithmetic it always had; paged_cache reads the table.
+// table). The kernels take the cache's layout as a template argument: contiguous_cache is
+// model_dims::cache_offset's (decoder_shapes.cuh), the arithmetic it always had; paged_cache
+// reads the table.
 struct contiguous_cache {
   [[nodiscard]] __device__ std::int64_t offset(const model_dims& m, int slot, int layer, int position) const {
     return m.cache_offset(slot, layer, position);
