@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -128,24 +129,69 @@ ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid
   return c;
 }
 
+namespace {
+
+// The calling thread's CPU time, seconds.
+double thread_cpu_s() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+}  // namespace
+
+// Note [host ceiling under load]: the copy's wall time reads the memory only while every copier
+// held a CPU. Beside another judge on a 2-core machine a copier waited for one, the ceiling read
+// 15 GB/s, and an honest 2-thread pair at 22 GB/s failed speed-of-light (the cheat suite run
+// beside the integration tests, 2026-12-08). A round counts where its slowest copier was on a CPU
+// for at least 80% of the round (on that machine quiet rounds read 96-99%, one 63%; rounds
+// beside one or two spinning processes 40-52%). Where no round does, each copier's rate on its own CPU time, times the
+// copiers, is the ceiling: the rate of one copier alone, above what they reach together (~1.6x
+// there), so a loaded machine's ceiling reads high, never low, and its source says so.
+ceiling_set host_copy_ceiling(const std::vector<copy_round>& rounds, std::size_t bytes) {
+  double clean_best = 0;
+  double alone_best = 0;
+  for (const auto& round : rounds) {
+    if (round.copier_cpu_s.empty() || round.wall_s <= 0) continue;
+    const double copiers = static_cast<double>(round.copier_cpu_s.size());
+    const double slowest_cpu_s = *std::max_element(round.copier_cpu_s.begin(), round.copier_cpu_s.end());
+    const double moved = 2.0 * static_cast<double>(bytes) * copiers;  // read and written
+    if (slowest_cpu_s >= clean_round_share * round.wall_s) clean_best = std::max(clean_best, moved / round.wall_s);
+    alone_best = std::max(alone_best, moved / std::max(slowest_cpu_s, 1e-9));
+  }
+  const std::size_t threads = rounds.empty() ? 0 : rounds.front().copier_cpu_s.size();
+  ceiling_set c;
+  c.source = clean_best > 0 ? fmt::format("host copy ({} threads)", threads)
+                            : fmt::format("host copy ({} threads; a loaded machine: each copier's rate on its own CPU time)", threads);
+  c.memory_bytes_per_s = clean_best > 0 ? clean_best : alone_best;
+  return c;
+}
+
 ceiling_set host_ceilings() {
   constexpr std::size_t bytes = 64u << 20;
+  constexpr int clean_rounds_wanted = 3;
+  constexpr int most_rounds = 12;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::vector<char>> from(threads, std::vector<char>(bytes, 1));
   std::vector<std::vector<char>> to(threads, std::vector<char>(bytes, 0));
-  double best_s = 0;
-  for (int round = 0; round < 3; ++round) {
+  std::vector<copy_round> rounds;
+  int clean = 0;
+  while (clean < clean_rounds_wanted && static_cast<int>(rounds.size()) < most_rounds) {
+    copy_round round{0, std::vector<double>(threads, 0.0)};
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> copiers;
-    for (unsigned t = 0; t < threads; ++t) copiers.emplace_back([&, t] { std::memcpy(to[t].data(), from[t].data(), bytes); });
+    for (unsigned t = 0; t < threads; ++t)
+      copiers.emplace_back([&, t] {
+        const double began = thread_cpu_s();
+        std::memcpy(to[t].data(), from[t].data(), bytes);
+        round.copier_cpu_s[t] = thread_cpu_s() - began;
+      });
     for (auto& copier : copiers) copier.join();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (round == 0 || seconds < best_s) best_s = seconds;
+    round.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (*std::max_element(round.copier_cpu_s.begin(), round.copier_cpu_s.end()) >= clean_round_share * round.wall_s) ++clean;
+    rounds.push_back(std::move(round));
   }
-  ceiling_set c;
-  c.source = fmt::format("host copy ({} threads)", threads);
-  c.memory_bytes_per_s = 2.0 * static_cast<double>(bytes) * threads / best_s;
-  return c;
+  return host_copy_ceiling(rounds, bytes);
 }
 
 }  // namespace aisp

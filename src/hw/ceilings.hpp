@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -54,8 +55,19 @@ struct ceiling_set {
 
 // The measured ceilings when cached, else the datasheet of the device's name, else none.
 [[nodiscard]] ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid, int driver_version);
-// Every hardware thread copying its own 64 MiB at once, best of three: no honest host pair moves
-// memory faster than the whole host can.
+// Every hardware thread copying its own 64 MiB at once, best of three rounds in which every copier
+// held a CPU: no honest host pair moves memory faster than the whole host can. A loaded machine
+// does not lower it (Note [host ceiling under load]).
 [[nodiscard]] ceiling_set host_ceilings();
+
+// One round of that copy: its wall time and each copier's CPU time.
+struct copy_round {
+  double wall_s = 0;
+  std::vector<double> copier_cpu_s;
+};
+// A round counts where its slowest copier was on a CPU this share of its wall time.
+inline constexpr double clean_round_share = 0.8;
+// The ceiling from rounds of `bytes` copied by each copier (Note [host ceiling under load]).
+[[nodiscard]] ceiling_set host_copy_ceiling(const std::vector<copy_round>& rounds, std::size_t bytes);
 
 }  // namespace aisp

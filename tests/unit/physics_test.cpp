@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "aisp/check.hpp"
 #include "hw/ceilings.hpp"
@@ -249,6 +250,38 @@ TEST(host_ceilings, measure_a_positive_copy_bandwidth) {
   const auto c = host_ceilings();
   EXPECT_GT(c.memory_bytes_per_s, 1e8);
   EXPECT_NE(c.source.find("host copy"), std::string::npos);
+}
+
+// Note [host ceiling under load]: rounds whose slowest copier held a CPU for most of the round
+// count; a round in which the copiers waited for one (it read the load, not the memory) does not.
+TEST(host_ceilings, a_round_whose_copiers_waited_for_a_cpu_does_not_count) {
+  constexpr std::size_t mib64 = 64u << 20;
+  const double moved = 2.0 * 2 * static_cast<double>(mib64);  // two copiers, each reading and writing 64 MiB
+  const auto c = host_copy_ceiling({{moved / 28e9, {0.97 * moved / 28e9, 0.93 * moved / 28e9}},
+                                    {moved / 15e9, {0.45 * moved / 15e9, 0.40 * moved / 15e9}},
+                                    {moved / 27e9, {0.99 * moved / 27e9, 0.95 * moved / 27e9}}},
+                                   mib64);
+  EXPECT_NEAR(c.memory_bytes_per_s, 28e9, 1e6);
+  EXPECT_EQ(c.source, "host copy (2 threads)");
+  // A loaded round that happened to read faster is no more trusted than a slow one.
+  const auto fast_loaded = host_copy_ceiling({{moved / 28e9, {0.97 * moved / 28e9, 0.93 * moved / 28e9}},
+                                              {moved / 35e9, {0.5 * moved / 35e9, 0.5 * moved / 35e9}}},
+                                             mib64);
+  EXPECT_NEAR(fast_loaded.memory_bytes_per_s, 28e9, 1e6);
+}
+
+// With no quiet round, each copier's rate on its own CPU time: above the copy's wall-time rate,
+// never under it, and the source says the machine was loaded.
+TEST(host_ceilings, a_machine_loaded_through_every_round_reads_high_and_says_so) {
+  constexpr std::size_t mib64 = 64u << 20;
+  const double moved = 2.0 * 2 * static_cast<double>(mib64);
+  const auto c = host_copy_ceiling({{moved / 15e9, {0.5 * moved / 15e9, 0.45 * moved / 15e9}},
+                                    {moved / 20e9, {0.4 * moved / 20e9, 0.4 * moved / 20e9}}},
+                                   mib64);
+  EXPECT_NEAR(c.memory_bytes_per_s, 50e9, 1e6);  // 20 GB/s on the wall over 0.4 of it on a CPU
+  EXPECT_GT(c.memory_bytes_per_s, 20e9);
+  EXPECT_NE(c.source.find("a loaded machine"), std::string::npos) << c.source;
+  EXPECT_EQ(host_copy_ceiling({}, mib64).memory_bytes_per_s, 0.0) << "no round, no ceiling";
 }
 
 TEST(roofline_svg, draws_ceilings_points_and_bars_in_well_formed_svg) {
