@@ -17,13 +17,11 @@ if [ "$gain" != none ] && awk -v g="$gain" -v m="${MIN_GAIN:-10}" 'BEGIN {exit !
 else
   echo "not faster by ${MIN_GAIN:-10} us: no lab run"
 fi
-tests=.carry/bin/aisp_gpu_tests
 for build in after before; do
   [ $SECONDS -lt $(( ${END_BY:-580} - 90 )) ] || { echo "no time left for the $build profile"; break; }
-  [ $build = before ] && mv $tests $tests.after && cp .carry/bin/aisp_gpu_tests_before $tests
-  timeout $(( ${END_BY:-580} - SECONDS )) bash "$here/device_decode_attention_profile.sh" > $OUT/profile-$build.out 2>&1
+  tests=.carry/bin/aisp_gpu_tests; [ $build = before ] && tests=.carry/bin/aisp_gpu_tests_before
+  TESTS=$tests timeout $(( ${END_BY:-580} - SECONDS )) bash "$here/device_decode_attention_profile.sh" > $OUT/profile-$build.out 2>&1
   echo "attention profile ($build) at $SECONDS s"; sed -n '2,12p' $OUT/profile-$build.out | cut -c1-250
-  [ $build = before ] && mv $tests.after $tests
   mv $OUT/logs-attention-profile.tgz $OUT/logs-attention-profile-$build.tgz 2>/dev/null
 done
 echo "done at $SECONDS s"

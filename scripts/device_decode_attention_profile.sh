@@ -8,12 +8,13 @@
 # (in a step the weights have flushed the KV cache from the L2); the clocks as they are.
 # Usage (a device call from the checkout, after scripts/carry_binaries.sh, carrying .carry/bundle.txz):
 #   scripts/device_decode_attention_profile.sh [GTEST_FILTER]   (default '*decode_step.*')
+# TESTS: the GPU tests binary to profile (default the carried $bin/aisp_gpu_tests).
 . "$(dirname "$0")/device_call_prelude.sh"
 metrics="gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,smsp__inst_executed.sum,\
 smsp__issue_active.avg.pct_of_peak_sustained_active,sm__warps_active.avg.pct_of_peak_sustained_active,\
 launch__registers_per_thread,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio"
 timeout 240 ncu --profile-from-start off --kernel-name regex:attention_rows --clock-control none --cache-control all --metrics "$metrics" \
-  --csv --page raw --print-units base --log-file $OUT/attention-profile-csv.log $bin/aisp_gpu_tests --gtest_filter="${1:-*decode_step.*}" > $OUT/attention-profile.log 2>&1
+  --csv --page raw --print-units base --log-file $OUT/attention-profile-csv.log "${TESTS:-$bin/aisp_gpu_tests}" --gtest_filter="${1:-*decode_step.*}" > $OUT/attention-profile.log 2>&1
 echo "ncu rc $? at $(el) s"; grep -E "PASSED|FAILED|==ERROR==" $OUT/attention-profile.log | head -n 6
 python3 scripts/decode_rows_profile_summary.py --by-grid $OUT/attention-profile-csv.log 2>&1 | tee $OUT/attention-profile-summary.log | head -n 20
 pack_logs attention-profile; echo "done at $(el) s"

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cmath>
 
+#include "support/clock_seconds.hpp"
+
 namespace aisp {
 
 // Note [sampled fp mode]
@@ -50,11 +52,7 @@ double opened_at_s = 0;
 
 int sampling_signal() { return SIGRTMAX - 5; }
 
-double monotonic_s() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
-}
+double monotonic_s() { return clock_seconds(CLOCK_MONOTONIC); }
 
 std::uint64_t next_draw() {  // xorshift: which windows, and where in them; nothing to keep secret
   draws ^= draws << 13;

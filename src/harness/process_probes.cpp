@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 
 #include "harness/fp_mode_sampler.hpp"
+#include "support/clock_seconds.hpp"
 
 extern char** environ;
 
@@ -162,11 +163,6 @@ std::uint64_t hash_environment() {
 }  // namespace
 
 cpu_reading take_cpu_reading() {
-  const auto seconds = [](clockid_t clock) {
-    timespec now{};
-    clock_gettime(clock, &now);
-    return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
-  };
   // Note [bracketed CPU reading]: the process clock and the thread clock are two system calls,
   // and the thread's CPU between them reads as another thread's. Right after the sampler's
   // cache flush the first call is slow (cold caches and TLB): read the other way round, a
@@ -174,12 +170,12 @@ cpu_reading take_cpu_reading() {
   // VM (2026-11-28) and honest pairs failed worker-cpu in CI. One throwaway pair of calls warms
   // the path, and the thread clock is read on both sides of the process clock, taken at the
   // midpoint: what is left is under a microsecond a reading.
-  (void)seconds(CLOCK_PROCESS_CPUTIME_ID);
-  (void)seconds(CLOCK_THREAD_CPUTIME_ID);
-  const double wall = seconds(CLOCK_MONOTONIC);
-  const double thread_before = seconds(CLOCK_THREAD_CPUTIME_ID);
-  const double process = seconds(CLOCK_PROCESS_CPUTIME_ID);
-  const double thread_after = seconds(CLOCK_THREAD_CPUTIME_ID);
+  (void)clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  (void)clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+  const double wall = clock_seconds(CLOCK_MONOTONIC);
+  const double thread_before = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+  const double process = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+  const double thread_after = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
   return {wall, process, (thread_before + thread_after) / 2};
 }
 

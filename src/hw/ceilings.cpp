@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -12,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "hw/datasheet.hpp"
+#include "support/clock_seconds.hpp"
 
 namespace aisp {
 
@@ -129,16 +129,13 @@ ceiling_set gpu_ceilings(const std::string& device_name, const std::string& uuid
   return c;
 }
 
-namespace {
-
-// The calling thread's CPU time, seconds.
-double thread_cpu_s() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+double copy_round::slowest_copier_cpu_s() const {
+  return copier_cpu_s.empty() ? 0.0 : *std::max_element(copier_cpu_s.begin(), copier_cpu_s.end());
 }
 
-}  // namespace
+bool copy_round::copiers_held_their_cpus() const {
+  return !copier_cpu_s.empty() && wall_s > 0 && slowest_copier_cpu_s() >= clean_round_share * wall_s;
+}
 
 // Note [host ceiling under load]: the copy's wall time reads the memory only while every copier
 // held a CPU. Beside another judge on a 2-core machine a copier waited for one, the ceiling read
@@ -154,10 +151,9 @@ ceiling_set host_copy_ceiling(const std::vector<copy_round>& rounds, std::size_t
   for (const auto& round : rounds) {
     if (round.copier_cpu_s.empty() || round.wall_s <= 0) continue;
     const double copiers = static_cast<double>(round.copier_cpu_s.size());
-    const double slowest_cpu_s = *std::max_element(round.copier_cpu_s.begin(), round.copier_cpu_s.end());
     const double moved = 2.0 * static_cast<double>(bytes) * copiers;  // read and written
-    if (slowest_cpu_s >= clean_round_share * round.wall_s) clean_best = std::max(clean_best, moved / round.wall_s);
-    alone_best = std::max(alone_best, moved / std::max(slowest_cpu_s, 1e-9));
+    if (round.copiers_held_their_cpus()) clean_best = std::max(clean_best, moved / round.wall_s);
+    alone_best = std::max(alone_best, moved / std::max(round.slowest_copier_cpu_s(), 1e-9));
   }
   const std::size_t threads = rounds.empty() ? 0 : rounds.front().copier_cpu_s.size();
   ceiling_set c;
@@ -182,13 +178,13 @@ ceiling_set host_ceilings() {
     std::vector<std::thread> copiers;
     for (unsigned t = 0; t < threads; ++t)
       copiers.emplace_back([&, t] {
-        const double began = thread_cpu_s();
+        const double began = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
         std::memcpy(to[t].data(), from[t].data(), bytes);
-        round.copier_cpu_s[t] = thread_cpu_s() - began;
+        round.copier_cpu_s[t] = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - began;
       });
     for (auto& copier : copiers) copier.join();
     round.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (*std::max_element(round.copier_cpu_s.begin(), round.copier_cpu_s.end()) >= clean_round_share * round.wall_s) ++clean;
+    if (round.copiers_held_their_cpus()) ++clean;
     rounds.push_back(std::move(round));
   }
   return host_copy_ceiling(rounds, bytes);

@@ -60,13 +60,15 @@ struct ceiling_set {
 // does not lower it (Note [host ceiling under load]).
 [[nodiscard]] ceiling_set host_ceilings();
 
+// A round counts where its slowest copier was on a CPU this share of its wall time.
+inline constexpr double clean_round_share = 0.8;
 // One round of that copy: its wall time and each copier's CPU time.
 struct copy_round {
   double wall_s = 0;
   std::vector<double> copier_cpu_s;
+  [[nodiscard]] double slowest_copier_cpu_s() const;
+  [[nodiscard]] bool copiers_held_their_cpus() const;  // Note [host ceiling under load]
 };
-// A round counts where its slowest copier was on a CPU this share of its wall time.
-inline constexpr double clean_round_share = 0.8;
 // The ceiling from rounds of `bytes` copied by each copier (Note [host ceiling under load]).
 [[nodiscard]] ceiling_set host_copy_ceiling(const std::vector<copy_round>& rounds, std::size_t bytes);
 
